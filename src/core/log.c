@@ -1,0 +1,85 @@
+/* Logging; see log.h. */
+#include "core/log.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <stdlib.h>
+#include <time.h>
+
+void pt_log_init(struct pt_log *l)
+{
+    l->out = stderr;
+    l->own = 0;
+    l->timestamping = 0;
+    l->at_line_start = 1;
+}
+
+int pt_log_open(struct pt_log *l, const char *path, int rank, struct pt_err *e)
+{
+    char name[4096];
+    if (rank == 0)
+        snprintf(name, sizeof name, "%s", path);
+    else
+        snprintf(name, sizeof name, "%s.rank%d", path, rank);
+    FILE *f = fopen(name, "w");
+    if (!f)
+        return pt_err_set(e, PT_EUSER, "error: stderr=%s: cannot open log file '%s': %s", path,
+                          name, strerror(errno));
+    pt_log_close(l);
+    l->out = f;
+    l->own = 1;
+    l->at_line_start = 1;
+    return 0;
+}
+
+static void stamp(struct pt_log *l)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    char buf[32];
+    localtime_r(&t, &tm);
+    strftime(buf, sizeof buf, "%m/%d/%Y %H:%M:%S: ", &tm);
+    fputs(buf, l->out);
+}
+
+void pt_log_printf(struct pt_log *l, const char *fmt, ...)
+{
+    char small[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    char *text = small;
+    char *big = NULL;
+    if ((size_t)n >= sizeof small) {
+        big = malloc((size_t)n + 1);
+        if (!big)
+            return;
+        va_start(ap, fmt);
+        vsnprintf(big, (size_t)n + 1, fmt, ap);
+        va_end(ap);
+        text = big;
+    }
+    for (char *p = text; *p;) {
+        if (l->at_line_start && l->timestamping)
+            stamp(l);
+        char *nl = strchr(p, '\n');
+        size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
+        fwrite(p, 1, len, l->out);
+        l->at_line_start = nl != NULL;
+        p += len;
+    }
+    fflush(l->out);
+    free(big);
+}
+
+void pt_log_close(struct pt_log *l)
+{
+    if (l->own && l->out)
+        fclose(l->out);
+    l->out = stderr;
+    l->own = 0;
+}

@@ -1,0 +1,28 @@
+# src/: everything above the parsers, then the trainer program.
+noinst_LIBRARIES += libpartrain.a
+libpartrain_a_SOURCES = \
+	src/core/log.h src/core/log.c \
+	src/comm/comm.h src/comm/comm.c \
+	src/learn/learn.h src/learn/sgd_schema.c \
+	src/nn/nn.h src/nn/network_schema.c \
+	src/reader/reader.h src/reader/reader_schema.c \
+	src/parallel/parallel.h src/parallel/parallel_schema.c \
+	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
+	src/math/backend.h src/math/backend.c
+libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(CUDA_CFLAGS)
+
+PT_LIBS = libpartrain.a libptparsers.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(CUDA_LIBS) -lm
+
+if HAVE_CUDA
+libpartrain_a_LIBADD = src/math/cuda_backend.$(OBJEXT)
+libpartrain_a_DEPENDENCIES = src/math/cuda_backend.$(OBJEXT)
+CLEANFILES += src/math/cuda_backend.$(OBJEXT)
+src/math/cuda_backend.$(OBJEXT): $(srcdir)/src/math/cuda_backend.cu $(srcdir)/src/math/backend.h
+	$(AM_V_GEN)$(MKDIR_P) src/math && $(NVCC) $(NVCCFLAGS) -I$(srcdir)/src -I$(top_builddir) -c -o $@ $(srcdir)/src/math/cuda_backend.cu
+endif
+EXTRA_DIST += src/math/cuda_backend.cu
+
+bin_PROGRAMS += trainer
+trainer_SOURCES = src/main.c
+trainer_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+trainer_LDADD = $(PT_LIBS)

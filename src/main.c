@@ -1,0 +1,138 @@
+/* trainer: command line, start-up and exit codes.
+ *
+ * Exit status: 0 success; 1 bad input (config, command line, data, model); 2 usage;
+ * 3 system failure (I/O, MPI, memory); 4 internal error. Errors that every rank meets at
+ * the same point are agreed on (comm_agree) and reported once, by the lowest failing rank;
+ * every rank then exits with the same status, so nothing hangs. */
+#include <stdio.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "core/log.h"
+#include "train/train.h"
+
+#define MAX_COMMANDS 64
+
+static int exit_code(int rc)
+{
+    switch (rc) {
+    case PT_OK: return 0;
+    case PT_EUSER: return 1;
+    case PT_ESYS:
+    case PT_ENOMEM: return 3;
+    default: return 4;
+    }
+}
+
+/* --help, --version, --man-keys: no MPI, no config. Returns -1 when none was asked. */
+static int informational(int argc, char **argv)
+{
+    struct cmdline f;
+    cmdline_flags(argc, argv, &f);
+    if (f.help)
+        return train_print_help(stdout, f.help_topic);
+    if (f.version) {
+        train_print_version(stdout);
+        return 0;
+    }
+    if (f.man_keys) {
+        train_print_man_keys(stdout);
+        return 0;
+    }
+    if (argc < 2) {
+        train_print_usage(stderr);
+        fputs("trainer: nothing to do (try trainer --help)\n", stderr);
+        return 2;
+    }
+    return -1;
+}
+
+/* Report an agreed failure once; returns the process exit status. */
+static int report(struct comm *comm, struct pt_log *log, int rc, int failed, struct pt_err *e)
+{
+    if (comm_rank(comm) == failed) {
+        if (failed > 0)
+            pt_log_printf(log, "[rank %d] %s\n", failed, e->msg);
+        else
+            pt_log_printf(log, "%s\n", e->msg);
+        if (log->own)
+            fprintf(stderr, "%s\n", e->msg);
+    }
+    return exit_code(rc);
+}
+
+/* Set up the log from the config (stderr=, timestamping=). */
+static int open_log(struct cfg *cfg, struct pt_log *log, int rank, struct pt_err *e)
+{
+    struct cfg_val v = {0};
+    int rc = cfg_schema_get(cfg_root(cfg), &train_top_schema, "timestamping", &v, e);
+    if (rc)
+        return rc;
+    log->timestamping = v.b;
+    rc = cfg_schema_get(cfg_root(cfg), &train_top_schema, "stderr", &v, e);
+    if (rc == 0 && v.node)
+        rc = pt_log_open(log, v.s, rank, e);
+    log->timestamping = log->timestamping && rc == 0;
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int info = informational(argc, argv);
+    if (info >= 0)
+        return info;
+
+    struct pt_err e;
+    pt_err_clear(&e);
+    struct comm *comm = comm_init(&argc, &argv, &e);
+    if (!comm) {
+        fprintf(stderr, "%s\n", e.msg);
+        return exit_code(e.code);
+    }
+    int rank = comm_rank(comm);
+    struct pt_log log;
+    pt_log_init(&log);
+
+    struct cfg *cfg = cfg_new();
+    struct cmdline cl;
+    memset(&cl, 0, sizeof cl);
+    int rc = cfg ? cmdline_apply(argc, argv, cfg, &cl, &e)
+                 : pt_err_set(&e, PT_ENOMEM, "error: out of memory");
+    if (rc == 0)
+        rc = open_log(cfg, &log, rank, &e);
+    if (rc == 0 && cl.print_config && rank == 0) {
+        int problems = 0;
+        rc = cfg_print(cfg, stdout, &problems, &e);
+        fflush(stdout);
+        if (rc == 0 && problems)
+            rc = pt_err_set(&e, PT_EUSER, "error: the config has %d problem%s (marked above)",
+                            problems, problems == 1 ? "" : "s");
+    }
+    struct train_command cmds[MAX_COMMANDS];
+    size_t ncmds = 0;
+    if (rc == 0)
+        rc = train_check_config(cfg, cmds, MAX_COMMANDS, &ncmds, &e);
+    if (rank == 0 && cfg)
+        for (size_t i = 0; i < cfg_warning_count(cfg); i++)
+            pt_log_printf(&log, "%s\n", cfg_warning(cfg, i));
+
+    int failed = -1;
+    struct pt_err agree;
+    pt_err_clear(&agree);
+    int status = comm_agree(comm, rc, &failed, &agree);
+    if (status == 0 && agree.code)
+        comm_abort(comm, 3);
+    if (status == 0 && !cl.print_config) {
+        struct pt_ctx ctx = {.cfg = cfg, .comm = comm, .log = &log};
+        for (size_t i = 0; i < ncmds && rc == 0; i++)
+            rc = cmds[i].action->run(&ctx, cmds[i].block, &e);
+        status = comm_agree(comm, rc, &failed, &agree);
+        if (agree.code)
+            comm_abort(comm, 3);
+    }
+    int code = status ? report(comm, &log, status, failed, &e) : 0;
+    cfg_free(cfg);
+    pt_log_close(&log);
+    comm_finalize(comm);
+    return code;
+}

@@ -1,0 +1,40 @@
+/* Backend descriptions and probes; see backend.h. */
+#include "math/backend.h"
+
+#include <cblas.h>
+#include <stdio.h>
+
+#include "config.h"
+
+const char *backend_cpu_describe(char *buf, size_t size)
+{
+    const char *config = "OpenBLAS", *core = "unknown";
+    int threads = -1;
+#ifdef HAVE_OPENBLAS_GET_CONFIG
+    config = openblas_get_config();
+#endif
+#ifdef HAVE_OPENBLAS_GET_CORENAME
+    core = openblas_get_corename();
+#endif
+#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
+    threads = openblas_get_num_threads();
+#endif
+    if (threads > 0)
+        snprintf(buf, size, "%s (kernel %s, %d thread%s)", config, core, threads,
+                 threads == 1 ? "" : "s");
+    else
+        snprintf(buf, size, "%s (kernel %s)", config, core);
+    return buf;
+}
+
+int backend_cuda_probe(char *name, size_t name_size, char *why, size_t why_size)
+{
+    if (name_size)
+        name[0] = '\0';
+#ifdef PT_HAVE_CUDA
+    return backend_cuda_probe_impl(name, name_size, why, why_size);
+#else
+    snprintf(why, why_size, "built without CUDA (configure --with-cuda)");
+    return 0;
+#endif
+}

@@ -1,0 +1,139 @@
+/* Keys of the top level and of command blocks (SPEC §3). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "learn/learn.h"
+#include "nn/nn.h"
+#include "parallel/parallel.h"
+#include "reader/reader.h"
+#include "train/train.h"
+
+/* deviceId: auto, cpu, -1 or a GPU number */
+static int valid_device(const struct cfg_val *v, char *why, size_t size)
+{
+    const char *s = v->s;
+    if (strcasecmp(s, "auto") == 0 || strcasecmp(s, "cpu") == 0)
+        return 0;
+    char *end = NULL;
+    long n = strtol(s, &end, 10);
+    if (*s && *end == '\0' && n >= -1 && n < 1024)
+        return 0;
+    snprintf(why, size, "\"%.60s\" is not a device: use auto, cpu, -1 (CPU) or a GPU number", s);
+    return 1;
+}
+
+static const struct cfg_key top_keys[] = {
+    {.name = "command", .type = CFG_STRING, .def = "train",
+     .help = "names of the command blocks to run, in order: a:b:c"},
+    {.name = "precision", .type = CFG_ENUM, .def = "float", .choices = "float",
+     .unsupported = "double|float16|half", .help = "element type; only float"},
+    {.name = "deviceId", .type = CFG_STRING, .def = "auto", .valid = valid_device,
+     .help = "cpu or -1 = CPU; auto = a GPU when built with CUDA and one is present; N = GPU N"},
+    {.name = "traceLevel", .type = CFG_INT, .def = "0", .flags = CFG_HAS_MIN,
+     .help = "above 0: per-minibatch lines, epoch start lines, config dump"},
+    {.name = "stderr", .type = CFG_PATH,
+     .help = "log to this file: rank 0 writes it, rank k writes it with .rank<k> appended"},
+    {.name = "timestamping", .type = CFG_BOOL, .def = "false",
+     .help = "prefix log lines with MM/DD/YYYY HH:MM:SS"},
+    {.name = "numCPUThreads", .type = CFG_INT, .def = "0", .flags = CFG_HAS_MIN,
+     .help = "BLAS threads per rank; 0 = choose (1 when ranks >= cores)"},
+    {.name = "parallelTrain", .type = CFG_ENUM, .def = "auto",
+     .choices = "auto|true|false|t|f|1|0",
+     .help = "accepted for CNTK compatibility: parallel training is on whenever the MPI "
+             "world has more than one rank"},
+    {.name = "randomSeed", .type = CFG_INT, .def = "1", .flags = CFG_HAS_MIN,
+     .help = "partrain extension: base seed for initialization, shuffling and dropout"},
+    {.name = "makeMode", .type = CFG_BOOL, .def = "true",
+     .help = "restart from the newest finished epoch's model and checkpoint"},
+    {.name = "strictConfig", .type = CFG_BOOL, .def = "false",
+     .help = "partrain extension: unknown keys in trainer blocks are errors, not warnings"},
+    {.name = NULL},
+};
+
+const struct cfg_schema train_top_schema = {
+    .name = "top level",
+    .where = "outside any block; these keys may also be set in a command block",
+    .help = "Global settings. Any other top-level key is a variable for $name$.",
+    .keys = top_keys,
+    .open = 1,
+};
+
+static const struct cfg_key train_cmd_keys[] = {
+    {.name = "action", .type = CFG_STRING, .def = "train",
+     .help = "what this command does: train, test (alias eval)"},
+    {.name = "modelPath", .type = CFG_PATH, .flags = CFG_REQUIRED,
+     .help = "model file; epoch E is saved as modelPath.E, the last also as modelPath"},
+    {.name = "SGD", .type = CFG_BLOCK, .flags = CFG_REQUIRED, .sub = &learn_sgd_schema,
+     .help = "training needs an SGD = [ ... ] block"},
+    {.name = "reader", .type = CFG_BLOCK, .flags = CFG_REQUIRED, .sub = &reader_schema,
+     .help = "training needs a reader = [ ... ] block"},
+    {.name = "SimpleNetworkBuilder", .type = CFG_BLOCK, .flags = CFG_REQUIRED,
+     .sub = &nn_simple_builder_schema,
+     .help = "partrain builds its networks with SimpleNetworkBuilder = [ ... ] "
+             "(BrainScriptNetworkBuilder and NDLNetworkBuilder are not supported)"},
+    {.name = "BrainScriptNetworkBuilder", .type = CFG_UNSUPPORTED,
+     .help = "BrainScript networks are not supported; describe the network with "
+             "SimpleNetworkBuilder = [ layerSizes=...; ... ]"},
+    {.name = "NDLNetworkBuilder", .type = CFG_UNSUPPORTED,
+     .help = "NDL networks are not supported; describe the network with "
+             "SimpleNetworkBuilder = [ layerSizes=...; ... ]"},
+    {.name = "ExperimentalNetworkBuilder", .type = CFG_UNSUPPORTED,
+     .help = "BrainScript networks are not supported; use SimpleNetworkBuilder"},
+    {.name = "cvReader", .type = CFG_UNSUPPORTED,
+     .help = "cross-validation during training is not implemented; add a command with "
+             "action=test after training"},
+    {.name = NULL},
+};
+
+const struct cfg_schema train_command_schema = {
+    .name = "command block (action=train)",
+    .where = "at top level, named in command=",
+    .help = "Trains a network. Unknown keys here are allowed (they may be variables).",
+    .keys = train_cmd_keys,
+    .open = 1,
+};
+
+static const struct cfg_key test_cmd_keys[] = {
+    {.name = "action", .type = CFG_STRING, .def = "test",
+     .help = "test (or eval): evaluate a model on a reader and print Final Results"},
+    {.name = "modelPath", .type = CFG_PATH, .flags = CFG_REQUIRED,
+     .help = "the model file to evaluate"},
+    {.name = "reader", .type = CFG_BLOCK, .flags = CFG_REQUIRED, .sub = &reader_schema,
+     .help = "evaluation needs a reader = [ ... ] block"},
+    {.name = "minibatchSize", .type = CFG_INT, .def = "40960", .flags = CFG_HAS_MIN, .min = 1,
+     .help = "samples per evaluation minibatch"},
+    {.name = "epochSize", .type = CFG_INT, .def = "0", .flags = CFG_HAS_MIN,
+     .help = "samples to evaluate; 0 = all"},
+    {.name = "BrainScriptNetworkBuilder", .type = CFG_TEXT,
+     .help = "ignored by action=test: the network comes from modelPath"},
+    {.name = "NDLNetworkBuilder", .type = CFG_TEXT,
+     .help = "ignored by action=test: the network comes from modelPath"},
+    {.name = NULL},
+};
+
+const struct cfg_schema test_command_schema = {
+    .name = "command block (action=test)",
+    .where = "at top level, named in command=",
+    .help = "Evaluates a model. Unknown keys here are allowed (they may be variables).",
+    .keys = test_cmd_keys,
+    .open = 1,
+};
+
+const struct cfg_schema *const train_all_schemas[] = {
+    &train_top_schema,
+    &train_command_schema,
+    &test_command_schema,
+    &learn_sgd_schema,
+    &parallel_train_schema,
+    &parallel_dpsgd_schema,
+    &parallel_ma_schema,
+    &parallel_bmuf_schema,
+    &parallel_asgd_schema,
+    &parallel_asgd_adjust_schema,
+    &reader_schema,
+    &reader_input_schema,
+    &nn_simple_builder_schema,
+    NULL,
+};

@@ -1,0 +1,73 @@
+/* The application layer: top-level and command-block schemas, the action table, the
+ * command line. main.c drives these; everything here reports through struct pt_err. */
+#ifndef PT_TRAIN_TRAIN_H
+#define PT_TRAIN_TRAIN_H
+
+#include <stdio.h>
+
+#include "core/log.h"
+#include "parsers/schema.h"
+
+struct comm;
+
+extern const struct cfg_schema train_top_schema;     /* top level (open) */
+extern const struct cfg_schema train_command_schema; /* a command block with action=train */
+extern const struct cfg_schema test_command_schema;  /* a command block with action=test */
+/* Every schema, NULL-terminated: for --help, the man page and "belongs in" hints. */
+extern const struct cfg_schema *const train_all_schemas[];
+
+/* What a running action gets. */
+struct pt_ctx {
+    struct cfg *cfg;
+    struct comm *comm;
+    struct pt_log *log;
+};
+
+struct train_action {
+    const char *name;
+    const struct cfg_schema *schema; /* of the command block */
+    int (*run)(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+    const char *help;
+};
+
+/* The action table entry for name (case-insensitive), or NULL. */
+const struct train_action *train_action_find(const char *name);
+/* "train, test, eval" for messages. */
+const char *train_action_names(void);
+
+/* One command to run: its block and action. */
+struct train_command {
+    struct cfg_node *block;
+    const struct train_action *action;
+};
+
+/* Validate the whole config for the commands it runs: top-level keys, `command`, each
+ * command block's action and keys (unknown keys: warnings, or errors with
+ * strictConfig=true). Fills cmds (up to max) and *n. */
+int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, size_t *n,
+                       struct pt_err *e);
+
+/* Command-line flags (everything else becomes config). */
+struct cmdline {
+    int help;
+    const char *help_topic; /* --help BLOCK */
+    int version;
+    int print_config;
+    int man_keys;
+    int config_files; /* how many configFile= were read */
+};
+
+/* Apply argv[1..argc) in order: flags, configFile=a+b, currentDirectory=DIR (changes the
+ * process's directory, as CNTK does), and key=value overrides. */
+int cmdline_apply(int argc, char **argv, struct cfg *cfg, struct cmdline *out,
+                  struct pt_err *e);
+/* Only the flags (no config, no side effects): for --help/--version before MPI starts. */
+void cmdline_flags(int argc, char **argv, struct cmdline *out);
+
+/* Texts for --help, --version and the man page's key reference. */
+void train_print_usage(FILE *out);
+int train_print_help(FILE *out, const char *topic);
+void train_print_version(FILE *out);
+void train_print_man_keys(FILE *out);
+
+#endif
