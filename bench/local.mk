@@ -1,1 +1,2 @@
-# bench
+# bench/: benchmark programs (none yet: speed work starts with training).
+EXTRA_DIST += bench/RESULTS.md

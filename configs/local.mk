@@ -1,1 +1,3 @@
-# configs
+# configs/: example configs users copy from.
+configsdir = $(pkgdatadir)/configs
+dist_configs_DATA = configs/fashion-mlp.cfg

@@ -124,6 +124,23 @@ static int on_ini_pair(void *user, const char *section, const char *name, const 
     }
     v->origin = kat;
     size_t len = strlen(value);
+    /* an inline comment: '#' after a blank, outside quotes and brackets */
+    int depth = 0, inq = 0;
+    for (size_t i = 0; i < len; i++) {
+        char ch = value[i];
+        if (ch == '"')
+            inq = !inq;
+        else if (!inq && (ch == '[' || ch == '{' || ch == '('))
+            depth++;
+        else if (!inq && (ch == ']' || ch == '}' || ch == ')'))
+            depth--;
+        else if (!inq && depth <= 0 && ch == '#' && i > 0 && (value[i - 1] == ' ' || value[i - 1] == '\t')) {
+            len = i;
+            while (len > 0 && (value[len - 1] == ' ' || value[len - 1] == '\t'))
+                len--;
+            break;
+        }
+    }
     if (len >= 2 && (value[0] == '[' || value[0] == '{') &&
         value[len - 1] == (value[0] == '[' ? ']' : '}')) {
         struct cfg_origin bat = vat;
@@ -152,12 +169,24 @@ int cfg_parse_ini(struct cfg_node *block, const char *name, const char *text, si
                   const char *dir, struct pt_err *e)
 {
     /* Debian's inih exposes its compile-time options as variables: lines of any length
-     * (heap buffer that grows), and no continuation lines, so that every value comes from
+     * (a heap buffer as long as the longest line), and no continuation lines, so that every value comes from
      * exactly one line we can point at. */
+    size_t longest = 0;
+    for (size_t i = 0, start = 0; i <= len; i++) {
+        if (i == len || text[i] == '\n') {
+            if (i - start > longest)
+                longest = i - start;
+            start = i + 1;
+        }
+    }
     ini_use_stack = false;
-    ini_allow_realloc = true;
+    ini_allow_realloc = true; /* not honoured by every build: size the buffer ourselves */
+    ini_max_line = (int)(longest + 3 > 200 ? longest + 3 : 200);
     ini_allow_multiline = false;
     ini_stop_on_first_error = true;
+    /* ';' separates entries inside block values ("input = [ a = [...] ; b = [...] ]"), so
+     * it must not start an inline comment; the language's own rule (' #') applies. */
+    ini_allow_inline_comments = false;
     struct ini_state st = {
         .root = block, .name = name, .dir = dir, .text = text, .len = len, .at_line_start = 1,
         .e = e,

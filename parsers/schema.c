@@ -247,6 +247,15 @@ static int check_node(struct cfg_check *ck, struct cfg_node *n, const struct cfg
     if (t->type == CFG_TEXT)
         return 0;
     if (t->type == CFG_BLOCK || t->type == CFG_BLOCK_MAP) {
+        if (!cfg_is_block(n)) {
+            /* key = $name$ naming a block stands for that block */
+            struct cfg_node *target = NULL;
+            int rc = cfg_find_block(cfg_parent(n), cfg_key(n), &target, e);
+            if (rc)
+                return rc;
+            if (target && cfg_is_block(target))
+                return t->type == CFG_BLOCK ? cfg_schema_check(ck, target, t->sub, e) : 0;
+        }
         if (!cfg_is_block(n))
             return cfg_error(e, cfg_origin_of(n), "'%s' must be a block [ ... ], but it is a value",
                              cfg_path(n, path, sizeof path));
@@ -295,15 +304,18 @@ static void report_unknown(struct cfg_check *ck, struct cfg_node *n, const struc
     size_t limit = strlen(key) / 3 > 2 ? strlen(key) / 3 : 2;
     if (best_name && best <= limit)
         snprintf(hint, sizeof hint, " (did you mean '%s'?)", best_name);
+    /* a block put in the wrong place, then a key of another block */
+    for (int i = 0; !hint[0] && ck->all && ck->all[i]; i++)
+        if (ck->all[i] != s && strcasecmp(ck->all[i]->name, key) == 0)
+            snprintf(hint, sizeof hint, " (a %s block belongs %s)", ck->all[i]->name,
+                     ck->all[i]->where);
     for (int i = 0; !hint[0] && ck->all && ck->all[i]; i++) {
         const struct cfg_schema *o = ck->all[i];
-        if (o == s)
-            continue;
-        if (strcasecmp(o->name, key) == 0)
-            snprintf(hint, sizeof hint, " (a %s block belongs %s)", o->name, o->where);
-        else if (find_key(o, key))
-            snprintf(hint, sizeof hint, " ('%s' belongs in the %s block)", find_key(o, key)->name,
-                     o->name);
+        const struct cfg_key *k = o != s ? find_key(o, key) : NULL;
+        if (k && o->open && !strchr(o->name, '('))
+            snprintf(hint, sizeof hint, " ('%s' belongs at the %s)", k->name, o->name);
+        else if (k)
+            snprintf(hint, sizeof hint, " ('%s' belongs in the %s block)", k->name, o->name);
     }
     cfg_path(n, path, sizeof path);
     if (ck->strict)

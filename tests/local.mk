@@ -1,1 +1,31 @@
-# tests
+# tests/: Check unit tests per module, MPI and command-line tests, fuzz regressions.
+if HAVE_CHECK
+TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -I$(top_srcdir)/tests
+TEST_LIBS = $(PT_LIBS) $(CHECK_LIBS)
+
+check_PROGRAMS += tests/test_cfg tests/test_schema tests/test_cmdline tests/test_fuzz_regress
+tests_test_cfg_SOURCES = tests/test_cfg.c tests/testutil.h
+tests_test_cfg_CFLAGS = $(TEST_CFLAGS)
+tests_test_cfg_LDADD = $(TEST_LIBS)
+tests_test_schema_SOURCES = tests/test_schema.c tests/testutil.h
+tests_test_schema_CFLAGS = $(TEST_CFLAGS)
+tests_test_schema_LDADD = $(TEST_LIBS)
+tests_test_cmdline_SOURCES = tests/test_cmdline.c tests/testutil.h
+tests_test_cmdline_CFLAGS = $(TEST_CFLAGS)
+tests_test_cmdline_LDADD = $(TEST_LIBS)
+tests_test_fuzz_regress_SOURCES = tests/fuzz/fuzz_cfg.c tests/fuzz/replay.c
+tests_test_fuzz_regress_CFLAGS = $(AM_CFLAGS)
+tests_test_fuzz_regress_LDADD = $(PT_LIBS)
+
+TESTS += tests/test_cfg tests/test_schema tests/test_cmdline tests/fuzz_regress.sh \
+	tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh
+else
+check-local:
+	@echo "make check needs Check (apt-get install check), then re-run ./configure" >&2; exit 1
+endif
+
+TESTS_ENVIRONMENT = \
+	top_srcdir='$(top_srcdir)' top_builddir='$(top_builddir)' MPIEXEC='$(MPIEXEC)' \
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+EXTRA_DIST += tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh \
+	tests/fuzz/seeds tests/fuzz/regress scripts/fuzz.sh tests/data/cntk-legacy.cfg

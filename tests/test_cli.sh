@@ -1,0 +1,95 @@
+#!/bin/sh
+# The trainer program as a user runs it (one process): options, exit codes, messages.
+set -u
+T="${top_builddir:-.}/trainer"
+S="${top_srcdir:-.}"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+pass=0 fail=0
+ok() { pass=$((pass + 1)); }
+no() { fail=$((fail + 1)); echo "FAIL: $*"; }
+# expect STATUS CMD... : run, keep stdout/stderr in $tmp/out, $tmp/err
+expect() {
+    want=$1; shift
+    "$@" >"$tmp/out" 2>"$tmp/err"
+    got=$?
+    if [ "$got" -eq "$want" ]; then ok; else no "exit $got, wanted $want: $*"; cat "$tmp/err"; fi
+}
+has() { if grep -qF -- "$2" "$1"; then ok; else no "$1 lacks: $2"; sed 's/^/  | /' "$1" | head -20; fi; }
+hasnt() { if grep -qF -- "$2" "$1"; then no "$1 has: $2"; else ok; fi; }
+
+expect 0 "$T" --version
+has "$tmp/out" "trainer (partrain) "
+has "$tmp/out" "cpu backend: OpenBLAS"
+expect 0 "$T" --help
+has "$tmp/out" "usage: trainer"
+has "$tmp/out" "--print-config"
+expect 0 "$T" --help SGD
+has "$tmp/out" "maxEpochs"
+has "$tmp/out" "learningRatesPerSample"
+expect 2 "$T" --help nosuchblock
+has "$tmp/err" "no block named 'nosuchblock'"
+expect 2 "$T"
+has "$tmp/err" "usage: trainer"
+
+cfg="$S/configs/fashion-mlp.cfg"
+expect 0 "$T" --print-config configFile="$cfg" train.SGD.maxEpochs=3
+has "$tmp/out" "        maxEpochs = 3    # <command line>:arg3"
+has "$tmp/out" "file = ./data/fashion-mnist/train.ctf    # $cfg:52:9"
+
+expect 1 "$T" configFile="$cfg" train.SGD.minibatchSize=25x
+has "$tmp/err" "<command line>:arg2: error: train.SGD.minibatchSize: expected an integer, got \"25x\""
+expect 1 "$T" configFile="$cfg"
+has "$tmp/err" "$cfg:17:1: error: action=train is not available in this build of partrain yet"
+
+# unknown keys: a warning with a suggestion, an error with strictConfig
+expect 1 "$T" configFile="$cfg" train.SGD.maxEpoch=3
+has "$tmp/err" "<command line>:arg2: warning: unknown key 'train.SGD.maxEpoch' in SGD is ignored (did you mean 'maxEpochs'?)"
+expect 1 "$T" configFile="$cfg" train.SGD.maxEpoch=3 strictConfig=true
+has "$tmp/err" "<command line>:arg2: error: unknown key 'train.SGD.maxEpoch' in SGD (did you mean 'maxEpochs'?) (strictConfig=true)"
+
+# a real CNTK-era config with BrainScript and NDL blocks loads, prints and validates
+expect 0 "$T" --print-config configFile="$S/tests/data/cntk-legacy.cfg"
+has "$tmp/out" "BrainScriptNetworkBuilder = {"
+has "$tmp/out" "(kept as text: not config syntax)"
+has "$tmp/out" "file = ../Data/Train-28x28_cntk_text.txt"
+hasnt "$tmp/err" "warning"
+expect 1 "$T" --print-config configFile="$S/tests/data/cntk-legacy.cfg" command=speechTrain
+has "$tmp/err" "error: speechTrain.BrainScriptNetworkBuilder: not supported by partrain: BrainScript networks are not supported"
+
+# a .ini file through inih, with origins
+cat >"$tmp/x.ini" <<'INI'
+command = t
+[t]
+action = test
+modelPath = m.dnn
+[t.reader]
+readerType = CNTKTextFormatReader
+file = d.ctf
+input = [ x = [ dim = 0 ; format = dense ] ]
+INI
+expect 1 "$T" configFile="$tmp/x.ini"
+has "$tmp/err" "$tmp/x.ini:8:23: error: dim: 0 is out of range: must be >= 1"
+
+# stderr= sends the log to a file (the error is also shown on the terminal); timestamps
+expect 1 "$T" configFile="$cfg" stderr="$tmp/log" timestamping=true train.SGD.bogus=1
+has "$tmp/log" "action=train is not available"
+has "$tmp/err" "action=train is not available"
+if grep -Eq '^[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}: <command line>:arg4: warning: unknown key' "$tmp/log"; then ok; else no "timestamped warning in log"; cat "$tmp/log"; fi
+expect 1 "$T" configFile="$cfg" stderr="$tmp/no/such/dir/log"
+has "$tmp/err" "cannot open log file"
+
+# bad files
+printf 'a=1\nb=\377\n' >"$tmp/bad.cfg"
+expect 1 "$T" configFile="$tmp/bad.cfg"
+has "$tmp/err" "$tmp/bad.cfg:2:3: error: invalid UTF-8 (byte 0xFF); config files must be UTF-8"
+expect 1 "$T" configFile="$tmp"
+has "$tmp/err" "is a directory"
+expect 1 "$T" configFile="$tmp/missing.cfg"
+has "$tmp/err" "<command line>:arg1: error: cannot open config file '$tmp/missing.cfg': No such file or directory"
+expect 1 "$T" configFile="$cfg" --bogus
+has "$tmp/err" "unknown option '--bogus'"
+
+echo "# cli: $pass checks passed, $fail failed"
+echo "$pass passed, $fail failed"
+[ "$fail" -eq 0 ]
