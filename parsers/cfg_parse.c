@@ -435,7 +435,7 @@ static int read_whole(const char *path, const struct cfg_origin *at, char **out,
 {
     char where[512];
     const char *w = at ? cfg_origin_str(at, where, sizeof where) : path;
-    const char *sep = at ? ": error: " : ": error: ";
+    const char *sep = ": error: ";
     FILE *f = fopen(path, "rb");
     if (!f)
         return pt_err_set(e, PT_EUSER, "%s%scannot open config file '%s': %s", w, sep, path,
@@ -516,7 +516,6 @@ int cfg_read_file(struct cfg_node *block, const char *path, const char *dir, int
     }
     const char *open_path = full ? full : path;
     char *real = realpath(open_path, NULL);
-    char where[512];
     if (!real) {
         int err = errno;
         free(full);
@@ -559,7 +558,6 @@ int cfg_read_file(struct cfg_node *block, const char *path, const char *dir, int
         else
             rc = parse_text(block, name, text, len, dir, e);
     }
-    (void)where;
     free(text);
     free(full);
     return rc;

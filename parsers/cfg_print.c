@@ -25,7 +25,7 @@ static int needs_quotes(const char *v)
     return 0;
 }
 
-static void print_raw_block(FILE *out, const struct cfg_node *n, int depth)
+static void print_raw_block(FILE *out, const struct cfg_node *n)
 {
     char where[512];
     fprintf(out, "%s = %c", n->key, n->open);
@@ -36,7 +36,6 @@ static void print_raw_block(FILE *out, const struct cfg_node *n, int depth)
     fprintf(out, "%c", n->open == '[' ? ']' : '}');
     fprintf(out, "    # %s (kept as text: not config syntax)\n",
             cfg_origin_str(&n->origin, where, sizeof where));
-    (void)depth;
 }
 
 static int print_block(FILE *out, struct cfg_node *block, int depth, int *problems,
@@ -51,7 +50,7 @@ static int print_block(FILE *out, struct cfg_node *block, int depth, int *proble
             if (cfg_parse_block(n, &local)) {
                 if (local.code == PT_ENOMEM)
                     return pt_err_set(e, local.code, "%s", local.msg);
-                print_raw_block(out, n, depth);
+                print_raw_block(out, n);
                 continue;
             }
             fprintf(out, "%s = [    # %s\n", n->key, cfg_origin_str(&n->origin, where, sizeof where));

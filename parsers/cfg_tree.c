@@ -534,11 +534,20 @@ int cfg_value(struct cfg_node *n, const char **out, struct pt_err *e)
         name[len] = '\0';
         struct cfg_node *target = NULL;
         rc = cfg_find(n->parent, name, &target, e);
+        /* `x = $x$` means the x of an enclosing block (as in CNTK, which resolves a block's
+         * text in the scope it is fetched from): a key never stands for itself */
+        if (rc == 0 && target == n)
+            rc = n->parent->parent ? cfg_find(n->parent->parent, name, &target, e)
+                                   : (target = NULL, 0);
         if (rc)
             break;
         if (!target) {
-            rc = cfg_error(e, &n->vorigin, "unknown variable $%s$ in the value of '%s'", name,
-                           cfg_path(n, path, sizeof path));
+            rc = cfg_error(e, &n->vorigin, "unknown variable $%s$ in the value of '%s'%s", name,
+                           cfg_path(n, path, sizeof path),
+                           cfg_key_eq(n->key, name, strlen(name))
+                               ? " (a key cannot refer to itself, and keys are case-insensitive: "
+                                 "set it in an enclosing block or on the command line)"
+                               : "");
             break;
         }
         if (target->is_block) {

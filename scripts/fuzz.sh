@@ -17,7 +17,7 @@ fi
 [ -f config.h ] || { echo "fuzz.sh: run scripts/setup.sh (or ./configure) first" >&2; exit 2; }
 out=tests/fuzz/fuzz_cfg
 src="tests/fuzz/fuzz_cfg.c parsers/cfg_tree.c parsers/cfg_parse.c parsers/cfg_value.c
-     parsers/cfg_ini.c parsers/cfg_print.c parsers/schema.c src/core/err.c src/core/log.c
+     parsers/cfg_ini.c parsers/cfg_print.c parsers/schema.c src/core/err.c src/core/log.c src/core/fs.c
      src/train/actions.c src/train/command_schema.c src/learn/sgd_schema.c
      src/nn/network_schema.c src/reader/reader_schema.c src/parallel/parallel_schema.c
      src/math/backend.c"

@@ -27,5 +27,5 @@ endif
 TESTS_ENVIRONMENT = \
 	top_srcdir='$(top_srcdir)' top_builddir='$(top_builddir)' MPIEXEC='$(MPIEXEC)' \
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-EXTRA_DIST += tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh \
+EXTRA_DIST += tests/testlib.sh tests/lsan.supp tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh \
 	tests/fuzz/seeds tests/fuzz/regress scripts/fuzz.sh tests/data/cntk-legacy.cfg

@@ -156,6 +156,14 @@ START_TEST(variables)
     /* resolved from the scope holding the key: the nearest RootDir */
     ck_assert_str_eq(val(c, "train.reader.file"), "/local/train.ctf");
     cfg_free(c);
+    /* a key never stands for itself: x = $x$ takes x from an enclosing block (CNTK idiom) */
+    c = load("t.cfg", "method=DataParallelSGD\nbits=1\nT=[P=[method=$method$; bits=$bits$:32]]\n"
+                      "deviceId=$DeviceId$\n", &e);
+    ck_assert_str_eq(val(c, "T.P.method"), "DataParallelSGD");
+    ck_assert_str_eq(val(c, "T.P.bits"), "1:32");
+    ck_assert_int_eq(cfg_apply_arg(c, "DeviceId=-1", 2, &e), 0); /* the same key, case-insensitively */
+    ck_assert_str_eq(val(c, "deviceId"), "-1");
+    cfg_free(c);
 }
 END_TEST
 
@@ -168,7 +176,9 @@ START_TEST(variable_errors)
                      "<error: v.cfg:3:3: error: variable cycle: $b$ (used by 'c') refers back to "
                      "itself; while expanding $c$ at v.cfg:2:3>");
     ck_assert_str_eq(val(c, "d"),
-                     "<error: v.cfg:4:3: error: variable cycle: $d$ (used by 'd') refers back to itself>");
+                     "<error: v.cfg:4:3: error: unknown variable $d$ in the value of 'd' (a key cannot "
+                     "refer to itself, and keys are case-insensitive: set it in an enclosing block or "
+                     "on the command line)>");
     ck_assert_str_eq(val(c, "f"), "<error: v.cfg:6:3: error: variable $blk$ in the value of 'f' "
                                   "names a block, not a value>");
     cfg_free(c);

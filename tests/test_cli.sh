@@ -1,22 +1,7 @@
 #!/bin/sh
 # The trainer program as a user runs it (one process): options, exit codes, messages.
 set -u
-T="${top_builddir:-.}/trainer"
-S="${top_srcdir:-.}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-no() { fail=$((fail + 1)); echo "FAIL: $*"; }
-# expect STATUS CMD... : run, keep stdout/stderr in $tmp/out, $tmp/err
-expect() {
-    want=$1; shift
-    "$@" >"$tmp/out" 2>"$tmp/err"
-    got=$?
-    if [ "$got" -eq "$want" ]; then ok; else no "exit $got, wanted $want: $*"; cat "$tmp/err"; fi
-}
-has() { if grep -qF -- "$2" "$1"; then ok; else no "$1 lacks: $2"; sed 's/^/  | /' "$1" | head -20; fi; }
-hasnt() { if grep -qF -- "$2" "$1"; then no "$1 has: $2"; else ok; fi; }
+. "${top_srcdir:-.}/tests/testlib.sh"
 
 expect 0 "$T" --version
 has "$tmp/out" "trainer (partrain) "
@@ -76,8 +61,11 @@ expect 1 "$T" configFile="$cfg" stderr="$tmp/log" timestamping=true train.SGD.bo
 has "$tmp/log" "action=train is not available"
 has "$tmp/err" "action=train is not available"
 if grep -Eq '^[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}: <command line>:arg4: warning: unknown key' "$tmp/log"; then ok; else no "timestamped warning in log"; cat "$tmp/log"; fi
-expect 1 "$T" configFile="$cfg" stderr="$tmp/no/such/dir/log"
-has "$tmp/err" "cannot open log file"
+# the log's directory is created (as CNTK does); a path through a file is an error
+expect 1 "$T" configFile="$cfg" stderr="$tmp/new/dir/log"
+has "$tmp/new/dir/log" "action=train is not available"
+expect 1 "$T" configFile="$cfg" stderr="$tmp/log/sub/file"
+has "$tmp/err" "error: stderr=$tmp/log/sub/file: cannot open log file '$tmp/log/sub/file': '$tmp/log' exists and is not a directory"
 
 # bad files
 printf 'a=1\nb=\377\n' >"$tmp/bad.cfg"
@@ -90,6 +78,4 @@ has "$tmp/err" "<command line>:arg1: error: cannot open config file '$tmp/missin
 expect 1 "$T" configFile="$cfg" --bogus
 has "$tmp/err" "unknown option '--bogus'"
 
-echo "# cli: $pass checks passed, $fail failed"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish cli

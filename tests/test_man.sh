@@ -2,11 +2,7 @@
 # The man pages stay in step with the program: trainer.cfg(5)'s key reference is exactly
 # what the schema tables print, and trainer(1) documents every option of --help.
 set -u
-T="${top_builddir:-.}/trainer"
-S="${top_srcdir:-.}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
+. "${top_srcdir:-.}/tests/testlib.sh"
 "$T" --man-keys >"$tmp/want"
 sed -n '/^\.\\" BEGIN KEYS/,/^\.\\" END KEYS/p' "$S/man/trainer.cfg.5" | sed '1d;$d' >"$tmp/have"
 if cmp -s "$tmp/want" "$tmp/have"; then
@@ -30,5 +26,4 @@ if command -v man >/dev/null && MANWIDTH=80 man -l "$S/man/trainer.cfg.5" >/dev/
 elif command -v man >/dev/null; then
     fail=$((fail + 1)); echo "FAIL: man reports problems in trainer.cfg.5:"; cat "$tmp/warn"
 fi
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish man

@@ -2,17 +2,10 @@
 # Real Open MPI runs (mpiexec -n 2 and -n 4): errors are reported once and end every rank
 # promptly, including an error that only one rank meets.
 set -u
-T=$(cd "${top_builddir:-.}" && pwd)/trainer
-S=$(cd "${top_srcdir:-.}" && pwd)
+. "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_mpi: mpiexec not found (apt-get install openmpi-bin)"; exit 99; }
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-pass=0 fail=0
-ok() { pass=$((pass + 1)); }
-no() { fail=$((fail + 1)); echo "FAIL: $*"; }
 mpi() { timeout 120 "$MPIEXEC" --allow-run-as-root --oversubscribe "$@"; }
-count() { grep -cF -- "$2" "$1"; }
 
 cfg="$S/configs/fashion-mlp.cfg"
 for n in 2 4; do
@@ -60,6 +53,4 @@ c=$(count "$tmp/err" "[rank 1] c.cfg:2:119: error: t.reader.input.x.dim: expecte
 [ -f "$tmp/log.rank1" ] && ok || no "rank 1 log missing"
 grep -qF "action=train is not available" "$tmp/log" && ok || no "rank 0 log lacks the error"
 
-echo "# mpi: $pass checks passed, $fail failed"
-echo "$pass passed, $fail failed"
-[ "$fail" -eq 0 ]
+finish mpi

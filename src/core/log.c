@@ -1,6 +1,8 @@
 /* Logging; see log.h. */
 #include "core/log.h"
 
+#include "core/fs.h"
+
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
@@ -22,6 +24,11 @@ int pt_log_open(struct pt_log *l, const char *path, int rank, struct pt_err *e)
         snprintf(name, sizeof name, "%s", path);
     else
         snprintf(name, sizeof name, "%s.rank%d", path, rank);
+    struct pt_err dir_err;
+    pt_err_clear(&dir_err);
+    if (pt_make_parent_dirs(name, &dir_err))
+        return pt_err_set(e, PT_EUSER, "error: stderr=%s: cannot open log file '%s': %s", path,
+                          name, dir_err.msg + strlen("error: "));
     FILE *f = fopen(name, "w");
     if (!f)
         return pt_err_set(e, PT_EUSER, "error: stderr=%s: cannot open log file '%s': %s", path,

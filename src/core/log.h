@@ -16,7 +16,8 @@ struct pt_log {
 
 /* Log to stderr, no timestamps. */
 void pt_log_init(struct pt_log *l);
-/* Log to path (rank 0) or path.rank<k>; truncates. On failure the log stays on stderr. */
+/* Log to path (rank 0) or path.rank<k>, creating its directory; truncates. On failure the
+ * log stays on stderr. */
 int pt_log_open(struct pt_log *l, const char *path, int rank, struct pt_err *e);
 /* printf to the log; each new line gets the timestamp prefix when enabled. */
 void pt_log_printf(struct pt_log *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
