@@ -5,10 +5,12 @@
  * the same point are agreed on (comm_agree) and reported once, by the lowest failing rank;
  * every rank then exits with the same status, so nothing hangs. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm.h"
 #include "core/log.h"
+#include "math/backend.h"
 #include "train/train.h"
 
 #define MAX_COMMANDS 64
@@ -76,6 +78,35 @@ static int open_log(struct cfg *cfg, struct pt_log *log, int rank, struct pt_err
     return rc;
 }
 
+/* traceLevel > 0: dump the resolved config (rank 0); numCPUThreads: BLAS threads. */
+static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, struct pt_err *e)
+{
+    struct cfg_val trace = {0}, threads = {0};
+    int rc = cfg_schema_get(cfg_root(cfg), &train_top_schema, "traceLevel", &trace, e);
+    if (rc == 0)
+        rc = cfg_schema_get(cfg_root(cfg), &train_top_schema, "numCPUThreads", &threads, e);
+    if (rc)
+        return rc;
+    int n = backend_cpu_set_threads((int)threads.i, comm_local_size(comm));
+    if (trace.i > 0 && comm_rank(comm) == 0) {
+        char *text = NULL;
+        size_t len = 0;
+        int problems = 0;
+        FILE *f = open_memstream(&text, &len);
+        if (!f)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        rc = cfg_print(cfg, f, &problems, e);
+        fclose(f);
+        if (rc == 0)
+            pt_log_printf(log, "Configuration (merged, variables resolved, with origins):\n%s"
+                               "Using %d BLAS thread%s per rank (%d rank%s on this node)\n",
+                          text, n, n == 1 ? "" : "s", comm_local_size(comm),
+                          comm_local_size(comm) == 1 ? "" : "s");
+        free(text);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     int info = informational(argc, argv);
@@ -124,6 +155,7 @@ int main(int argc, char **argv)
         comm_abort(comm, 3);
     if (status == 0 && !cl.print_config) {
         struct pt_ctx ctx = {.cfg = cfg, .comm = comm, .log = &log};
+        rc = start_up(cfg, comm, &log, &e);
         for (size_t i = 0; i < ncmds && rc == 0; i++)
             rc = cmds[i].action->run(&ctx, cmds[i].block, &e);
         status = comm_agree(comm, rc, &failed, &agree);

@@ -53,4 +53,15 @@ c=$(count "$tmp/err" "[rank 1] c.cfg:2:119: error: t.reader.input.x.dim: expecte
 [ -f "$tmp/log.rank1" ] && ok || no "rank 1 log missing"
 grep -qF "action=train is not available" "$tmp/log" && ok || no "rank 0 log lacks the error"
 
+# traceLevel=1 dumps the config once; numCPUThreads=0 gives each of 2 ranks cores/2 threads
+cores=$(nproc)
+want=$((cores / 2)); [ "$want" -lt 1 ] && want=1
+s=""; [ "$want" -ne 1 ] && s=s
+env -u OPENBLAS_NUM_THREADS timeout 120 "$MPIEXEC" --allow-run-as-root --oversubscribe -n 2 "$T" configFile="$cfg" traceLevel=1 >"$tmp/out" 2>"$tmp/err"
+c=$(count "$tmp/err" "Configuration (merged, variables resolved, with origins):")
+[ "$c" -eq 1 ] && ok || { no "config dumped $c times"; cat "$tmp/err"; }
+has "$tmp/err" "Using $want BLAS thread$s per rank (2 ranks on this node)"
+env -u OPENBLAS_NUM_THREADS timeout 120 "$MPIEXEC" --allow-run-as-root -n 1 "$T" configFile="$cfg" traceLevel=1 numCPUThreads=1 >"$tmp/out" 2>"$tmp/err"
+has "$tmp/err" "Using 1 BLAS thread per rank (1 rank on this node)"
+
 finish mpi

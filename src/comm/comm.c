@@ -7,6 +7,7 @@
 struct comm {
     MPI_Comm world; /* duplicate of MPI_COMM_WORLD, errors return */
     int rank, size;
+    int local_size; /* ranks on this node */
 };
 
 static int mpi_fail(struct pt_err *e, int rc, const char *what)
@@ -41,6 +42,13 @@ struct comm *comm_init(int *argc, char ***argv, struct pt_err *e)
         rc = MPI_Comm_rank(c->world, &c->rank);
     if (rc == MPI_SUCCESS)
         rc = MPI_Comm_size(c->world, &c->size);
+    MPI_Comm node = MPI_COMM_NULL;
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_split_type(c->world, MPI_COMM_TYPE_SHARED, c->rank, MPI_INFO_NULL, &node);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_size(node, &c->local_size);
+    if (node != MPI_COMM_NULL)
+        MPI_Comm_free(&node);
     if (rc != MPI_SUCCESS) {
         mpi_fail(e, rc, "setting up MPI_COMM_WORLD");
         free(c);
@@ -58,6 +66,11 @@ int comm_rank(const struct comm *c)
 int comm_size(const struct comm *c)
 {
     return c->size;
+}
+
+int comm_local_size(const struct comm *c)
+{
+    return c->local_size;
 }
 
 int comm_agree(struct comm *c, int status, int *first_failed, struct pt_err *e)

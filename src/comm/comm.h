@@ -15,6 +15,8 @@ struct comm;
 struct comm *comm_init(int *argc, char ***argv, struct pt_err *e);
 int comm_rank(const struct comm *c);
 int comm_size(const struct comm *c);
+/* Ranks sharing this rank's node (MPI_COMM_TYPE_SHARED), for choosing thread counts. */
+int comm_local_size(const struct comm *c);
 
 /* Collective: every rank passes its status (0 or a negative error code). Returns the
  * status of the lowest failing rank (0 when all succeeded) and puts that rank in

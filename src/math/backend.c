@@ -3,6 +3,8 @@
 
 #include <cblas.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include "config.h"
 
@@ -25,6 +27,27 @@ const char *backend_cpu_describe(char *buf, size_t size)
     else
         snprintf(buf, size, "%s (kernel %s)", config, core);
     return buf;
+}
+
+int backend_cpu_set_threads(int requested, int ranks_on_node)
+{
+    int n = requested;
+    if (n <= 0) {
+        const char *env = getenv("OPENBLAS_NUM_THREADS");
+        n = env && atoi(env) > 0 ? atoi(env) : 0;
+    }
+    if (n <= 0) {
+        long cores = sysconf(_SC_NPROCESSORS_ONLN);
+        n = (int)(cores / (ranks_on_node > 0 ? ranks_on_node : 1));
+        if (n < 1)
+            n = 1;
+    }
+#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
+    openblas_set_num_threads(n);
+    return openblas_get_num_threads();
+#else
+    return n;
+#endif
 }
 
 int backend_cuda_probe(char *name, size_t name_size, char *why, size_t why_size)
