@@ -48,8 +48,7 @@ void cfg_free(struct cfg *c);
  * inih, anything else as legacy text. Relative `include=` paths inside are resolved
  * against `cwd` (NULL: the process's current directory). Reading the same file twice (by
  * its real path) is an error. `at` is where the file was named (NULL: none). */
-int cfg_load_file(struct cfg *c, const char *path, const struct cfg_origin *at,
-                  struct pt_err *e);
+int cfg_load_file(struct cfg *c, const char *path, const struct cfg_origin *at, struct pt_err *e);
 
 /* Parse text as if it were a file called `name` (tests, fuzzing). `len` bytes, may contain
  * anything; NUL bytes and invalid UTF-8 are reported as errors. */
@@ -77,8 +76,7 @@ void cfg_warn(struct cfg *c, const struct cfg_origin *at, const char *fmt, ...)
 int cfg_find_local(struct cfg_node *block, const char *key, struct cfg_node **out,
                    struct pt_err *e);
 /* Find `key` in `block`, then in each enclosing block up to the root (CNTK's lookup). */
-int cfg_find(struct cfg_node *block, const char *key, struct cfg_node **out,
-             struct pt_err *e);
+int cfg_find(struct cfg_node *block, const char *key, struct cfg_node **out, struct pt_err *e);
 /* As cfg_find, for a key that must name a block. A scalar whose whole value is `$name$`
  * naming a block stands for that block. Error when the key holds a plain value. */
 int cfg_find_block(struct cfg_node *block, const char *key, struct cfg_node **out,
@@ -135,8 +133,7 @@ struct cfg_list {
     size_t n;
     char **items;
 };
-int cfg_to_list(const struct cfg_node *n, const char *s, struct cfg_list *out,
-                struct pt_err *e);
+int cfg_to_list(const struct cfg_node *n, const char *s, struct cfg_list *out, struct pt_err *e);
 void cfg_list_free(struct cfg_list *l);
 
 /* ------------------------------------------------------------------ printing */

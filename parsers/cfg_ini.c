@@ -134,7 +134,8 @@ static int on_ini_pair(void *user, const char *section, const char *name, const 
             depth++;
         else if (!inq && (ch == ']' || ch == '}' || ch == ')'))
             depth--;
-        else if (!inq && depth <= 0 && ch == '#' && i > 0 && (value[i - 1] == ' ' || value[i - 1] == '\t')) {
+        else if (!inq && depth <= 0 && ch == '#' && i > 0 &&
+                 (value[i - 1] == ' ' || value[i - 1] == '\t')) {
             len = i;
             while (len > 0 && (value[len - 1] == ' ' || value[len - 1] == '\t'))
                 len--;
@@ -169,8 +170,8 @@ int cfg_parse_ini(struct cfg_node *block, const char *name, const char *text, si
                   const char *dir, struct pt_err *e)
 {
     /* Debian's inih exposes its compile-time options as variables: lines of any length
-     * (a heap buffer as long as the longest line), and no continuation lines, so that every value comes from
-     * exactly one line we can point at. */
+     * (a heap buffer as long as the longest line), and no continuation lines, so that every value
+     * comes from exactly one line we can point at. */
     size_t longest = 0;
     for (size_t i = 0, start = 0; i <= len; i++) {
         if (i == len || text[i] == '\n') {
@@ -188,7 +189,12 @@ int cfg_parse_ini(struct cfg_node *block, const char *name, const char *text, si
      * it must not start an inline comment; the language's own rule (' #') applies. */
     ini_allow_inline_comments = false;
     struct ini_state st = {
-        .root = block, .name = name, .dir = dir, .text = text, .len = len, .at_line_start = 1,
+        .root = block,
+        .name = name,
+        .dir = dir,
+        .text = text,
+        .len = len,
+        .at_line_start = 1,
         .e = e,
     };
     int bad = ini_parse_stream(ini_read, &st, on_ini_pair, &st);

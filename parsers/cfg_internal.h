@@ -16,11 +16,11 @@ struct cfg_seg {
 struct cfg_node {
     struct cfg *cfg;
     struct cfg_node *parent;
-    struct cfg_node *next;        /* sibling, in first-definition order */
-    char *key;                    /* as written */
-    struct cfg_origin origin;     /* of the key */
-    struct cfg_origin vorigin;    /* of the value */
-    int depth;                    /* root = 0 */
+    struct cfg_node *next;     /* sibling, in first-definition order */
+    char *key;                 /* as written */
+    struct cfg_origin origin;  /* of the key */
+    struct cfg_origin vorigin; /* of the value */
+    int depth;                 /* root = 0 */
     int used;
 
     /* scalar */
@@ -30,11 +30,11 @@ struct cfg_node {
 
     /* block */
     int is_block;
-    char open;                    /* '[' or '{' */
+    char open; /* '[' or '{' */
     struct cfg_node *first, *last;
-    struct cfg_seg *pending;      /* not yet parsed, in order */
-    struct cfg_seg *parsed;       /* parsed (kept for raw printing) */
-    char *parse_error;            /* set when parsing the text failed */
+    struct cfg_seg *pending; /* not yet parsed, in order */
+    struct cfg_seg *parsed;  /* parsed (kept for raw printing) */
+    char *parse_error;       /* set when parsing the text failed */
 };
 
 struct cfg {

@@ -163,9 +163,9 @@ static int skim(struct lex *lx, struct pt_err *e)
             if (ch != closer_of(o->ch)) {
                 struct cfg_origin at = here(lx);
                 char where[512];
-                return cfg_error(e, &at, "'%c' does not match the '%c' opened at %s (expected '%c')",
-                                 ch, o->ch, cfg_origin_str(&o->at, where, sizeof where),
-                                 closer_of(o->ch));
+                return cfg_error(
+                    e, &at, "'%c' does not match the '%c' opened at %s (expected '%c')", ch, o->ch,
+                    cfg_origin_str(&o->at, where, sizeof where), closer_of(o->ch));
             }
             top--;
         }
@@ -248,7 +248,8 @@ static int parse_value(struct lex *lx, struct cfg_node **out, struct pt_err *e)
         if (is_closer(ch)) {
             struct cfg_origin at = here(lx);
             cfg_node_free(n);
-            return cfg_error(e, &at, "unexpected '%c' in a value (no matching opening bracket)", ch);
+            return cfg_error(e, &at, "unexpected '%c' in a value (no matching opening bracket)",
+                             ch);
         }
         adv(lx);
     }
@@ -277,7 +278,8 @@ static int do_include(struct lex *lx, struct cfg_node *v, const struct cfg_origi
     if (v->is_block) {
         rc = cfg_error(e, at, "include= expects file names (a+b+c), not a block");
     } else if (strchr(v->value, '$')) {
-        rc = cfg_error(e, at, "variables ($name$) are not allowed in include=; give the path itself");
+        rc = cfg_error(e, at,
+                       "variables ($name$) are not allowed in include=; give the path itself");
     } else if (v->value[0] == '\0') {
         rc = cfg_error(e, at, "include= needs at least one file name");
     } else {
@@ -302,8 +304,14 @@ static int do_include(struct lex *lx, struct cfg_node *v, const struct cfg_origi
 int cfg_parse_segment(struct cfg_node *block, struct cfg_seg *seg, struct pt_err *e)
 {
     struct lex lx = {
-        .s = seg->text, .n = seg->len, .i = 0, .line = seg->at.line, .col = seg->at.col,
-        .base = seg->at, .block = block, .dir = seg->dir,
+        .s = seg->text,
+        .n = seg->len,
+        .i = 0,
+        .line = seg->at.line,
+        .col = seg->at.col,
+        .base = seg->at,
+        .block = block,
+        .dir = seg->dir,
     };
     while (!at_end(&lx)) {
         char ch = cur(&lx);
@@ -355,7 +363,8 @@ int cfg_parse_segment(struct cfg_node *block, struct cfg_seg *seg, struct pt_err
             char ex[32];
             cfg_node_free(v);
             return cfg_error(e, &at,
-                             "unexpected '%s' after the value of '%s' (separate entries with a newline, ';' or ',')",
+                             "unexpected '%s' after the value of '%s' (separate entries with a "
+                             "newline, ';' or ',')",
                              pt_excerpt(ex, sizeof ex, lx.s + lx.i, lx.n - lx.i, 1),
                              pt_excerpt(kx, sizeof kx, key, klen, 60));
         }
@@ -382,8 +391,8 @@ int cfg_check_text(const char *name, const char *text, size_t len, struct pt_err
         size_t need = 0;
         unsigned cp = 0, min = 0;
         if (ch == 0)
-            return pt_err_set(e, PT_EUSER, "%s:%d:%d: error: NUL byte in config text", name,
-                              line, col);
+            return pt_err_set(e, PT_EUSER, "%s:%d:%d: error: NUL byte in config text", name, line,
+                              col);
         if (ch < 0x80) {
             need = 1;
         } else if (ch >= 0xC2 && ch <= 0xDF) {
@@ -408,9 +417,10 @@ int cfg_check_text(const char *name, const char *text, size_t len, struct pt_err
         if (ok && need > 1 && (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)))
             ok = 0;
         if (!ok)
-            return pt_err_set(e, PT_EUSER,
-                              "%s:%d:%d: error: invalid UTF-8 (byte 0x%02X); config files must be UTF-8",
-                              name, line, col, ch);
+            return pt_err_set(
+                e, PT_EUSER,
+                "%s:%d:%d: error: invalid UTF-8 (byte 0x%02X); config files must be UTF-8", name,
+                line, col, ch);
         if (ch == '\n') {
             line++;
             col = 1;
@@ -456,8 +466,8 @@ static int read_whole(const char *path, const struct cfg_origin *at, char **out,
             if (cap >= CFG_MAX_FILE_BYTES) {
                 free(buf);
                 fclose(f);
-                return pt_err_set(e, PT_EUSER, "%s%sconfig file '%s' is larger than %u MiB", w,
-                                  sep, path, CFG_MAX_FILE_BYTES >> 20);
+                return pt_err_set(e, PT_EUSER, "%s%sconfig file '%s' is larger than %u MiB", w, sep,
+                                  path, CFG_MAX_FILE_BYTES >> 20);
             }
             char *g = pt_realloc(buf, cap * 2, e);
             if (!g) {
@@ -498,7 +508,10 @@ static int parse_text(struct cfg_node *block, const char *name, const char *text
     if (ends_with_ci(name, ".ini"))
         return cfg_parse_ini(block, name, text, len, dir, e);
     struct cfg_seg seg = {
-        .text = (char *)text, .len = len, .at = {.file = name, .line = 1, .col = 1}, .dir = dir,
+        .text = (char *)text,
+        .len = len,
+        .at = {.file = name, .line = 1, .col = 1},
+        .dir = dir,
     };
     return cfg_parse_segment(block, &seg, e);
 }
@@ -571,8 +584,7 @@ static const char *current_dir(struct cfg *c)
     return cfg_intern(c, buf);
 }
 
-int cfg_load_file(struct cfg *c, const char *path, const struct cfg_origin *at,
-                  struct pt_err *e)
+int cfg_load_file(struct cfg *c, const char *path, const struct cfg_origin *at, struct pt_err *e)
 {
     const char *dir = current_dir(c);
     if (!dir)
@@ -580,8 +592,7 @@ int cfg_load_file(struct cfg *c, const char *path, const struct cfg_origin *at,
     return cfg_read_file(&c->root, path, dir, 0, at, e);
 }
 
-int cfg_load_string(struct cfg *c, const char *name, const char *text, size_t len,
-                    struct pt_err *e)
+int cfg_load_string(struct cfg *c, const char *name, const char *text, size_t len, struct pt_err *e)
 {
     const char *iname = cfg_intern(c, name);
     const char *dir = current_dir(c);

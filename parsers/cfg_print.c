@@ -19,8 +19,8 @@ static int needs_quotes(const char *v)
         v[0] == '{')
         return 1;
     for (const char *p = v; *p; p++)
-        if (*p == ';' || *p == ',' || *p == '\n' || ((*p == '#' || *p == '/') && p > v &&
-                                                     (p[-1] == ' ' || p[-1] == '\t')))
+        if (*p == ';' || *p == ',' || *p == '\n' ||
+            ((*p == '#' || *p == '/') && p > v && (p[-1] == ' ' || p[-1] == '\t')))
             return 1;
     return 0;
 }
@@ -53,7 +53,8 @@ static int print_block(FILE *out, struct cfg_node *block, int depth, int *proble
                 print_raw_block(out, n);
                 continue;
             }
-            fprintf(out, "%s = [    # %s\n", n->key, cfg_origin_str(&n->origin, where, sizeof where));
+            fprintf(out, "%s = [    # %s\n", n->key,
+                    cfg_origin_str(&n->origin, where, sizeof where));
             int rc = print_block(out, n, depth + 1, problems, e);
             if (rc)
                 return rc;

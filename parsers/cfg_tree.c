@@ -163,8 +163,7 @@ int cfg_error(struct pt_err *e, const struct cfg_origin *o, const char *fmt, ...
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    return pt_err_set(e, PT_EUSER, "%s: error: %s", cfg_origin_str(o, where, sizeof where),
-                      text);
+    return pt_err_set(e, PT_EUSER, "%s: error: %s", cfg_origin_str(o, where, sizeof where), text);
 }
 
 /* ------------------------------------------------------------------ nodes */
@@ -386,8 +385,7 @@ int cfg_parse_block(struct cfg_node *block, struct pt_err *e)
 
 /* ------------------------------------------------------------------ lookup */
 
-int cfg_find_local(struct cfg_node *block, const char *key, struct cfg_node **out,
-                   struct pt_err *e)
+int cfg_find_local(struct cfg_node *block, const char *key, struct cfg_node **out, struct pt_err *e)
 {
     *out = NULL;
     int rc = cfg_parse_block(block, e);
@@ -397,8 +395,7 @@ int cfg_find_local(struct cfg_node *block, const char *key, struct cfg_node **ou
     return 0;
 }
 
-int cfg_find(struct cfg_node *block, const char *key, struct cfg_node **out,
-             struct pt_err *e)
+int cfg_find(struct cfg_node *block, const char *key, struct cfg_node **out, struct pt_err *e)
 {
     for (struct cfg_node *b = block; b; b = b->parent) {
         int rc = cfg_find_local(b, key, out, e);
@@ -420,8 +417,7 @@ static size_t single_var(const char *s)
     return n - 2;
 }
 
-int cfg_find_block(struct cfg_node *block, const char *key, struct cfg_node **out,
-                   struct pt_err *e)
+int cfg_find_block(struct cfg_node *block, const char *key, struct cfg_node **out, struct pt_err *e)
 {
     int rc = cfg_find(block, key, out, e);
     if (rc || !*out)
@@ -552,14 +548,15 @@ int cfg_value(struct cfg_node *n, const char **out, struct pt_err *e)
         }
         if (target->is_block) {
             rc = cfg_error(e, &n->vorigin,
-                           "variable $%s$ in the value of '%s' names a block, not a value",
-                           name, cfg_path(n, path, sizeof path));
+                           "variable $%s$ in the value of '%s' names a block, not a value", name,
+                           cfg_path(n, path, sizeof path));
             break;
         }
         const char *tv = NULL;
         if (target->resolving) {
-            rc = cfg_error(e, &n->vorigin, "variable cycle: $%s$ (used by '%s') refers back to itself",
-                           name, cfg_path(n, path, sizeof path));
+            rc = cfg_error(e, &n->vorigin,
+                           "variable cycle: $%s$ (used by '%s') refers back to itself", name,
+                           cfg_path(n, path, sizeof path));
             break;
         }
         rc = cfg_value(target, &tv, e);

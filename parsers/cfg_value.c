@@ -101,8 +101,7 @@ void cfg_list_free(struct cfg_list *l)
     l->n = 0;
 }
 
-static int list_push(struct cfg_list *l, size_t *cap, const char *s, size_t len,
-                     struct pt_err *e)
+static int list_push(struct cfg_list *l, size_t *cap, const char *s, size_t len, struct pt_err *e)
 {
     if (l->n == *cap) {
         size_t nc = *cap ? *cap * 2 : 8;
@@ -119,8 +118,7 @@ static int list_push(struct cfg_list *l, size_t *cap, const char *s, size_t len,
     return 0;
 }
 
-int cfg_to_list(const struct cfg_node *n, const char *s, struct cfg_list *out,
-                struct pt_err *e)
+int cfg_to_list(const struct cfg_node *n, const char *s, struct cfg_list *out, struct pt_err *e)
 {
     char ex[128], path[256];
     size_t cap = 0;
@@ -169,8 +167,9 @@ int cfg_to_list(const struct cfg_node *n, const char *s, struct cfg_list *out,
             reps = strtoll(num, &end, 10);
             if (*end != '\0' || reps < 1) {
                 cfg_list_free(out);
-                return cfg_error(e, where(n), "%s: repeat count must be a positive integer, got \"%s\"",
-                                 name_of(n, path, sizeof path), pt_excerpt(ex, sizeof ex, num, nl, 30));
+                return cfg_error(
+                    e, where(n), "%s: repeat count must be a positive integer, got \"%s\"",
+                    name_of(n, path, sizeof path), pt_excerpt(ex, sizeof ex, num, nl, 30));
             }
             b = star;
             while (b > a && isspace((unsigned char)b[-1]))

@@ -131,8 +131,8 @@ static int parse_typed(struct cfg_node *n, const struct cfg_key *k, const char *
                        struct cfg_val *out, struct pt_err *e);
 
 /* Parse text s (from node n, or the default when n is NULL) as key k into out. */
-static int parse_as(struct cfg_node *n, const struct cfg_key *k, const char *s,
-                    struct cfg_val *out, struct pt_err *e)
+static int parse_as(struct cfg_node *n, const struct cfg_key *k, const char *s, struct cfg_val *out,
+                    struct pt_err *e)
 {
     int rc = parse_typed(n, k, s, out, e);
     char why[256];
@@ -144,12 +144,11 @@ static int parse_as(struct cfg_node *n, const struct cfg_key *k, const char *s,
 }
 
 static int parse_typed(struct cfg_node *n, const struct cfg_key *k, const char *s,
-                    struct cfg_val *out, struct pt_err *e)
+                       struct cfg_val *out, struct pt_err *e)
 {
     int rc = 0;
     switch (k->type) {
-    case CFG_BOOL:
-        return cfg_to_bool(n, s, &out->b, e);
+    case CFG_BOOL: return cfg_to_bool(n, s, &out->b, e);
     case CFG_INT:
         rc = cfg_to_int(n, s, &out->i, e);
         return rc ? rc : range_check(n, k, (double)out->i, e);
@@ -161,8 +160,8 @@ static int parse_typed(struct cfg_node *n, const struct cfg_key *k, const char *
         out->s = s;
         if (k->type == CFG_PATH && s[0] == '\0') {
             static const struct cfg_origin def = {.file = "<default>"};
-            return cfg_error(e, n ? cfg_value_origin(n) : &def, "%s: expected a path, got an empty value",
-                             k->name);
+            return cfg_error(e, n ? cfg_value_origin(n) : &def,
+                             "%s: expected a path, got an empty value", k->name);
         }
         return 0;
     case CFG_ENUM:
@@ -172,10 +171,8 @@ static int parse_typed(struct cfg_node *n, const struct cfg_key *k, const char *
     case CFG_INT_SCHED:
     case CFG_REAL_SCHED:
     case CFG_INT_LIST:
-    case CFG_STRING_LIST:
-        break;
-    default:
-        return 0;
+    case CFG_STRING_LIST: break;
+    default: return 0;
     }
     rc = cfg_to_list(n, s, &out->slist, e);
     if (rc)
@@ -265,9 +262,10 @@ static int check_node(struct cfg_check *ck, struct cfg_node *n, const struct cfg
         for (struct cfg_node *ch = cfg_first(n); ch && rc == 0; ch = cfg_next(ch)) {
             cfg_mark_used(ch);
             if (!cfg_is_block(ch))
-                return cfg_error(e, cfg_origin_of(ch),
-                                 "'%s' must be a block [ ... ] describing one %s, but it is a value",
-                                 cfg_path(ch, path, sizeof path), t->sub->name);
+                return cfg_error(
+                    e, cfg_origin_of(ch),
+                    "'%s' must be a block [ ... ] describing one %s, but it is a value",
+                    cfg_path(ch, path, sizeof path), t->sub->name);
             rc = cfg_schema_check(ck, ch, t->sub, e);
         }
         return rc;
@@ -352,8 +350,7 @@ static int check_groups(struct cfg_node *block, const struct cfg_schema *s, stru
                              "%s: '%s' and '%s' (set at %s) %s; give only one", s->name,
                              cfg_key(later), cfg_key(earlier),
                              cfg_origin_str(cfg_origin_of(earlier), where, sizeof where),
-                             same ? "are two names for the same setting"
-                                  : "exclude each other");
+                             same ? "are two names for the same setting" : "exclude each other");
         }
     }
     return 0;
@@ -476,9 +473,11 @@ static void describe(const struct cfg_key *k, char *buf, size_t size)
     if (k->type == CFG_STRING_LIST && k->choices && o < size)
         o += (size_t)snprintf(buf + o, size - o, " of %s", k->choices);
     if ((k->flags & CFG_HAS_MIN) && o < size)
-        o += (size_t)snprintf(buf + o, size - o, ", %s %g", (k->flags & CFG_MIN_EXCL) ? ">" : ">=", k->min);
+        o += (size_t)snprintf(buf + o, size - o, ", %s %g",
+                              (k->flags & CFG_MIN_EXCL) ? ">" : ">=", k->min);
     if ((k->flags & CFG_HAS_MAX) && o < size)
-        o += (size_t)snprintf(buf + o, size - o, ", %s %g", (k->flags & CFG_MAX_EXCL) ? "<" : "<=", k->max);
+        o += (size_t)snprintf(buf + o, size - o, ", %s %g",
+                              (k->flags & CFG_MAX_EXCL) ? "<" : "<=", k->max);
     if (k->alias_of && o < size)
         o += (size_t)snprintf(buf + o, size - o, ", alias of %s%s", k->alias_of,
                               (k->flags & CFG_DEPRECATED) ? " (deprecated)" : "");

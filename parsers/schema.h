@@ -31,8 +31,8 @@ enum {
     CFG_REQUIRED = 1u << 0,
     CFG_HAS_MIN = 1u << 1,
     CFG_HAS_MAX = 1u << 2,
-    CFG_MIN_EXCL = 1u << 3, /* value > min */
-    CFG_MAX_EXCL = 1u << 4, /* value < max */
+    CFG_MIN_EXCL = 1u << 3,  /* value > min */
+    CFG_MAX_EXCL = 1u << 4,  /* value < max */
     CFG_DEPRECATED = 1u << 5 /* an alias that draws a warning */
 };
 
@@ -81,7 +81,7 @@ struct cfg_val {
 /* Validation context: what to report and which schemas exist (for "belongs in" hints). */
 struct cfg_check {
     struct cfg *cfg;
-    int strict; /* unknown keys are errors, not warnings */
+    int strict;                          /* unknown keys are errors, not warnings */
     const struct cfg_schema *const *all; /* NULL-terminated, may be NULL */
     struct cfg_node *visited[64];        /* blocks already checked (shared blocks) */
     int nvisited;

@@ -98,8 +98,9 @@ static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, stru
         rc = cfg_print(cfg, f, &problems, e);
         fclose(f);
         if (rc == 0)
-            pt_log_printf(log, "Configuration (merged, variables resolved, with origins):\n%s"
-                               "Using %d BLAS thread%s per rank (%d rank%s on this node)\n",
+            pt_log_printf(log,
+                          "Configuration (merged, variables resolved, with origins):\n%s"
+                          "Using %d BLAS thread%s per rank (%d rank%s on this node)\n",
                           text, n, n == 1 ? "" : "s", comm_local_size(comm),
                           comm_local_size(comm) == 1 ? "" : "s");
         free(text);

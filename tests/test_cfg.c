@@ -3,18 +3,18 @@
 
 #include "testutil.h"
 
-#define LOAD_OK(c, name, text)                                                               \
-    struct pt_err e;                                                                         \
-    struct cfg *c = load(name, text, &e);                                                    \
+#define LOAD_OK(c, name, text)                                                                     \
+    struct pt_err e;                                                                               \
+    struct cfg *c = load(name, text, &e);                                                          \
     ck_assert_msg(e.code == 0, "unexpected error: %s", e.msg)
 
-#define ERR_IS(text, expected)                                                               \
-    do {                                                                                     \
-        struct pt_err e_;                                                                    \
-        struct cfg *c_ = load("t.cfg", text, &e_);                                           \
-        ck_assert_int_eq(e_.code, PT_EUSER);                                                 \
-        ck_assert_str_eq(e_.msg, expected);                                                  \
-        cfg_free(c_);                                                                        \
+#define ERR_IS(text, expected)                                                                     \
+    do {                                                                                           \
+        struct pt_err e_;                                                                          \
+        struct cfg *c_ = load("t.cfg", text, &e_);                                                 \
+        ck_assert_int_eq(e_.code, PT_EUSER);                                                       \
+        ck_assert_str_eq(e_.msg, expected);                                                        \
+        cfg_free(c_);                                                                              \
     } while (0)
 
 /* ------------------------------------------------------------------ syntax */
@@ -120,8 +120,10 @@ START_TEST(origins)
     char buf[128];
     ck_assert_str_eq(cfg_origin_str(cfg_origin_of(node_at(c, "a")), buf, sizeof buf), "o.cfg:1:1");
     ck_assert_str_eq(cfg_origin_str(cfg_origin_of(node_at(c, "b")), buf, sizeof buf), "o.cfg:2:3");
-    ck_assert_str_eq(cfg_origin_str(cfg_origin_of(node_at(c, "b.ccc")), buf, sizeof buf), "o.cfg:3:5");
-    ck_assert_str_eq(cfg_origin_str(cfg_value_origin(node_at(c, "b.ccc")), buf, sizeof buf), "o.cfg:3:11");
+    ck_assert_str_eq(cfg_origin_str(cfg_origin_of(node_at(c, "b.ccc")), buf, sizeof buf),
+                     "o.cfg:3:5");
+    ck_assert_str_eq(cfg_origin_str(cfg_value_origin(node_at(c, "b.ccc")), buf, sizeof buf),
+                     "o.cfg:3:11");
     /* columns count characters: é is one */
     ck_assert_str_eq(cfg_origin_str(cfg_origin_of(node_at(c, "k")), buf, sizeof buf), "o.cfg:4:7");
     ck_assert_int_eq(cfg_apply_arg(c, "z=[y=2]", 3, &e), 0);
@@ -133,7 +135,9 @@ END_TEST
 
 START_TEST(bom_and_crlf)
 {
-    LOAD_OK(c, "t.cfg", "\xEF\xBB\xBF" "a=1\r\nb=[c=2\r\n]\r\n");
+    LOAD_OK(c, "t.cfg",
+            "\xEF\xBB\xBF"
+            "a=1\r\nb=[c=2\r\n]\r\n");
     ck_assert_str_eq(val(c, "a"), "1");
     ck_assert_str_eq(val(c, "b.c"), "2");
     cfg_free(c);
@@ -157,11 +161,14 @@ START_TEST(variables)
     ck_assert_str_eq(val(c, "train.reader.file"), "/local/train.ctf");
     cfg_free(c);
     /* a key never stands for itself: x = $x$ takes x from an enclosing block (CNTK idiom) */
-    c = load("t.cfg", "method=DataParallelSGD\nbits=1\nT=[P=[method=$method$; bits=$bits$:32]]\n"
-                      "deviceId=$DeviceId$\n", &e);
+    c = load("t.cfg",
+             "method=DataParallelSGD\nbits=1\nT=[P=[method=$method$; bits=$bits$:32]]\n"
+             "deviceId=$DeviceId$\n",
+             &e);
     ck_assert_str_eq(val(c, "T.P.method"), "DataParallelSGD");
     ck_assert_str_eq(val(c, "T.P.bits"), "1:32");
-    ck_assert_int_eq(cfg_apply_arg(c, "DeviceId=-1", 2, &e), 0); /* the same key, case-insensitively */
+    ck_assert_int_eq(cfg_apply_arg(c, "DeviceId=-1", 2, &e),
+                     0); /* the same key, case-insensitively */
     ck_assert_str_eq(val(c, "deviceId"), "-1");
     cfg_free(c);
 }
@@ -175,10 +182,11 @@ START_TEST(variable_errors)
     ck_assert_str_eq(val(c, "b"),
                      "<error: v.cfg:3:3: error: variable cycle: $b$ (used by 'c') refers back to "
                      "itself; while expanding $c$ at v.cfg:2:3>");
-    ck_assert_str_eq(val(c, "d"),
-                     "<error: v.cfg:4:3: error: unknown variable $d$ in the value of 'd' (a key cannot "
-                     "refer to itself, and keys are case-insensitive: set it in an enclosing block or "
-                     "on the command line)>");
+    ck_assert_str_eq(
+        val(c, "d"),
+        "<error: v.cfg:4:3: error: unknown variable $d$ in the value of 'd' (a key cannot "
+        "refer to itself, and keys are case-insensitive: set it in an enclosing block or "
+        "on the command line)>");
     ck_assert_str_eq(val(c, "f"), "<error: v.cfg:6:3: error: variable $blk$ in the value of 'f' "
                                   "names a block, not a value>");
     cfg_free(c);
@@ -265,7 +273,8 @@ START_TEST(booleans)
     }
     struct cfg *c = load("b.cfg", "x=[flag=yes]", &e);
     ck_assert_int_eq(cfg_to_bool(node_at(c, "x.flag"), "yes", &b, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "b.cfg:1:9: error: x.flag: expected a boolean (true/false/t/f/1/0), got \"yes\"");
+    ck_assert_str_eq(
+        e.msg, "b.cfg:1:9: error: x.flag: expected a boolean (true/false/t/f/1/0), got \"yes\"");
     cfg_free(c);
 }
 END_TEST
@@ -285,9 +294,12 @@ START_TEST(numbers)
     ck_assert(d == 2.5e-3);
     ck_assert_int_eq(cfg_to_int(NULL, "-42", &i, &e), 0);
     ck_assert_int_eq(i, -42);
-    struct cfg *c = load("n.cfg", "SGD=[\n  minibatchSize=25x\n lr=nan; m=1#NAN; z=0#INF; w=99999999999999999999]", &e);
+    struct cfg *c =
+        load("n.cfg",
+             "SGD=[\n  minibatchSize=25x\n lr=nan; m=1#NAN; z=0#INF; w=99999999999999999999]", &e);
     ck_assert_int_eq(cfg_to_int(node_at(c, "SGD.minibatchSize"), "25x", &i, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "n.cfg:2:17: error: SGD.minibatchSize: expected an integer, got \"25x\"");
+    ck_assert_str_eq(e.msg,
+                     "n.cfg:2:17: error: SGD.minibatchSize: expected an integer, got \"25x\"");
     pt_err_clear(&e);
     ck_assert_int_eq(cfg_to_double(node_at(c, "SGD.lr"), "nan", &d, &e), PT_EUSER);
     ck_assert_str_eq(e.msg, "n.cfg:3:5: error: SGD.lr: NaN is not a valid number here");
@@ -298,7 +310,8 @@ START_TEST(numbers)
     ck_assert_int_eq(cfg_to_double(node_at(c, "SGD.z"), "0#INF", &d, &e), PT_EUSER);
     pt_err_clear(&e);
     ck_assert_int_eq(cfg_to_int(node_at(c, "SGD.w"), "99999999999999999999", &i, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "n.cfg:3:30: error: SGD.w: integer out of range: \"99999999999999999999\"");
+    ck_assert_str_eq(e.msg,
+                     "n.cfg:3:30: error: SGD.w: integer out of range: \"99999999999999999999\"");
     cfg_free(c);
 }
 END_TEST
@@ -411,7 +424,8 @@ START_TEST(foreign_blocks_kept_as_text)
     ck_assert_int_eq(cfg_print(c, f, &problems, &e), 0);
     fclose(f);
     ck_assert_int_eq(problems, 0);
-    ck_assert_ptr_nonnull(strstr(buf, "model = Sequential (DenseLayer {512, activation=ReLU} : DenseLayer {10})"));
+    ck_assert_ptr_nonnull(
+        strstr(buf, "model = Sequential (DenseLayer {512, activation=ReLU} : DenseLayer {10})"));
     ck_assert_ptr_nonnull(strstr(buf, "(kept as text: not config syntax)"));
     free(buf);
     cfg_free(c);
@@ -424,10 +438,12 @@ START_TEST(syntax_errors)
 {
     ERR_IS("a=[b=1\nc=2", "t.cfg:1:3: error: unterminated '[' (no matching ']' before the end)");
     ERR_IS("a=\"abc", "t.cfg:1:3: error: unterminated string (no closing '\"')");
-    ERR_IS("x=1\na=[b={c=1]]", "t.cfg:2:10: error: ']' does not match the '{' opened at t.cfg:2:6 (expected '}')");
+    ERR_IS("x=1\na=[b={c=1]]",
+           "t.cfg:2:10: error: ']' does not match the '{' opened at t.cfg:2:6 (expected '}')");
     ERR_IS("a=1\n]", "t.cfg:2:1: error: unexpected ']' (no block is open here)");
     ERR_IS("=5", "t.cfg:1:1: error: missing key before '='");
-    ERR_IS("a=[x=1] y", "t.cfg:1:9: error: unexpected 'y' after the value of 'a' (separate entries with a newline, ';' or ',')");
+    ERR_IS("a=[x=1] y", "t.cfg:1:9: error: unexpected 'y' after the value of 'a' (separate entries "
+                        "with a newline, ';' or ',')");
     ERR_IS("key value", "t.cfg:1:5: error: expected '=' after key 'key'");
     ERR_IS("[a=1]", "t.cfg:1:1: error: a block needs a name: expected 'name = [ ... ]'");
     ERR_IS("a=1)", "t.cfg:1:4: error: unexpected ')' in a value (no matching opening bracket)");
@@ -462,7 +478,8 @@ START_TEST(nul_and_invalid_utf8)
     ck_assert_str_eq(e.msg, "z.cfg:2:4: error: NUL byte in config text");
     pt_err_clear(&e);
     ck_assert_int_eq(cfg_load_string(c, "u.cfg", "a=1\n\nbb=\xff\xfe", 9, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "u.cfg:3:4: error: invalid UTF-8 (byte 0xFF); config files must be UTF-8");
+    ck_assert_str_eq(e.msg,
+                     "u.cfg:3:4: error: invalid UTF-8 (byte 0xFF); config files must be UTF-8");
     pt_err_clear(&e);
     /* overlong encoding and a lone continuation byte */
     ck_assert_int_eq(cfg_load_string(c, "u.cfg", "a=\xC0\xAF", 4, &e), PT_EUSER);
@@ -473,7 +490,8 @@ START_TEST(nul_and_invalid_utf8)
     ck_assert_int_eq(cfg_load_string(c, "u.cfg", "a=\xED\xA0\x80", 5, &e), PT_EUSER);
     pt_err_clear(&e);
     ck_assert_int_eq(cfg_apply_arg(c, "a=\xff", 7, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "<command line>:arg7: error: invalid UTF-8 (byte 0xFF); config files must be UTF-8");
+    ck_assert_str_eq(
+        e.msg, "<command line>:arg7: error: invalid UTF-8 (byte 0xFF); config files must be UTF-8");
     cfg_free(c);
 }
 END_TEST
@@ -579,7 +597,8 @@ END_TEST
 START_TEST(include_files)
 {
     const char *dir = enter_tmpdir();
-    write_file(dir, "main.cfg", "a=1\ninclude=inc1.cfg+inc2.cfg\nb=2\nblk=[\n  include=inc3.cfg\n]\n");
+    write_file(dir, "main.cfg",
+               "a=1\ninclude=inc1.cfg+inc2.cfg\nb=2\nblk=[\n  include=inc3.cfg\n]\n");
     write_file(dir, "inc1.cfg", "x=from1\na=overridden\n");
     write_file(dir, "inc2.cfg", "y=from2\ninclude=inc1.cfg\n");
     write_file(dir, "inc3.cfg", "z=in-block\n");
@@ -592,9 +611,12 @@ START_TEST(include_files)
     ck_assert_str_eq(val(c, "y"), "from2");
     ck_assert_str_eq(val(c, "blk.z"), "in-block");
     ck_assert_uint_eq(cfg_warning_count(c), 1);
-    ck_assert_str_eq(cfg_warning(c, 0), "inc2.cfg:2:1: warning: config file 'inc1.cfg' was already read; not including it again");
+    ck_assert_str_eq(
+        cfg_warning(c, 0),
+        "inc2.cfg:2:1: warning: config file 'inc1.cfg' was already read; not including it again");
     char buf[64];
-    ck_assert_str_eq(cfg_origin_str(cfg_origin_of(node_at(c, "y")), buf, sizeof buf), "inc2.cfg:1:1");
+    ck_assert_str_eq(cfg_origin_str(cfg_origin_of(node_at(c, "y")), buf, sizeof buf),
+                     "inc2.cfg:1:1");
     cfg_free(c);
 }
 END_TEST
@@ -615,12 +637,16 @@ START_TEST(include_loop_and_errors)
     cfg_free(c);
     c = cfg_new();
     ck_assert_int_eq(cfg_load_file(c, "m.cfg", NULL, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "m.cfg:1:1: error: cannot open config file 'missing.cfg': No such file or directory");
+    ck_assert_str_eq(
+        e.msg,
+        "m.cfg:1:1: error: cannot open config file 'missing.cfg': No such file or directory");
     cfg_free(c);
     c = cfg_new();
     pt_err_clear(&e);
     ck_assert_int_eq(cfg_load_file(c, "v.cfg", NULL, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "v.cfg:2:1: error: variables ($name$) are not allowed in include=; give the path itself");
+    ck_assert_str_eq(
+        e.msg,
+        "v.cfg:2:1: error: variables ($name$) are not allowed in include=; give the path itself");
     cfg_free(c);
     c = cfg_new();
     pt_err_clear(&e);
@@ -666,8 +692,12 @@ START_TEST(ini_files)
     ck_assert_str_eq(val(c, "train.SGD.semi"), "a;b");
     ck_assert_str_eq(val(c, "train.reader.input.features.dim"), "784");
     char buf[64];
-    ck_assert_str_eq(cfg_origin_str(cfg_origin_of(node_at(c, "train.SGD.maxEpochs")), buf, sizeof buf), "x.ini:6:1");
-    ck_assert_str_eq(cfg_origin_str(cfg_value_origin(node_at(c, "train.SGD.maxEpochs")), buf, sizeof buf), "x.ini:6:13");
+    ck_assert_str_eq(
+        cfg_origin_str(cfg_origin_of(node_at(c, "train.SGD.maxEpochs")), buf, sizeof buf),
+        "x.ini:6:1");
+    ck_assert_str_eq(
+        cfg_origin_str(cfg_value_origin(node_at(c, "train.SGD.maxEpochs")), buf, sizeof buf),
+        "x.ini:6:13");
     cfg_free(c);
 
     /* a long line, and a syntax error with its line */
@@ -680,19 +710,22 @@ START_TEST(ini_files)
     c = cfg_new();
     ck_assert_msg(cfg_load_file(c, "long.ini", NULL, &e) == 0, "%s", e.msg);
     ck_assert_uint_eq(strlen(val(c, "s.k")), 3000);
-    ck_assert_str_eq(cfg_origin_str(cfg_origin_of(node_at(c, "s.after")), buf, sizeof buf), "long.ini:3:1");
+    ck_assert_str_eq(cfg_origin_str(cfg_origin_of(node_at(c, "s.after")), buf, sizeof buf),
+                     "long.ini:3:1");
     cfg_free(c);
     write_file(dir, "bad.ini", "[s]\nok = 1\nthis line has no equals\n");
     c = cfg_new();
     ck_assert_int_eq(cfg_load_file(c, "bad.ini", NULL, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "bad.ini:3:1: error: expected '[section]' or 'key = value' (.ini syntax)");
+    ck_assert_str_eq(e.msg,
+                     "bad.ini:3:1: error: expected '[section]' or 'key = value' (.ini syntax)");
     cfg_free(c);
 }
 END_TEST
 
 START_TEST(print_config)
 {
-    LOAD_OK(c, "p.cfg", "Root=/r\ntrain=[SGD=[maxEpochs=5]; file=$Root$/x; bad=$nope$; s=\"a;b\"]\n");
+    LOAD_OK(c, "p.cfg",
+            "Root=/r\ntrain=[SGD=[maxEpochs=5]; file=$Root$/x; bad=$nope$; s=\"a;b\"]\n");
     ck_assert_int_eq(cfg_apply_arg(c, "train.SGD.maxEpochs=3", 2, &e), 0);
     char *buf = NULL;
     size_t len = 0;
@@ -701,16 +734,16 @@ START_TEST(print_config)
     ck_assert_int_eq(cfg_print(c, f, &problems, &e), 0);
     fclose(f);
     ck_assert_int_eq(problems, 1);
-    ck_assert_str_eq(buf,
-                     "Root = /r    # p.cfg:1:1\n"
-                     "train = [    # p.cfg:2:1\n"
-                     "    SGD = [    # p.cfg:2:8\n"
-                     "        maxEpochs = 3    # <command line>:arg2\n"
-                     "    ]\n"
-                     "    file = /r/x    # p.cfg:2:27\n"
-                     "    bad = $nope$    # p.cfg:2:46: error: unknown variable $nope$ in the value of 'train.bad'\n"
-                     "    s = \"a;b\"    # p.cfg:2:54\n"
-                     "]\n");
+    ck_assert_str_eq(buf, "Root = /r    # p.cfg:1:1\n"
+                          "train = [    # p.cfg:2:1\n"
+                          "    SGD = [    # p.cfg:2:8\n"
+                          "        maxEpochs = 3    # <command line>:arg2\n"
+                          "    ]\n"
+                          "    file = /r/x    # p.cfg:2:27\n"
+                          "    bad = $nope$    # p.cfg:2:46: error: unknown variable $nope$ in the "
+                          "value of 'train.bad'\n"
+                          "    s = \"a;b\"    # p.cfg:2:54\n"
+                          "]\n");
     free(buf);
     cfg_free(c);
 }

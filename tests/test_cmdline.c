@@ -26,7 +26,8 @@ START_TEST(order_and_files)
     struct cmdline cl;
     struct pt_err e;
     ck_assert_int_eq(apply(c, &cl, &e, 6, "x=0", "configFile=a.cfg+b.cfg", "blk.k=cmd",
-                           "configFile=c.cfg", "--print-config"), 0);
+                           "configFile=c.cfg", "--print-config"),
+                     0);
     ck_assert_str_eq(val(c, "x"), "1"); /* the file came after x=0 */
     ck_assert_str_eq(val(c, "y"), "2");
     ck_assert_str_eq(val(c, "z"), "3");
@@ -46,27 +47,33 @@ START_TEST(config_file_errors)
     struct cmdline cl;
     struct pt_err e;
     ck_assert_int_eq(apply(c, &cl, &e, 3, "configFile=a.cfg", "configFile=./a.cfg"), PT_EUSER);
-    ck_assert_str_eq(e.msg, "<command line>:arg2: error: config file './a.cfg' is given more than once");
+    ck_assert_str_eq(e.msg,
+                     "<command line>:arg2: error: config file './a.cfg' is given more than once");
     cfg_free(c);
     c = cfg_new();
     ck_assert_int_eq(apply(c, &cl, &e, 2, "configFile=a.cfg+a.cfg"), PT_EUSER);
-    ck_assert_str_eq(e.msg, "<command line>:arg1: error: config file 'a.cfg' is given more than once");
+    ck_assert_str_eq(e.msg,
+                     "<command line>:arg1: error: config file 'a.cfg' is given more than once");
     cfg_free(c);
     c = cfg_new();
     ck_assert_int_eq(apply(c, &cl, &e, 2, "configFile=nope.cfg"), PT_EUSER);
-    ck_assert_str_eq(e.msg, "<command line>:arg1: error: cannot open config file 'nope.cfg': No such file or directory");
+    ck_assert_str_eq(e.msg, "<command line>:arg1: error: cannot open config file 'nope.cfg': No "
+                            "such file or directory");
     cfg_free(c);
     c = cfg_new();
     ck_assert_int_eq(apply(c, &cl, &e, 2, "configFile=a.cfg+"), PT_EUSER);
-    ck_assert_str_eq(e.msg, "<command line>:arg1: error: configFile=: empty file name in the '+' list");
+    ck_assert_str_eq(e.msg,
+                     "<command line>:arg1: error: configFile=: empty file name in the '+' list");
     cfg_free(c);
     c = cfg_new();
     ck_assert_int_eq(apply(c, &cl, &e, 3, "x=1", "--frobnicate"), PT_EUSER);
-    ck_assert_str_eq(e.msg, "<command line>:arg2: error: unknown option '--frobnicate' (see trainer --help)");
+    ck_assert_str_eq(
+        e.msg, "<command line>:arg2: error: unknown option '--frobnicate' (see trainer --help)");
     cfg_free(c);
     c = cfg_new();
     ck_assert_int_eq(apply(c, &cl, &e, 2, "a=[b=1"), PT_EUSER);
-    ck_assert_str_eq(e.msg, "<command line>:arg1: error: unterminated '[' (no matching ']' before the end)");
+    ck_assert_str_eq(
+        e.msg, "<command line>:arg1: error: unterminated '[' (no matching ']' before the end)");
     cfg_free(c);
 }
 END_TEST
@@ -89,7 +96,9 @@ START_TEST(current_directory)
     ck_assert_ptr_nonnull(getcwd(cwd, sizeof cwd));
     ck_assert_str_eq(cwd, sub);
     ck_assert_int_eq(apply(c, &cl, &e, 2, "currentDirectory=/no/such/dir"), PT_EUSER);
-    ck_assert_str_eq(e.msg, "<command line>:arg1: error: currentDirectory=/no/such/dir: No such file or directory");
+    ck_assert_str_eq(
+        e.msg,
+        "<command line>:arg1: error: currentDirectory=/no/such/dir: No such file or directory");
     cfg_free(c);
 }
 END_TEST

@@ -17,26 +17,44 @@ static const struct cfg_key inner_keys[] = {
     {.name = "dim", .type = CFG_INT, .flags = CFG_REQUIRED | CFG_HAS_MIN, .min = 1, .help = "size"},
     {.name = NULL},
 };
-static const struct cfg_schema inner = {.name = "Inner", .where = "inside Demo", .help = "i",
-                                        .keys = inner_keys};
+static const struct cfg_schema inner = {
+    .name = "Inner", .where = "inside Demo", .help = "i", .keys = inner_keys};
 
 static const struct cfg_key demo_keys[] = {
-    {.name = "epochs", .type = CFG_INT, .flags = CFG_REQUIRED | CFG_HAS_MIN, .min = 1,
+    {.name = "epochs",
+     .type = CFG_INT,
+     .flags = CFG_REQUIRED | CFG_HAS_MIN,
+     .min = 1,
      .help = "how many"},
-    {.name = "rate", .type = CFG_REAL_SCHED, .def = "0.5*2:0.1",
-     .flags = CFG_HAS_MIN | CFG_MIN_EXCL, .help = "rates"},
+    {.name = "rate",
+     .type = CFG_REAL_SCHED,
+     .def = "0.5*2:0.1",
+     .flags = CFG_HAS_MIN | CFG_MIN_EXCL,
+     .help = "rates"},
     {.name = "sizes", .type = CFG_INT_SCHED, .def = "256", .help = "sizes"},
     {.name = "flag", .type = CFG_BOOL, .def = "false", .help = "a flag"},
-    {.name = "kind", .type = CFG_ENUM, .def = "alpha", .choices = "alpha|beta",
-     .unsupported = "gamma", .help = "a kind"},
-    {.name = "ratio", .type = CFG_REAL, .def = "0.5",
-     .flags = CFG_HAS_MIN | CFG_HAS_MAX | CFG_MAX_EXCL, .min = 0, .max = 1, .help = "r"},
+    {.name = "kind",
+     .type = CFG_ENUM,
+     .def = "alpha",
+     .choices = "alpha|beta",
+     .unsupported = "gamma",
+     .help = "a kind"},
+    {.name = "ratio",
+     .type = CFG_REAL,
+     .def = "0.5",
+     .flags = CFG_HAS_MIN | CFG_HAS_MAX | CFG_MAX_EXCL,
+     .min = 0,
+     .max = 1,
+     .help = "r"},
     {.name = "even", .type = CFG_INT, .def = "2", .valid = valid_even, .help = "even"},
     {.name = "perMB", .type = CFG_REAL, .group = 1, .help = "one way"},
     {.name = "perSample", .type = CFG_REAL, .group = 1, .help = "other way"},
     {.name = "period", .type = CFG_INT, .def = "10", .help = "period"},
     {.name = "syncPeriod", .type = CFG_INT, .alias_of = "period", .help = "alias"},
-    {.name = "oldPeriod", .type = CFG_INT, .alias_of = "period", .flags = CFG_DEPRECATED,
+    {.name = "oldPeriod",
+     .type = CFG_INT,
+     .alias_of = "period",
+     .flags = CFG_DEPRECATED,
      .help = "old alias"},
     {.name = "words", .type = CFG_STRING_LIST, .def = "a", .choices = "a|b", .help = "w"},
     {.name = "Inner", .type = CFG_BLOCK, .sub = &inner, .help = "a block"},
@@ -45,13 +63,12 @@ static const struct cfg_key demo_keys[] = {
     {.name = "script", .type = CFG_TEXT, .help = "kept as text"},
     {.name = NULL},
 };
-static const struct cfg_schema demo = {.name = "Demo", .where = "at top level", .help = "d",
-                                       .keys = demo_keys};
+static const struct cfg_schema demo = {
+    .name = "Demo", .where = "at top level", .help = "d", .keys = demo_keys};
 static const struct cfg_schema *const all[] = {&demo, &inner, NULL};
 
 /* Check block `path` of text against demo; returns the code, message in *e. */
-static int check(const char *text, const char *path, int strict, struct cfg **out,
-                 struct pt_err *e)
+static int check(const char *text, const char *path, int strict, struct cfg **out, struct pt_err *e)
 {
     struct cfg *c = load("s.cfg", text, e);
     ck_assert_msg(e->code == 0, "%s", e->msg);
@@ -64,11 +81,11 @@ static int check(const char *text, const char *path, int strict, struct cfg **ou
     return rc;
 }
 
-#define CHECK_ERR(text, expected)                                                            \
-    do {                                                                                     \
-        struct pt_err e_;                                                                    \
-        ck_assert_int_eq(check(text, "d", 0, NULL, &e_), PT_EUSER);                         \
-        ck_assert_str_eq(e_.msg, expected);                                                  \
+#define CHECK_ERR(text, expected)                                                                  \
+    do {                                                                                           \
+        struct pt_err e_;                                                                          \
+        ck_assert_int_eq(check(text, "d", 0, NULL, &e_), PT_EUSER);                                \
+        ck_assert_str_eq(e_.msg, expected);                                                        \
     } while (0)
 
 START_TEST(valid_block_passes)
@@ -77,7 +94,8 @@ START_TEST(valid_block_passes)
     struct cfg *c;
     ck_assert_int_eq(check("d=[epochs=3; rate=0.1:0.2; flag=T; kind=BETA; Inner=[dim=4];"
                            "streams=[a=[dim=1]; b=[dim=2]]; script={ anything (goes) here }]",
-                           "d", 0, &c, &e), 0);
+                           "d", 0, &c, &e),
+                     0);
     ck_assert_uint_eq(cfg_warning_count(c), 0);
     cfg_free(c);
 }
@@ -87,33 +105,45 @@ START_TEST(type_and_range_errors)
 {
     CHECK_ERR("d=[epochs=x]", "s.cfg:1:11: error: d.epochs: expected an integer, got \"x\"");
     CHECK_ERR("d=[epochs=0]", "s.cfg:1:11: error: epochs: 0 is out of range: must be >= 1");
-    CHECK_ERR("d=[epochs=1; rate=0.1:0]", "s.cfg:1:19: error: rate: 0 is out of range: must be > 0");
+    CHECK_ERR("d=[epochs=1; rate=0.1:0]",
+              "s.cfg:1:19: error: rate: 0 is out of range: must be > 0");
     CHECK_ERR("d=[epochs=1; ratio=1]", "s.cfg:1:20: error: ratio: 1 is out of range: must be < 1");
     CHECK_ERR("d=[epochs=1; flag=maybe]",
               "s.cfg:1:19: error: d.flag: expected a boolean (true/false/t/f/1/0), got \"maybe\"");
-    CHECK_ERR("d=[epochs=1; kind=delta]", "s.cfg:1:19: error: kind: expected one of alpha|beta, got \"delta\"");
+    CHECK_ERR("d=[epochs=1; kind=delta]",
+              "s.cfg:1:19: error: kind: expected one of alpha|beta, got \"delta\"");
     CHECK_ERR("d=[epochs=1; kind=gamma]",
               "s.cfg:1:19: error: kind=gamma is not supported by partrain (supported: alpha|beta)");
-    CHECK_ERR("d=[epochs=1; even=3]", "s.cfg:1:19: error: even: 3 is odd; an even number is needed");
-    CHECK_ERR("d=[epochs=1; words=a:c]", "s.cfg:1:20: error: words: expected one of a|b, got \"c\"");
-    CHECK_ERR("d=[epochs=1; Inner=5]", "s.cfg:1:14: error: 'd.Inner' must be a block [ ... ], but it is a value");
-    CHECK_ERR("d=[epochs=[x=1]]", "s.cfg:1:4: error: 'd.epochs' must be a value (integer), but it is a block");
-    CHECK_ERR("d=[epochs=1; Inner=[dim=0]]", "s.cfg:1:25: error: dim: 0 is out of range: must be >= 1");
-    CHECK_ERR("d=[epochs=1; Inner=[]]", "s.cfg:1:14: error: d.Inner: required key 'dim' is not set (size)");
+    CHECK_ERR("d=[epochs=1; even=3]",
+              "s.cfg:1:19: error: even: 3 is odd; an even number is needed");
+    CHECK_ERR("d=[epochs=1; words=a:c]",
+              "s.cfg:1:20: error: words: expected one of a|b, got \"c\"");
+    CHECK_ERR("d=[epochs=1; Inner=5]",
+              "s.cfg:1:14: error: 'd.Inner' must be a block [ ... ], but it is a value");
+    CHECK_ERR("d=[epochs=[x=1]]",
+              "s.cfg:1:4: error: 'd.epochs' must be a value (integer), but it is a block");
+    CHECK_ERR("d=[epochs=1; Inner=[dim=0]]",
+              "s.cfg:1:25: error: dim: 0 is out of range: must be >= 1");
+    CHECK_ERR("d=[epochs=1; Inner=[]]",
+              "s.cfg:1:14: error: d.Inner: required key 'dim' is not set (size)");
     CHECK_ERR("d=[epochs=1; streams=[a=[dim=1]; b=2]]",
-              "s.cfg:1:34: error: 'd.streams.b' must be a block [ ... ] describing one Inner, but it is a value");
+              "s.cfg:1:34: error: 'd.streams.b' must be a block [ ... ] describing one Inner, but "
+              "it is a value");
     CHECK_ERR("d=[rate=1]", "s.cfg:1:1: error: d: required key 'epochs' is not set (how many)");
-    CHECK_ERR("d=[epochs=1; legacyThing=1]",
-              "s.cfg:1:14: error: d.legacyThing: not supported by partrain: legacy things are gone");
+    CHECK_ERR(
+        "d=[epochs=1; legacyThing=1]",
+        "s.cfg:1:14: error: d.legacyThing: not supported by partrain: legacy things are gone");
 }
 END_TEST
 
 START_TEST(exclusive_and_aliases)
 {
     CHECK_ERR("d=[epochs=1; perMB=1\n perSample=2]",
-              "s.cfg:2:2: error: Demo: 'perSample' and 'perMB' (set at s.cfg:1:14) exclude each other; give only one");
+              "s.cfg:2:2: error: Demo: 'perSample' and 'perMB' (set at s.cfg:1:14) exclude each "
+              "other; give only one");
     CHECK_ERR("d=[epochs=1; period=1; syncPeriod=2]",
-              "s.cfg:1:24: error: Demo: 'syncPeriod' and 'period' (set at s.cfg:1:14) are two names for the same setting; give only one");
+              "s.cfg:1:24: error: Demo: 'syncPeriod' and 'period' (set at s.cfg:1:14) are two "
+              "names for the same setting; give only one");
     /* exclusion sees keys inherited from enclosing blocks too */
     struct pt_err e;
     struct cfg *c = load("s.cfg", "perMB=1\nd=[epochs=1; perSample=2]", &e);
@@ -123,7 +153,8 @@ START_TEST(exclusive_and_aliases)
     /* a deprecated alias warns and reads as its target */
     ck_assert_int_eq(check("d=[epochs=1; oldPeriod=7]", "d", 0, &c, &e), 0);
     ck_assert_uint_eq(cfg_warning_count(c), 1);
-    ck_assert_str_eq(cfg_warning(c, 0), "s.cfg:1:14: warning: 'oldPeriod' is deprecated; use 'period'");
+    ck_assert_str_eq(cfg_warning(c, 0),
+                     "s.cfg:1:14: warning: 'oldPeriod' is deprecated; use 'period'");
     struct cfg_val v;
     ck_assert_int_eq(cfg_schema_get(node_at(c, "d"), &demo, "period", &v, &e), 0);
     ck_assert_int_eq(v.i, 7);
@@ -139,20 +170,28 @@ START_TEST(unknown_keys)
     struct cfg *c;
     ck_assert_int_eq(check("d=[epochs=1; epoch=2; rates=1; dim=3; zzzzzz=1]", "d", 0, &c, &e), 0);
     ck_assert_uint_eq(cfg_warning_count(c), 4);
-    ck_assert_str_eq(cfg_warning(c, 0), "s.cfg:1:14: warning: unknown key 'd.epoch' in Demo is ignored (did you mean 'epochs'?)");
-    ck_assert_str_eq(cfg_warning(c, 1), "s.cfg:1:23: warning: unknown key 'd.rates' in Demo is ignored (did you mean 'rate'?)");
-    ck_assert_str_eq(cfg_warning(c, 2), "s.cfg:1:32: warning: unknown key 'd.dim' in Demo is ignored ('dim' belongs in the Inner block)");
-    ck_assert_str_eq(cfg_warning(c, 3), "s.cfg:1:39: warning: unknown key 'd.zzzzzz' in Demo is ignored");
+    ck_assert_str_eq(
+        cfg_warning(c, 0),
+        "s.cfg:1:14: warning: unknown key 'd.epoch' in Demo is ignored (did you mean 'epochs'?)");
+    ck_assert_str_eq(
+        cfg_warning(c, 1),
+        "s.cfg:1:23: warning: unknown key 'd.rates' in Demo is ignored (did you mean 'rate'?)");
+    ck_assert_str_eq(cfg_warning(c, 2), "s.cfg:1:32: warning: unknown key 'd.dim' in Demo is "
+                                        "ignored ('dim' belongs in the Inner block)");
+    ck_assert_str_eq(cfg_warning(c, 3),
+                     "s.cfg:1:39: warning: unknown key 'd.zzzzzz' in Demo is ignored");
     cfg_free(c);
     ck_assert_int_eq(check("d=[epochs=1; epoch=2]", "d", 1, NULL, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "s.cfg:1:14: error: unknown key 'd.epoch' in Demo (did you mean 'epochs'?) (strictConfig=true)");
+    ck_assert_str_eq(e.msg, "s.cfg:1:14: error: unknown key 'd.epoch' in Demo (did you mean "
+                            "'epochs'?) (strictConfig=true)");
 }
 END_TEST
 
 START_TEST(typed_reads_and_defaults)
 {
     struct pt_err e;
-    struct cfg *c = load("s.cfg", "sizes=128\nd=[epochs=4; rate=default; flag=1; kind=beta; words=a:b*2]", &e);
+    struct cfg *c =
+        load("s.cfg", "sizes=128\nd=[epochs=4; rate=default; flag=1; kind=beta; words=a:b*2]", &e);
     struct cfg_node *d = node_at(c, "d");
     struct cfg_val v;
     ck_assert_int_eq(cfg_schema_get(d, &demo, "epochs", &v, &e), 0);
@@ -220,7 +259,8 @@ static const char *good_train =
     "     DataParallelSGD=[gradientBits=1:32]\n"
     "     BlockMomentumSGD=[blockSize=1000; blockMomentumAsTimeConstant=4000]\n"
     "     ModelAveragingSGD=[syncFrequencyInFrames=100]\n"
-    "     DataParallelASGD=[AdjustLearningRateAtBeginning=[adjustType=linearly; adjustNBMiniBatch=8]]]]\n"
+    "     DataParallelASGD=[AdjustLearningRateAtBeginning=[adjustType=linearly; "
+    "adjustNBMiniBatch=8]]]]\n"
     " reader=[readerType=CNTKTextFormatReader; file=x.ctf\n"
     "   input=[features=[dim=784; format=dense]; labels=[dim=10; format=dense; alias=y]]]]\n"
     "eval=[action=eval; modelPath=m.dnn; reader=$tr$]\n"
@@ -240,7 +280,9 @@ START_TEST(trainer_config_valid)
     ck_assert_str_eq(cmds[1].action->name, "eval");
     /* the only warning: the deprecated ModelAveraging alias */
     ck_assert_uint_eq(cfg_warning_count(c), 1);
-    ck_assert_str_eq(cfg_warning(c, 0), "t.cfg:9:25: warning: 'syncFrequencyInFrames' is deprecated; use 'blockSizePerWorker'");
+    ck_assert_str_eq(
+        cfg_warning(c, 0),
+        "t.cfg:9:25: warning: 'syncFrequencyInFrames' is deprecated; use 'blockSizePerWorker'");
     cfg_free(c);
 }
 END_TEST
@@ -254,24 +296,53 @@ START_TEST(trainer_config_errors)
     const struct {
         const char *arg, *msg;
     } cases[] = {
-        {"command=train:evl", "<command line>:arg1: error: command=train:evl: there is no top-level block named 'evl' (did you mean 'eval'?)"},
-        {"command=train:qqqqq", "<command line>:arg1: error: command=train:qqqqq: there is no top-level block named 'qqqqq'"},
-        {"eval.action=write", "<command line>:arg1: error: action=write is a CNTK action that partrain does not support (supported: train, test, eval)"},
-        {"eval.action=dance", "<command line>:arg1: error: unknown action \"dance\" (supported: train, test, eval)"},
-        {"train.SGD.learningRatesPerSample=0.1", "t.cfg:5:39: error: SGD: 'learningRatesPerMB' and 'learningRatesPerSample' (set at <command line>:arg1) exclude each other; give only one"},
-        {"train.SGD.ParallelTrain.DataParallelSGD.gradientBits=3", "<command line>:arg1: error: gradientBits: 3 bits is not possible; each value must be 1, 2, 4, 8, 16 or 32"},
-        {"train.SGD.gradUpdateType=RmsProp", "<command line>:arg1: error: gradUpdateType=RmsProp is not supported by partrain (supported: None|Adam|AdaGrad)"},
-        {"precision=double", "<command line>:arg1: error: precision=double is not supported by partrain (supported: float)"},
-        {"train.reader.readerType=HTKMLFReader", "<command line>:arg1: error: readerType=HTKMLFReader is not supported by partrain (supported: CNTKTextFormatReader)"},
-        {"train.SimpleNetworkBuilder.rnnType=CLASSLSTM", "<command line>:arg1: error: rnnType=CLASSLSTM is not supported by partrain (supported: SIMPLENET|LSTM)"},
-        {"train.BrainScriptNetworkBuilder=[x=1]", "<command line>:arg1: error: train.BrainScriptNetworkBuilder: not supported by partrain: BrainScript networks are not supported; describe the network with SimpleNetworkBuilder = [ layerSizes=...; ... ]"},
-        {"train.SGD.AutoAdjust=[reduceLearnRateIfImproveLessThan=0]", "<command line>:arg1: error: train.SGD.AutoAdjust: not supported by partrain: automatic learning-rate adjustment is not implemented; give the rates as a per-epoch schedule (learningRatesPerSample=0.01*5:0.001)"},
-        {"deviceId=gpu", "<command line>:arg1: error: deviceId: \"gpu\" is not a device: use auto, cpu, -1 (CPU) or a GPU number"},
-        {"train.SGD.momentumPerMB=0.5", "t.cfg:5:63: error: SGD: 'momentumAsTimeConstant' and 'momentumPerMB' (set at <command line>:arg1) exclude each other; give only one"},
-        {"train.SGD.momentumPerMB=1", "<command line>:arg1: error: momentumPerMB: 1 is out of range: must be < 1"},
-        {"train.SGD.ParallelTrain.BlockMomentumSGD.blockSizePerWorker=5", "t.cfg:8:24: error: BlockMomentumSGD: 'blockSize' and 'blockSizePerWorker' (set at <command line>:arg1) exclude each other; give only one"},
-        {"train.reader.input.labels.format=csv", "<command line>:arg1: error: format: expected one of dense|sparse, got \"csv\""},
-        {"train.SGD.dropoutRate=1", "<command line>:arg1: error: dropoutRate: 1 is out of range: must be < 1"},
+        {"command=train:evl", "<command line>:arg1: error: command=train:evl: there is no "
+                              "top-level block named 'evl' (did you mean 'eval'?)"},
+        {"command=train:qqqqq", "<command line>:arg1: error: command=train:qqqqq: there is no "
+                                "top-level block named 'qqqqq'"},
+        {"eval.action=write", "<command line>:arg1: error: action=write is a CNTK action that "
+                              "partrain does not support (supported: train, test, eval)"},
+        {"eval.action=dance",
+         "<command line>:arg1: error: unknown action \"dance\" (supported: train, test, eval)"},
+        {"train.SGD.learningRatesPerSample=0.1",
+         "t.cfg:5:39: error: SGD: 'learningRatesPerMB' and 'learningRatesPerSample' (set at "
+         "<command line>:arg1) exclude each other; give only one"},
+        {"train.SGD.ParallelTrain.DataParallelSGD.gradientBits=3",
+         "<command line>:arg1: error: gradientBits: 3 bits is not possible; each value must be 1, "
+         "2, 4, 8, 16 or 32"},
+        {"train.SGD.gradUpdateType=RmsProp",
+         "<command line>:arg1: error: gradUpdateType=RmsProp is not supported by partrain "
+         "(supported: None|Adam|AdaGrad)"},
+        {"precision=double", "<command line>:arg1: error: precision=double is not supported by "
+                             "partrain (supported: float)"},
+        {"train.reader.readerType=HTKMLFReader",
+         "<command line>:arg1: error: readerType=HTKMLFReader is not supported by partrain "
+         "(supported: CNTKTextFormatReader)"},
+        {"train.SimpleNetworkBuilder.rnnType=CLASSLSTM",
+         "<command line>:arg1: error: rnnType=CLASSLSTM is not supported by partrain (supported: "
+         "SIMPLENET|LSTM)"},
+        {"train.BrainScriptNetworkBuilder=[x=1]",
+         "<command line>:arg1: error: train.BrainScriptNetworkBuilder: not supported by partrain: "
+         "BrainScript networks are not supported; describe the network with SimpleNetworkBuilder = "
+         "[ layerSizes=...; ... ]"},
+        {"train.SGD.AutoAdjust=[reduceLearnRateIfImproveLessThan=0]",
+         "<command line>:arg1: error: train.SGD.AutoAdjust: not supported by partrain: automatic "
+         "learning-rate adjustment is not implemented; give the rates as a per-epoch schedule "
+         "(learningRatesPerSample=0.01*5:0.001)"},
+        {"deviceId=gpu", "<command line>:arg1: error: deviceId: \"gpu\" is not a device: use auto, "
+                         "cpu, -1 (CPU) or a GPU number"},
+        {"train.SGD.momentumPerMB=0.5",
+         "t.cfg:5:63: error: SGD: 'momentumAsTimeConstant' and 'momentumPerMB' (set at <command "
+         "line>:arg1) exclude each other; give only one"},
+        {"train.SGD.momentumPerMB=1",
+         "<command line>:arg1: error: momentumPerMB: 1 is out of range: must be < 1"},
+        {"train.SGD.ParallelTrain.BlockMomentumSGD.blockSizePerWorker=5",
+         "t.cfg:8:24: error: BlockMomentumSGD: 'blockSize' and 'blockSizePerWorker' (set at "
+         "<command line>:arg1) exclude each other; give only one"},
+        {"train.reader.input.labels.format=csv",
+         "<command line>:arg1: error: format: expected one of dense|sparse, got \"csv\""},
+        {"train.SGD.dropoutRate=1",
+         "<command line>:arg1: error: dropoutRate: 1 is out of range: must be < 1"},
     };
     cfg_free(c);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -288,19 +359,31 @@ END_TEST
 START_TEST(trainer_missing_parts)
 {
     struct pt_err e;
-    ck_assert_int_eq(check_trainer("train=[action=train; modelPath=m; SGD=[maxEpochs=1]\n"
-                                   " reader=[readerType=CNTKTextFormatReader; file=f; input=[a=[dim=1;format=dense]]]]\n",
-                                   NULL, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "t.cfg:1:1: error: train: missing the SimpleNetworkBuilder block: partrain builds its "
-                            "networks with SimpleNetworkBuilder = [ ... ] (BrainScriptNetworkBuilder and "
-                            "NDLNetworkBuilder are not supported)");
+    ck_assert_int_eq(
+        check_trainer(
+            "train=[action=train; modelPath=m; SGD=[maxEpochs=1]\n"
+            " reader=[readerType=CNTKTextFormatReader; file=f; input=[a=[dim=1;format=dense]]]]\n",
+            NULL, &e),
+        PT_EUSER);
+    ck_assert_str_eq(
+        e.msg,
+        "t.cfg:1:1: error: train: missing the SimpleNetworkBuilder block: partrain builds its "
+        "networks with SimpleNetworkBuilder = [ ... ] (BrainScriptNetworkBuilder and "
+        "NDLNetworkBuilder are not supported)");
     ck_assert_int_eq(check_trainer("command=x\nx=5\n", NULL, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "t.cfg:2:1: error: command=x names 'x', which is a value, not a block [ ... ]");
+    ck_assert_str_eq(
+        e.msg, "t.cfg:2:1: error: command=x names 'x', which is a value, not a block [ ... ]");
     ck_assert_int_eq(check_trainer("t=[action=test]\ncommand=t", NULL, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "t.cfg:1:1: error: t: required key 'modelPath' is not set (the model file to evaluate)");
+    ck_assert_str_eq(
+        e.msg,
+        "t.cfg:1:1: error: t: required key 'modelPath' is not set (the model file to evaluate)");
     /* shared blocks at top level are found by climbing and checked */
-    ck_assert_int_eq(check_trainer("reader=[readerType=CNTKTextFormatReader; file=f; input=[a=[dim=0;format=dense]]]\n"
-                                   "t=[action=test; modelPath=m]\ncommand=t", NULL, &e), PT_EUSER);
+    ck_assert_int_eq(
+        check_trainer(
+            "reader=[readerType=CNTKTextFormatReader; file=f; input=[a=[dim=0;format=dense]]]\n"
+            "t=[action=test; modelPath=m]\ncommand=t",
+            NULL, &e),
+        PT_EUSER);
     ck_assert_str_eq(e.msg, "t.cfg:1:64: error: dim: 0 is out of range: must be >= 1");
 }
 END_TEST
@@ -309,14 +392,20 @@ START_TEST(trainer_unknown_keys)
 {
     struct pt_err e;
     struct cfg *c;
-    ck_assert_int_eq(check_trainer("command=t\nt=[action=test; modelPath=m; myVar=1\n"
-                                   " reader=[readerType=CNTKTextFormatReader; file=f; maxEpochs=3\n"
-                                   "   input=[a=[dim=1;format=dense; dimm=2]]; ParallelTrain=[]]]\n",
-                                   &c, &e), 0);
+    ck_assert_int_eq(
+        check_trainer("command=t\nt=[action=test; modelPath=m; myVar=1\n"
+                      " reader=[readerType=CNTKTextFormatReader; file=f; maxEpochs=3\n"
+                      "   input=[a=[dim=1;format=dense; dimm=2]]; ParallelTrain=[]]]\n",
+                      &c, &e),
+        0);
     ck_assert_uint_eq(cfg_warning_count(c), 3);
-    ck_assert_str_eq(cfg_warning(c, 0), "t.cfg:3:51: warning: unknown key 't.reader.maxEpochs' in reader is ignored ('maxEpochs' belongs in the SGD block)");
-    ck_assert_str_eq(cfg_warning(c, 1), "t.cfg:4:34: warning: unknown key 't.reader.input.a.dimm' in input stream is ignored (did you mean 'dim'?)");
-    ck_assert_str_eq(cfg_warning(c, 2), "t.cfg:4:44: warning: unknown key 't.reader.ParallelTrain' in reader is ignored (a ParallelTrain block belongs inside SGD)");
+    ck_assert_str_eq(cfg_warning(c, 0), "t.cfg:3:51: warning: unknown key 't.reader.maxEpochs' in "
+                                        "reader is ignored ('maxEpochs' belongs in the SGD block)");
+    ck_assert_str_eq(cfg_warning(c, 1), "t.cfg:4:34: warning: unknown key 't.reader.input.a.dimm' "
+                                        "in input stream is ignored (did you mean 'dim'?)");
+    ck_assert_str_eq(cfg_warning(c, 2),
+                     "t.cfg:4:44: warning: unknown key 't.reader.ParallelTrain' in reader is "
+                     "ignored (a ParallelTrain block belongs inside SGD)");
     cfg_free(c);
 }
 END_TEST
@@ -330,7 +419,8 @@ START_TEST(help_text_covers_every_key)
         cfg_schema_print_help(f, train_all_schemas[i]);
         fclose(f);
         for (const struct cfg_key *k = train_all_schemas[i]->keys; k->name; k++)
-            ck_assert_msg(strstr(buf, k->name), "--help of %s misses %s", train_all_schemas[i]->name, k->name);
+            ck_assert_msg(strstr(buf, k->name), "--help of %s misses %s",
+                          train_all_schemas[i]->name, k->name);
         free(buf);
     }
 }

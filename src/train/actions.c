@@ -39,9 +39,24 @@ static const struct train_action actions[] = {
 /* CNTK actions partrain does not have: named so the error says "not supported", not
  * "unknown". */
 static const char *const cntk_only_actions[] = {
-    "adapt", "cv", "write", "edit", "dumpNode", "dumpNodes", "convertDBN", "createLabelMap",
-    "writeWordAndClass", "SVD", "bnstat", "plot", "exportModel", "testunroll", "trainRNN",
-    "printNodes", "evalRNN", NULL,
+    "adapt",
+    "cv",
+    "write",
+    "edit",
+    "dumpNode",
+    "dumpNodes",
+    "convertDBN",
+    "createLabelMap",
+    "writeWordAndClass",
+    "SVD",
+    "bnstat",
+    "plot",
+    "exportModel",
+    "testunroll",
+    "trainRNN",
+    "printNodes",
+    "evalRNN",
+    NULL,
 };
 
 const struct train_action *train_action_find(const char *name)
@@ -57,8 +72,7 @@ const char *train_action_names(void)
     return "train, test, eval";
 }
 
-static int check_action(struct cfg_node *block, const struct train_action **out,
-                        struct pt_err *e)
+static int check_action(struct cfg_node *block, const struct train_action **out, struct pt_err *e)
 {
     struct cfg_node *n = NULL;
     int rc = cfg_find_local(block, "action", &n, e);
@@ -80,7 +94,8 @@ static int check_action(struct cfg_node *block, const struct train_action **out,
         if (strcasecmp(cntk_only_actions[i], name) == 0)
             return cfg_error(e, cfg_value_origin(n),
                              "action=%s is a CNTK action that partrain does not support "
-                             "(supported: %s)", ex, train_action_names());
+                             "(supported: %s)",
+                             ex, train_action_names());
     return cfg_error(e, n ? cfg_value_origin(n) : cfg_origin_of(block),
                      "unknown action \"%s\" (supported: %s)", ex, train_action_names());
 }
@@ -166,7 +181,8 @@ void train_print_usage(FILE *out)
 {
     fputs("usage: trainer [--help [BLOCK]] [--version] [--print-config]\n"
           "               configFile=FILE[+FILE...] [key=value | block=[...] | a.b.c=value]...\n"
-          "       mpiexec -n N trainer configFile=FILE [ARG...]\n", out);
+          "       mpiexec -n N trainer configFile=FILE [ARG...]\n",
+          out);
 }
 
 int train_print_help(FILE *out, const char *topic)
@@ -200,12 +216,15 @@ int train_print_help(FILE *out, const char *topic)
           "  --print-config           print the merged config with each value's origin, then\n"
           "                           check it and exit (status 1 when it has errors)\n"
           "  --man-keys               the key reference of trainer.cfg(5), in troff\n"
-          "\nBlocks (trainer --help BLOCK lists their keys):\n", out);
+          "\nBlocks (trainer --help BLOCK lists their keys):\n",
+          out);
     for (int i = 0; train_all_schemas[i]; i++)
         fprintf(out, "  %-30s %s\n", train_all_schemas[i]->name, train_all_schemas[i]->where);
-    fprintf(out, "\nActions: %s. Exit status: 0 success, 1 bad input (config, command line,\n"
-                 "data, model), 2 usage, 3 system failure (I/O, MPI, memory).\n"
-                 "See trainer(1) and trainer.cfg(5).\n", train_action_names());
+    fprintf(out,
+            "\nActions: %s. Exit status: 0 success, 1 bad input (config, command line,\n"
+            "data, model), 2 usage, 3 system failure (I/O, MPI, memory).\n"
+            "See trainer(1) and trainer.cfg(5).\n",
+            train_action_names());
     return 0;
 }
 

@@ -46,8 +46,7 @@ void cmdline_flags(int argc, char **argv, struct cmdline *out)
         take_flag(argc, argv, &i, out, &unknown);
 }
 
-int cmdline_apply(int argc, char **argv, struct cfg *cfg, struct cmdline *out,
-                  struct pt_err *e)
+int cmdline_apply(int argc, char **argv, struct cfg *cfg, struct cmdline *out, struct pt_err *e)
 {
     memset(out, 0, sizeof *out);
     for (int i = 1; i < argc; i++) {

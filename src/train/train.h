@@ -59,8 +59,7 @@ struct cmdline {
 
 /* Apply argv[1..argc) in order: flags, configFile=a+b, currentDirectory=DIR (changes the
  * process's directory, as CNTK does), and key=value overrides. */
-int cmdline_apply(int argc, char **argv, struct cfg *cfg, struct cmdline *out,
-                  struct pt_err *e);
+int cmdline_apply(int argc, char **argv, struct cfg *cfg, struct cmdline *out, struct pt_err *e);
 /* Only the flags (no config, no side effects): for --help/--version before MPI starts. */
 void cmdline_flags(int argc, char **argv, struct cmdline *out);
 
