@@ -63,6 +63,15 @@ static int report(struct comm *comm, struct pt_log *log, int rc, int failed, str
     return exit_code(rc);
 }
 
+/* MPI could not even agree on the outcome: say why and end every rank. */
+static void agreement_failed(struct pt_log *log, const struct pt_err *agree, struct comm *comm)
+{
+    pt_log_printf(log, "%s\n", agree->msg);
+    if (log->own)
+        fprintf(stderr, "%s\n", agree->msg);
+    comm_abort(comm, exit_code(agree->code));
+}
+
 /* Set up the log from the config (stderr=, timestamping=). */
 static int open_log(struct cfg *cfg, struct pt_log *log, int rank, struct pt_err *e)
 {
@@ -152,8 +161,8 @@ int main(int argc, char **argv)
     struct pt_err agree;
     pt_err_clear(&agree);
     int status = comm_agree(comm, rc, &failed, &agree);
-    if (status == 0 && agree.code)
-        comm_abort(comm, 3);
+    if (agree.code)
+        agreement_failed(&log, &agree, comm);
     if (status == 0 && !cl.print_config) {
         struct pt_ctx ctx = {.cfg = cfg, .comm = comm, .log = &log};
         rc = start_up(cfg, comm, &log, &e);
@@ -161,7 +170,7 @@ int main(int argc, char **argv)
             rc = cmds[i].action->run(&ctx, cmds[i].block, &e);
         status = comm_agree(comm, rc, &failed, &agree);
         if (agree.code)
-            comm_abort(comm, 3);
+            agreement_failed(&log, &agree, comm);
     }
     int code = status ? report(comm, &log, status, failed, &e) : 0;
     cfg_free(cfg);
