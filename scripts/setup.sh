@@ -2,7 +2,7 @@
 # Idempotent setup for a fresh Debian 12 machine (run as root, or with sudo available):
 # installs the Debian packages partrain needs, bootstraps autotools, configures and builds.
 #
-#   scripts/setup.sh            install + bootstrap + configure + make
+#   scripts/setup.sh            install + bootstrap + configure + make + prepare the data
 #   SETUP_SKIP_BUILD=1 scripts/setup.sh   install only
 #   CONFIGURE_FLAGS="--with-cuda" scripts/setup.sh
 set -eu
@@ -45,3 +45,5 @@ if [ ! -f Makefile ] || [ configure -nt config.status ]; then
     ./configure ${CONFIGURE_FLAGS:-}
 fi
 make -j"$(nproc)"
+# the real data: Debian's Fashion-MNIST as CTF under data/fashion-mnist/ (idempotent)
+[ "${SETUP_SKIP_DATA:-0}" = 1 ] || scripts/prepare-fashion-mnist.sh
