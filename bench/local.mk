@@ -1,2 +1,6 @@
-# bench/: benchmark programs (none yet: speed work starts with training).
+# bench/: benchmark programs. Run them by hand (not under make check); each prints the ratio
+# against a reference measured in the same run. Results go to bench/RESULTS.md.
+noinst_PROGRAMS += bench/ctf_parse
+bench_ctf_parse_SOURCES = bench/ctf_parse.c
+bench_ctf_parse_LDADD = $(PT_LIBS)
 EXTRA_DIST += bench/RESULTS.md
