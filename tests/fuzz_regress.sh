@@ -1,5 +1,7 @@
 #!/bin/sh
-# Replays every kept fuzz input (seeds and minimized crashers) through the fuzz target.
+# Replays every kept fuzz input (seeds and minimized crashers) through both fuzz targets.
 set -eu
-exec "${top_builddir:-.}/tests/test_fuzz_regress" "${top_srcdir:-.}/tests/fuzz/seeds" \
-    "${top_srcdir:-.}/tests/fuzz/regress"
+b=${top_builddir:-.}/tests
+s=${top_srcdir:-.}/tests/fuzz
+"$b/test_fuzz_regress" "$s/seeds" "$s/regress"
+"$b/test_fuzz_regress_ctf" "$s/seeds-ctf" "$s/regress-ctf"

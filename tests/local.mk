@@ -3,7 +3,8 @@ if HAVE_CHECK
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -I$(top_srcdir)/tests
 TEST_LIBS = $(PT_LIBS) $(CHECK_LIBS)
 
-check_PROGRAMS += tests/test_cfg tests/test_schema tests/test_cmdline tests/test_ctf tests/test_fuzz_regress
+check_PROGRAMS += tests/test_cfg tests/test_schema tests/test_cmdline tests/test_ctf tests/test_fuzz_regress \
+	tests/test_fuzz_regress_ctf
 tests_test_cfg_SOURCES = tests/test_cfg.c tests/testutil.h
 tests_test_cfg_CFLAGS = $(TEST_CFLAGS)
 tests_test_cfg_LDADD = $(TEST_LIBS)
@@ -19,6 +20,9 @@ tests_test_ctf_LDADD = $(TEST_LIBS)
 tests_test_fuzz_regress_SOURCES = tests/fuzz/fuzz_cfg.c tests/fuzz/replay.c
 tests_test_fuzz_regress_CFLAGS = $(AM_CFLAGS)
 tests_test_fuzz_regress_LDADD = $(PT_LIBS)
+tests_test_fuzz_regress_ctf_SOURCES = tests/fuzz/fuzz_ctf.c tests/fuzz/replay.c
+tests_test_fuzz_regress_ctf_CFLAGS = $(AM_CFLAGS)
+tests_test_fuzz_regress_ctf_LDADD = $(PT_LIBS)
 
 TESTS += tests/test_cfg tests/test_schema tests/test_cmdline tests/test_ctf tests/fuzz_regress.sh \
 	tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_idx2ctf.sh
@@ -31,4 +35,4 @@ TESTS_ENVIRONMENT = \
 	top_srcdir='$(top_srcdir)' top_builddir='$(top_builddir)' MPIEXEC='$(MPIEXEC)' \
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 EXTRA_DIST += tests/test_idx2ctf.sh tests/testlib.sh tests/lsan.supp tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh \
-	tests/fuzz/seeds tests/fuzz/regress scripts/fuzz.sh tests/data/cntk-legacy.cfg
+	tests/fuzz/seeds tests/fuzz/regress tests/fuzz/seeds-ctf tests/fuzz/regress-ctf scripts/fuzz.sh tests/data/cntk-legacy.cfg
