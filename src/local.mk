@@ -5,7 +5,7 @@ libpartrain_a_SOURCES = \
 	src/comm/comm.h src/comm/comm.c \
 	src/learn/learn.h src/learn/sgd_schema.c \
 	src/nn/nn.h src/nn/network_schema.c \
-	src/reader/reader.h src/reader/reader_schema.c \
+	src/reader/reader.h src/reader/reader_schema.c src/reader/minibatch.h src/reader/minibatch.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
 	src/math/backend.h src/math/backend.c

@@ -1,0 +1,49 @@
+/* Minibatch buffers; see minibatch.h. */
+#include "reader/minibatch.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct mb_input *mb_find(struct minibatch *mb, const char *name)
+{
+    for (int i = 0; i < mb->ninputs; i++)
+        if (strcmp(mb->in[i].name, name) == 0)
+            return &mb->in[i];
+    return NULL;
+}
+
+int mb_input_reset(struct mb_input *in, size_t nseq, size_t steps, struct pt_err *e)
+{
+    size_t n = (size_t)in->dim * steps * nseq;
+    if (n > in->cap_data) {
+        float *p = realloc(in->data, (n ? n : 1) * sizeof *p);
+        if (!p)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory (minibatch of %zu values)", n);
+        in->data = p;
+        in->cap_data = n;
+    }
+    if (nseq > in->cap_len) {
+        uint32_t *l = realloc(in->len, (nseq ? nseq : 1) * sizeof *l);
+        if (!l)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory (minibatch of %zu sequences)", nseq);
+        in->len = l;
+        in->cap_len = nseq;
+    }
+    if (n)
+        memset(in->data, 0, n * sizeof *in->data);
+    if (nseq)
+        memset(in->len, 0, nseq * sizeof *in->len);
+    in->steps = steps;
+    return 0;
+}
+
+void mb_free(struct minibatch *mb)
+{
+    for (int i = 0; i < CTF_MAX_INPUTS; i++) {
+        free(mb->in[i].data);
+        free(mb->in[i].len);
+        mb->in[i].data = NULL;
+        mb->in[i].len = NULL;
+        mb->in[i].cap_data = mb->in[i].cap_len = 0;
+    }
+}

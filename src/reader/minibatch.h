@@ -1,0 +1,47 @@
+/* The minibatch: what the reader hands to the network.
+ *
+ * Layout (one matrix per input, time-major, padded):
+ *   data is dim x (steps * nseq), column-major; column t*nseq + s holds step t of sequence s;
+ *   columns with t >= len[s] are zero (padding).
+ * Feed-forward data has steps == 1. For an LSTM over 28-row images, "features" has
+ * steps == 28 and "labels" has steps == 1 (one label per sequence: sequence classification
+ * from the last step) or steps == 28 (a label per step: frame classification).
+ * Sparse inputs are delivered dense (densified by the reader).
+ *
+ * Inputs keep the order of the reader's `input = [ ... ]` block; networks find theirs by
+ * name ("features", "labels", as CNTK's SimpleNetworkBuilder does). */
+#ifndef PT_READER_MINIBATCH_H
+#define PT_READER_MINIBATCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "parsers/ctf.h"
+
+struct mb_input {
+    char name[64];
+    int dim;
+    size_t steps;   /* longest sequence of this input in the minibatch */
+    float *data;    /* dim x (steps * nseq), see above */
+    uint32_t *len;  /* rows of each sequence of this input (nseq entries) */
+    size_t cap_data, cap_len;
+};
+
+struct minibatch {
+    size_t nseq;           /* sequences this rank holds */
+    size_t samples;        /* this rank's samples (per sequence: rows of the definesMBSize
+                              input, else of its longest input) */
+    size_t global_samples; /* samples of the whole global minibatch, all ranks; 0 = epoch over */
+    int ninputs;
+    struct mb_input in[CTF_MAX_INPUTS];
+};
+
+/* The input called name, or NULL. */
+struct mb_input *mb_find(struct minibatch *mb, const char *name);
+/* Shape input i for nseq sequences of at most steps rows (zeroed, len[] zeroed). */
+int mb_input_reset(struct mb_input *in, size_t nseq, size_t steps, struct pt_err *e);
+/* Free every buffer; the struct can be reused. */
+void mb_free(struct minibatch *mb);
+
+#endif
