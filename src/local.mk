@@ -1,11 +1,13 @@
 # src/: everything above the parsers, then the trainer program.
 noinst_LIBRARIES += libpartrain.a
 libpartrain_a_SOURCES = \
-	src/core/log.h src/core/log.c src/core/fs.h src/core/fs.c \
+	src/core/log.h src/core/log.c src/core/fs.h src/core/fs.c src/core/rng.h src/core/rng.c \
 	src/comm/comm.h src/comm/comm.c \
 	src/learn/learn.h src/learn/sgd_schema.c \
 	src/nn/nn.h src/nn/network_schema.c \
 	src/reader/reader.h src/reader/reader_schema.c src/reader/minibatch.h src/reader/minibatch.c \
+	src/reader/reader_internal.h src/reader/reader_config.c src/reader/ctf_index.c \
+	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/timeline.h src/reader/timeline.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
 	src/math/backend.h src/math/backend.c

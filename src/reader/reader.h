@@ -1,11 +1,70 @@
-/* CNTK text-format reader (SPEC §6). This issue provides the reader block's schema; the
- * reader arrives with single-worker training. */
+/* CNTK text-format reader (SPEC 6).
+ *
+ * reader_open reads the whole file once, streaming (never slurped unless
+ * keepDataInMemory=true), validating every line and building an index: sequences, their
+ * sample counts and byte offsets, grouped into chunks of about chunkSizeInBytes. Each epoch
+ * is then a pure function of (seed, epoch, rank, workers) through the timeline
+ * (timeline.h): every rank walks the same global minibatches and keeps its own share,
+ * parsing only the chunks it owns. */
 #ifndef PT_READER_READER_H
 #define PT_READER_READER_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/log.h"
 #include "parsers/schema.h"
+#include "reader/minibatch.h"
 
 extern const struct cfg_schema reader_schema;       /* reader = [ ... ] */
 extern const struct cfg_schema reader_input_schema; /* reader.input.<stream> = [ ... ] */
+
+struct reader_input {
+    char name[64];  /* the stream's name in the config ("features") */
+    char alias[64]; /* its name in the file (default: name) */
+    int dim;
+    int sparse;
+    int defines_mb;
+};
+
+struct reader_config {
+    char file[4096];
+    struct cfg_origin file_origin; /* where file= was set, for messages */
+    struct reader_input inputs[CTF_MAX_INPUTS];
+    int ninputs;
+    int randomize;
+    size_t window; /* chunks, or samples when sample_window */
+    int sample_window;
+    size_t chunk_bytes;
+    uint64_t seed;
+    int keep_in_memory, frame_mode, skip_ids;
+    long long max_errors;
+    int trace;
+};
+
+/* Fill rc from a reader block (typed, validated, with CNTK's defaults). */
+int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct pt_err *e);
+
+struct reader;
+
+/* Open and index the data file. Warnings (zero-padded rows, tolerated bad rows) go to log
+ * (may be NULL). On failure *out is NULL and e names file:line:col. */
+int reader_open(const struct reader_config *rc, struct pt_log *log, struct reader **out,
+                struct pt_err *e);
+void reader_close(struct reader *r);
+
+size_t reader_sweep_samples(const struct reader *r); /* samples in one pass */
+size_t reader_sequences(const struct reader *r);
+size_t reader_chunks(const struct reader *r);
+
+/* Begin epoch `epoch` (0-based): the samples [epoch*E, (epoch+1)*E) of the endless stream
+ * of sweeps, E = epoch_size or one sweep when 0 (a sequence belongs to the epoch where its
+ * first sample falls). This rank is `rank` of `workers`. */
+int reader_start_epoch(struct reader *r, size_t epoch, size_t epoch_size, int rank, int workers,
+                       struct pt_err *e);
+/* The next global minibatch of mb_size samples (sequences are whole: one is added while the
+ * total stays <= mb_size, or when the minibatch is still empty); mb gets this rank's share.
+ * At the end of the epoch mb->global_samples is 0. */
+int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_err *e);
 
 #endif

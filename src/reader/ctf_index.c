@@ -1,0 +1,288 @@
+/* The index pass: one streaming read of the data file (a buffer at a time, never the whole
+ * file), every line parsed and validated, sequences and chunks recorded. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader/reader_internal.h"
+
+#define INDEX_BUF (8u << 20)
+#define MAX_SHOWN_WARNINGS 5
+
+void reader_ctf_inputs(const struct reader_config *rc, struct ctf_input *out)
+{
+    for (int i = 0; i < rc->ninputs; i++) {
+        out[i].alias = rc->inputs[i].alias;
+        out[i].dim = rc->inputs[i].dim;
+        out[i].sparse = rc->inputs[i].sparse;
+    }
+}
+
+int ctf_starts_sequence(const struct reader_config *rc, int has_ids, int first,
+                        const struct ctf_line *line, uint64_t prev_id)
+{
+    if (!has_ids || rc->skip_ids || rc->frame_mode)
+        return 1;
+    return first || line->id != prev_id;
+}
+
+void ctf_index_free(struct ctf_index *ix)
+{
+    free(ix->seq_offset);
+    free(ix->seq_samples);
+    free(ix->seq_chunk);
+    free(ix->chunk_first);
+    memset(ix, 0, sizeof *ix);
+}
+
+/* State of the pass. */
+struct pass {
+    const struct reader_config *rc;
+    struct pt_log *log;
+    struct ctf_index *ix;
+    struct ctf_input in[CTF_MAX_INPUTS];
+    struct ctf_column cols[CTF_MAX_INPUTS];
+    size_t rows[CTF_MAX_INPUTS];   /* rows of each input in the open sequence */
+    size_t padded[CTF_MAX_INPUTS]; /* zero-padded rows, and where the first was */
+    size_t padded_line[CTF_MAX_INPUTS];
+    long long bad;                 /* malformed lines skipped */
+    uint64_t prev_id, chunk_start;
+    int open;      /* a sequence is open */
+    int ids_known; /* the id style is settled by the first non-blank line */
+    size_t lineno;
+};
+
+static int push_seq(struct pass *p, uint64_t offset, struct pt_err *e)
+{
+    struct ctf_index *ix = p->ix;
+    if (ix->nseq == ix->cap_seq) {
+        size_t cap = ix->cap_seq ? ix->cap_seq * 2 : 4096;
+        uint64_t *o = realloc(ix->seq_offset, cap * sizeof *o);
+        if (o)
+            ix->seq_offset = o;
+        uint32_t *s = realloc(ix->seq_samples, cap * sizeof *s);
+        if (s)
+            ix->seq_samples = s;
+        uint32_t *c = realloc(ix->seq_chunk, cap * sizeof *c);
+        if (c)
+            ix->seq_chunk = c;
+        if (!o || !s || !c)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory indexing %s", p->rc->file);
+        ix->cap_seq = cap;
+    }
+    /* a chunk ends at the first sequence boundary after chunkSizeInBytes */
+    if (ix->nseq == 0 || offset - p->chunk_start >= p->rc->chunk_bytes) {
+        if (ix->nseq > 0)
+            ix->nchunks++;
+        p->chunk_start = offset;
+    }
+    ix->seq_offset[ix->nseq] = offset;
+    ix->seq_chunk[ix->nseq] = (uint32_t)ix->nchunks;
+    ix->seq_samples[ix->nseq] = 0;
+    ix->nseq++;
+    memset(p->rows, 0, sizeof p->rows);
+    p->open = 1;
+    return 0;
+}
+
+/* Close the open sequence: its samples are the definesMBSize input's rows, else the most
+ * rows of any input. */
+static int close_seq(struct pass *p, struct pt_err *e)
+{
+    if (!p->open)
+        return 0;
+    size_t samples = 0;
+    int defining = -1;
+    for (int i = 0; i < p->rc->ninputs; i++) {
+        if (p->rc->inputs[i].defines_mb)
+            defining = i;
+        if (p->rows[i] > samples)
+            samples = p->rows[i];
+    }
+    if (defining >= 0) {
+        samples = p->rows[defining];
+        if (samples == 0)
+            return pt_err_set(e, PT_EUSER,
+                              "%s:%zu: error: sequence %zu has no rows of input '%s' "
+                              "(definesMBSize=true)",
+                              p->rc->file, p->lineno, p->ix->nseq, p->rc->inputs[defining].name);
+    }
+    if (samples > UINT32_MAX)
+        return pt_err_set(e, PT_EUSER, "%s: error: sequence %zu is too long", p->rc->file,
+                          p->ix->nseq);
+    p->ix->seq_samples[p->ix->nseq - 1] = (uint32_t)samples;
+    p->ix->total_samples += samples;
+    p->open = 0;
+    return 0;
+}
+
+static int bad_line(struct pass *p, struct pt_err *line_err, struct pt_err *e)
+{
+    p->bad++;
+    if (p->bad > p->rc->max_errors) {
+        int rc = pt_err_set(e, line_err->code, "%s", line_err->msg);
+        if (p->rc->max_errors > 0)
+            pt_err_context(e, "%lld malformed rows, more than maxErrors=%lld", p->bad,
+                           p->rc->max_errors);
+        return rc;
+    }
+    if (p->log && p->bad <= MAX_SHOWN_WARNINGS) {
+        const char *msg = strstr(line_err->msg, ": error: ");
+        size_t where = msg ? (size_t)(msg - line_err->msg) : 0;
+        pt_log_printf(p->log, "%.*s: warning: %s; row skipped (maxErrors=%lld)\n", (int)where,
+                      line_err->msg, msg ? msg + 9 : line_err->msg, p->rc->max_errors);
+    }
+    return 0;
+}
+
+static int one_line(struct pass *p, const char *s, size_t len, uint64_t offset, struct pt_err *e)
+{
+    if (!p->ids_known) {
+        /* "A file whose first non-blank character is '|' has no ids" */
+        size_t k = 0;
+        while (k < len && strchr(" \t\r", s[k]))
+            k++;
+        if (k == len) {
+            p->lineno++;
+            return 0;
+        }
+        p->ix->has_ids = s[k] != '|';
+        p->ids_known = 1;
+    }
+    struct ctf_where at = {.file = p->rc->file, .line = ++p->lineno};
+    struct ctf_line line;
+    struct pt_err le;
+    pt_err_clear(&le);
+    int rc = ctf_parse_line(p->in, p->rc->ninputs, p->cols, s, len, p->ix->has_ids, &at, &line, &le);
+    for (int i = 0; i < p->rc->ninputs; i++)
+        ctf_column_clear(&p->cols[i]);
+    if (rc == PT_ENOMEM)
+        return pt_err_set(e, rc, "%s", le.msg);
+    if (rc)
+        return bad_line(p, &le, e);
+    if (line.empty)
+        return 0;
+    if (ctf_starts_sequence(p->rc, p->ix->has_ids, !p->open, &line, p->prev_id)) {
+        if ((rc = close_seq(p, e)) || (rc = push_seq(p, offset, e)))
+            return rc;
+    }
+    p->prev_id = line.id;
+    for (int i = 0; i < p->rc->ninputs; i++) {
+        p->rows[i] += (line.rows >> i) & 1;
+        if ((line.padded >> i) & 1 && p->padded[i]++ == 0)
+            p->padded_line[i] = p->lineno;
+    }
+    return 0;
+}
+
+/* Lines are split at '\n'; the BOM and the id style are settled on the first bytes. */
+static int scan(struct pass *p, int fd, struct pt_err *e)
+{
+    char *buf = malloc(INDEX_BUF);
+    size_t cap = INDEX_BUF, have = 0;
+    uint64_t base = 0; /* file offset of buf[0] */
+    int rc = 0, eof = 0, first = 1;
+    if (!buf)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    while (rc == 0 && !(eof && have == 0)) {
+        if (!eof && have < cap) {
+            ssize_t got = read(fd, buf + have, cap - have);
+            if (got < 0 && errno == EINTR)
+                continue;
+            if (got < 0) {
+                rc = pt_err_set(e, PT_EUSER, "%s: error: read failed: %s", p->rc->file, strerror(errno));
+                break;
+            }
+            eof = got == 0;
+            have += (size_t)got;
+        }
+        size_t pos = 0;
+        if (first) {
+            if (have < 3 && !eof)
+                continue;
+            if (have >= 3 && memcmp(buf, "\xEF\xBB\xBF", 3) == 0)
+                pos = 3; /* a UTF-8 BOM */
+            p->ix->data_start = pos;
+            first = 0;
+        }
+        while (rc == 0) {
+            char *nl = memchr(buf + pos, '\n', have - pos);
+            if (!nl && !(eof && pos < have))
+                break;
+            size_t len = nl ? (size_t)(nl - (buf + pos)) : have - pos;
+            rc = one_line(p, buf + pos, len, base + pos, e);
+            pos += len + (nl != NULL);
+        }
+        memmove(buf, buf + pos, have - pos);
+        base += pos;
+        have -= pos;
+        if (have == cap && rc == 0) { /* one line longer than the buffer */
+            char *g = realloc(buf, cap * 2);
+            if (!g)
+                rc = pt_err_set(e, PT_ENOMEM, "error: out of memory (a line of %zu bytes)", cap);
+            else {
+                buf = g;
+                cap *= 2;
+            }
+        }
+    }
+    free(buf);
+    return rc ? rc : close_seq(p, e);
+}
+
+static void report_padding(struct pass *p)
+{
+    for (int i = 0; p->log && i < p->rc->ninputs; i++)
+        if (p->padded[i])
+            pt_log_printf(p->log,
+                          "%s:%zu: warning: input '%s' has fewer than %d values; zero-padded "
+                          "(%zu row%s like this)\n",
+                          p->rc->file, p->padded_line[i], p->rc->inputs[i].name,
+                          p->rc->inputs[i].dim, p->padded[i], p->padded[i] == 1 ? "" : "s");
+}
+
+int ctf_index_build(const struct reader_config *rc, struct pt_log *log, struct ctf_index *ix,
+                    struct pt_err *e)
+{
+    memset(ix, 0, sizeof *ix);
+    int fd = open(rc->file, O_RDONLY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+        int err = fd < 0 ? errno : EISDIR;
+        if (fd >= 0)
+            close(fd);
+        return cfg_error(e, &rc->file_origin, "cannot read data file '%s': %s", rc->file,
+                         strerror(err));
+    }
+    struct pass p = {.rc = rc, .log = log, .ix = ix};
+    reader_ctf_inputs(rc, p.in);
+    ix->file_bytes = (uint64_t)st.st_size;
+    int r = scan(&p, fd, e);
+    close(fd);
+    for (int i = 0; i < rc->ninputs; i++)
+        ctf_column_free(&p.cols[i]);
+    if (r == 0 && ix->total_samples == 0)
+        r = cfg_error(e, &rc->file_origin, "data file '%s' holds no samples of the configured inputs",
+                      rc->file);
+    if (r == 0 && ix->nseq > 0)
+        ix->nchunks++;
+    if (r == 0) {
+        ix->chunk_first = malloc((ix->nchunks + 1) * sizeof *ix->chunk_first);
+        if (!ix->chunk_first)
+            r = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    }
+    if (r == 0) {
+        for (size_t i = ix->nseq; i-- > 0;)
+            ix->chunk_first[ix->seq_chunk[i]] = i;
+        ix->chunk_first[ix->nchunks] = ix->nseq;
+        report_padding(&p);
+        if (log && p.bad > MAX_SHOWN_WARNINGS)
+            pt_log_printf(log, "%s: warning: %lld malformed rows skipped in all\n", rc->file, p.bad);
+    }
+    if (r)
+        ctf_index_free(ix);
+    return r;
+}

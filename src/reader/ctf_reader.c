@@ -1,0 +1,181 @@
+/* The reader: epochs over the timeline, chunk loading and caching, minibatch assembly. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "reader/reader_internal.h"
+
+size_t reader_sweep_samples(const struct reader *r)
+{
+    return r->ix.total_samples;
+}
+
+size_t reader_sequences(const struct reader *r)
+{
+    return r->ix.nseq;
+}
+
+size_t reader_chunks(const struct reader *r)
+{
+    return r->ix.nchunks;
+}
+
+static void chunk_free(struct chunk *c)
+{
+    for (int i = 0; i < CTF_MAX_INPUTS; i++)
+        ctf_column_free(&c->cols[i]);
+    free(c->row0);
+    free(c->rows);
+}
+
+void reader_close(struct reader *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->ncache; i++)
+        chunk_free(&r->cache[i]);
+    free(r->cache);
+    free(r->buf);
+    free(r->pick);
+    tl_sweep_free(&r->sweep);
+    ctf_index_free(&r->ix);
+    if (r->fd >= 0)
+        close(r->fd);
+    free(r);
+}
+
+/* Chunks that must be resident together: those of one randomization window. */
+static size_t cache_slots(const struct reader *r)
+{
+    size_t n = r->ix.nchunks;
+    if (r->rc.keep_in_memory || !r->rc.randomize)
+        return r->rc.keep_in_memory ? n : 2;
+    if (!r->rc.sample_window)
+        return r->rc.window + 1 < n ? r->rc.window + 1 : n;
+    size_t smallest = SIZE_MAX;
+    for (size_t c = 0; c < n; c++) {
+        size_t s = 0;
+        for (size_t i = r->ix.chunk_first[c]; i < r->ix.chunk_first[c + 1]; i++)
+            s += r->ix.seq_samples[i];
+        if (s < smallest)
+            smallest = s;
+    }
+    size_t need = r->rc.window / (smallest ? smallest : 1) + 2;
+    return need < n ? need : n;
+}
+
+int reader_open(const struct reader_config *rc, struct pt_log *log, struct reader **out,
+                struct pt_err *e)
+{
+    *out = NULL;
+    struct reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    r->rc = *rc;
+    r->log = log;
+    r->fd = -1;
+    r->sweep_no = UINT64_MAX;
+    reader_ctf_inputs(&r->rc, r->in);
+    int rcode = ctf_index_build(&r->rc, log, &r->ix, e);
+    if (rcode == 0) {
+        r->fd = open(rc->file, O_RDONLY);
+        if (r->fd < 0)
+            rcode = cfg_error(e, &rc->file_origin, "cannot read data file '%s': %s", rc->file,
+                              strerror(errno));
+    }
+    if (rcode == 0) {
+        r->src = (struct tl_source){.nseq = r->ix.nseq, .nchunks = r->ix.nchunks,
+                                    .seq_chunk = r->ix.seq_chunk,
+                                    .seq_samples = r->ix.seq_samples,
+                                    .chunk_first = r->ix.chunk_first};
+        r->tp = (struct tl_params){.randomize = rc->randomize, .seed = rc->seed,
+                                   .window = rc->window, .sample_window = rc->sample_window};
+        r->ncache = cache_slots(r);
+        r->cache = calloc(r->ncache ? r->ncache : 1, sizeof *r->cache);
+        if (!r->cache)
+            rcode = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        for (size_t i = 0; r->cache && i < r->ncache; i++)
+            r->cache[i].id = SIZE_MAX;
+    }
+    if (rcode) {
+        reader_close(r);
+        return rcode;
+    }
+    if (log && rc->trace > 1)
+        pt_log_printf(log, "reader: %s: %zu sequences, %zu samples, %zu chunks\n", rc->file,
+                      r->ix.nseq, r->ix.total_samples, r->ix.nchunks);
+    *out = r;
+    return 0;
+}
+
+static int use_sweep(struct reader *r, uint64_t w, struct pt_err *e)
+{
+    if (r->sweep_no == w)
+        return 0;
+    int rc = tl_sweep_build(&r->src, &r->tp, w, &r->sweep, e);
+    r->sweep_no = rc ? UINT64_MAX : w;
+    return rc;
+}
+
+int reader_start_epoch(struct reader *r, size_t epoch, size_t epoch_size, int rank, int workers,
+                       struct pt_err *e)
+{
+    uint64_t T = r->ix.total_samples, E = epoch_size ? epoch_size : T;
+    uint64_t start = (uint64_t)epoch * E;
+    r->rank = rank;
+    r->workers = workers > 0 ? workers : 1;
+    r->end = start + E;
+    r->w = start / T;
+    r->next = r->w * T;
+    r->k = 0;
+    int rc = use_sweep(r, r->w, e);
+    /* skip to the first sequence that starts at or after `start` */
+    while (rc == 0 && r->next < start) {
+        r->next += r->ix.seq_samples[r->sweep.order[r->k++]];
+        if (r->k == r->sweep.n) {
+            r->w++;
+            r->k = 0;
+            rc = use_sweep(r, r->w, e);
+        }
+    }
+    return rc;
+}
+
+int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_err *e)
+{
+    size_t total = 0, n = 0;
+    int rc = 0;
+    for (;;) {
+        if (r->k == r->sweep.n) {
+            r->w++;
+            r->k = 0;
+            if ((rc = use_sweep(r, r->w, e)))
+                return rc;
+        }
+        if (r->next >= r->end)
+            break;
+        uint32_t seq = r->sweep.order[r->k];
+        size_t len = r->ix.seq_samples[seq];
+        if (total > 0 && total + len > mb_size)
+            break;
+        if ((int)(r->sweep.key[r->k] % (uint32_t)r->workers) == r->rank) {
+            if (n == r->cap_pick) {
+                size_t cap = r->cap_pick ? r->cap_pick * 2 : 256;
+                uint32_t *p = realloc(r->pick, cap * sizeof *p);
+                if (!p)
+                    return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+                r->pick = p;
+                r->cap_pick = cap;
+            }
+            r->pick[n++] = seq;
+        }
+        total += len;
+        r->next += len;
+        r->k++;
+    }
+    rc = reader_fill(r, r->pick, n, mb, e);
+    mb->global_samples = total;
+    return rc;
+}

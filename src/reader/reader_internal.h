@@ -1,0 +1,74 @@
+/* Private to src/reader: the index and the reader state. */
+#ifndef PT_READER_READER_INTERNAL_H
+#define PT_READER_READER_INTERNAL_H
+
+#include "reader/reader.h"
+#include "reader/timeline.h"
+
+struct ctf_index {
+    int has_ids;             /* lines carry sequence ids (grouping lines into sequences) */
+    uint64_t data_start;     /* byte offset after a BOM */
+    uint64_t file_bytes;
+    size_t nseq, nchunks, total_samples;
+    uint64_t *seq_offset;    /* byte offset of each sequence's first line */
+    uint32_t *seq_samples;
+    uint32_t *seq_chunk;
+    size_t *chunk_first;     /* nchunks + 1 entries */
+    size_t cap_seq;
+};
+
+/* Build the index of rc->file (one streaming pass, every line parsed and validated). */
+int ctf_index_build(const struct reader_config *rc, struct pt_log *log, struct ctf_index *ix,
+                    struct pt_err *e);
+void ctf_index_free(struct ctf_index *ix);
+
+/* Per-line grouping shared by the index and chunk loading: does a line with this id start
+ * a new sequence after the previous one? */
+int ctf_starts_sequence(const struct reader_config *rc, int has_ids, int first,
+                        const struct ctf_line *line, uint64_t prev_id);
+
+/* A parsed chunk in memory. */
+struct chunk {
+    size_t id; /* SIZE_MAX: empty slot */
+    uint64_t used;
+    size_t nseq;
+    struct ctf_column cols[CTF_MAX_INPUTS];
+    uint32_t *row0; /* nseq x ninputs: first row of (sequence, input) */
+    uint32_t *rows; /* nseq x ninputs: its row count */
+    size_t cap_seq;
+};
+
+struct reader {
+    struct reader_config rc;
+    struct ctf_index ix;
+    struct ctf_input in[CTF_MAX_INPUTS];
+    struct pt_log *log;
+    int fd;
+    struct tl_source src;
+    struct tl_params tp;
+    struct tl_sweep sweep;
+    uint64_t sweep_no; /* which sweep `sweep` holds; UINT64_MAX: none */
+    /* the walk through the current epoch */
+    uint64_t w;      /* sweep of the next sequence */
+    size_t k;        /* its position in the sweep */
+    uint64_t next;   /* global sample index where it starts */
+    uint64_t end;    /* the epoch ends before this sample */
+    int rank, workers;
+    /* chunks in memory */
+    struct chunk *cache;
+    size_t ncache;
+    uint64_t clock;
+    char *buf;
+    size_t cap_buf;
+    uint32_t *pick; /* this rank's sequences of the current minibatch */
+    size_t cap_pick;
+};
+
+/* Rows of the sequences of this minibatch into mb (ctf_batch.c). */
+int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibatch *mb,
+                struct pt_err *e);
+
+/* The parser's view of the configured inputs. */
+void reader_ctf_inputs(const struct reader_config *rc, struct ctf_input *out);
+
+#endif

@@ -1,0 +1,396 @@
+/* The CTF reader (src/reader): index, epochs, randomization, partitioning, minibatches. */
+#include "reader/reader.h"
+#include "testutil.h"
+#include "core/log.h"
+
+static const char *dir;
+
+/* A reader config over file `name` in dir with inputs x (dense, dim 2) and y (dense 1). */
+static struct reader_config conf(const char *name)
+{
+    struct reader_config rc;
+    memset(&rc, 0, sizeof rc);
+    snprintf(rc.file, sizeof rc.file, "%s/%s", dir, name);
+    rc.file_origin = (struct cfg_origin){.file = "r.cfg", .line = 3, .col = 5};
+    rc.ninputs = 2;
+    snprintf(rc.inputs[0].name, 64, "x");
+    snprintf(rc.inputs[0].alias, 64, "x");
+    rc.inputs[0].dim = 2;
+    snprintf(rc.inputs[1].name, 64, "y");
+    snprintf(rc.inputs[1].alias, 64, "y");
+    rc.inputs[1].dim = 1;
+    rc.window = 128;
+    rc.chunk_bytes = 32u << 20;
+    return rc;
+}
+
+/* n sequences; sequence i has 1 + i % lens rows "i |x i t |y i" (y on the first row). */
+static void write_seqs(const char *name, int n, int lens, int ids)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < n; i++)
+        for (int t = 0; t < 1 + (lens ? i % lens : 0); t++) {
+            if (ids)
+                fprintf(f, "%d ", i);
+            fprintf(f, "|x %d %d", i, t);
+            if (t == 0)
+                fprintf(f, " |y %d", i);
+            fputc('\n', f);
+        }
+    fclose(f);
+}
+
+static struct reader *open_ok(const struct reader_config *rc)
+{
+    struct reader *r = NULL;
+    struct pt_err e;
+    pt_err_clear(&e);
+    ck_assert_msg(reader_open(rc, NULL, &r, &e) == 0, "%s", e.msg);
+    return r;
+}
+
+START_TEST(file_order_minibatches)
+{
+    dir = enter_tmpdir();
+    write_seqs("a.ctf", 10, 0, 0);
+    struct reader_config rc = conf("a.ctf");
+    struct reader *r = open_ok(&rc);
+    ck_assert_uint_eq(reader_sequences(r), 10);
+    ck_assert_uint_eq(reader_sweep_samples(r), 10);
+    struct minibatch mb = {0};
+    struct pt_err e;
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_start_epoch(r, 0, 0, 0, 1, &e), 0);
+    size_t sizes[] = {4, 4, 2, 0}, seen = 0;
+    for (int b = 0; b < 4; b++) {
+        ck_assert_int_eq(reader_next(r, 4, &mb, &e), 0);
+        ck_assert_uint_eq(mb.global_samples, sizes[b]);
+        ck_assert_uint_eq(mb.nseq, sizes[b]);
+        for (size_t s = 0; s < mb.nseq; s++, seen++) {
+            ck_assert(mb.in[0].data[2 * s] == (float)seen); /* x = (i, 0) */
+            ck_assert(mb.in[1].data[s] == (float)seen);     /* y = i */
+        }
+        if (sizes[b])
+            ck_assert_uint_eq(mb.in[0].steps, 1);
+    }
+    mb_free(&mb);
+    reader_close(r);
+}
+END_TEST
+
+START_TEST(sequences_and_lengths)
+{
+    dir = enter_tmpdir();
+    write_seqs("s.ctf", 6, 3, 1); /* lengths 1,2,3,1,2,3 */
+    struct reader_config rc = conf("s.ctf");
+    struct reader *r = open_ok(&rc);
+    ck_assert_uint_eq(reader_sequences(r), 6);
+    ck_assert_uint_eq(reader_sweep_samples(r), 12); /* longest input: x */
+    struct minibatch mb = {0};
+    struct pt_err e;
+    pt_err_clear(&e);
+    reader_start_epoch(r, 0, 0, 0, 1, &e);
+    ck_assert_int_eq(reader_next(r, 6, &mb, &e), 0); /* 1+2+3 = 6 */
+    ck_assert_uint_eq(mb.nseq, 3);
+    ck_assert_uint_eq(mb.samples, 6);
+    ck_assert_uint_eq(mb.in[0].steps, 3);
+    ck_assert_uint_eq(mb.in[1].steps, 1);
+    ck_assert_uint_eq(mb.in[0].len[0], 1);
+    ck_assert_uint_eq(mb.in[0].len[2], 3);
+    /* step 2 of sequence 2: column 2*nseq + 2 = 8 holds (2, 2); padding is zero */
+    ck_assert(mb.in[0].data[2 * 8] == 2.0f && mb.in[0].data[2 * 8 + 1] == 2.0f);
+    ck_assert(mb.in[0].data[2 * (1 * 3 + 0)] == 0.0f);
+    mb_free(&mb);
+    reader_close(r);
+    /* definesMBSize on y: every sequence is one sample */
+    rc.inputs[1].defines_mb = 1;
+    r = open_ok(&rc);
+    ck_assert_uint_eq(reader_sweep_samples(r), 6);
+    reader_close(r);
+}
+END_TEST
+
+START_TEST(file_quirks)
+{
+    dir = enter_tmpdir();
+    write_file(dir, "q.ctf", "\xEF\xBB\xBF\n  \n|x 1 2 |y 3\n|# just a comment\n\n|x 4 |y 5 |z 9 9");
+    struct reader_config rc = conf("q.ctf");
+    struct pt_log log;
+    pt_log_init(&log);
+    char *buf = NULL;
+    size_t len = 0;
+    log.out = open_memstream(&buf, &len);
+    struct reader *r = NULL;
+    struct pt_err e;
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_open(&rc, &log, &r, &e), 0);
+    fclose(log.out);
+    ck_assert_uint_eq(reader_sequences(r), 2);
+    char want[600];
+    snprintf(want, sizeof want, "%s/q.ctf:6: warning: input 'x' has fewer than 2 values; zero-padded (1 row like this)\n", dir);
+    ck_assert_str_eq(buf, want);
+    free(buf);
+    struct minibatch mb = {0};
+    reader_start_epoch(r, 0, 0, 0, 1, &e);
+    reader_next(r, 10, &mb, &e);
+    ck_assert(mb.in[0].data[2] == 4.0f && mb.in[0].data[3] == 0.0f);
+    mb_free(&mb);
+    reader_close(r);
+}
+END_TEST
+
+START_TEST(errors_and_max_errors)
+{
+    dir = enter_tmpdir();
+    write_file(dir, "b.ctf", "|x 1 2 |y 1\n|x 1 two |y 2\n|x 3 4 |y 3\n|x 5 6 7 |y 4\n");
+    struct reader_config rc = conf("b.ctf");
+    struct reader *r = NULL;
+    struct pt_err e;
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_open(&rc, NULL, &r, &e), PT_EUSER);
+    char want[600];
+    snprintf(want, sizeof want, "%s/b.ctf:2:6: error: input 'x': expected a number, got \"two\"", dir);
+    ck_assert_str_eq(e.msg, want);
+    ck_assert_ptr_null(r);
+    rc.max_errors = 1;
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_open(&rc, NULL, &r, &e), PT_EUSER);
+    snprintf(want, sizeof want, "%s/b.ctf:4:8: error: input 'x': more values than its dim, got \"7\"; "
+                                "2 malformed rows, more than maxErrors=1", dir);
+    ck_assert_str_eq(e.msg, want);
+    rc.max_errors = 2;
+    r = open_ok(&rc);
+    ck_assert_uint_eq(reader_sweep_samples(r), 2); /* the bad rows are skipped */
+    struct minibatch mb = {0};
+    reader_start_epoch(r, 0, 0, 0, 1, &e);
+    ck_assert_int_eq(reader_next(r, 10, &mb, &e), 0);
+    ck_assert_uint_eq(mb.nseq, 2);
+    ck_assert(mb.in[1].data[1] == 3.0f);
+    mb_free(&mb);
+    reader_close(r);
+    /* missing file, empty file */
+    rc = conf("none.ctf");
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_open(&rc, NULL, &r, &e), PT_EUSER);
+    snprintf(want, sizeof want, "r.cfg:3:5: error: cannot read data file '%s/none.ctf': No such file or directory", dir);
+    ck_assert_str_eq(e.msg, want);
+    write_file(dir, "e.ctf", "\n\n|# nothing\n");
+    rc = conf("e.ctf");
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_open(&rc, NULL, &r, &e), PT_EUSER);
+    ck_assert_ptr_nonnull(strstr(e.msg, "holds no samples of the configured inputs"));
+}
+END_TEST
+
+/* The sequence ids (x[0]) of one epoch, in minibatch order, for rank of workers. */
+static size_t epoch_ids(struct reader *r, size_t epoch, size_t esize, int rank, int workers,
+                        size_t mbsize, int *ids, size_t *globals, size_t *nmb)
+{
+    struct minibatch mb = {0};
+    struct pt_err e;
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_start_epoch(r, epoch, esize, rank, workers, &e), 0);
+    size_t n = 0, b = 0;
+    for (;;) {
+        ck_assert_int_eq(reader_next(r, mbsize, &mb, &e), 0);
+        if (globals)
+            globals[b] = mb.global_samples;
+        if (mb.global_samples == 0)
+            break;
+        b++;
+        for (size_t s = 0; s < mb.nseq; s++)
+            ids[n++] = (int)mb.in[0].data[2 * s];
+    }
+    if (nmb)
+        *nmb = b;
+    mb_free(&mb);
+    return n;
+}
+
+START_TEST(randomized_every_sequence_once)
+{
+    dir = enter_tmpdir();
+    write_seqs("r.ctf", 500, 0, 0);
+    struct reader_config rc = conf("r.ctf");
+    rc.randomize = 1;
+    rc.chunk_bytes = 300; /* many chunks */
+    rc.window = 4;
+    struct reader *r = open_ok(&rc);
+    ck_assert_uint_gt(reader_chunks(r), 10);
+    int a[500], b[500], c[500];
+    ck_assert_uint_eq(epoch_ids(r, 0, 0, 0, 1, 32, a, NULL, NULL), 500);
+    ck_assert_uint_eq(epoch_ids(r, 1, 0, 0, 1, 32, b, NULL, NULL), 500);
+    ck_assert_uint_eq(epoch_ids(r, 0, 0, 0, 1, 32, c, NULL, NULL), 500);
+    ck_assert_int_eq(memcmp(a, c, sizeof a), 0);  /* deterministic */
+    ck_assert_int_ne(memcmp(a, b, sizeof a), 0);  /* epochs differ */
+    int seen[500] = {0}, moved = 0;
+    for (int i = 0; i < 500; i++) {
+        seen[a[i]]++;
+        moved += a[i] != i;
+    }
+    for (int i = 0; i < 500; i++)
+        ck_assert_int_eq(seen[i], 1);
+    ck_assert_int_gt(moved, 400);
+    reader_close(r);
+    rc.seed = 7;
+    r = open_ok(&rc);
+    epoch_ids(r, 0, 0, 0, 1, 32, c, NULL, NULL);
+    ck_assert_int_ne(memcmp(a, c, sizeof a), 0); /* another seed, another order */
+    reader_close(r);
+}
+END_TEST
+
+START_TEST(distributed_partition)
+{
+    dir = enter_tmpdir();
+    write_seqs("d.ctf", 300, 4, 1);
+    for (int randomize = 0; randomize <= 1; randomize++) {
+        struct reader_config rc = conf("d.ctf");
+        rc.randomize = randomize;
+        rc.chunk_bytes = 200;
+        rc.window = 3;
+        struct reader *one = open_ok(&rc);
+        int all[300];
+        size_t g1[400], nmb1;
+        size_t n1 = epoch_ids(one, 1, 0, 0, 1, 40, all, g1, &nmb1);
+        ck_assert_uint_eq(n1, 300);
+        for (int workers = 2; workers <= 4; workers++) {
+            int seen[300] = {0};
+            size_t total = 0;
+            for (int rank = 0; rank < workers; rank++) {
+                struct reader *r = open_ok(&rc);
+                int ids[300];
+                size_t g[400], nmb;
+                size_t n = epoch_ids(r, 1, 0, rank, workers, 40, ids, g, &nmb);
+                /* every rank sees the same global minibatches */
+                ck_assert_uint_eq(nmb, nmb1);
+                ck_assert_int_eq(memcmp(g, g1, (nmb + 1) * sizeof *g), 0);
+                for (size_t i = 0; i < n; i++)
+                    seen[ids[i]]++;
+                total += n;
+                reader_close(r);
+            }
+            ck_assert_uint_eq(total, 300);
+            for (int i = 0; i < 300; i++)
+                ck_assert_int_eq(seen[i], 1);
+        }
+        reader_close(one);
+    }
+}
+END_TEST
+
+START_TEST(epoch_size_spans_sweeps)
+{
+    dir = enter_tmpdir();
+    write_seqs("p.ctf", 10, 0, 0);
+    struct reader_config rc = conf("p.ctf");
+    struct reader *r = open_ok(&rc);
+    int ids[64];
+    /* epochs of 4 samples over 10: 0-3, 4-7, 8,9,0,1, 2-5 */
+    size_t n = epoch_ids(r, 2, 4, 0, 1, 3, ids, NULL, NULL);
+    ck_assert_uint_eq(n, 4);
+    ck_assert_int_eq(ids[0], 8);
+    ck_assert_int_eq(ids[1], 9);
+    ck_assert_int_eq(ids[2], 0);
+    ck_assert_int_eq(ids[3], 1);
+    n = epoch_ids(r, 3, 4, 0, 1, 3, ids, NULL, NULL);
+    ck_assert_int_eq(ids[0], 2);
+    reader_close(r);
+}
+END_TEST
+
+START_TEST(keep_in_memory_frame_mode_sparse)
+{
+    dir = enter_tmpdir();
+    write_seqs("k.ctf", 200, 3, 1);
+    struct reader_config rc = conf("k.ctf");
+    rc.randomize = 1;
+    rc.chunk_bytes = 256;
+    rc.window = 2;
+    struct reader *a = open_ok(&rc);
+    rc.keep_in_memory = 1;
+    struct reader *b = open_ok(&rc);
+    int ia[400], ib[400];
+    size_t na = epoch_ids(a, 0, 0, 0, 1, 16, ia, NULL, NULL);
+    size_t nb = epoch_ids(b, 0, 0, 0, 1, 16, ib, NULL, NULL);
+    ck_assert_uint_eq(na, nb);
+    ck_assert_int_eq(memcmp(ia, ib, na * sizeof *ia), 0);
+    reader_close(a);
+    reader_close(b);
+    /* frame mode: every row its own sample */
+    rc = conf("k.ctf");
+    rc.frame_mode = 1;
+    a = open_ok(&rc);
+    ck_assert_uint_eq(reader_sequences(a), reader_sweep_samples(a));
+    ck_assert_uint_eq(reader_sequences(a), 399); /* 200 sequences of 1, 2, 3, 1, ... rows */
+    reader_close(a);
+    /* sparse input densified */
+    write_file(dir, "sp.ctf", "|w 0:1.5 3:2 |y 1\n|w |y 2\n");
+    rc = conf("sp.ctf");
+    snprintf(rc.inputs[0].name, 64, "w");
+    snprintf(rc.inputs[0].alias, 64, "w");
+    rc.inputs[0].dim = 4;
+    rc.inputs[0].sparse = 1;
+    a = open_ok(&rc);
+    struct minibatch mb = {0};
+    struct pt_err e;
+    pt_err_clear(&e);
+    reader_start_epoch(a, 0, 0, 0, 1, &e);
+    reader_next(a, 10, &mb, &e);
+    float want[8] = {1.5f, 0, 0, 2, 0, 0, 0, 0};
+    ck_assert_int_eq(memcmp(mb.in[0].data, want, sizeof want), 0);
+    mb_free(&mb);
+    reader_close(a);
+}
+END_TEST
+
+START_TEST(config_from_block)
+{
+    struct pt_err e;
+    struct cfg *c = load("c.cfg", "reader=[readerType=CNTKTextFormatReader; file=d.ctf; randomize=none\n"
+                                  " input=[features=[dim=784; format=dense]; labels=[dim=10; format=sparse; alias=L]]]\n"
+                                  "bad=[file=f; input=[a=[dim=1;format=dense;alias=z]; b=[dim=1;format=dense;alias=z]]]\n"
+                                  "two=[file=f; input=[a=[dim=1;format=dense;definesMBSize=1]; b=[dim=1;format=dense;definesMBSize=t]]]\n",
+                     &e);
+    struct reader_config rc;
+    ck_assert_int_eq(reader_config_read(node_at(c, "reader"), &rc, &e), 0);
+    ck_assert_str_eq(rc.file, "d.ctf");
+    ck_assert_int_eq(rc.randomize, 0);
+    ck_assert_int_eq(rc.ninputs, 2);
+    ck_assert_str_eq(rc.inputs[1].alias, "L");
+    ck_assert_int_eq(rc.inputs[1].sparse, 1);
+    ck_assert_uint_eq(rc.chunk_bytes, 33554432);
+    ck_assert_uint_eq(rc.window, 128);
+    ck_assert_int_eq(reader_config_read(node_at(c, "bad"), &rc, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "c.cfg:3:53: error: reader inputs 'a' and 'b' have the same alias 'z'");
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_config_read(node_at(c, "two"), &rc, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "c.cfg:4:14: error: reader: only one input may set definesMBSize=true");
+    cfg_free(c);
+}
+END_TEST
+
+static Suite *suite(void)
+{
+    Suite *s = suite_create("reader");
+    TCase *t = tcase_create("reader");
+    tcase_set_timeout(t, 60);
+    tcase_add_test(t, file_order_minibatches);
+    tcase_add_test(t, sequences_and_lengths);
+    tcase_add_test(t, file_quirks);
+    tcase_add_test(t, errors_and_max_errors);
+    tcase_add_test(t, randomized_every_sequence_once);
+    tcase_add_test(t, distributed_partition);
+    tcase_add_test(t, epoch_size_spans_sweeps);
+    tcase_add_test(t, keep_in_memory_frame_mode_sparse);
+    tcase_add_test(t, config_from_block);
+    suite_add_tcase(s, t);
+    return s;
+}
+
+int main(void)
+{
+    return run_suite(suite());
+}
