@@ -3,7 +3,7 @@ noinst_LIBRARIES += libpartrain.a
 libpartrain_a_SOURCES = \
 	src/core/log.h src/core/log.c src/core/fs.h src/core/fs.c src/core/rng.h src/core/rng.c \
 	src/comm/comm.h src/comm/comm.c \
-	src/learn/learn.h src/learn/sgd_schema.c \
+	src/learn/learn.h src/learn/sgd_schema.c src/learn/learn_config.c src/learn/learner.c \
 	src/nn/nn.h src/nn/network_schema.c \
 	src/reader/reader.h src/reader/reader_schema.c src/reader/minibatch.h src/reader/minibatch.c \
 	src/reader/reader_internal.h src/reader/reader_config.c src/reader/ctf_index.c \

@@ -1,11 +1,77 @@
-/* Learners and schedules (SPEC §5). This issue provides the SGD block's schema; the
- * learners themselves arrive with single-worker training. */
+/* Learners and schedules (SPEC 5): CNTK's momentum SGD (unit-gain, per-sample learning
+ * rates, gradients summed over the minibatch), Nesterov, L1/L2, clipping, and the Adam and
+ * AdaGrad extensions. Everything works on flat float arrays laid out like the network's
+ * parameter arena, so the parallel engines can move learner state as one buffer. */
 #ifndef PT_LEARN_LEARN_H
 #define PT_LEARN_LEARN_H
+
+#include <stddef.h>
 
 #include "parsers/schema.h"
 
 /* Keys of the SGD = [ ... ] block. */
 extern const struct cfg_schema learn_sgd_schema;
+
+enum learn_type { LEARN_SGD, LEARN_ADAM, LEARN_ADAGRAD };
+
+/* The SGD block, read and checked once. Schedules are indexed by 0-based epoch (the last
+ * entry repeats). */
+struct learn_config {
+    enum learn_type type;
+    long long max_epochs, epoch_size;
+    struct cfg_val mb_size;   /* minibatchSize (integer schedule) */
+    struct cfg_val lr;        /* learningRatesPerSample, or PerMB when lr_per_mb */
+    int lr_per_mb;
+    struct cfg_val momentum;  /* per MB, per sample or time constant (momentum_kind) */
+    enum { MOMENTUM_PER_MB, MOMENTUM_PER_SAMPLE, MOMENTUM_TIME_CONSTANT } momentum_kind;
+    struct cfg_val dropout;
+    int nag;
+    double l1, l2;
+    double clip;              /* clippingThresholdPerSample; +inf = off */
+    int clip_truncation;
+    double min_lr;            /* minLearningRatePerSample */
+    long long show_every, show_first, trace;
+    int keep_checkpoints;
+};
+
+int learn_config_read(struct cfg_node *sgd, struct learn_config *lc, struct pt_err *e);
+void learn_config_free(struct learn_config *lc);
+
+/* What the schedules say for one epoch. */
+struct learn_epoch {
+    size_t mb_size;
+    double lr_per_sample;
+    double momentum_per_sample; /* in [0,1) */
+    double dropout;
+};
+void learn_epoch_params(const struct learn_config *lc, size_t epoch, struct learn_epoch *out);
+/* CNTK's log numbers: momentum per minibatch, and the time constant in samples. */
+double learn_effective_momentum(const struct learn_epoch *ep);
+double learn_momentum_time_constant(const struct learn_epoch *ep);
+
+/* A span of the arena updated as one tensor (clipping by norm is per tensor, as in CNTK). */
+struct learn_span {
+    size_t offset, count;
+};
+
+/* Learner state: one or two buffers shaped like the parameters. */
+struct learner {
+    enum learn_type type;
+    size_t n;
+    float *s1; /* SGD: smoothed gradient; Adam: first moment; AdaGrad: sum of squares */
+    float *s2; /* Adam: second moment */
+    long long steps;
+};
+
+int learner_init(struct learner *l, enum learn_type type, size_t n, struct pt_err *e);
+void learner_free(struct learner *l);
+/* Zero the momentum (BMUF resetSGDMomentum; new epochs keep it, as CNTK does). */
+void learner_reset(struct learner *l);
+
+/* One update of w[0..n) with the summed gradient g of `samples` samples (g is modified:
+ * regularized and clipped in place). spans cover the arena tensor by tensor. */
+void learner_update(struct learner *l, const struct learn_config *lc, const struct learn_epoch *ep,
+                    float *w, float *g, size_t samples, const struct learn_span *spans,
+                    size_t nspans);
 
 #endif
