@@ -10,6 +10,7 @@ libpartrain_a_SOURCES = \
 	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/timeline.h src/reader/timeline.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
+	src/train/logfmt.h src/train/logfmt.c \
 	src/math/backend.h src/math/backend.c
 libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(CUDA_CFLAGS)
 
