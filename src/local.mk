@@ -1,7 +1,7 @@
 # src/: everything above the parsers, then the trainer program.
 noinst_LIBRARIES += libpartrain.a
 libpartrain_a_SOURCES = \
-	src/core/log.h src/core/log.c src/core/fs.h src/core/fs.c src/core/rng.h src/core/rng.c \
+	src/core/log.h src/core/log.c src/core/fs.h src/core/fs.c src/core/rng.h src/core/rng.c src/core/blob.h src/core/blob.c \
 	src/comm/comm.h src/comm/comm.c \
 	src/learn/learn.h src/learn/sgd_schema.c src/learn/learn_config.c src/learn/learner.c \
 	src/nn/nn.h src/nn/network_schema.c \

@@ -3,7 +3,7 @@ if HAVE_CHECK
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -I$(top_srcdir)/tests
 TEST_LIBS = $(PT_LIBS) $(CHECK_LIBS)
 
-check_PROGRAMS += tests/test_cfg tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_fuzz_regress \
+check_PROGRAMS += tests/test_cfg tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/test_fuzz_regress \
 	tests/test_fuzz_regress_ctf
 tests_test_cfg_SOURCES = tests/test_cfg.c tests/testutil.h
 tests_test_cfg_CFLAGS = $(TEST_CFLAGS)
@@ -26,6 +26,9 @@ tests_test_learn_LDADD = $(TEST_LIBS)
 tests_test_logfmt_SOURCES = tests/test_logfmt.c tests/testutil.h
 tests_test_logfmt_CFLAGS = $(TEST_CFLAGS)
 tests_test_logfmt_LDADD = $(TEST_LIBS)
+tests_test_blob_SOURCES = tests/test_blob.c tests/testutil.h
+tests_test_blob_CFLAGS = $(TEST_CFLAGS)
+tests_test_blob_LDADD = $(TEST_LIBS)
 tests_test_fuzz_regress_SOURCES = tests/fuzz/fuzz_cfg.c tests/fuzz/replay.c
 tests_test_fuzz_regress_CFLAGS = $(AM_CFLAGS)
 tests_test_fuzz_regress_LDADD = $(PT_LIBS)
@@ -33,7 +36,7 @@ tests_test_fuzz_regress_ctf_SOURCES = tests/fuzz/fuzz_ctf.c tests/fuzz/replay.c
 tests_test_fuzz_regress_ctf_CFLAGS = $(AM_CFLAGS)
 tests_test_fuzz_regress_ctf_LDADD = $(PT_LIBS)
 
-TESTS += tests/test_cfg tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/fuzz_regress.sh \
+TESTS += tests/test_cfg tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/fuzz_regress.sh \
 	tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_idx2ctf.sh
 else
 check-local:
