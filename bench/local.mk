@@ -4,3 +4,7 @@ noinst_PROGRAMS += bench/ctf_parse
 bench_ctf_parse_SOURCES = bench/ctf_parse.c
 bench_ctf_parse_LDADD = $(PT_LIBS)
 EXTRA_DIST += bench/RESULTS.md
+noinst_PROGRAMS += bench/sgemm_peak
+bench_sgemm_peak_SOURCES = bench/sgemm_peak.c
+bench_sgemm_peak_LDADD = $(PT_LIBS)
+EXTRA_DIST += bench/pytorch_ref.py

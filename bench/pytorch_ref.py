@@ -1,0 +1,73 @@
+#!/usr/bin/python3
+"""Reference training throughput of PyTorch (Debian's python3-torch) on Fashion-MNIST.
+
+    /usr/bin/python3 bench/pytorch_ref.py mlp|lstm [MINIBATCHES]
+
+Trains the same networks as configs/fashion-mlp.cfg / fashion-lstm.cfg on the same values
+(pixels/255 to 4 significant digits, as scripts/idx2ctf writes them), one thread, momentum
+SGD, and prints one line:  model samples_per_second peak_rss_kib seconds minibatches
+Data loading is outside the timed region; the first 5 minibatches are warm-up."""
+import gzip
+import resource
+import sys
+import time
+
+import numpy as np
+import torch
+
+torch.set_num_threads(1)
+torch.manual_seed(1)
+DATA = "/usr/share/datasets/fashion-mnist"
+
+
+def load():
+    with gzip.open(f"{DATA}/train-images-idx3-ubyte.gz") as f:
+        img = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 784)
+    with gzip.open(f"{DATA}/train-labels-idx1-ubyte.gz") as f:
+        lab = np.frombuffer(f.read(), np.uint8, offset=8)
+    table = np.array([float("%.4g" % (v / 255.0)) for v in range(256)], np.float32)
+    return torch.from_numpy(table[img]), torch.from_numpy(lab.astype(np.int64))
+
+
+class LSTMNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(28, 128, batch_first=True)
+        self.out = torch.nn.Linear(128, 10, bias=False)
+
+    def forward(self, x):
+        h, _ = self.lstm(x.view(-1, 28, 28))
+        return self.out(h[:, -1, :])
+
+
+def main():
+    model_name = sys.argv[1]
+    steps = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    x, y = load()
+    if model_name == "mlp":
+        net = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
+                                  torch.nn.Linear(512, 512), torch.nn.ReLU(),
+                                  torch.nn.Linear(512, 10))
+        batch, lr = 256, 0.002 * 256
+    else:
+        net, batch, lr = LSTMNet(), 128, 0.0005 * 128
+    opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    perm = torch.randperm(x.shape[0])
+    warm = 5
+    start = None
+    for step in range(steps + warm):
+        if step == warm:
+            start = time.perf_counter()
+        idx = perm[(step * batch) % (x.shape[0] - batch):][:batch]
+        opt.zero_grad()
+        loss = loss_fn(net(x[idx]), y[idx])
+        loss.backward()
+        opt.step()
+    secs = time.perf_counter() - start
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"{model_name} {steps * batch / secs:.1f} {rss} {secs:.3f} {steps}")
+
+
+if __name__ == "__main__":
+    main()
