@@ -1,10 +1,34 @@
-/* The compute backends. This issue provides what start-up needs: a description of the
- * CPU backend (OpenBLAS kernel and threads) and, when built with --with-cuda, a probe of
- * the CUDA devices. struct backend_ops (gemm, elementwise kernels) arrives with training. */
+/* The compute backends.
+ *
+ * Two parts:
+ *  1. Start-up helpers (backend.c, in libpartrain.a): a description of the CPU backend
+ *     (OpenBLAS kernel and threads), BLAS thread control and a probe of the CUDA devices.
+ *  2. struct backend: the vtable every network computation goes through (libptnn.a).
+ *     `cpu` runs on OpenBLAS (cpu_backend.c; kernels in cpu_kernels.c, cpu_criteria.c,
+ *     cpu_lstm.c); a cuBLAS backend implements the same table later (cuda_backend.cu:
+ *     cudaMalloc'd device pointers, cublasSgemm, one CUDA kernel per element op, errors
+ *     kept until sync).
+ *
+ * Device pointers. Every tensor a backend works on is a `float *` that came from
+ * ops->alloc (or points inside such a buffer: views are plain pointer offsets, as with
+ * cuBLAS). Code outside a backend never dereferences one unless b->host_memory is set
+ * (the CPU backend); it moves data with ops->upload / ops->download.
+ *
+ * Matrices are column-major (BLAS convention): element (i, j) of a rows x cols matrix with
+ * leading dimension ld is p[i + j * ld]. A "column" is one sample (one time step of one
+ * sequence); a weight matrix W is (out x in).
+ *
+ * Errors. Compute ops return nothing: a backend that can fail asynchronously (CUDA) keeps
+ * the first failure and reports it from the next ops->sync or ops->download. Only alloc,
+ * upload, download and sync return a PT_E* code.
+ */
 #ifndef PT_MATH_BACKEND_H
 #define PT_MATH_BACKEND_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
 
 /* "OpenBLAS 0.3.21 ... (kernel Haswell, 2 threads)" into buf. */
 const char *backend_cpu_describe(char *buf, size_t size);
@@ -27,5 +51,145 @@ int backend_cuda_probe_impl(char *name, size_t name_size, char *why, size_t why_
 #ifdef __cplusplus
 }
 #endif
+
+/* ------------------------------------------------------------------ the compute vtable */
+
+/* Activation functions. Their derivatives are computed from the OUTPUT y = f(z):
+ * sigmoid y(1-y), tanh 1-y^2, relu [y > 0], none 1. */
+enum bk_act { BK_ACT_NONE, BK_ACT_SIGMOID, BK_ACT_TANH, BK_ACT_RELU, BK_ACT_COUNT };
+
+/* Criteria (training or evaluation). */
+enum bk_crit_kind {
+    BK_CRIT_CE_SOFTMAX, /* -sum_i y_i log softmax(z)_i per column */
+    BK_CRIT_SQUARE_ERR, /* sum_i (z_i - y_i)^2 per column (CNTK SquareError: no 1/2) */
+    BK_CRIT_CLASS_ERR,  /* 1 when argmax z != argmax y (first maximum wins), else 0 */
+    BK_CRIT_COUNT
+};
+
+enum bk_trans { BK_NOTRANS = 0, BK_TRANS = 1 };
+
+/* One criterion evaluation over a (rows x cols) output, contiguous (ld = rows). */
+struct bk_crit {
+    int rows;
+    size_t cols;
+    const float *z;    /* rows x cols: network output (the softmax is inside the criterion) */
+    const float *y;    /* rows x cols: targets (one-hot for classification) */
+    const float *mask; /* cols: 1 = the column counts, 0 = padding; NULL = all count */
+    float *grad;       /* rows x cols: dCriterion/dz written here (padding: 0); NULL = none.
+                        * CLASS_ERR has no gradient and ignores it. */
+    float *sum;        /* 2 floats: the criterion summed over the counted columns, as
+                        * sum[0] + sum[1] (a double split in two floats: ~48 bits kept) */
+};
+
+/* One time step of a peephole LSTM layer with H cells over n sequences (columns).
+ * Gate rows in every 4H-row block: [0,H) input i, [H,2H) forget f, [2H,3H) output o,
+ * [3H,4H) cell candidate g. With G = gates + bias:
+ *   i = sig(Gi + pi*c_prev)  f = sig(Gf + pf*c_prev)  g = tanh(Gg)
+ *   c' = f*c_prev + i*g      o = sig(Go + po*c')      h' = o*tanh(c')
+ * A padding column (mask 0) carries the state: c = c_prev, h = h_prev, so the last column
+ * block of a padded sequence batch holds every sequence's last real state. */
+struct bk_lstm_fwd {
+    int hidden;          /* H */
+    size_t n;            /* sequences in this step */
+    float *gates;        /* 4H x n: in: pre-activations without bias (Wx x + Wh h_prev);
+                          * out: the activations i, f, o, g */
+    const float *bias;   /* 4H, added here */
+    const float *c_prev; /* H x n */
+    const float *h_prev; /* H x n */
+    float *c;            /* H x n out */
+    float *h;            /* H x n out */
+    float *tanh_c;       /* H x n out: tanh(c'), kept for the backward pass */
+    const float *peep;   /* H x 3: columns pi, pf, po */
+    const float *mask;   /* n: 1 real step, 0 padding; NULL = all real */
+};
+
+/* The backward pass of one step (same shapes; inputs are what the forward step left). The
+ * bias and peephole gradients are accumulated here, step by step, while the gate gradients
+ * are in cache. */
+struct bk_lstm_bwd {
+    int hidden;
+    size_t n;
+    const float *gates;  /* 4H x n activations */
+    const float *c_prev; /* H x n */
+    const float *c;      /* H x n: c_t (the output gate's peephole input) */
+    const float *tanh_c; /* H x n */
+    const float *peep;   /* H x 3 */
+    const float *mask;   /* n, or NULL */
+    const float *dh;     /* H x n: dL/dh_t, everything that reaches h_t */
+    float *dc;           /* H x n: in dL/dc_t from step t+1; out dL/dc_{t-1} (in place) */
+    float *dh_prev;      /* H x n: the carry of padding columns is ADDED here; NULL at t=0 */
+    float *dgates;       /* 4H x n out: dL/d(pre-activations); padding columns 0 */
+    float *dbias;        /* 4H: dL/dbias of this step ADDED */
+    float *dpeep;        /* H x 3: dL/dpeep of this step ADDED */
+};
+
+struct backend;
+
+struct backend_ops {
+    const char *name; /* "cpu", "cuda" */
+
+    /* Memory. alloc: n floats (uninitialized), *out = device pointer; n == 0 allowed. */
+    int (*alloc)(struct backend *b, size_t n, float **out, struct pt_err *e);
+    void (*release)(struct backend *b, float *p); /* NULL is a no-op */
+    int (*upload)(struct backend *b, float *dst, const float *host, size_t n, struct pt_err *e);
+    int (*download)(struct backend *b, float *host, const float *src, size_t n, struct pt_err *e);
+    void (*copy)(struct backend *b, float *dst, const float *src, size_t n);
+    /* Wait for queued work; report the first asynchronous failure. */
+    int (*sync)(struct backend *b, struct pt_err *e);
+    void (*destroy)(struct backend *b);
+
+    /* C = alpha op(A) op(B) + beta C; op(A) m x k, op(B) k x n, column-major. beta == 0
+     * overwrites C (NaNs in C do not survive). */
+    void (*gemm)(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
+                 float alpha, const float *a, int lda, const float *x, int ldx, float beta,
+                 float *c, int ldc);
+    void (*fill)(struct backend *b, float *x, size_t n, float value);
+    void (*scale)(struct backend *b, float *x, size_t n, float alpha);            /* x *= a */
+    void (*axpy)(struct backend *b, float *y, const float *x, size_t n, float a); /* y += ax */
+    void (*mul)(struct backend *b, float *y, const float *x, size_t n);           /* y *= x */
+
+    /* z (rows x cols) = f(z + bias) in place; bias (rows) may be NULL. */
+    void (*bias_act)(struct backend *b, enum bk_act act, float *z, const float *bias, int rows,
+                     size_t cols);
+    /* dz *= f'(z) computed from the activation output y (n values). */
+    void (*act_grad)(struct backend *b, enum bk_act act, float *dz, const float *y, size_t n);
+    /* out[i] = sum_j x[i + j*ld], j < cols (bias gradients); overwrites out (rows). */
+    void (*sum_cols)(struct backend *b, float *out, const float *x, int rows, size_t cols, int ld);
+    /* x (rows x cols) = (x - mean) * invstd per row, in place. */
+    void (*norm)(struct backend *b, float *x, const float *mean, const float *invstd, int rows,
+                 size_t cols);
+    /* Inverted dropout: mask[k] = 0 with probability rate, else 1/(1-rate); y = x * mask.
+     * The draw for element k is a pure function of (seed, k) (bk_hash_uniform), so every
+     * backend makes the same mask. */
+    void (*dropout)(struct backend *b, float *y, float *mask, const float *x, size_t n, float rate,
+                    uint64_t seed);
+    void (*criterion)(struct backend *b, enum bk_crit_kind kind, const struct bk_crit *c);
+    void (*lstm_forward)(struct backend *b, const struct bk_lstm_fwd *s);
+    void (*lstm_backward)(struct backend *b, const struct bk_lstm_bwd *s);
+};
+
+struct backend {
+    const struct backend_ops *ops;
+    int host_memory; /* device pointers are ordinary host memory */
+    void *impl;      /* the implementation's state */
+};
+
+/* The CPU backend (OpenBLAS for gemm, plain C loops for the rest). *out is freed with
+ * backend_free. Fails only when out of memory. */
+int backend_cpu_new(struct backend **out, struct pt_err *e);
+
+/* Free a backend (NULL is a no-op). Buffers it allocated must be released first. */
+void backend_free(struct backend *b);
+
+/* A uniform number in [0, 1) for draw `index` of stream `seed`: a stateless hash
+ * (splitmix64 finalizer), so any backend and any thread order give the same numbers. */
+static inline float bk_hash_uniform(uint64_t seed, uint64_t index)
+{
+    uint64_t z = seed + (index + 1) * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    return (float)(z >> 40) * (1.0f / 16777216.0f);
+}
 
 #endif

@@ -1,10 +1,167 @@
-/* Networks, layers and model files (SPEC §4). This issue provides the
- * SimpleNetworkBuilder schema; the network arrives with single-worker training. */
+/* Networks, layers and model files (SPEC 4, 8).
+ *
+ * A network is built from a SimpleNetworkBuilder block (nn_config_read) and runs on a
+ * struct backend. All its parameters live in ONE arena: layers report their parameter
+ * counts, then get views into one contiguous `params` buffer and a matching `grads`
+ * buffer. The tensor table names each piece (offset, rows, cols; W is out x in
+ * column-major, a bias is one column), for the 1-bit quantizer and checkpoints.
+ *
+ *   SIMPLENET: H(i+1) = f(W(i) H(i) + B(i)); the output layer is linear into the criterion.
+ *   LSTM:      stacked peephole LSTM layers, then W_out (no bias) on the last real step of
+ *              each sequence (labels with one row per sequence) or on every real step
+ *              (labels with a row per feature row).
+ *
+ * The network reads the minibatch inputs "features" and "labels" (reader/minibatch.h).
+ * Criteria and gradients are SUMS over samples (SPEC 5). A training step allocates nothing
+ * unless the minibatch is larger (more sequences or more steps) than any before it.
+ *
+ * Pointers called "device" below come from the backend (math/backend.h): with the CPU
+ * backend they are ordinary host memory; otherwise move data with nn_get_params /
+ * nn_set_params or the backend's upload/download.
+ */
 #ifndef PT_NN_NN_H
 #define PT_NN_NN_H
 
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "math/backend.h"
 #include "parsers/schema.h"
 
+struct minibatch;
+struct nn;
+
 extern const struct cfg_schema nn_simple_builder_schema; /* SimpleNetworkBuilder = [...] */
+
+#define NN_MAX_HIDDEN 64 /* hidden layers */
+#define NN_MAX_DIM    (1 << 24)
+
+enum nn_rnn_type { NN_SIMPLENET, NN_LSTM };
+
+/* The network description: everything SimpleNetworkBuilder says (model files store it). */
+struct nn_config {
+    enum nn_rnn_type rnn;
+    int nsizes;                         /* entries of sizes: input, hidden..., output */
+    int sizes[NN_MAX_HIDDEN + 2];       /* layerSizes */
+    enum bk_act acts[NN_MAX_HIDDEN];    /* layerTypes, one per hidden layer (SIMPLENET) */
+    enum bk_crit_kind train_crit;       /* BK_CRIT_CE_SOFTMAX or BK_CRIT_SQUARE_ERR */
+    enum bk_crit_kind eval_crit;        /* any bk_crit_kind */
+    char train_name[32], eval_name[32]; /* as configured, canonical case ("ErrorPrediction") */
+    int uniform_init;
+    double init_scale;
+    int mean_var_norm, need_prior, dropout; /* applyMeanVarNorm, needPrior, addDropoutNodes */
+    double gate_init[3];                    /* input, forget, output gate biases (LSTM) */
+    double hidden_activity;                 /* defaultHiddenActivity (LSTM) */
+    char origin[256]; /* where layerSizes was set ("x.cfg:4:14", or the model file) */
+};
+
+/* One parameter tensor in the arena. */
+struct nn_tensor {
+    char name[32];  /* "W0", "B0", ..., "LSTM0.Wx", "LSTM0.Wh", "LSTM0.B", "LSTM0.peep" */
+    size_t offset;  /* first float in params / grads */
+    int rows, cols; /* column-major, rows x cols floats from offset */
+};
+
+/* What one minibatch gave. Criteria are sums over `samples` (not means). */
+struct nn_stats {
+    double train_crit; /* the training criterion */
+    double eval_crit;  /* the evaluation criterion (ClassificationError: wrong argmax count) */
+    size_t samples;    /* counted label columns: frames, or sequences (sequence labels) */
+};
+
+/* Read the SimpleNetworkBuilder keys through nn_simple_builder_schema (lookups climb to
+ * enclosing blocks) into *out and check them for consistency (layerSizes has >= 2 entries,
+ * >= 3 for LSTM; layerTypes not longer than the hidden layers; ...). Errors name the
+ * value's origin. On failure *out is unspecified. */
+int nn_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err *e);
+
+/* Build a network for cfg on backend b (which must outlive it), parameters initialized
+ * from seed (SPEC 4: uniformInit/initValueScale; biases 0, LSTM gate biases from the
+ * *InitVal keys). Same seed, same parameters. Mean/invstd start as 0/1, the prior empty.
+ * On failure *out is NULL and nothing is leaked. */
+int nn_new(const struct nn_config *cfg, struct backend *b, uint64_t seed, struct nn **out,
+           struct pt_err *e);
+
+/* Free the network and its device buffers. NULL is a no-op. */
+void nn_free(struct nn *net);
+
+/* The description the network was built from (owned by the network). */
+const struct nn_config *nn_get_config(const struct nn *net);
+
+/* Floats in the parameter arena (and in the gradient arena). */
+size_t nn_param_count(const struct nn *net);
+
+/* The arenas (device pointers owned by the network, stable for its lifetime). The learner
+ * updates params in place; grads hold the last nn_train_step's gradient sums. */
+float *nn_params(struct nn *net);
+float *nn_grads(struct nn *net);
+
+/* The tensor table (owned by the network); *count receives its length. Tensors are
+ * listed in arena order and cover it without gaps. */
+const struct nn_tensor *nn_tensors(const struct nn *net, size_t *count);
+
+/* Copy the parameter arena to / from host memory (nn_param_count floats), or the gradient
+ * arena to host. Fail only on a backend error. */
+int nn_get_params(struct nn *net, float *host, struct pt_err *e);
+int nn_set_params(struct nn *net, const float *host, struct pt_err *e);
+int nn_get_grads(struct nn *net, float *host, struct pt_err *e);
+
+/* One training step on mb: forward, criteria, backward. grads are overwritten with the
+ * gradient of the training criterion summed over the minibatch's samples. dropout_rate in
+ * [0, 1) applies when the network has addDropoutNodes (0 = off); each call draws a new
+ * mask (deterministic from the seed and the number of steps taken). st receives the
+ * criteria. Errors (PT_EUSER): missing "features"/"labels" input, dimensions that
+ * disagree with layerSizes, label steps that fit neither frame nor sequence labels. After
+ * a failure grads and st are unspecified; params are untouched. */
+int nn_train_step(struct nn *net, struct minibatch *mb, float dropout_rate, struct nn_stats *st,
+                  struct pt_err *e);
+
+/* Forward pass and criteria only (no dropout, grads untouched). Same errors. */
+int nn_evaluate(struct nn *net, struct minibatch *mb, struct nn_stats *st, struct pt_err *e);
+
+/* The output layer's values (before any softmax) of the last nn_train_step/nn_evaluate:
+ * *rows x *cols floats, column-major, copied into host (cap floats; PT_EUSER when too
+ * small or when nothing ran yet). Columns are as the criterion saw them: one per sequence
+ * (sequence labels) or one per step of each sequence (t * nseq + s), padding included. */
+int nn_get_output(struct nn *net, float *host, size_t cap, size_t *rows, size_t *cols,
+                  struct pt_err *e);
+
+/* applyMeanVarNorm: set the frozen feature mean and 1/stddev (dim = input size, host
+ * memory, copied). Used by every later forward pass and saved with the model. PT_EUSER
+ * when dim is wrong or the network was not built with applyMeanVarNorm. */
+int nn_set_mean_var(struct nn *net, const float *mean, const float *invstd, int dim,
+                    struct pt_err *e);
+/* The current mean and 1/stddev (host copies owned by the network, input size floats). */
+void nn_get_mean_var(const struct nn *net, const float **mean, const float **invstd);
+
+/* needPrior: set the label prior (dim = output size, copied; saved with the model). */
+int nn_set_prior(struct nn *net, const float *prior, int dim, struct pt_err *e);
+/* The prior (owned by the network), or NULL when never set; *dim receives its size. */
+const float *nn_get_prior(const struct nn *net, int *dim);
+
+/* The configured criterion names, for log lines ("CrossEntropyWithSoftmax",
+ * "ClassificationError" or "ErrorPrediction", "SquareError"). */
+const char *nn_train_criterion_name(const struct nn *net);
+const char *nn_eval_criterion_name(const struct nn *net);
+
+/* The dropout stream position (steps taken), for checkpoints. */
+uint64_t nn_get_dropout_state(const struct nn *net);
+void nn_set_dropout_state(struct nn *net, uint64_t state);
+
+/* Save the model (description, parameters, mean/invstd, prior; SPEC 8) to path: written to
+ * "path.tmp", fsync'd, then renamed over path, so path is either the old or the new
+ * model. The directory must exist. PT_ESYS on I/O errors, naming the file. */
+int nn_save(struct nn *net, const char *path, struct pt_err *e);
+
+/* Build a network from a model file on backend b. A missing, truncated, corrupted or
+ * foreign file is PT_EUSER with a message naming the file and the problem. On failure
+ * *out is NULL. */
+int nn_load(const char *path, struct backend *b, struct nn **out, struct pt_err *e);
+
+/* Load a model file's parameters (and mean/invstd, prior) into an existing network, whose
+ * structure (rnnType, layerSizes, layerTypes) must match the file's. On failure the
+ * network is unchanged. */
+int nn_load_params(struct nn *net, const char *path, struct pt_err *e);
 
 #endif

@@ -1,0 +1,170 @@
+/* The CPU backend: host memory, OpenBLAS sgemm, and the element kernels of cpu_kernels.c,
+ * cpu_criteria.c and cpu_lstm.c behind struct backend_ops. Single-threaded apart from
+ * OpenBLAS's own threads; nothing here allocates after alloc. */
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "math/cpu_kernels.h"
+
+#define CPU_ALIGN 64 /* bytes: a cache line, and whole AVX-512 vectors */
+
+static int cpu_alloc(struct backend *b, size_t n, float **out, struct pt_err *e)
+{
+    (void)b;
+    *out = NULL;
+    if (n > ((size_t)-1 - CPU_ALIGN) / sizeof(float))
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (a buffer of %zu floats)", n);
+    size_t bytes = (n * sizeof(float) + CPU_ALIGN - 1) / CPU_ALIGN * CPU_ALIGN;
+    *out = aligned_alloc(CPU_ALIGN, bytes ? bytes : CPU_ALIGN);
+    if (!*out)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (a buffer of %zu floats)", n);
+    return 0;
+}
+
+static void cpu_release(struct backend *b, float *p)
+{
+    (void)b;
+    free(p);
+}
+
+static int cpu_upload(struct backend *b, float *dst, const float *host, size_t n, struct pt_err *e)
+{
+    (void)b;
+    (void)e;
+    if (n && dst != host)
+        memcpy(dst, host, n * sizeof *dst);
+    return 0;
+}
+
+static int cpu_download(struct backend *b, float *host, const float *src, size_t n,
+                        struct pt_err *e)
+{
+    (void)b;
+    (void)e;
+    if (n && host != src)
+        memcpy(host, src, n * sizeof *host);
+    return 0;
+}
+
+static void cpu_copy(struct backend *b, float *dst, const float *src, size_t n)
+{
+    (void)b;
+    if (n && dst != src)
+        memmove(dst, src, n * sizeof *dst);
+}
+
+static int cpu_sync(struct backend *b, struct pt_err *e)
+{
+    (void)b;
+    (void)e;
+    return 0;
+}
+
+static void cpu_destroy(struct backend *b)
+{
+    free(b);
+}
+
+static void cpu_fill(struct backend *b, float *x, size_t n, float value)
+{
+    (void)b;
+    for (size_t i = 0; i < n; i++)
+        x[i] = value;
+}
+
+static void cpu_scale(struct backend *b, float *x, size_t n, float alpha)
+{
+    (void)b;
+    size_t i = 0;
+    for (; i + CPU_BLOCK <= n; i += CPU_BLOCK)
+        for (size_t k = i; k < i + CPU_BLOCK; k++)
+            x[k] *= alpha;
+    for (; i < n; i++)
+        x[i] *= alpha;
+}
+
+static void cpu_axpy(struct backend *b, float *restrict y, const float *restrict x, size_t n,
+                     float a)
+{
+    (void)b;
+    size_t i = 0;
+    for (; i + CPU_BLOCK <= n; i += CPU_BLOCK)
+        for (size_t k = i; k < i + CPU_BLOCK; k++)
+            y[k] += a * x[k];
+    for (; i < n; i++)
+        y[i] += a * x[i];
+}
+
+static void cpu_mul(struct backend *b, float *restrict y, const float *restrict x, size_t n)
+{
+    (void)b;
+    size_t i = 0;
+    for (; i + CPU_BLOCK <= n; i += CPU_BLOCK)
+        for (size_t k = i; k < i + CPU_BLOCK; k++)
+            y[k] *= x[k];
+    for (; i < n; i++)
+        y[i] *= x[i];
+}
+
+static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
+                     float alpha, const float *a, int lda, const float *x, int ldx, float beta,
+                     float *c, int ldc)
+{
+    if (m <= 0 || n <= 0)
+        return;
+    if (k <= 0) {
+        /* an empty product: BLAS implementations differ on whether beta == 0 clears C */
+        for (int j = 0; j < n; j++) {
+            float *col = c + (size_t)j * (size_t)ldc;
+            if (beta == 0.0f)
+                cpu_fill(b, col, (size_t)m, 0.0f);
+            else
+                cpu_scale(b, col, (size_t)m, beta);
+        }
+        return;
+    }
+    cblas_sgemm(CblasColMajor, ta == BK_TRANS ? CblasTrans : CblasNoTrans,
+                tb == BK_TRANS ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, x, ldx, beta, c,
+                ldc);
+}
+
+static const struct backend_ops cpu_ops = {
+    .name = "cpu",
+    .alloc = cpu_alloc,
+    .release = cpu_release,
+    .upload = cpu_upload,
+    .download = cpu_download,
+    .copy = cpu_copy,
+    .sync = cpu_sync,
+    .destroy = cpu_destroy,
+    .gemm = cpu_gemm,
+    .fill = cpu_fill,
+    .scale = cpu_scale,
+    .axpy = cpu_axpy,
+    .mul = cpu_mul,
+    .bias_act = cpu_bias_act,
+    .act_grad = cpu_act_grad,
+    .sum_cols = cpu_sum_cols,
+    .norm = cpu_norm,
+    .dropout = cpu_dropout,
+    .criterion = cpu_criterion,
+    .lstm_forward = cpu_lstm_forward,
+    .lstm_backward = cpu_lstm_backward,
+};
+
+int backend_cpu_new(struct backend **out, struct pt_err *e)
+{
+    *out = pt_calloc(1, sizeof **out, e);
+    if (!*out)
+        return e ? e->code : PT_ENOMEM;
+    (*out)->ops = &cpu_ops;
+    (*out)->host_memory = 1;
+    return 0;
+}
+
+void backend_free(struct backend *b)
+{
+    if (b)
+        b->ops->destroy(b);
+}

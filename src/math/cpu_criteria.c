@@ -1,0 +1,87 @@
+/* CPU criteria: softmax + cross entropy, square error, classification error.
+ *
+ * Every criterion is a SUM over the counted columns (SPEC 5), accumulated in double so a
+ * minibatch of thousands of frames loses nothing to float rounding; the gradient is the
+ * derivative of that sum. Columns are independent: one pass per column over its rows. */
+#include "math/cpu_kernels.h"
+
+/* Softmax cross entropy of one column (rows values). Writes dL/dz into g (NULL: skip).
+ * L = sum_i y_i (logsumexp(z) - z_i);  dL/dz_i = (sum_k y_k) softmax(z)_i - y_i.
+ * g holds exp(z_i - max) between the two passes, so each exp is computed once. */
+static double ce_softmax_column(const float *z, const float *y, float *g, size_t rows)
+{
+    float mx = z[0];
+    for (size_t i = 1; i < rows; i++)
+        mx = z[i] > mx ? z[i] : mx;
+    double s = 0.0, ysum = 0.0, yz = 0.0;
+    for (size_t i = 0; i < rows; i++) {
+        double ex = exp((double)z[i] - mx);
+        s += ex;
+        ysum += y[i];
+        yz += (double)y[i] * ((double)z[i] - mx);
+        if (g)
+            g[i] = (float)ex;
+    }
+    if (g) {
+        double k = ysum / s;
+        for (size_t i = 0; i < rows; i++)
+            g[i] = (float)(k * g[i] - y[i]);
+    }
+    return ysum * log(s) - yz; /* log(s) = logsumexp(z) - max */
+}
+
+/* L = sum_i (z_i - y_i)^2, dL/dz_i = 2 (z_i - y_i). */
+static double square_error_column(const float *z, const float *y, float *g, size_t rows)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < rows; i++) {
+        float d = z[i] - y[i];
+        sum += (double)d * d;
+        if (g)
+            g[i] = 2.0f * d;
+    }
+    return sum;
+}
+
+static size_t argmax(const float *v, size_t rows)
+{
+    size_t best = 0;
+    for (size_t i = 1; i < rows; i++)
+        if (v[i] > v[best])
+            best = i;
+    return best;
+}
+
+/* 1 when the largest output is not at the label's largest entry (first maximum wins). */
+static double class_error_column(const float *z, const float *y, float *g, size_t rows)
+{
+    (void)g;
+    return argmax(z, rows) != argmax(y, rows) ? 1.0 : 0.0;
+}
+
+static double (*const crit_column[BK_CRIT_COUNT])(const float *, const float *, float *, size_t) = {
+    [BK_CRIT_CE_SOFTMAX] = ce_softmax_column,
+    [BK_CRIT_SQUARE_ERR] = square_error_column,
+    [BK_CRIT_CLASS_ERR] = class_error_column,
+};
+
+void cpu_criterion(struct backend *b, enum bk_crit_kind kind, const struct bk_crit *c)
+{
+    (void)b;
+    size_t rows = (size_t)c->rows;
+    float *grad = kind == BK_CRIT_CLASS_ERR ? NULL : c->grad;
+    double total = 0.0;
+    for (size_t j = 0; j < c->cols; j++) {
+        const float *z = c->z + j * rows, *y = c->y + j * rows;
+        float *g = grad ? grad + j * rows : NULL;
+        if (c->mask && c->mask[j] == 0.0f) {
+            if (g)
+                memset(g, 0, rows * sizeof *g);
+            continue;
+        }
+        if (rows)
+            total += crit_column[kind](z, y, g, rows);
+    }
+    c->sum[0] = (float)total;
+    c->sum[1] = (float)(total - (double)c->sum[0]);
+}

@@ -1,0 +1,107 @@
+/* Internal to the CPU backend: the kernels behind struct backend_ops, and the float math
+ * they share.
+ *
+ * Vectorization. gcc -O2 (cost model "very-cheap") only vectorizes a loop whose vector code
+ * replaces it entirely, so element loops run over blocks of CPU_BLOCK with a fixed trip
+ * count (vectorized) and finish the remainder with a scalar tail. glibc's expf is a call
+ * and stops vectorization, hence cpu_exp below: branch-free (the input range is limited with
+ * integer minimums on the float's bits), Cody-Waite reduction, a degree-7 polynomial and
+ * the exponent built in the float's bits.
+ */
+#ifndef PT_MATH_CPU_KERNELS_H
+#define PT_MATH_CPU_KERNELS_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "math/backend.h"
+
+#define CPU_BLOCK 8
+
+#define CPU_INLINE static inline __attribute__((always_inline))
+
+#if defined(__GNUC__) && !defined(__clang__)
+/* The loop's pointers never overlap: vectorize without runtime alias checks. */
+#define CPU_IVDEP _Pragma("GCC ivdep")
+#else
+#define CPU_IVDEP
+#endif
+
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+/* The transcendental-heavy kernels are also compiled for AVX2 + FMA (x86-64-v3) and picked
+ * at load time by the CPU (an ifunc), while the build stays runnable on any x86-64. */
+#define CPU_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define CPU_CLONES
+#endif
+
+/* x limited to [-87, 88] (where e^x is a normal float), on the float's bits: as unsigned
+ * integers, floats below -87 are exactly those above -87's bits; as signed integers,
+ * floats above 88 are exactly those above 88's bits. Integer minimums have no NaN rules,
+ * so gcc vectorizes them (a float compare-and-select here becomes a branch). */
+static inline float cpu_exp_range(float x)
+{
+    uint32_t u;
+    memcpy(&u, &x, sizeof u);
+    u = u > 0xC2AE0000u ? 0xC2AE0000u : u; /* -87.0f */
+    int32_t i = (int32_t)u;
+    i = i > 0x42B00000 ? 0x42B00000 : i; /* 88.0f */
+    memcpy(&x, &i, sizeof x);
+    return x;
+}
+
+/* e^x; relative error below 1e-7 where the result is a normal float. NaN and +-inf give
+ * NaN (x0 - x0 below), so a diverging network shows up in its criterion. */
+static inline float cpu_exp(float x0)
+{
+    const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
+    float x = cpu_exp_range(x0);
+    float t = x * 1.44269504f + magic; /* x / ln 2, rounded, in the low mantissa bits */
+    float n = t - magic;
+    uint32_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    float f = x - n * 0.693359375f - n * -2.12194440e-4f; /* |f| <= ln(2)/2 */
+    float p = 1.0f / 5040.0f;
+    p = p * f + 1.0f / 720.0f;
+    p = p * f + 1.0f / 120.0f;
+    p = p * f + 1.0f / 24.0f;
+    p = p * f + 1.0f / 6.0f;
+    p = p * f + 0.5f;
+    p = p * f + 1.0f;
+    p = p * f + 1.0f;
+    uint32_t bits = (tb - 0x4B400000u + 127u) << 23; /* 2^n; n in [-126, 127] */
+    float s;
+    memcpy(&s, &bits, sizeof s);
+    return p * s + (x0 - x0);
+}
+
+static inline float cpu_sigmoid(float x)
+{
+    return 1.0f / (1.0f + cpu_exp(-x));
+}
+
+/* tanh(x) = 2 sigmoid(2x) - 1 (absolute error about 1e-7 near 0). */
+static inline float cpu_tanh(float x)
+{
+    return 2.0f / (1.0f + cpu_exp(-2.0f * x)) - 1.0f;
+}
+
+/* cpu_kernels.c */
+void cpu_bias_act(struct backend *b, enum bk_act act, float *z, const float *bias, int rows,
+                  size_t cols);
+void cpu_act_grad(struct backend *b, enum bk_act act, float *dz, const float *y, size_t n);
+void cpu_sum_cols(struct backend *b, float *out, const float *x, int rows, size_t cols, int ld);
+void cpu_norm(struct backend *b, float *x, const float *mean, const float *invstd, int rows,
+              size_t cols);
+void cpu_dropout(struct backend *b, float *y, float *mask, const float *x, size_t n, float rate,
+                 uint64_t seed);
+
+/* cpu_criteria.c */
+void cpu_criterion(struct backend *b, enum bk_crit_kind kind, const struct bk_crit *c);
+
+/* cpu_lstm.c */
+void cpu_lstm_forward(struct backend *b, const struct bk_lstm_fwd *s);
+void cpu_lstm_backward(struct backend *b, const struct bk_lstm_bwd *s);
+
+#endif

@@ -1,0 +1,358 @@
+/* The network object: the layer stack, the parameter arena and its tensor table,
+ * initialization, the per-minibatch workspace, and the small accessors of nn.h.
+ *
+ * Layer stacks (one nn_layer each; dropout only with addDropoutNodes):
+ *   SIMPLENET: [dense f(i), dropout] x hidden, dense (linear, with bias)
+ *   LSTM:      [lstm, dropout] x hidden, last step, dense (linear, no bias)
+ * The arena is the layers' parameters back to back in stack order. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/nn_internal.h"
+
+static struct nn_layer *push_layer(struct nn *net, const struct nn_layer_ops *ops, int in, int out)
+{
+    struct nn_layer *l = &net->layers[net->nlayers];
+    l->ops = ops;
+    l->index = net->nlayers++;
+    l->in_dim = in;
+    l->out_dim = out;
+    return l;
+}
+
+static void build_layers(struct nn *net)
+{
+    const struct nn_config *c = &net->cfg;
+    int hidden = c->nsizes - 2;
+    for (int i = 0; i < hidden; i++) {
+        struct nn_layer *l;
+        if (c->rnn == NN_LSTM) {
+            l = push_layer(net, &nn_lstm_ops, c->sizes[i], c->sizes[i + 1]);
+            l->hidden_init = (float)c->hidden_activity;
+        } else {
+            l = push_layer(net, &nn_dense_ops, c->sizes[i], c->sizes[i + 1]);
+            l->act = c->acts[i];
+            l->has_bias = 1;
+        }
+        l->number = i;
+        if (c->dropout)
+            push_layer(net, &nn_dropout_ops, c->sizes[i + 1], c->sizes[i + 1]);
+    }
+    if (c->rnn == NN_LSTM)
+        push_layer(net, &nn_last_step_ops, c->sizes[hidden], c->sizes[hidden]);
+    struct nn_layer *out = push_layer(net, &nn_dense_ops, c->sizes[hidden], c->sizes[hidden + 1]);
+    out->act = BK_ACT_NONE;
+    out->has_bias = c->rnn != NN_LSTM;
+    out->number = hidden;
+}
+
+/* Parameters initialized on the host (layer by layer from one RNG stream), then uploaded. */
+static int init_params(struct nn *net, struct pt_err *e)
+{
+    float *host = pt_calloc(net->nparams ? net->nparams : 1, sizeof *host, e);
+    if (!host)
+        return e ? e->code : PT_ENOMEM;
+    struct nn_rng rng;
+    nn_rng_seed(&rng, net->seed);
+    for (int i = 0; i < net->nlayers; i++)
+        net->layers[i].ops->init(&net->layers[i], host, &net->cfg, &rng);
+    int rc = net->bk->ops->upload(net->bk, net->params, host, net->nparams, e);
+    free(host);
+    return rc;
+}
+
+static int alloc_arena(struct nn *net, struct pt_err *e)
+{
+    struct backend *b = net->bk;
+    size_t off = 0;
+    for (int i = 0; i < net->nlayers; i++) {
+        net->layers[i].param_offset = off;
+        off += net->layers[i].ops->param_count(&net->layers[i]);
+    }
+    net->nparams = off;
+    int rc = b->ops->alloc(b, off, &net->params, e);
+    if (rc == 0)
+        rc = b->ops->alloc(b, off, &net->grads, e);
+    if (rc)
+        return rc;
+    b->ops->fill(b, net->grads, off, 0.0f);
+    for (int i = 0; i < net->nlayers; i++)
+        net->layers[i].ops->bind(&net->layers[i], net->params, net->grads, net->tensors,
+                                 &net->ntensors);
+    return 0;
+}
+
+/* Mean 0 and 1/stddev 1 (identity) until the caller sets the statistics. */
+static int alloc_norm(struct nn *net, struct pt_err *e)
+{
+    size_t dim = (size_t)net->cfg.sizes[0];
+    struct backend *b = net->bk;
+    net->mean = pt_calloc(dim, sizeof *net->mean, e);
+    net->invstd = pt_calloc(dim, sizeof *net->invstd, e);
+    if (!net->mean || !net->invstd)
+        return e ? e->code : PT_ENOMEM;
+    for (size_t i = 0; i < dim; i++)
+        net->invstd[i] = 1.0f;
+    int rc = b->ops->alloc(b, dim, &net->mean_dev, e);
+    if (rc == 0)
+        rc = b->ops->alloc(b, dim, &net->invstd_dev, e);
+    if (rc == 0)
+        rc = b->ops->upload(b, net->mean_dev, net->mean, dim, e);
+    if (rc == 0)
+        rc = b->ops->upload(b, net->invstd_dev, net->invstd, dim, e);
+    return rc;
+}
+
+static int check_config(const struct nn_config *c, struct pt_err *e)
+{
+    int min = c->rnn == NN_LSTM ? 3 : 2;
+    if (c->nsizes < min || c->nsizes > NN_MAX_HIDDEN + 2)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: layerSizes: %d entries; this network needs %d to %d",
+                          c->origin, c->nsizes, min, NN_MAX_HIDDEN + 2);
+    for (int i = 0; i < c->nsizes; i++)
+        if (c->sizes[i] < 1 || c->sizes[i] > NN_MAX_DIM)
+            return pt_err_set(e, PT_EUSER, "%s: error: layerSizes: size %d is out of range [1, %d]",
+                              c->origin, c->sizes[i], NN_MAX_DIM);
+    for (int i = 0; i < c->nsizes - 2; i++)
+        if ((unsigned)c->acts[i] >= BK_ACT_COUNT)
+            return pt_err_set(e, PT_EINTERNAL, "error: internal: activation %d", (int)c->acts[i]);
+    if ((unsigned)c->eval_crit >= BK_CRIT_COUNT)
+        return pt_err_set(e, PT_EINTERNAL, "error: internal: criterion %d", (int)c->eval_crit);
+    if (c->train_crit != BK_CRIT_CE_SOFTMAX && c->train_crit != BK_CRIT_SQUARE_ERR)
+        return pt_err_set(e, PT_EUSER, "%s: error: trainingCriterion: %s has no gradient",
+                          c->origin, c->train_name);
+    return 0;
+}
+
+int nn_config_param_count(const struct nn_config *cfg, size_t *count, struct pt_err *e)
+{
+    int rc = check_config(cfg, e);
+    if (rc)
+        return rc;
+    struct nn *net = pt_calloc(1, sizeof *net, e);
+    if (!net)
+        return e ? e->code : PT_ENOMEM;
+    net->cfg = *cfg;
+    build_layers(net);
+    *count = 0;
+    for (int i = 0; i < net->nlayers; i++)
+        *count += net->layers[i].ops->param_count(&net->layers[i]);
+    free(net);
+    return 0;
+}
+
+int nn_new(const struct nn_config *cfg, struct backend *b, uint64_t seed, struct nn **out,
+           struct pt_err *e)
+{
+    *out = NULL;
+    int rc = check_config(cfg, e);
+    if (rc)
+        return rc;
+    struct nn *net = pt_calloc(1, sizeof *net, e);
+    if (!net)
+        return e ? e->code : PT_ENOMEM;
+    net->cfg = *cfg;
+    net->bk = b;
+    net->seed = seed;
+    build_layers(net);
+    rc = alloc_arena(net, e);
+    if (rc == 0)
+        rc = init_params(net, e);
+    if (rc == 0 && cfg->mean_var_norm)
+        rc = alloc_norm(net, e);
+    if (rc) {
+        nn_free(net);
+        return rc;
+    }
+    *out = net;
+    return 0;
+}
+
+static void release_workspace(struct nn *net)
+{
+    net->bk->ops->release(net->bk, net->ws);
+    free(net->mask_host);
+    free(net->crit_mask_host);
+    net->ws = NULL;
+    net->mask_host = net->crit_mask_host = NULL;
+    net->cap_steps = net->cap_nseq = 0;
+    net->out = NULL;
+}
+
+void nn_free(struct nn *net)
+{
+    if (!net)
+        return;
+    struct backend *b = net->bk;
+    release_workspace(net);
+    b->ops->release(b, net->params);
+    b->ops->release(b, net->grads);
+    b->ops->release(b, net->mean_dev);
+    b->ops->release(b, net->invstd_dev);
+    free(net->mean);
+    free(net->invstd);
+    free(net->prior);
+    free(net);
+}
+
+/* Device floats for steps x nseq: inputs, masks, the two criterion sums, every layer.
+ * Layers after the last-step selection are sized for all steps (frame labels need that). */
+static size_t workspace_size(const struct nn *net, size_t steps, size_t nseq)
+{
+    size_t cols = steps * nseq;
+    size_t in = nn_ws_round((size_t)net->cfg.sizes[0] * cols) +
+                nn_ws_round((size_t)net->cfg.sizes[net->cfg.nsizes - 1] * cols) +
+                2 * nn_ws_round(cols) + nn_ws_round(4);
+    size_t total = in;
+    for (int i = 0; i < net->nlayers; i++)
+        total += net->layers[i].ops->workspace(&net->layers[i], steps, nseq);
+    return total;
+}
+
+static void carve_workspace(struct nn *net, size_t steps, size_t nseq)
+{
+    size_t cols = steps * nseq;
+    float *cur = net->ws;
+    net->x_dev = nn_ws_take(&cur, (size_t)net->cfg.sizes[0] * cols);
+    net->labels_dev = nn_ws_take(&cur, (size_t)net->cfg.sizes[net->cfg.nsizes - 1] * cols);
+    net->mask_dev = nn_ws_take(&cur, cols);
+    net->crit_mask_dev = nn_ws_take(&cur, cols);
+    net->stats_dev = nn_ws_take(&cur, 4);
+    for (int i = 0; i < net->nlayers; i++)
+        net->layers[i].ops->carve(&net->layers[i], &cur, steps, nseq);
+}
+
+int nn_reserve(struct nn *net, size_t steps, size_t nseq, struct pt_err *e)
+{
+    if (net->ws && steps <= net->cap_steps && nseq <= net->cap_nseq)
+        return 0;
+    size_t t = steps > net->cap_steps ? steps : net->cap_steps;
+    size_t n = nseq > net->cap_nseq ? nseq : net->cap_nseq;
+    size_t total = workspace_size(net, t, n);
+    release_workspace(net);
+    int rc = net->bk->ops->alloc(net->bk, total, &net->ws, e);
+    if (rc)
+        return pt_err_context(e, "workspace for %zu sequences of %zu steps", n, t);
+    net->mask_host = pt_malloc(t * n * sizeof(float) + 1, e);
+    net->crit_mask_host = pt_malloc(t * n * sizeof(float) + 1, e);
+    if (!net->mask_host || !net->crit_mask_host) {
+        release_workspace(net);
+        return e ? e->code : PT_ENOMEM;
+    }
+    net->cap_steps = t;
+    net->cap_nseq = n;
+    carve_workspace(net, t, n);
+    return 0;
+}
+
+const struct nn_config *nn_get_config(const struct nn *net)
+{
+    return &net->cfg;
+}
+
+size_t nn_param_count(const struct nn *net)
+{
+    return net->nparams;
+}
+
+float *nn_params(struct nn *net)
+{
+    return net->params;
+}
+
+float *nn_grads(struct nn *net)
+{
+    return net->grads;
+}
+
+const struct nn_tensor *nn_tensors(const struct nn *net, size_t *count)
+{
+    *count = net->ntensors;
+    return net->tensors;
+}
+
+int nn_get_params(struct nn *net, float *host, struct pt_err *e)
+{
+    return net->bk->ops->download(net->bk, host, net->params, net->nparams, e);
+}
+
+int nn_set_params(struct nn *net, const float *host, struct pt_err *e)
+{
+    return net->bk->ops->upload(net->bk, net->params, host, net->nparams, e);
+}
+
+int nn_get_grads(struct nn *net, float *host, struct pt_err *e)
+{
+    return net->bk->ops->download(net->bk, host, net->grads, net->nparams, e);
+}
+
+const char *nn_train_criterion_name(const struct nn *net)
+{
+    return net->cfg.train_name;
+}
+
+const char *nn_eval_criterion_name(const struct nn *net)
+{
+    return net->cfg.eval_name;
+}
+
+uint64_t nn_get_dropout_state(const struct nn *net)
+{
+    return net->dropout_steps;
+}
+
+void nn_set_dropout_state(struct nn *net, uint64_t state)
+{
+    net->dropout_steps = state;
+}
+
+int nn_set_mean_var(struct nn *net, const float *mean, const float *invstd, int dim,
+                    struct pt_err *e)
+{
+    struct backend *b = net->bk;
+    if (!net->cfg.mean_var_norm)
+        return pt_err_set(e, PT_EUSER, "%s: error: the network was built without applyMeanVarNorm",
+                          net->cfg.origin);
+    if (dim != net->cfg.sizes[0])
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: feature statistics have %d dimensions, the input has %d",
+                          net->cfg.origin, dim, net->cfg.sizes[0]);
+    size_t n = (size_t)dim;
+    int rc = b->ops->upload(b, net->mean_dev, mean, n, e);
+    if (rc == 0)
+        rc = b->ops->upload(b, net->invstd_dev, invstd, n, e);
+    if (rc)
+        return rc;
+    memcpy(net->mean, mean, n * sizeof *mean);
+    memcpy(net->invstd, invstd, n * sizeof *invstd);
+    return 0;
+}
+
+void nn_get_mean_var(const struct nn *net, const float **mean, const float **invstd)
+{
+    *mean = net->mean;
+    *invstd = net->invstd;
+}
+
+int nn_set_prior(struct nn *net, const float *prior, int dim, struct pt_err *e)
+{
+    int out = net->cfg.sizes[net->cfg.nsizes - 1];
+    if (dim != out)
+        return pt_err_set(e, PT_EUSER, "%s: error: the label prior has %d entries, the output %d",
+                          net->cfg.origin, dim, out);
+    float *p = pt_malloc((size_t)dim * sizeof *p, e);
+    if (!p)
+        return e ? e->code : PT_ENOMEM;
+    memcpy(p, prior, (size_t)dim * sizeof *p);
+    free(net->prior);
+    net->prior = p;
+    net->prior_dim = dim;
+    return 0;
+}
+
+const float *nn_get_prior(const struct nn *net, int *dim)
+{
+    *dim = net->prior ? net->prior_dim : 0;
+    return net->prior;
+}

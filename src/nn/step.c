@@ -1,0 +1,219 @@
+/* One minibatch through the network: check and upload the inputs, build the padding
+ * masks, forward, criteria, backward.
+ *
+ * Labels decide the mode (reader/minibatch.h layout, C = steps x nseq columns):
+ *   labels steps == features steps: a label per step; the criterion sees every column and
+ *       counts column (t, s) when t is below both inputs' len[s] (SIMPLENET always);
+ *   labels steps == 1 (LSTM only): a label per sequence, classified from its last real
+ *       step; the criterion sees nseq columns and counts those with a label. */
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/nn_internal.h"
+#include "reader/minibatch.h"
+
+struct step_inputs {
+    struct mb_input *feat, *lab;
+    size_t steps, nseq;
+    int seq_labels;
+};
+
+static int input_error(const struct nn *net, const char *name, const struct mb_input *in, int want,
+                       struct pt_err *e)
+{
+    if (!in)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: SimpleNetworkBuilder needs a reader input called '%s' "
+                          "(dim %d)",
+                          net->cfg.origin, name, want);
+    return pt_err_set(e, PT_EUSER,
+                      "%s: error: layerSizes: the network's %s size is %d, but the reader's "
+                      "input '%s' has dim %d",
+                      net->cfg.origin, strcmp(name, "labels") ? "input" : "output", want, name,
+                      in->dim);
+}
+
+static int find_inputs(const struct nn *net, struct minibatch *mb, struct step_inputs *si,
+                       struct pt_err *e)
+{
+    const struct nn_config *c = &net->cfg;
+    si->feat = mb_find(mb, "features");
+    si->lab = mb_find(mb, "labels");
+    if (!si->feat || si->feat->dim != c->sizes[0])
+        return input_error(net, "features", si->feat, c->sizes[0], e);
+    if (!si->lab || si->lab->dim != c->sizes[c->nsizes - 1])
+        return input_error(net, "labels", si->lab, c->sizes[c->nsizes - 1], e);
+    si->steps = si->feat->steps;
+    si->nseq = mb->nseq;
+    si->seq_labels = 0;
+    if (si->lab->steps == si->steps)
+        return 0;
+    if (si->lab->steps == 1 && c->rnn == NN_LSTM) {
+        si->seq_labels = 1;
+        return 0;
+    }
+    return pt_err_set(e, PT_EUSER,
+                      "%s: error: the minibatch's sequences have up to %zu label rows and up to "
+                      "%zu feature rows; %s",
+                      c->origin, si->lab->steps, si->steps,
+                      c->rnn == NN_LSTM ? "labels need one row per sequence or one per feature row"
+                                        : "SIMPLENET needs one label row per feature row");
+}
+
+/* mask[t*n + s] = 1 when step t of sequence s is real. Returns whether any is padding. */
+static int feature_mask(const struct step_inputs *si, float *mask)
+{
+    int padded = 0;
+    for (size_t t = 0; t < si->steps; t++)
+        for (size_t s = 0; s < si->nseq; s++) {
+            int real = t < si->feat->len[s];
+            mask[t * si->nseq + s] = (float)real;
+            padded |= !real;
+        }
+    return padded;
+}
+
+/* The criterion's column mask; returns the counted columns, *padded = any not counted. */
+static size_t criterion_mask(const struct step_inputs *si, float *mask, int *padded)
+{
+    size_t counted = 0, steps = si->seq_labels ? 1 : si->steps;
+    for (size_t t = 0; t < steps; t++)
+        for (size_t s = 0; s < si->nseq; s++) {
+            int real = t < si->lab->len[s] && (si->seq_labels || t < si->feat->len[s]);
+            mask[t * si->nseq + s] = (float)real;
+            counted += (size_t)real;
+        }
+    *padded = counted != steps * si->nseq;
+    return counted;
+}
+
+/* Upload features (normalized) and labels; build the masks. Fills the pass. */
+static int load_inputs(struct nn *net, const struct step_inputs *si, struct nn_pass *p,
+                       const float **crit_mask, size_t *samples, struct pt_err *e)
+{
+    struct backend *b = net->bk;
+    const struct nn_config *c = &net->cfg;
+    size_t cols = si->steps * si->nseq, lab_cols = si->seq_labels ? si->nseq : cols;
+    int in = c->sizes[0], out = c->sizes[c->nsizes - 1], padded = 0;
+    int rc = b->ops->upload(b, net->x_dev, si->feat->data, (size_t)in * cols, e);
+    if (rc == 0)
+        rc = b->ops->upload(b, net->labels_dev, si->lab->data, (size_t)out * lab_cols, e);
+    p->mask = NULL;
+    if (rc == 0 && c->rnn == NN_LSTM && feature_mask(si, net->mask_host)) {
+        rc = b->ops->upload(b, net->mask_dev, net->mask_host, cols, e);
+        p->mask = net->mask_dev;
+    }
+    *samples = criterion_mask(si, net->crit_mask_host, &padded);
+    *crit_mask = NULL;
+    if (rc == 0 && padded) {
+        rc = b->ops->upload(b, net->crit_mask_dev, net->crit_mask_host, lab_cols, e);
+        *crit_mask = net->crit_mask_dev;
+    }
+    if (rc == 0 && c->mean_var_norm)
+        b->ops->norm(b, net->x_dev, net->mean_dev, net->invstd_dev, in, cols);
+    return rc;
+}
+
+static void run_forward(struct nn *net, struct nn_pass *p)
+{
+    float *x = net->x_dev, *dx = NULL;
+    for (int i = 0; i < net->nlayers; i++) {
+        struct nn_layer *l = &net->layers[i];
+        l->x = x;
+        l->dx = dx;
+        l->ops->forward(l, net->bk, p);
+        x = l->y;
+        dx = l->dy;
+    }
+}
+
+/* Both criteria on the output layer; the training one also writes its gradient into the
+ * output layer's dy when train is set. */
+static void run_criteria(struct nn *net, const float *crit_mask, int train)
+{
+    struct backend *b = net->bk;
+    struct nn_layer *o = &net->layers[net->nlayers - 1];
+    struct bk_crit c = {
+        .rows = o->out_dim,
+        .cols = o->steps * o->nseq,
+        .z = o->y,
+        .y = net->labels_dev,
+        .mask = crit_mask,
+        .grad = train ? o->dy : NULL,
+        .sum = net->stats_dev,
+    };
+    b->ops->criterion(b, net->cfg.train_crit, &c);
+    c.grad = NULL;
+    c.sum = net->stats_dev + 2;
+    b->ops->criterion(b, net->cfg.eval_crit, &c);
+    net->out = o->y;
+    net->out_cols = c.cols;
+}
+
+static int run_step(struct nn *net, struct minibatch *mb, int train, float rate,
+                    struct nn_stats *st, struct pt_err *e)
+{
+    struct step_inputs si = {0};
+    memset(st, 0, sizeof *st);
+    int rc = find_inputs(net, mb, &si, e);
+    if (rc)
+        return rc;
+    struct backend *b = net->bk;
+    if (si.steps == 0 || si.nseq == 0) { /* nothing to learn from */
+        if (train)
+            b->ops->fill(b, net->grads, net->nparams, 0.0f);
+        net->out = NULL;
+        return b->ops->sync(b, e);
+    }
+    rc = nn_reserve(net, si.steps, si.nseq, e);
+    struct nn_pass p = {.steps = si.steps, .nseq = si.nseq, .seq_labels = si.seq_labels};
+    const float *crit_mask = NULL;
+    if (rc == 0)
+        rc = load_inputs(net, &si, &p, &crit_mask, &st->samples, e);
+    if (rc)
+        return rc;
+    p.train = train;
+    p.dropout_rate = net->cfg.dropout ? rate : 0.0f;
+    p.dropout_seed = nn_mix64(net->seed ^ 0x64726F706F7574ull, net->dropout_steps);
+    run_forward(net, &p);
+    run_criteria(net, crit_mask, train);
+    for (int i = net->nlayers; train && i-- > 0;)
+        net->layers[i].ops->backward(&net->layers[i], b);
+    float sums[4];
+    rc = b->ops->download(b, sums, net->stats_dev, 4, e);
+    if (rc == 0)
+        rc = b->ops->sync(b, e);
+    st->train_crit = (double)sums[0] + sums[1];
+    st->eval_crit = (double)sums[2] + sums[3];
+    return rc;
+}
+
+int nn_train_step(struct nn *net, struct minibatch *mb, float dropout_rate, struct nn_stats *st,
+                  struct pt_err *e)
+{
+    if (!(dropout_rate >= 0.0f && dropout_rate < 1.0f))
+        return pt_err_set(e, PT_EUSER, "error: dropoutRate must be in [0, 1), got %g",
+                          (double)dropout_rate);
+    int rc = run_step(net, mb, 1, dropout_rate, st, e);
+    net->dropout_steps++;
+    return rc;
+}
+
+int nn_evaluate(struct nn *net, struct minibatch *mb, struct nn_stats *st, struct pt_err *e)
+{
+    return run_step(net, mb, 0, 0.0f, st, e);
+}
+
+int nn_get_output(struct nn *net, float *host, size_t cap, size_t *rows, size_t *cols,
+                  struct pt_err *e)
+{
+    size_t r = (size_t)net->cfg.sizes[net->cfg.nsizes - 1];
+    if (!net->out)
+        return pt_err_set(e, PT_EUSER, "error: the network has no output yet (no minibatch ran)");
+    if (r * net->out_cols > cap)
+        return pt_err_set(e, PT_EUSER, "error: output buffer of %zu floats is too small for %zu",
+                          cap, r * net->out_cols);
+    *rows = r;
+    *cols = net->out_cols;
+    return net->bk->ops->download(net->bk, host, net->out, r * net->out_cols, e);
+}

@@ -1,0 +1,414 @@
+/* The CPU backend (src/math): every op of struct backend_ops against plain double-precision
+ * references, including the branch-free exp behind sigmoid and tanh. */
+#include <math.h>
+
+#include "config.h"
+
+#include "math/backend.h"
+#include "testutil.h"
+
+static struct backend *bk;
+static struct pt_err err;
+
+static void setup(void)
+{
+    pt_err_clear(&err);
+    ck_assert_int_eq(backend_cpu_new(&bk, &err), 0);
+    ck_assert(bk->host_memory);
+}
+
+static void teardown(void)
+{
+    backend_free(bk);
+}
+
+static double uni(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*s >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
+}
+
+START_TEST(describe_and_probe)
+{
+    char buf[256], name[64], why[128];
+    ck_assert(strlen(backend_cpu_describe(buf, sizeof buf)) > 0);
+    ck_assert_ptr_nonnull(strstr(buf, "kernel"));
+#ifndef PT_HAVE_CUDA
+    ck_assert_int_eq(backend_cuda_probe(name, sizeof name, why, sizeof why), 0);
+    ck_assert_str_eq(why, "built without CUDA (configure --with-cuda)");
+#else
+    (void)name;
+    (void)why;
+#endif
+}
+END_TEST
+
+START_TEST(memory_ops)
+{
+    float *d = NULL, host[37], back[37];
+    ck_assert_int_eq(bk->ops->alloc(bk, 37, &d, &err), 0);
+    ck_assert_uint_eq((uintptr_t)d % 64, 0);
+    for (int i = 0; i < 37; i++)
+        host[i] = (float)i;
+    ck_assert_int_eq(bk->ops->upload(bk, d, host, 37, &err), 0);
+    bk->ops->scale(bk, d, 37, 2.0f);
+    bk->ops->axpy(bk, d, host, 37, -1.0f); /* 2i - i */
+    bk->ops->mul(bk, d, host, 37);         /* i * i */
+    ck_assert_int_eq(bk->ops->download(bk, back, d, 37, &err), 0);
+    for (int i = 0; i < 37; i++)
+        ck_assert(back[i] == (float)(i * i));
+    bk->ops->copy(bk, d + 1, d, 36); /* overlapping */
+    ck_assert(d[36] == 35.0f * 35.0f && d[1] == 0.0f);
+    bk->ops->fill(bk, d, 37, 0.5f);
+    ck_assert(d[0] == 0.5f && d[36] == 0.5f);
+    ck_assert_int_eq(bk->ops->sync(bk, &err), 0);
+    bk->ops->release(bk, d);
+    bk->ops->release(bk, NULL);
+    float *z = NULL;
+    ck_assert_int_eq(bk->ops->alloc(bk, 0, &z, &err), 0);
+    ck_assert_ptr_nonnull(z);
+    bk->ops->release(bk, z);
+    ck_assert_int_eq(bk->ops->alloc(bk, (size_t)-1 / 2, &z, &err), PT_ENOMEM);
+}
+END_TEST
+
+static double ref_act(enum bk_act a, double v)
+{
+    switch (a) {
+    case BK_ACT_SIGMOID: return 1.0 / (1.0 + exp(-v));
+    case BK_ACT_TANH: return tanh(v);
+    case BK_ACT_RELU: return v > 0 ? v : 0;
+    default: return v;
+    }
+}
+
+/* Every activation over [-30, 30] and 1003 columns-worth of values (blocks and tails). */
+START_TEST(activations_match_libm)
+{
+    enum { R = 17, C = 59 };
+    static float z[R * C], bias[R];
+    for (enum bk_act a = 0; a < BK_ACT_COUNT; a++) {
+        for (int i = 0; i < R; i++)
+            bias[i] = (float)(i - 8) * 0.01f;
+        for (int k = 0; k < R * C; k++)
+            z[k] = (float)(-30.0 + 60.0 * k / (R * C - 1));
+        bk->ops->bias_act(bk, a, z, bias, R, C);
+        double worst = 0;
+        for (int k = 0; k < R * C; k++) {
+            double v = (double)(float)(-30.0 + 60.0 * k / (R * C - 1)) + bias[k % R];
+            double want = ref_act(a, (float)v);
+            worst = fmax(worst, fabs(z[k] - want) / (fabs(want) + 1e-6));
+        }
+        ck_assert_msg(worst < 3e-6, "activation %d: relative error %g", (int)a, worst);
+    }
+}
+END_TEST
+
+START_TEST(activation_extremes)
+{
+    float z[8] = {-1e30f, -200.0f, -88.5f, -1e-7f, 1e-7f, 88.5f, 200.0f, 1e30f};
+    float s[8], t[8];
+    memcpy(s, z, sizeof z);
+    memcpy(t, z, sizeof z);
+    bk->ops->bias_act(bk, BK_ACT_SIGMOID, s, NULL, 8, 1);
+    bk->ops->bias_act(bk, BK_ACT_TANH, t, NULL, 8, 1);
+    for (int i = 0; i < 8; i++) {
+        ck_assert(isfinite(s[i]) && isfinite(t[i]));
+        ck_assert(s[i] >= 0.0f && s[i] <= 1.0f && fabsf(t[i]) <= 1.0f);
+        ck_assert(fabs(s[i] - ref_act(BK_ACT_SIGMOID, z[i])) < 1e-6);
+        ck_assert(fabs(t[i] - ref_act(BK_ACT_TANH, z[i])) < 1e-6);
+    }
+    float n[2] = {NAN, INFINITY};
+    bk->ops->bias_act(bk, BK_ACT_SIGMOID, n, NULL, 2, 1);
+    ck_assert(isnan(n[0]) && isnan(n[1])); /* divergence stays visible */
+}
+END_TEST
+
+START_TEST(activation_gradients)
+{
+    enum { N = 45 };
+    float y[N], dz[N];
+    uint64_t s = 3;
+    for (enum bk_act a = 0; a < BK_ACT_COUNT; a++) {
+        for (int k = 0; k < N; k++) {
+            y[k] = (float)uni(&s);
+            if (a == BK_ACT_SIGMOID)
+                y[k] = 0.5f + 0.5f * y[k];
+            dz[k] = (float)uni(&s);
+        }
+        float before[N];
+        memcpy(before, dz, sizeof dz);
+        bk->ops->act_grad(bk, a, dz, y, N);
+        for (int k = 0; k < N; k++) {
+            double d = a == BK_ACT_SIGMOID ? y[k] * (1.0 - y[k])
+                       : a == BK_ACT_TANH  ? 1.0 - (double)y[k] * y[k]
+                       : a == BK_ACT_RELU  ? (y[k] > 0)
+                                           : 1.0;
+            ck_assert(fabs(dz[k] - before[k] * d) < 1e-6);
+        }
+    }
+}
+END_TEST
+
+/* gemm with every transpose, leading dimensions larger than the rows, beta 0 and 1. */
+START_TEST(gemm_all_transposes)
+{
+    enum { M = 7, N = 5, K = 9, LD = 11 };
+    static float a[LD * LD], x[LD * LD], c[LD * N];
+    uint64_t s = 1;
+    for (int i = 0; i < LD * LD; i++) {
+        a[i] = (float)uni(&s);
+        x[i] = (float)uni(&s);
+    }
+    for (int ta = 0; ta < 2; ta++)
+        for (int tb = 0; tb < 2; tb++)
+            for (int beta = 0; beta < 2; beta++) {
+                for (int i = 0; i < LD * N; i++)
+                    c[i] = beta ? 1.0f : NAN;
+                bk->ops->gemm(bk, (enum bk_trans)ta, (enum bk_trans)tb, M, N, K, 0.5f, a, LD, x, LD,
+                              (float)beta, c, LD);
+                for (int i = 0; i < M; i++)
+                    for (int j = 0; j < N; j++) {
+                        double want = beta;
+                        for (int k = 0; k < K; k++)
+                            want += 0.5 * (ta ? a[k + i * LD] : a[i + k * LD]) *
+                                    (tb ? x[j + k * LD] : x[k + j * LD]);
+                        ck_assert_msg(fabs(c[i + j * LD] - want) < 1e-5, "%d%d%d", ta, tb, beta);
+                    }
+            }
+    for (int i = 0; i < LD * N; i++)
+        c[i] = NAN;
+    bk->ops->gemm(bk, BK_NOTRANS, BK_NOTRANS, M, N, 0, 1.0f, a, LD, x, LD, 0.0f, c, LD);
+    ck_assert(c[0] == 0.0f && c[M - 1 + (N - 1) * LD] == 0.0f);
+}
+END_TEST
+
+START_TEST(column_sums_and_norm)
+{
+    enum { R = 13, C = 6, LD = 16 };
+    float x[LD * C], y[LD * C], out[R], mean[R], inv[R];
+    uint64_t s = 2;
+    for (int i = 0; i < LD * C; i++) {
+        x[i] = (float)uni(&s);
+        y[i] = (float)uni(&s);
+    }
+    bk->ops->sum_cols(bk, out, x, R, C, LD);
+    for (int i = 0; i < R; i++) {
+        double want = 0;
+        for (int j = 0; j < C; j++)
+            want += x[i + j * LD];
+        ck_assert(fabs(out[i] - want) < 1e-5);
+    }
+    for (int i = 0; i < R; i++) {
+        mean[i] = (float)i;
+        inv[i] = 0.5f;
+    }
+    memcpy(y, x, sizeof x);
+    bk->ops->norm(bk, x, mean, inv, R, 7);
+    for (int k = 0; k < R * 7; k++)
+        ck_assert(x[k] == (y[k] - (float)(k % R)) * 0.5f);
+}
+END_TEST
+
+START_TEST(dropout_masks)
+{
+    enum { N = 100000 };
+    static float x[N], y[N], m[N], m2[N], y2[N];
+    for (int i = 0; i < N; i++)
+        x[i] = 1.0f + (float)(i % 3);
+    bk->ops->dropout(bk, y, m, x, N, 0.3f, 42);
+    int dropped = 0;
+    for (int i = 0; i < N; i++) {
+        ck_assert(m[i] == 0.0f || fabsf(m[i] - 1.0f / 0.7f) < 1e-6f);
+        ck_assert(y[i] == x[i] * m[i]);
+        dropped += m[i] == 0.0f;
+    }
+    ck_assert_msg(abs(dropped - 30000) < 600, "dropped %d", dropped);
+    bk->ops->dropout(bk, y2, m2, x, N, 0.3f, 42);
+    ck_assert(memcmp(m, m2, sizeof m) == 0);
+    bk->ops->dropout(bk, y2, m2, x, N, 0.3f, 43);
+    ck_assert(memcmp(m, m2, sizeof m) != 0);
+    double mean = 0;
+    for (int i = 0; i < N; i++)
+        mean += bk_hash_uniform(7, (uint64_t)i);
+    ck_assert(fabs(mean / N - 0.5) < 0.005);
+}
+END_TEST
+
+/* Softmax cross entropy, square error and classification error on 3 columns; the middle
+ * column is padding. */
+START_TEST(criteria_values_and_gradients)
+{
+    float z[9] = {1, 2, 3, 5, 5, 5, 0.5f, 0.5f, -1}, y[9] = {0, 0, 1, 1, 0, 0, 0.25f, 0.75f, 0};
+    float mask[3] = {1, 0, 1}, g[9], sum2[2] = {0};
+    double sum;
+    struct bk_crit c = {.rows = 3, .cols = 3, .z = z, .y = y, .mask = mask, .grad = g, .sum = sum2};
+    bk->ops->criterion(bk, BK_CRIT_CE_SOFTMAX, &c);
+    sum = sum2[0] + sum2[1];
+    double lse0 = log(exp(1) + exp(2) + exp(3)), lse2 = log(2 * exp(0.5) + exp(-1));
+    double want = (lse0 - 3) + (lse2 - 0.5);
+    ck_assert_msg(fabs(sum - want) < 1e-6, "%g vs %g", sum, want);
+    for (int i = 0; i < 3; i++) {
+        ck_assert(fabs(g[i] - (exp(z[i] - lse0) - y[i])) < 1e-6);
+        ck_assert(g[3 + i] == 0.0f);
+        ck_assert(fabs(g[6 + i] - (exp(z[6 + i] - lse2) - y[6 + i])) < 1e-6);
+    }
+    bk->ops->criterion(bk, BK_CRIT_SQUARE_ERR, &c);
+    sum = sum2[0] + sum2[1];
+    ck_assert(fabs(sum - (1 + 4 + 4 + 0.0625 + 0.0625 + 1)) < 1e-5);
+    ck_assert(g[0] == 2.0f && g[2] == 4.0f && g[3] == 0.0f && g[8] == -2.0f);
+    g[0] = 123.0f;
+    bk->ops->criterion(bk, BK_CRIT_CLASS_ERR, &c);
+    sum = sum2[0] + sum2[1];
+    ck_assert(sum == 1.0f); /* column 0 right (3 is largest), column 2: argmax 0 vs 1 */
+    ck_assert(g[0] == 123.0f);
+    c.mask = NULL;
+    bk->ops->criterion(bk, BK_CRIT_CLASS_ERR, &c);
+    sum = sum2[0] + sum2[1];
+    ck_assert(sum == 1.0f); /* column 1: the tie 5,5,5 picks row 0, the label's row */
+    z[3] = 4;
+    static float big[2 * 4096], lab[2 * 4096]; /* 1 + 4095 * 2^-30: a float sum rounds */
+    for (int k = 0; k < 2 * 4096; k++)
+        big[k] = k == 0 ? 1.0f : k % 2 ? 0.0f : 0x1p-15f;
+    struct bk_crit w = {.rows = 2, .cols = 4096, .z = big, .y = lab, .sum = sum2};
+    bk->ops->criterion(bk, BK_CRIT_SQUARE_ERR, &w);
+    ck_assert(sum2[1] != 0.0f); /* what the float part rounded away */
+    ck_assert(fabs(sum2[0] + (double)sum2[1] - (1.0 + 4095 * 0x1p-30)) < 1e-13);
+    bk->ops->criterion(bk, BK_CRIT_CLASS_ERR, &c);
+    sum = sum2[0] + sum2[1];
+    ck_assert(sum == 2.0f);
+}
+END_TEST
+
+static double sig(double v)
+{
+    return 1.0 / (1.0 + exp(-v));
+}
+
+/* One LSTM step: H cells, N columns, column 2 is padding. */
+enum { H = 11, N = 3 };
+static struct {
+    float gates[4 * H * N], pre[4 * H * N], cp[H * N], hp[H * N], c[H * N], h[H * N];
+    float tc[H * N], bias[4 * H], peep[3 * H], mask[N];
+} ls;
+
+static void lstm_step_forward(void)
+{
+    uint64_t s = 9;
+    for (int k = 0; k < 4 * H * N; k++)
+        ls.pre[k] = ls.gates[k] = (float)(2 * uni(&s));
+    for (int k = 0; k < H * N; k++) {
+        ls.cp[k] = (float)uni(&s);
+        ls.hp[k] = (float)uni(&s);
+    }
+    for (int k = 0; k < 4 * H; k++)
+        ls.bias[k] = (float)uni(&s);
+    for (int k = 0; k < 3 * H; k++)
+        ls.peep[k] = (float)uni(&s);
+    ls.mask[0] = ls.mask[1] = 1.0f;
+    ls.mask[2] = 0.0f;
+    struct bk_lstm_fwd f = {.hidden = H,
+                            .n = N,
+                            .gates = ls.gates,
+                            .c_prev = ls.cp,
+                            .h_prev = ls.hp,
+                            .c = ls.c,
+                            .h = ls.h,
+                            .tanh_c = ls.tc,
+                            .bias = ls.bias,
+                            .peep = ls.peep,
+                            .mask = ls.mask};
+    bk->ops->lstm_forward(bk, &f);
+}
+
+/* Against a double reference; the padding column carries the state. */
+START_TEST(lstm_step_forward_reference)
+{
+    lstm_step_forward();
+    const float *b = ls.bias, *p = ls.peep;
+    for (int j = 0; j < 2; j++)
+        for (int k = 0; k < H; k++) {
+            const float *g = ls.pre + 4 * H * j;
+            double cprev = ls.cp[j * H + k];
+            double i = sig(g[k] + b[k] + p[k] * cprev);
+            double fg = sig(g[H + k] + b[H + k] + p[H + k] * cprev);
+            double gg = tanh(g[3 * H + k] + b[3 * H + k]), cn = fg * cprev + i * gg;
+            double o = sig(g[2 * H + k] + b[2 * H + k] + p[2 * H + k] * cn);
+            ck_assert(fabs(ls.c[j * H + k] - cn) < 1e-5);
+            ck_assert(fabs(ls.h[j * H + k] - o * tanh(cn)) < 1e-5);
+            ck_assert(fabs(ls.gates[4 * H * j + k] - i) < 1e-6);
+            ck_assert(fabs(ls.gates[4 * H * j + 2 * H + k] - o) < 1e-6);
+        }
+    ck_assert(memcmp(ls.c + 2 * H, ls.cp + 2 * H, H * sizeof(float)) == 0);
+    ck_assert(memcmp(ls.h + 2 * H, ls.hp + 2 * H, H * sizeof(float)) == 0);
+}
+END_TEST
+
+/* The padding column has no gate gradient and passes dh and dc through; the bias and
+ * peephole sums add the real columns' gate gradients to what they held. (The gate
+ * gradients themselves are checked by finite differences in test_nn_lstm.) */
+START_TEST(lstm_step_backward_sums_and_padding)
+{
+    lstm_step_forward();
+    float dh[H * N], dc[H * N], dprev[H * N], dg[4 * H * N], db[4 * H], dp[3 * H];
+    uint64_t s = 10;
+    for (int k = 0; k < H * N; k++) {
+        dh[k] = (float)uni(&s);
+        dc[k] = (float)uni(&s);
+        dprev[k] = 1.0f;
+    }
+    for (int k = 0; k < 4 * H; k++)
+        db[k] = 1.0f;
+    memset(dp, 0, sizeof dp);
+    float dc_in = dc[2 * H + 4];
+    struct bk_lstm_bwd b = {.hidden = H,
+                            .n = N,
+                            .gates = ls.gates,
+                            .c_prev = ls.cp,
+                            .c = ls.c,
+                            .tanh_c = ls.tc,
+                            .peep = ls.peep,
+                            .mask = ls.mask,
+                            .dh = dh,
+                            .dc = dc,
+                            .dh_prev = dprev,
+                            .dgates = dg,
+                            .dbias = db,
+                            .dpeep = dp};
+    bk->ops->lstm_backward(bk, &b);
+    for (int k = 0; k < 4 * H; k++) {
+        ck_assert(dg[2 * 4 * H + k] == 0.0f);
+        ck_assert(fabs(db[k] - (1.0 + dg[k] + dg[4 * H + k])) < 1e-6);
+    }
+    for (int k = 0; k < H; k++) {
+        double want_i = (double)dg[k] * ls.cp[k] + (double)dg[4 * H + k] * ls.cp[H + k];
+        double want_o =
+            (double)dg[2 * H + k] * ls.c[k] + (double)dg[4 * H + 2 * H + k] * ls.c[H + k];
+        ck_assert(fabs(dp[k] - want_i) < 1e-6);
+        ck_assert(fabs(dp[2 * H + k] - want_o) < 1e-6);
+    }
+    ck_assert(dc[2 * H + 4] == dc_in);
+    ck_assert(dprev[2 * H + 4] == 1.0f + dh[2 * H + 4]);
+    ck_assert(dprev[0] == 1.0f); /* real columns leave dh_prev to the recurrent gemm */
+}
+END_TEST
+
+int main(void)
+{
+    Suite *s = suite_create("math");
+    TCase *tc = tcase_create("cpu");
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_test(tc, describe_and_probe);
+    tcase_add_test(tc, memory_ops);
+    tcase_add_test(tc, activations_match_libm);
+    tcase_add_test(tc, activation_extremes);
+    tcase_add_test(tc, activation_gradients);
+    tcase_add_test(tc, gemm_all_transposes);
+    tcase_add_test(tc, column_sums_and_norm);
+    tcase_add_test(tc, dropout_masks);
+    tcase_add_test(tc, criteria_values_and_gradients);
+    tcase_add_test(tc, lstm_step_forward_reference);
+    tcase_add_test(tc, lstm_step_backward_sums_and_padding);
+    suite_add_tcase(s, tc);
+    return run_suite(s);
+}
