@@ -10,11 +10,12 @@ libpartrain_a_SOURCES = \
 	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/timeline.h src/reader/timeline.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
-	src/train/logfmt.h src/train/logfmt.c \
+	src/train/logfmt.h src/train/logfmt.c src/train/train_internal.h src/train/train_loop.c \
+	src/train/evaluate.c src/train/checkpoint.c src/train/stats.c src/core/timer.h \
 	src/math/backend.h src/math/backend.c
 libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(CUDA_CFLAGS)
 
-PT_LIBS = libpartrain.a libptparsers.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(CUDA_LIBS) -lm
+PT_LIBS = libpartrain.a libptnn.a libpartrain.a libptparsers.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(CUDA_LIBS) -lm
 
 if HAVE_CUDA
 libpartrain_a_LIBADD = src/math/cuda_backend.$(OBJEXT)

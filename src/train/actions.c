@@ -9,31 +9,12 @@
 #include "config.h"
 #include "math/backend.h"
 #include "train/train.h"
-
-static int not_yet(const char *what, struct cfg_node *command, struct pt_err *e)
-{
-    return cfg_error(e, cfg_origin_of(command),
-                     "action=%s is not available in this build of partrain yet: the "
-                     "configuration front end is complete, the %s arrives next",
-                     what, strcmp(what, "train") == 0 ? "training loop" : "evaluation loop");
-}
-
-static int run_train(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
-{
-    (void)ctx;
-    return not_yet("train", command, e);
-}
-
-static int run_test(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
-{
-    (void)ctx;
-    return not_yet("test", command, e);
-}
+#include "train/train_internal.h"
 
 static const struct train_action actions[] = {
-    {"train", &train_command_schema, run_train, "train a network"},
-    {"test", &test_command_schema, run_test, "evaluate a model, print Final Results"},
-    {"eval", &test_command_schema, run_test, "same as test"},
+    {"train", &train_command_schema, train_run, "train a network"},
+    {"test", &test_command_schema, test_run, "evaluate a model, print Final Results"},
+    {"eval", &test_command_schema, test_run, "same as test"},
 };
 
 /* CNTK actions partrain does not have: named so the error says "not supported", not

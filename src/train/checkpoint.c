@@ -1,0 +1,76 @@
+/* Checkpoints: the learner state and counters next to each epoch's model (SPEC 8). */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/blob.h"
+#include "train/train_internal.h"
+
+static const char ckp_magic[8] = {'P', 'T', 'C', 'K', 'P', 'T', 0, 1};
+#define CKP_VERSION 1
+
+void ckp_path(char *buf, size_t size, const char *model_path, uint64_t epoch)
+{
+    snprintf(buf, size, "%s.%llu.ckp", model_path, (unsigned long long)epoch);
+}
+
+int ckp_save(const char *path, const struct ckp_state *st, const struct learner *l,
+             struct pt_err *e)
+{
+    struct blob_writer w;
+    uint64_t meta[5] = {st->epochs_done, st->samples_seen, st->dropout_state, (uint64_t)l->type,
+                        (uint64_t)l->n};
+    int64_t steps = l->steps;
+    int rc = blob_write_begin(&w, path, ckp_magic, CKP_VERSION, e);
+    if (rc == 0)
+        rc = blob_write_section(&w, "meta", meta, sizeof meta, e);
+    if (rc == 0)
+        rc = blob_write_section(&w, "steps", &steps, sizeof steps, e);
+    if (rc == 0)
+        rc = blob_write_section(&w, "learner.s1", l->s1, l->n * sizeof *l->s1, e);
+    if (rc == 0 && l->s2)
+        rc = blob_write_section(&w, "learner.s2", l->s2, l->n * sizeof *l->s2, e);
+    if (rc == 0)
+        return blob_write_commit(&w, e);
+    blob_write_abort(&w);
+    return rc;
+}
+
+static int take(const struct blob *b, const char *tag, void *dst, size_t len, const char *path,
+                struct pt_err *e)
+{
+    const struct blob_section *s = blob_find(b, tag);
+    if (!s || s->len != len)
+        return pt_err_set(e, PT_EUSER, "%s: error: checkpoint does not fit this training "
+                                       "(section '%s' %s)", path, tag, s ? "has another size" : "missing");
+    memcpy(dst, s->data, len);
+    return 0;
+}
+
+int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct pt_err *e)
+{
+    struct blob b;
+    int rc = blob_read(path, ckp_magic, CKP_VERSION, "checkpoint", &b, e);
+    if (rc)
+        return rc;
+    uint64_t meta[5];
+    int64_t steps = 0;
+    rc = take(&b, "meta", meta, sizeof meta, path, e);
+    if (rc == 0 && (meta[3] != (uint64_t)l->type || meta[4] != (uint64_t)l->n))
+        rc = pt_err_set(e, PT_EUSER, "%s: error: checkpoint is for another network or learner "
+                                     "(%llu parameters, learner %llu; this run: %zu, %d)",
+                        path, (unsigned long long)meta[4], (unsigned long long)meta[3], l->n, (int)l->type);
+    if (rc == 0)
+        rc = take(&b, "steps", &steps, sizeof steps, path, e);
+    if (rc == 0)
+        rc = take(&b, "learner.s1", l->s1, l->n * sizeof *l->s1, path, e);
+    if (rc == 0 && l->s2)
+        rc = take(&b, "learner.s2", l->s2, l->n * sizeof *l->s2, path, e);
+    if (rc == 0) {
+        st->epochs_done = meta[0];
+        st->samples_seen = meta[1];
+        st->dropout_state = meta[2];
+        l->steps = steps;
+    }
+    blob_free(&b);
+    return rc;
+}

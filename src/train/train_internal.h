@@ -1,0 +1,35 @@
+/* Private to src/train: checkpoints, feature statistics, the actions' entry points. */
+#ifndef PT_TRAIN_TRAIN_INTERNAL_H
+#define PT_TRAIN_TRAIN_INTERNAL_H
+
+#include <stdint.h>
+
+#include "learn/learn.h"
+#include "nn/nn.h"
+#include "reader/reader.h"
+#include "train/train.h"
+
+/* What a checkpoint restores besides the model (SPEC 8). */
+struct ckp_state {
+    uint64_t epochs_done;  /* finished epochs */
+    uint64_t samples_seen; /* totalSamplesSeen so far */
+    uint64_t dropout_state;
+};
+
+/* "<model>.ckp" for the model file of epoch `epoch` (1-based): modelPath.E.ckp. */
+void ckp_path(char *buf, size_t size, const char *model_path, uint64_t epoch);
+/* Write atomically (rank 0 only): state plus the learner's buffers. */
+int ckp_save(const char *path, const struct ckp_state *st, const struct learner *l,
+             struct pt_err *e);
+/* Restore into st and l (l already sized for the network); refuses a checkpoint of another
+ * shape or learner. */
+int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct pt_err *e);
+
+/* applyMeanVarNorm / needPrior: one pass over the whole training data (not distributed). */
+int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prior,
+                        struct pt_err *e);
+
+int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+
+#endif

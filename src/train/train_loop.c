@@ -1,0 +1,305 @@
+/* action=train on one worker: reader -> network -> learner, CNTK's log lines, a model per
+ * epoch (modelPath.E, the last also as modelPath) with its checkpoint, makeMode restart.
+ *
+ *   per epoch: schedules -> "Starting Epoch" -> minibatches (train step, update, progress
+ *   lines) -> "Finished Epoch" -> save modelPath.E and modelPath.E.ckp (rank 0). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "comm/comm.h"
+#include "core/fs.h"
+#include "core/timer.h"
+#include "math/backend.h"
+#include "train/logfmt.h"
+#include "train/train_internal.h"
+
+struct run {
+    struct pt_ctx *ctx;
+    struct learn_config lc;
+    struct reader_config rcfg;
+    struct nn_config ncfg;
+    char model[4096];
+    int make_mode, trace;
+    uint64_t seed;
+    struct backend *be;
+    struct reader *reader;
+    struct nn *net;
+    struct learner learner;
+    struct learn_span *spans;
+    size_t nspans;
+    struct ckp_state st;
+    size_t mbs_last_epoch; /* for the progress percentage */
+    char eval_name[48];
+};
+
+static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
+{
+    struct cfg_node *sgd = NULL, *rd = NULL, *snb = NULL;
+    struct cfg_val v;
+    int rc = cfg_find_block(cmd, "SGD", &sgd, e);
+    if (rc == 0)
+        rc = cfg_find_block(cmd, "reader", &rd, e);
+    if (rc == 0)
+        rc = cfg_find_block(cmd, "SimpleNetworkBuilder", &snb, e);
+    if (rc == 0)
+        rc = learn_config_read(sgd, &r->lc, e);
+    if (rc == 0)
+        rc = reader_config_read(rd, &r->rcfg, e);
+    if (rc == 0)
+        rc = nn_config_read(snb, &r->ncfg, e);
+    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_command_schema, "modelPath", &v, e)) == 0)
+        snprintf(r->model, sizeof r->model, "%s", v.s);
+    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "makeMode", &v, e)) == 0)
+        r->make_mode = v.b;
+    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "traceLevel", &v, e)) == 0)
+        r->trace = (int)v.i;
+    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "randomSeed", &v, e)) == 0)
+        r->seed = (uint64_t)v.i;
+    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "deviceId", &v, e)) == 0 &&
+        strcasecmp(v.s, "auto") != 0 && strcasecmp(v.s, "cpu") != 0 && atoi(v.s) >= 0)
+        rc = cfg_error(e, cfg_value_origin(v.node),
+                       "deviceId=%s: training on a GPU is not available yet (the cuBLAS backend "
+                       "has no compute kernels in this build); use deviceId=cpu or auto", v.s);
+    return rc;
+}
+
+static int parallel_check(struct run *r, struct cfg_node *cmd, struct pt_err *e)
+{
+    int world = comm_size(r->ctx->comm);
+    if (world == 1)
+        return 0;
+    (void)cmd;
+    return pt_err_set(e, PT_EUSER,
+                      "error: trainer runs on %d MPI ranks, but the parallel SGD methods "
+                      "(SGD.ParallelTrain) are not implemented in this build yet; run with one "
+                      "rank (mpiexec -n 1 or no mpiexec)", world);
+}
+
+static void model_name(const struct run *r, char *buf, size_t size, uint64_t epoch)
+{
+    if (epoch == 0)
+        snprintf(buf, size, "%s", r->model);
+    else
+        snprintf(buf, size, "%s.%llu", r->model, (unsigned long long)epoch);
+}
+
+/* makeMode: the newest finished epoch whose model exists (0: none). */
+static uint64_t newest_epoch(const struct run *r)
+{
+    char path[4200];
+    for (uint64_t ep = (uint64_t)r->lc.max_epochs; ep >= 1; ep--) {
+        model_name(r, path, sizeof path, ep);
+        if (access(path, R_OK) == 0)
+            return ep;
+    }
+    return 0;
+}
+
+static int build(struct run *r, struct pt_err *e)
+{
+    int rc = backend_cpu_new(&r->be, e);
+    if (rc == 0)
+        rc = reader_open(&r->rcfg, r->ctx->log, &r->reader, e);
+    uint64_t done = r->make_mode ? newest_epoch(r) : 0;
+    if (rc == 0 && done) {
+        char path[4200];
+        model_name(r, path, sizeof path, done);
+        rc = nn_load(path, r->be, &r->net, e);
+        if (rc == 0 && comm_rank(r->ctx->comm) == 0)
+            pt_log_printf(r->ctx->log, "Starting from checkpoint. Loading network from '%s'.\n", path);
+    } else if (rc == 0) {
+        rc = nn_new(&r->ncfg, r->be, r->seed, &r->net, e);
+        if (rc == 0 && (r->ncfg.mean_var_norm || r->ncfg.need_prior))
+            rc = train_feature_stats(r->reader, r->net, r->ncfg.mean_var_norm, r->ncfg.need_prior, e);
+    }
+    if (rc == 0)
+        rc = learner_init(&r->learner, r->lc.type, nn_param_count(r->net), e);
+    if (rc == 0) {
+        const struct nn_tensor *t = nn_tensors(r->net, &r->nspans);
+        r->spans = calloc(r->nspans ? r->nspans : 1, sizeof *r->spans);
+        if (!r->spans)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        for (size_t i = 0; i < r->nspans; i++)
+            r->spans[i] = (struct learn_span){t[i].offset, (size_t)t[i].rows * (size_t)t[i].cols};
+    }
+    if (rc == 0 && done) {
+        char path[4300];
+        ckp_path(path, sizeof path, r->model, done);
+        struct pt_err ce;
+        pt_err_clear(&ce);
+        if (ckp_load(path, &r->st, &r->learner, &ce)) {
+            pt_log_printf(r->ctx->log, "%s\nwarning: continuing from %s without its checkpoint: "
+                                       "learner state reset\n", ce.msg, path);
+            learner_reset(&r->learner);
+            r->st.epochs_done = done;
+        }
+        nn_set_dropout_state(r->net, r->st.dropout_state);
+    }
+    if (rc == 0)
+        snprintf(r->eval_name, sizeof r->eval_name, "Eval%s", nn_eval_criterion_name(r->net));
+    return rc;
+}
+
+struct window {
+    double train, eval, t0;
+    size_t samples, first_mb;
+};
+
+static void progress(struct run *r, size_t epoch, size_t mb, struct window *w)
+{
+    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), w->train, w->samples},
+                               {r->eval_name, w->eval, w->samples}};
+    int full_pass = r->lc.epoch_size == 0;
+    double pct = -1;
+    int digits = 2;
+    size_t per_epoch = full_pass ? r->mbs_last_epoch : 0;
+    if (!full_pass) {
+        struct learn_epoch ep;
+        learn_epoch_params(&r->lc, epoch, &ep);
+        per_epoch = ((size_t)r->lc.epoch_size + ep.mb_size - 1) / ep.mb_size;
+    }
+    if (per_epoch) {
+        pct = 100.0 * (double)mb / (double)per_epoch;
+        digits = logfmt_progress_digits(per_epoch, (size_t)r->lc.show_every);
+    }
+    char line[1024];
+    double now = pt_now();
+    logfmt_progress(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, (int)w->first_mb,
+                    (int)mb, pct, digits, c, 2, now - w->t0, (double)w->samples);
+    pt_log_printf(r->ctx->log, "%s\n", line);
+    *w = (struct window){.t0 = now, .first_mb = mb + 1};
+}
+
+/* Order matters for makeMode after a crash: the checkpoint of epoch E is durable before
+ * modelPath.E appears, and the previous checkpoint goes only after both exist. So a
+ * restart always finds the checkpoint of the newest model. */
+static int save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
+{
+    if (comm_rank(r->ctx->comm) != 0)
+        return 0;
+    char path[4200], ckp[4300];
+    model_name(r, path, sizeof path, epoch + 1);
+    ckp_path(ckp, sizeof ckp, r->model, epoch + 1);
+    int rc = pt_make_parent_dirs(path, e);
+    if (rc == 0)
+        rc = ckp_save(ckp, &r->st, &r->learner, e);
+    if (rc == 0)
+        rc = nn_save(r->net, path, e);
+    if (rc == 0 && last) {
+        model_name(r, path, sizeof path, 0);
+        rc = nn_save(r->net, path, e);
+    }
+    if (rc)
+        return pt_err_context(e, "while saving epoch %zu to '%s' (modelPath)", epoch + 1, path);
+    if (epoch > 0 && !r->lc.keep_checkpoints) {
+        ckp_path(ckp, sizeof ckp, r->model, epoch);
+        unlink(ckp); /* superseded by this epoch's */
+    }
+    return 0;
+}
+
+static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, struct pt_err *e)
+{
+    struct pt_log *log = r->ctx->log;
+    if (r->trace > 0) {
+        char line[512];
+        logfmt_epoch_start(line, sizeof line, (int)epoch + 1, ep->lr_per_sample,
+                           learn_effective_momentum(ep), learn_momentum_time_constant(ep));
+        pt_log_printf(log, "%s\n", line);
+    }
+    struct minibatch mb = {0};
+    struct nn_stats st;
+    double t0 = pt_now(), train = 0, eval = 0;
+    size_t samples = 0, nmb = 0;
+    struct window w = {.t0 = t0, .first_mb = 1};
+    int rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size, 0, 1, e);
+    while (rc == 0 && (rc = reader_next(r->reader, ep->mb_size, &mb, e)) == 0 && mb.global_samples) {
+        rc = nn_train_step(r->net, &mb, (float)ep->dropout, &st, e);
+        if (rc)
+            break;
+        learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net), st.samples,
+                       r->spans, r->nspans);
+        nmb++;
+        train += st.train_crit;
+        eval += st.eval_crit;
+        samples += st.samples;
+        w.train += st.train_crit;
+        w.eval += st.eval_crit;
+        w.samples += st.samples;
+        if (r->trace > 0 && (nmb % (size_t)r->lc.show_every == 0 || nmb <= (size_t)r->lc.show_first))
+            progress(r, epoch, nmb, &w);
+    }
+    mb_free(&mb);
+    if (rc)
+        return rc;
+    if (!isfinite(train))
+        return pt_err_set(e, PT_EUSER, "error: epoch %zu: the training criterion is not finite "
+                                       "(diverged); lower the learning rate", epoch + 1);
+    r->mbs_last_epoch = nmb;
+    r->st.samples_seen += samples;
+    r->st.epochs_done = epoch + 1;
+    r->st.dropout_state = nn_get_dropout_state(r->net);
+    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), train, samples},
+                               {r->eval_name, eval, samples}};
+    char line[1024];
+    logfmt_epoch_end(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, 2,
+                     (size_t)r->st.samples_seen, (float)ep->lr_per_sample, pt_now() - t0);
+    pt_log_printf(log, "%s\n", line);
+    return save_epoch(r, epoch, epoch + 1 == (size_t)r->lc.max_epochs, e);
+}
+
+static void release(struct run *r)
+{
+    learner_free(&r->learner);
+    free(r->spans);
+    nn_free(r->net);
+    reader_close(r->reader);
+    if (r->be)
+        backend_free(r->be);
+    learn_config_free(&r->lc);
+}
+
+int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
+{
+    struct run r;
+    memset(&r, 0, sizeof r);
+    r.ctx = ctx;
+    int rc = read_setup(&r, command, e);
+    if (rc == 0)
+        rc = parallel_check(&r, command, e);
+    if (rc == 0 && r.make_mode && newest_epoch(&r) == (uint64_t)r.lc.max_epochs) {
+        char path[4200];
+        model_name(&r, path, sizeof path, 0);
+        if (access(path, R_OK) == 0) {
+            pt_log_printf(ctx->log, "No further training is necessary: '%s' exists.\n", path);
+            learn_config_free(&r.lc);
+            return 0;
+        }
+    }
+    if (rc == 0)
+        rc = build(&r, e);
+    for (size_t epoch = r.st.epochs_done; rc == 0 && epoch < (size_t)r.lc.max_epochs; epoch++) {
+        struct learn_epoch ep;
+        learn_epoch_params(&r.lc, epoch, &ep);
+        if (ep.lr_per_sample < r.lc.min_lr) {
+            pt_log_printf(ctx->log, "Learning rate per sample %.8g is below minLearningRatePerSample "
+                                    "%.8g: training stops after %zu epochs.\n",
+                          ep.lr_per_sample, r.lc.min_lr, epoch);
+            break;
+        }
+        rc = run_epoch(&r, epoch, &ep, e);
+    }
+    /* stopped early (minLearningRatePerSample), or resumed from modelPath.<maxEpochs> after
+     * a crash before modelPath was written: the last epoch's model is the final one */
+    if (rc == 0 && r.net && r.st.epochs_done > 0 && comm_rank(ctx->comm) == 0) {
+        char path[4200];
+        model_name(&r, path, sizeof path, 0);
+        if (r.st.epochs_done < (uint64_t)r.lc.max_epochs || access(path, R_OK) != 0)
+            rc = nn_save(r.net, path, e);
+    }
+    release(&r);
+    return rc;
+}

@@ -1,0 +1,89 @@
+#!/bin/sh
+# Training on one worker end to end: log lines in CNTK's formats, model and checkpoint
+# files, action=test, makeMode restart (stopped and killed runs resume exactly), bad data
+# and bad model files.
+set -u
+. "${top_srcdir:-.}/tests/testlib.sh"
+cd "$tmp"
+# a separable problem: class 1 when x + y > 1 (deterministic pseudo-random points)
+awk 'BEGIN { s = 12345; for (i = 0; i < 3000; i++) {
+        s = (s * 1103515245 + 12345) % 2147483648; x = s / 2147483648;
+        s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648;
+        c = (x + y > 1); printf "|features %.4f %.4f |labels %d %d\n", x, y, 1 - c, c } }' >train.ctf
+head -500 train.ctf >test.ctf
+cat >t.cfg <<'CFG'
+command = train:test
+traceLevel = 1
+train = [
+    action = train
+    modelPath = models/m.dnn
+    SimpleNetworkBuilder = [ layerSizes = 2:16:2 ; layerTypes = Tanh
+        trainingCriterion = CrossEntropyWithSoftmax ; evalCriterion = ClassificationError ]
+    SGD = [ maxEpochs = 4 ; minibatchSize = 32 ; learningRatesPerSample = 0.02*2:0.01
+        momentumPerMB = 0.9 ; numMBsToShowResult = 30 ; firstMBsToShowResult = 2 ]
+    reader = [ readerType = CNTKTextFormatReader ; file = train.ctf ; randomizationSeed = 3
+        chunkSizeInBytes = 20000
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+]
+test = [
+    action = test ; modelPath = models/m.dnn ; minibatchSize = 100
+    reader = [ readerType = CNTKTextFormatReader ; file = test.ctf ; randomize = false
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+]
+CFG
+expect 0 "$T" configFile=t.cfg
+cp "$tmp/err" full.log
+re_start='^Starting Epoch 1: learning rate per sample = 0\.020000  effective momentum = 0\.900000  momentum as time constant = 303\.7 samples$'
+re_mb='^ Epoch\[ 1 of 4\]-Minibatch\[   1-   1\]: CrossEntropyWithSoftmax = [0-9]\.[0-9]{8} \* 32; EvalClassificationError = [0-9]\.[0-9]{8} \* 32; time = [0-9]+\.[0-9]{4}s; samplesPerSecond = [0-9]+\.[0-9]$'
+re_pct='^ Epoch\[ 2 of 4\]-Minibatch\[   3-  30, 31\.91%\]: '
+re_end='^Finished Epoch\[ 4 of 4\]: \[Training\] CrossEntropyWithSoftmax = [0-9]\.[0-9]{8} \* 3000; EvalClassificationError = [0-9]\.[0-9]{8} \* 3000; totalSamplesSeen = 12000; learningRatePerSample = 0\.0099999998; epochTime=[0-9.e-]+s$'
+re_final='^Final Results: Minibatch\[1-5\]: EvalClassificationError = 0\.0[0-9]{7} \* 500; CrossEntropyWithSoftmax = [0-9]\.[0-9]{8} \* 500; perplexity = [0-9]\.[0-9]{8}$'
+for re in "$re_start" "$re_mb" "$re_pct" "$re_end" "$re_final"; do
+    if grep -Eq "$re" full.log; then ok; else no "no log line matches: $re"; fi
+done
+for f in m.dnn m.dnn.1 m.dnn.2 m.dnn.3 m.dnn.4 m.dnn.4.ckp; do
+    [ -f "models/$f" ] && ok || no "models/$f missing"
+done
+[ ! -e models/m.dnn.3.ckp ] && ok || no "old checkpoint kept without keepCheckPointFiles"
+ls models | grep -q tmp && no "temporary files left in models/" || ok
+# makeMode: a finished run does nothing more
+expect 0 "$T" configFile=t.cfg command=train
+has "$tmp/err" "No further training is necessary"
+
+# restart after a stop: 2 epochs, then 4 -> epochs 3 and 4 equal the uninterrupted run's
+strip() { grep '^Finished Epoch\[ [34]' "$1" | sed 's/; epochTime=.*//'; }
+rm -rf models
+expect 0 "$T" configFile=t.cfg command=train train.SGD.maxEpochs=2
+expect 0 "$T" configFile=t.cfg command=train
+has "$tmp/err" "Starting from checkpoint. Loading network from 'models/m.dnn.2'."
+strip full.log >want
+strip "$tmp/err" >got
+if [ -s want ] && cmp -s want got; then ok; else no "resumed epochs differ"; diff want got; fi
+
+# restart after kill -9 in the middle of training: resumes from the newest epoch (whose
+# checkpoint exists by construction) and finishes
+rm -rf models
+sed 's/maxEpochs = 4/maxEpochs = 30/; s/layerSizes = 2:16:2/layerSizes = 2:256:256:2/; s/minibatchSize = 32/minibatchSize = 4/' t.cfg >long.cfg
+"$T" configFile=long.cfg command=train traceLevel=0 >/dev/null 2>&1 &
+pid=$!
+i=0
+while [ ! -f models/m.dnn.2 ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i + 1)); done
+kill -9 $pid 2>/dev/null
+wait $pid 2>/dev/null
+[ -f models/m.dnn.2 ] && ok || no "the long run made no epoch-2 model"
+[ ! -f models/m.dnn ] && ok || no "the long run finished before it could be killed"
+expect 0 "$T" configFile=long.cfg command=train traceLevel=0
+has "$tmp/err" "Starting from checkpoint"
+hasnt "$tmp/err" "without its checkpoint"
+has "$tmp/err" "Finished Epoch[30 of 30]"
+[ -f models/m.dnn ] && ok || no "the resumed run made no final model"
+
+# bad data: the error names file:line:col, nothing hangs
+sed '7s/|features 0/|features zero/' train.ctf >bad.ctf
+expect 1 "$T" configFile=t.cfg command=train train.reader.file=bad.ctf train.modelPath=bad/m.dnn
+has "$tmp/err" "bad.ctf:7:11: error: input 'features': expected a number, got \"zero"
+# bad model file for action=test
+printf 'not a model' >fake.dnn
+expect 1 "$T" configFile=t.cfg command=test test.modelPath=fake.dnn
+has "$tmp/err" "fake.dnn"
+finish train
