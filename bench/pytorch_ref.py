@@ -48,10 +48,14 @@ def main():
         net = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
                                   torch.nn.Linear(512, 512), torch.nn.ReLU(),
                                   torch.nn.Linear(512, 10))
-        batch, lr = 256, 0.002 * 256
+        batch, lr_per_sample = 256, 0.004
     else:
-        net, batch, lr = LSTMNet(), 128, 0.0005 * 128
-    opt = torch.optim.SGD(net.parameters(), lr=lr, momentum=0.9)
+        net, batch, lr_per_sample = LSTMNet(), 128, 0.02
+    # CNTK's unit-gain momentum with per-sample rates on summed gradients equals PyTorch's
+    # SGD on mean gradients with lr = lr_per_sample * batch * (1 - momentum)
+    momentum = 0.9
+    opt = torch.optim.SGD(net.parameters(), lr=lr_per_sample * batch * (1 - momentum),
+                          momentum=momentum)
     loss_fn = torch.nn.CrossEntropyLoss()
     perm = torch.randperm(x.shape[0])
     warm = 5
