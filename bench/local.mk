@@ -7,4 +7,4 @@ EXTRA_DIST += bench/RESULTS.md
 noinst_PROGRAMS += bench/sgemm_peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c
 bench_sgemm_peak_LDADD = $(PT_LIBS)
-EXTRA_DIST += bench/pytorch_ref.py
+EXTRA_DIST += bench/pytorch_ref.py bench/train_vs_pytorch.py
