@@ -34,7 +34,7 @@ static void dense_bind(struct nn_layer *l, float *params, float *grads, struct n
 
 /* Biases stay 0 (the host arena starts zeroed). */
 static void dense_init(const struct nn_layer *l, float *host, const struct nn_config *cfg,
-                       struct nn_rng *rng)
+                       struct pt_rng *rng)
 {
     nn_init_weights(host + l->param_offset, (size_t)l->out_dim * (size_t)l->in_dim,
                     (size_t)l->in_dim, cfg, rng);
@@ -109,7 +109,7 @@ static void none_bind(struct nn_layer *l, float *params, float *grads, struct nn
 }
 
 static void none_init(const struct nn_layer *l, float *host, const struct nn_config *cfg,
-                      struct nn_rng *rng)
+                      struct pt_rng *rng)
 {
     (void)l;
     (void)host;

@@ -50,7 +50,7 @@ static void lstm_bind(struct nn_layer *l, float *params, float *grads, struct nn
 /* Weights random (fan-in I, H, and 1 for the diagonal peepholes); gate biases from the
  * *GateInitVal keys, the cell-candidate bias 0. */
 static void lstm_init(const struct nn_layer *l, float *host, const struct nn_config *cfg,
-                      struct nn_rng *rng)
+                      struct pt_rng *rng)
 {
     size_t h = (size_t)l->out_dim, in = (size_t)l->in_dim;
     float *p = host + l->param_offset;

@@ -52,8 +52,8 @@ static int init_params(struct nn *net, struct pt_err *e)
     float *host = pt_calloc(net->nparams ? net->nparams : 1, sizeof *host, e);
     if (!host)
         return e ? e->code : PT_ENOMEM;
-    struct nn_rng rng;
-    nn_rng_seed(&rng, net->seed);
+    struct pt_rng rng;
+    pt_rng_seed(&rng, net->seed, 0, 0);
     for (int i = 0; i < net->nlayers; i++)
         net->layers[i].ops->init(&net->layers[i], host, &net->cfg, &rng);
     int rc = net->bk->ops->upload(net->bk, net->params, host, net->nparams, e);

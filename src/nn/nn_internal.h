@@ -14,18 +14,13 @@
 #ifndef PT_NN_NN_INTERNAL_H
 #define PT_NN_NN_INTERNAL_H
 
+#include "core/rng.h"
 #include "nn/nn.h"
 
 /* ------------------------------------------------------------------ random numbers */
 
 /* xoshiro256** seeded through splitmix64: parameter initialization. */
-struct nn_rng {
-    uint64_t s[4];
-};
-void nn_rng_seed(struct nn_rng *r, uint64_t seed);
-uint64_t nn_rng_next(struct nn_rng *r);
-double nn_rng_uniform(struct nn_rng *r); /* [0, 1) */
-double nn_rng_normal(struct nn_rng *r);  /* N(0, 1) */
+double nn_rng_normal(struct pt_rng *r);  /* N(0, 1) */
 /* A 64-bit mix of two words (splitmix64 finalizer), for deriving streams. */
 uint64_t nn_mix64(uint64_t a, uint64_t b);
 
@@ -55,7 +50,7 @@ struct nn_layer_ops {
                  size_t *count);
     /* Initialize the layer's parameters in host (the whole arena, host copy). */
     void (*init)(const struct nn_layer *l, float *host, const struct nn_config *cfg,
-                 struct nn_rng *rng);
+                 struct pt_rng *rng);
     /* Workspace floats for input shape (steps, nseq), and carving it: *ws advances. */
     size_t (*workspace)(const struct nn_layer *l, size_t steps, size_t nseq);
     void (*carve)(struct nn_layer *l, float **ws, size_t steps, size_t nseq);
@@ -108,7 +103,7 @@ static inline float *nn_ws_take(float **ws, size_t n)
 
 /* Fill count floats with initial weights for a tensor of fan_in inputs (SPEC 4). */
 void nn_init_weights(float *w, size_t count, size_t fan_in, const struct nn_config *cfg,
-                     struct nn_rng *rng);
+                     struct pt_rng *rng);
 /* Append a tensor to the table. */
 void nn_table_add(struct nn_tensor *table, size_t *count, const char *name, size_t offset, int rows,
                   int cols);
