@@ -112,6 +112,27 @@ void ctf_column_clear(struct ctf_column *c)
     c->rows = c->nnz = 0;
 }
 
+static void shrink_one(void **p, size_t *cap, size_t need, size_t elem)
+{
+    if (!*p || need >= *cap)
+        return;
+    void *q = realloc(*p, (need ? need : 1) * elem);
+    if (q) {
+        *p = q;
+        *cap = need ? need : 1;
+    }
+}
+
+void ctf_column_shrink(struct ctf_column *c, int dim, int sparse)
+{
+    size_t vals = sparse ? c->nnz : c->rows * (size_t)dim;
+    shrink_one((void **)&c->val, &c->cap_val, vals, sizeof *c->val);
+    if (sparse) {
+        shrink_one((void **)&c->idx, &c->cap_idx, c->nnz, sizeof *c->idx);
+        shrink_one((void **)&c->row_end, &c->cap_rows, c->rows, sizeof *c->row_end);
+    }
+}
+
 static int grow(void **p, size_t *cap, size_t need, size_t elem, struct pt_err *e)
 {
     if (need <= *cap)

@@ -66,5 +66,7 @@ const char *ctf_parse_float(const char *p, const char *end, float *out);
 void ctf_column_free(struct ctf_column *c);
 /* Drop all rows (keep the buffers). */
 void ctf_column_clear(struct ctf_column *c);
+/* Release the buffers' unused capacity (keeps the rows). */
+void ctf_column_shrink(struct ctf_column *c, int dim, int sparse);
 
 #endif

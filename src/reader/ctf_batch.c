@@ -84,6 +84,13 @@ static int parse_chunk(struct reader *r, size_t id, struct chunk *c, struct pt_e
         for (int i = 0; i < n; i++)
             c->rows[(c->nseq - 1) * (size_t)n + (size_t)i] += (line.rows >> i) & 1;
     }
+    /* the text is parsed: give back its buffer and the columns' growth slack (the parsed
+     * window is what a reader holds; peak memory matters, SPEC asks for a lean trainer) */
+    free(r->buf);
+    r->buf = NULL;
+    r->cap_buf = 0;
+    for (int i = 0; rc == 0 && i < n; i++)
+        ctf_column_shrink(&c->cols[i], r->in[i].dim, r->in[i].sparse);
     if (rc == 0 && c->nseq != last - first)
         rc = pt_err_set(e, PT_EUSER, "%s: error: the data file changed while training (chunk %zu "
                                      "holds %zu sequences, the index says %zu)",
