@@ -93,6 +93,37 @@ int comm_agree(struct comm *c, int status, int *first_failed, struct pt_err *e)
     return code;
 }
 
+/* MPI counts are int: move big buffers in pieces. */
+#define COMM_PIECE (1u << 30)
+
+int comm_allreduce_f32(struct comm *c, float *buf, size_t n, struct pt_err *e)
+{
+    for (size_t off = 0; off < n; off += COMM_PIECE) {
+        int count = (int)(n - off < COMM_PIECE ? n - off : COMM_PIECE);
+        int rc = MPI_Allreduce(MPI_IN_PLACE, buf + off, count, MPI_FLOAT, MPI_SUM, c->world);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(e, rc, "MPI_Allreduce (gradients)");
+    }
+    return 0;
+}
+
+int comm_allreduce_f64(struct comm *c, double *buf, size_t n, struct pt_err *e)
+{
+    int rc = MPI_Allreduce(MPI_IN_PLACE, buf, (int)n, MPI_DOUBLE, MPI_SUM, c->world);
+    return rc == MPI_SUCCESS ? 0 : mpi_fail(e, rc, "MPI_Allreduce (statistics)");
+}
+
+int comm_bcast_f32(struct comm *c, float *buf, size_t n, int root, struct pt_err *e)
+{
+    for (size_t off = 0; off < n; off += COMM_PIECE) {
+        int count = (int)(n - off < COMM_PIECE ? n - off : COMM_PIECE);
+        int rc = MPI_Bcast(buf + off, count, MPI_FLOAT, root, c->world);
+        if (rc != MPI_SUCCESS)
+            return mpi_fail(e, rc, "MPI_Bcast (model)");
+    }
+    return 0;
+}
+
 void comm_abort(struct comm *c, int exit_code)
 {
     MPI_Abort(c ? c->world : MPI_COMM_WORLD, exit_code);

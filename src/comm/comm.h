@@ -24,6 +24,12 @@ int comm_local_size(const struct comm *c);
  * at points all ranks reach. */
 int comm_agree(struct comm *c, int status, int *first_failed, struct pt_err *e);
 
+/* In-place sum over all ranks (MPI_Allreduce). Every rank ends with bit-identical sums. */
+int comm_allreduce_f32(struct comm *c, float *buf, size_t n, struct pt_err *e);
+int comm_allreduce_f64(struct comm *c, double *buf, size_t n, struct pt_err *e);
+/* Rank root's buffer to everybody (MPI_Bcast). */
+int comm_bcast_f32(struct comm *c, float *buf, size_t n, int root, struct pt_err *e);
+
 /* End every rank now (MPI_Abort); for failures other ranks cannot know about. */
 void comm_abort(struct comm *c, int exit_code) __attribute__((noreturn));
 

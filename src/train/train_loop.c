@@ -13,12 +13,16 @@
 #include "core/fs.h"
 #include "core/timer.h"
 #include "math/backend.h"
+#include "parallel/parallel.h"
 #include "train/logfmt.h"
 #include "train/train_internal.h"
 
 struct run {
     struct pt_ctx *ctx;
     struct learn_config lc;
+    struct parallel_config pc;
+    struct engine *engine;
+    int rank, workers;
     struct reader_config rcfg;
     struct nn_config ncfg;
     char model[4096];
@@ -47,6 +51,8 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
     if (rc == 0)
         rc = learn_config_read(sgd, &r->lc, e);
     if (rc == 0)
+        rc = parallel_config_read(sgd, &r->pc, e);
+    if (rc == 0)
         rc = reader_config_read(rd, &r->rcfg, e);
     if (rc == 0)
         rc = nn_config_read(snb, &r->ncfg, e);
@@ -66,16 +72,31 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
     return rc;
 }
 
-static int parallel_check(struct run *r, struct cfg_node *cmd, struct pt_err *e)
+/* Which engine runs; more than one rank needs a parallel method. */
+static int parallel_setup(struct run *r, struct pt_err *e)
 {
-    int world = comm_size(r->ctx->comm);
-    if (world == 1)
-        return 0;
-    (void)cmd;
-    return pt_err_set(e, PT_EUSER,
-                      "error: trainer runs on %d MPI ranks, but the parallel SGD methods "
-                      "(SGD.ParallelTrain) are not implemented in this build yet; run with one "
-                      "rank (mpiexec -n 1 or no mpiexec)", world);
+    r->rank = comm_rank(r->ctx->comm);
+    r->workers = comm_size(r->ctx->comm);
+    if (r->workers > 1 && r->pc.method == PAR_NONE)
+        return pt_err_set(e, PT_EUSER,
+                          "error: trainer runs on %d MPI ranks but SGD.ParallelTrain."
+                          "parallelizationMethod is None; set DataParallelSGD (or run one rank)",
+                          r->workers);
+    return engine_new(&r->pc, r->ctx->comm, r->rank == 0 || r->ctx->log->own ? r->ctx->log : NULL,
+                      &r->engine, e);
+}
+
+/* Epoch (0-based) where the parallel method is on: before parallelizationStartEpoch every
+ * rank trains on all the data, identically (warm start). */
+static int parallel_on(const struct run *r, size_t epoch)
+{
+    return r->workers > 1 && (long long)epoch + 1 >= r->pc.start_epoch;
+}
+
+/* Training lines: rank 0, or every rank when each has its own log file (stderr=). */
+static int may_log(const struct run *r)
+{
+    return r->rank == 0 || r->ctx->log->own;
 }
 
 static void model_name(const struct run *r, char *buf, size_t size, uint64_t epoch)
@@ -108,13 +129,15 @@ static int build(struct run *r, struct pt_err *e)
         char path[4200];
         model_name(r, path, sizeof path, done);
         rc = nn_load(path, r->be, &r->net, e);
-        if (rc == 0 && comm_rank(r->ctx->comm) == 0)
+        if (rc == 0 && may_log(r))
             pt_log_printf(r->ctx->log, "Starting from checkpoint. Loading network from '%s'.\n", path);
     } else if (rc == 0) {
         rc = nn_new(&r->ncfg, r->be, r->seed, &r->net, e);
         if (rc == 0 && (r->ncfg.mean_var_norm || r->ncfg.need_prior))
             rc = train_feature_stats(r->reader, r->net, r->ncfg.mean_var_norm, r->ncfg.need_prior, e);
     }
+    if (rc == 0 && r->workers > 1) /* one model everywhere, whatever happened before */
+        rc = comm_bcast_f32(r->ctx->comm, nn_params(r->net), nn_param_count(r->net), 0, e);
     if (rc == 0)
         rc = learner_init(&r->learner, r->lc.type, nn_param_count(r->net), e);
     if (rc == 0) {
@@ -201,35 +224,72 @@ static int save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
     return 0;
 }
 
+static void loop_start_line(struct run *r, size_t epoch)
+{
+    if (!parallel_on(r, epoch)) {
+        pt_log_printf(r->ctx->log, "Starting minibatch loop.\n");
+        return;
+    }
+    pt_log_printf(r->ctx->log,
+                  "Starting minibatch loop, DataParallelSGD training (myRank = %d, numNodes = %d, "
+                  "numGradientBits = %lld), distributed reading is %s.\n",
+                  r->rank, r->workers, cfg_sched_int(&r->pc.bits, epoch),
+                  r->pc.distributed_reading ? "ENABLED" : "DISABLED");
+}
+
+/* One minibatch: local step (nothing to do for an empty share), the engine's aggregation,
+ * the learner with the global sample count. stats: criterion, eval, samples. */
+static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep, int on,
+                double stats[3], struct pt_err *e)
+{
+    struct nn_stats st = {0};
+    int rc = 0;
+    if (mb->nseq > 0)
+        rc = nn_train_step(r->net, mb, (float)ep->dropout, &st, e);
+    else /* this rank got no sequence of this global minibatch: it adds nothing */
+        memset(nn_grads(r->net), 0, nn_param_count(r->net) * sizeof(float)); /* host memory on CPU */
+    stats[0] = st.train_crit;
+    stats[1] = st.eval_crit;
+    stats[2] = (double)st.samples;
+    if (rc == 0 && on)
+        rc = r->engine->ops->after_backward(r->engine, nn_grads(r->net), nn_param_count(r->net),
+                                            stats, e);
+    if (rc == 0 && stats[2] > 0)
+        learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net),
+                       (size_t)stats[2], r->spans, r->nspans);
+    return rc;
+}
+
 static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, struct pt_err *e)
 {
     struct pt_log *log = r->ctx->log;
-    if (r->trace > 0) {
+    int on = parallel_on(r, epoch), talk = may_log(r);
+    if (r->trace > 0 && talk) {
         char line[512];
         logfmt_epoch_start(line, sizeof line, (int)epoch + 1, ep->lr_per_sample,
                            learn_effective_momentum(ep), learn_momentum_time_constant(ep));
         pt_log_printf(log, "%s\n", line);
+        loop_start_line(r, epoch);
     }
     struct minibatch mb = {0};
-    struct nn_stats st;
-    double t0 = pt_now(), train = 0, eval = 0;
+    double t0 = pt_now(), train = 0, eval = 0, stats[3];
     size_t samples = 0, nmb = 0;
     struct window w = {.t0 = t0, .first_mb = 1};
-    int rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size, 0, 1, e);
+    int distributed = on && r->pc.distributed_reading;
+    int rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size,
+                                distributed ? r->rank : 0, distributed ? r->workers : 1, e);
     while (rc == 0 && (rc = reader_next(r->reader, ep->mb_size, &mb, e)) == 0 && mb.global_samples) {
-        rc = nn_train_step(r->net, &mb, (float)ep->dropout, &st, e);
-        if (rc)
+        if ((rc = step(r, &mb, ep, on, stats, e)))
             break;
-        learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net), st.samples,
-                       r->spans, r->nspans);
         nmb++;
-        train += st.train_crit;
-        eval += st.eval_crit;
-        samples += st.samples;
-        w.train += st.train_crit;
-        w.eval += st.eval_crit;
-        w.samples += st.samples;
-        if (r->trace > 0 && (nmb % (size_t)r->lc.show_every == 0 || nmb <= (size_t)r->lc.show_first))
+        train += stats[0];
+        eval += stats[1];
+        samples += (size_t)stats[2];
+        w.train += stats[0];
+        w.eval += stats[1];
+        w.samples += (size_t)stats[2];
+        if (r->trace > 0 && talk &&
+            (nmb % (size_t)r->lc.show_every == 0 || nmb <= (size_t)r->lc.show_first))
             progress(r, epoch, nmb, &w);
     }
     mb_free(&mb);
@@ -247,12 +307,15 @@ static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, 
     char line[1024];
     logfmt_epoch_end(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, 2,
                      (size_t)r->st.samples_seen, (float)ep->lr_per_sample, pt_now() - t0);
-    pt_log_printf(log, "%s\n", line);
+    if (talk)
+        pt_log_printf(log, "%s\n", line);
     return save_epoch(r, epoch, epoch + 1 == (size_t)r->lc.max_epochs, e);
 }
 
 static void release(struct run *r)
 {
+    engine_free(r->engine);
+    parallel_config_free(&r->pc);
     learner_free(&r->learner);
     free(r->spans);
     nn_free(r->net);
@@ -269,13 +332,14 @@ int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     r.ctx = ctx;
     int rc = read_setup(&r, command, e);
     if (rc == 0)
-        rc = parallel_check(&r, command, e);
+        rc = parallel_setup(&r, e);
     if (rc == 0 && r.make_mode && newest_epoch(&r) == (uint64_t)r.lc.max_epochs) {
         char path[4200];
         model_name(&r, path, sizeof path, 0);
         if (access(path, R_OK) == 0) {
-            pt_log_printf(ctx->log, "No further training is necessary: '%s' exists.\n", path);
-            learn_config_free(&r.lc);
+            if (may_log(&r))
+                pt_log_printf(ctx->log, "No further training is necessary: '%s' exists.\n", path);
+            release(&r);
             return 0;
         }
     }

@@ -1,0 +1,65 @@
+#!/bin/sh
+# DataParallelSGD (32 bits) under real mpiexec -n 2 and -n 4: the same updates as one worker
+# on the same global minibatches (SPEC 10), CNTK's start line, models saved once, warm start,
+# and clear errors for what is not built yet.
+set -u
+. "${top_srcdir:-.}/tests/testlib.sh"
+MPIEXEC=${MPIEXEC:-mpiexec}
+command -v "$MPIEXEC" >/dev/null || { echo "test_parallel: mpiexec not found"; exit 99; }
+mpi() { timeout 120 "$MPIEXEC" --allow-run-as-root --oversubscribe "$@"; }
+cd "$tmp"
+awk 'BEGIN { s = 777; for (i = 0; i < 2000; i++) {
+        s = (s * 1103515245 + 12345) % 2147483648; x = s / 2147483648;
+        s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648;
+        c = (x * x + y > 0.8); printf "|features %.4f %.4f |labels %d %d\n", x, y, 1 - c, c } }' >d.ctf
+cat >p.cfg <<'CFG'
+command = train
+traceLevel = 1
+train = [
+    action = train
+    modelPath = $Dir$/m.dnn
+    SimpleNetworkBuilder = [ layerSizes = 2:24:24:2 ; layerTypes = Tanh
+        trainingCriterion = CrossEntropyWithSoftmax ; evalCriterion = ClassificationError ]
+    SGD = [ maxEpochs = 3 ; minibatchSize = 40 ; learningRatesPerSample = 0.02
+        momentumPerMB = 0.9 ; numMBsToShowResult = 1000
+        ParallelTrain = [ parallelizationMethod = DataParallelSGD ; syncPerfStats = 20 ] ]
+    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf ; chunkSizeInBytes = 9000
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+]
+CFG
+# the criteria of each epoch as numbers, one per line
+crit() { sed -n 's/^Finished Epoch.*CrossEntropyWithSoftmax = \([0-9.]*\) .*EvalClassificationError = \([0-9.]*\) .*/\1 \2/p' "$1"; }
+close() { # files of numbers equal within 1e-5 relative (float summation order differs)
+    paste "$1" "$2" | awk '{ for (i = 1; i <= NF / 2; i++) { a = $i; b = $(i + NF / 2);
+        d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); if (d > 1e-5 * m + 1e-7) bad = 1 } n++ }
+        END { exit bad || n == 0 }'
+}
+expect 0 "$T" configFile=p.cfg Dir=one
+crit "$tmp/err" >one.txt
+[ "$(wc -l <one.txt)" -eq 3 ] && ok || no "single worker: no epoch lines"
+for n in 2 4; do
+    mpi -n $n "$T" configFile=p.cfg Dir=n$n >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 0 ] && ok || { no "-n $n failed"; cat "$tmp/err"; }
+    crit "$tmp/err" >n$n.txt
+    if close one.txt n$n.txt; then ok; else no "-n $n epochs differ from one worker"; paste one.txt n$n.txt; fi
+    has "$tmp/err" "Starting minibatch loop, DataParallelSGD training (myRank = 0, numNodes = $n, numGradientBits = 32), distributed reading is ENABLED."
+    c=$(count "$tmp/err" "Finished Epoch[ 3 of 3]")
+    [ "$c" -eq 1 ] && ok || no "-n $n: epoch line printed $c times"
+    has "$tmp/err" "Actual gradient aggregation time: "
+    [ -f n$n/m.dnn.3 ] && [ -f n$n/m.dnn ] && ok || no "-n $n: models missing"
+done
+# warm start: epoch 1 on all the data on every rank, parallel from epoch 2
+mpi -n 2 "$T" configFile=p.cfg Dir=warm train.SGD.ParallelTrain.parallelizationStartEpoch=2 >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 0 ] && ok || no "warm start failed"
+grep -q "^Starting minibatch loop\.$" "$tmp/err" && ok || no "warm start: no plain loop line for epoch 1"
+crit "$tmp/err" >warm.txt
+if close one.txt warm.txt; then ok; else no "warm start differs from one worker"; paste one.txt warm.txt; fi
+# what is not built yet is refused clearly, on every rank, promptly
+mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.DataParallelSGD.gradientBits=1 >"$tmp/out" 2>"$tmp/err"
+[ $? -ne 0 ] && ok || no "gradientBits=1 accepted"
+has "$tmp/err" "error: DataParallelSGD: gradientBits=1 (quantized aggregation) is not implemented in this build yet; use 32"
+mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.parallelizationMethod=BlockMomentumSGD >"$tmp/out" 2>"$tmp/err"
+has "$tmp/err" "parallelizationMethod=BlockMomentumSGD is not implemented in this build yet"
+mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.parallelizationMethod=None >"$tmp/out" 2>"$tmp/err"
+has "$tmp/err" "error: trainer runs on 2 MPI ranks but SGD.ParallelTrain.parallelizationMethod is None"
+finish parallel
