@@ -48,6 +48,18 @@ for n in 2 4; do
     has "$tmp/err" "Actual gradient aggregation time: "
     [ -f n$n/m.dnn.3 ] && [ -f n$n/m.dnn ] && ok || no "-n $n: models missing"
 done
+# train then test in one run on 4 ranks: no rank may read the model before rank 0 wrote it
+cat >>p.cfg <<'CFG'
+test = [ action = test ; modelPath = $Dir$/m.dnn ; minibatchSize = 100
+    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf ; randomize = false
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ] ]
+CFG
+for round in 1 2 3; do
+    mpi -n 4 "$T" configFile=p.cfg Dir=tt$round command=train:test traceLevel=0 >"$tmp/out" 2>"$tmp/err"
+    [ $? -eq 0 ] && ok || { no "train:test on 4 ranks failed (round $round)"; cat "$tmp/err"; }
+    c=$(count "$tmp/err" "Final Results: Minibatch[1-20]:")
+    [ "$c" -eq 1 ] && ok || no "Final Results printed $c times"
+done
 # warm start: epoch 1 on all the data on every rank, parallel from epoch 2
 mpi -n 2 "$T" configFile=p.cfg Dir=warm train.SGD.ParallelTrain.parallelizationStartEpoch=2 >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 0 ] && ok || no "warm start failed"

@@ -196,13 +196,28 @@ static void progress(struct run *r, size_t epoch, size_t mb, struct window *w)
     *w = (struct window){.t0 = now, .first_mb = mb + 1};
 }
 
+/* Rank 0 wrote files (status rc); every rank waits for it and learns the outcome, so no
+ * rank reads a model before it exists, and a failed save stops all ranks alike. */
+static int after_rank0_io(struct run *r, int rc, struct pt_err *e)
+{
+    if (r->workers == 1)
+        return rc;
+    int failed = -1;
+    struct pt_err agree;
+    pt_err_clear(&agree);
+    int status = comm_agree(r->ctx->comm, rc, &failed, &agree);
+    if (agree.code)
+        return pt_err_set(e, agree.code, "%s", agree.msg);
+    if (status && rc == 0)
+        return pt_err_set(e, status, "error: rank %d could not write the model", failed);
+    return status;
+}
+
 /* Order matters for makeMode after a crash: the checkpoint of epoch E is durable before
  * modelPath.E appears, and the previous checkpoint goes only after both exist. So a
  * restart always finds the checkpoint of the newest model. */
-static int save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
+static int write_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
 {
-    if (comm_rank(r->ctx->comm) != 0)
-        return 0;
     char path[4200], ckp[4300];
     model_name(r, path, sizeof path, epoch + 1);
     ckp_path(ckp, sizeof ckp, r->model, epoch + 1);
@@ -222,6 +237,12 @@ static int save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
         unlink(ckp); /* superseded by this epoch's */
     }
     return 0;
+}
+
+static int save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
+{
+    int rc = r->rank == 0 ? write_epoch(r, epoch, last, e) : 0;
+    return after_rank0_io(r, rc, e);
 }
 
 static void loop_start_line(struct run *r, size_t epoch)
@@ -358,11 +379,14 @@ int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     }
     /* stopped early (minLearningRatePerSample), or resumed from modelPath.<maxEpochs> after
      * a crash before modelPath was written: the last epoch's model is the final one */
-    if (rc == 0 && r.net && r.st.epochs_done > 0 && comm_rank(ctx->comm) == 0) {
+    if (rc == 0 && r.net && r.st.epochs_done > 0) {
         char path[4200];
         model_name(&r, path, sizeof path, 0);
-        if (r.st.epochs_done < (uint64_t)r.lc.max_epochs || access(path, R_OK) != 0)
+        int need = r.st.epochs_done < (uint64_t)r.lc.max_epochs || access(path, R_OK) != 0;
+        if (need && r.rank == 0)
             rc = nn_save(r.net, path, e);
+        if (need)
+            rc = after_rank0_io(&r, rc, e);
     }
     release(&r);
     return rc;
