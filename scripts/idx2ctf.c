@@ -69,8 +69,10 @@ static unsigned char *gunzip(const char *path, size_t *len)
     waitpid(pid, &status, 0);
     if (!buf)
         die("%s: %s", path, "out of memory");
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        free(buf);
         die("%s: %s", path, "gzip -dc failed (missing file, or not gzip data)");
+    }
     *len = n;
     return buf;
 }
@@ -87,20 +89,27 @@ static struct idx load(const char *path, int dims)
     struct idx x = {0};
     unsigned char *raw = gunzip(path, &len);
     size_t head = 4 + 4 * (size_t)dims;
+    const char *bad = NULL;
     x.magic = len >= 4 ? be32(raw) : 0;
     if (x.magic != (uint32_t)(0x800 | dims))
-        die("%s: %s", path, dims == 3 ? "not an IDX image file (magic 0x00000803 expected)"
-                                      : "not an IDX label file (magic 0x00000801 expected)");
-    if (len < head)
-        die("%s: %s", path, "too short for an IDX header");
-    x.n = be32(raw + 4);
-    x.rows = dims == 3 ? be32(raw + 8) : 1;
-    x.cols = dims == 3 ? be32(raw + 12) : 1;
-    if (x.rows == 0 || x.cols == 0 || x.rows > 4096 || x.cols > 4096)
-        die("%s: %s", path, "implausible image size in the IDX header");
+        bad = dims == 3 ? "not an IDX image file (magic 0x00000803 expected)"
+                        : "not an IDX label file (magic 0x00000801 expected)";
+    else if (len < head)
+        bad = "too short for an IDX header";
+    if (!bad) {
+        x.n = be32(raw + 4);
+        x.rows = dims == 3 ? be32(raw + 8) : 1;
+        x.cols = dims == 3 ? be32(raw + 12) : 1;
+        if (x.rows == 0 || x.cols == 0 || x.rows > 4096 || x.cols > 4096)
+            bad = "implausible image size in the IDX header";
+        else if (len - head != (size_t)x.n * x.rows * x.cols)
+            bad = "file size does not match the IDX header (truncated?)";
+    }
+    if (bad) {
+        free(raw); /* exit() is not a reason to leak */
+        die("%s: %s", path, bad);
+    }
     size_t need = (size_t)x.n * x.rows * x.cols;
-    if (len - head != need)
-        die("%s: %s", path, "file size does not match the IDX header (truncated?)");
     x.data = malloc(need ? need : 1);
     if (!x.data)
         die("%s: %s", path, "out of memory");
@@ -118,11 +127,15 @@ int main(int argc, char **argv)
     }
     const char *ipath = argv[1 + seq], *lpath = argv[2 + seq], *out = argv[3 + seq];
     struct idx im = load(ipath, 3), lb = load(lpath, 1);
-    if (im.n != lb.n)
-        die("%s and %s hold different numbers of items", ipath, lpath);
-    for (uint32_t i = 0; i < lb.n; i++)
+    const char *bad = im.n != lb.n ? "holds another number of items than the images" : NULL;
+    for (uint32_t i = 0; !bad && i < lb.n; i++)
         if (lb.data[i] > 9)
-            die("%s: %s", lpath, "label outside 0..9");
+            bad = "label outside 0..9";
+    if (bad) {
+        free(im.data);
+        free(lb.data);
+        die("%s: %s", lpath, bad);
+    }
 
     /* pixels/255 with 4 significant digits (error < 5e-5, far below one grey level) */
     char pix[256][12];
@@ -131,8 +144,11 @@ int main(int argc, char **argv)
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
     FILE *f = fopen(tmp, "w");
-    if (!f)
+    if (!f) {
+        free(im.data);
+        free(lb.data);
         die("%s: %s", tmp, strerror(errno));
+    }
     static char buf[1 << 20];
     setvbuf(f, buf, _IOFBF, sizeof buf);
     size_t per = (size_t)im.rows * im.cols;
@@ -157,12 +173,16 @@ int main(int argc, char **argv)
             fputc('\n', f);
         }
     }
-    if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0)
-        die("%s: %s", tmp, strerror(errno));
-    if (rename(tmp, out) != 0)
-        die("%s: %s", out, strerror(errno));
-    fprintf(stderr, "idx2ctf: wrote %u %s to %s\n", im.n, seq ? "sequences" : "samples", out);
     free(im.data);
     free(lb.data);
+    if (fflush(f) != 0 || fsync(fileno(f)) != 0 || fclose(f) != 0) {
+        unlink(tmp);
+        die("%s: %s", tmp, strerror(errno));
+    }
+    if (rename(tmp, out) != 0) {
+        unlink(tmp);
+        die("%s: %s", out, strerror(errno));
+    }
+    fprintf(stderr, "idx2ctf: wrote %u %s to %s\n", im.n, seq ? "sequences" : "samples", out);
     return 0;
 }

@@ -28,6 +28,6 @@ expect 1 "$C" "$tmp/none.gz" "$tmp/lab.gz" "$tmp/bad.ctf"
 has "$tmp/err" "gzip -dc failed"
 printf '\000\000\010\001\000\000\000\001\003' | gzip -c >"$tmp/lab1.gz"
 expect 1 "$C" "$tmp/img.gz" "$tmp/lab1.gz" "$tmp/bad.ctf"
-has "$tmp/err" "hold different numbers of items"
+has "$tmp/err" "lab1.gz: holds another number of items than the images"
 [ ! -e "$tmp/bad.ctf" ] && ok || no "a failed conversion left bad.ctf"
 finish idx2ctf
