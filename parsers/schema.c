@@ -98,6 +98,14 @@ static const struct cfg_key *target_of(const struct cfg_schema *s, const struct 
     return t ? t : k;
 }
 
+/* The node for key k as the trainer reads it: climbing enclosing blocks, unless CFG_LOCAL. */
+static int find_for(struct cfg_node *block, const struct cfg_key *k, const char *name,
+                    struct cfg_node **out, struct pt_err *e)
+{
+    return (k->flags & CFG_LOCAL) ? cfg_find_local(block, name, out, e)
+                                  : cfg_find(block, name, out, e);
+}
+
 /* ------------------------------------------------------------------ one value */
 
 static int range_check(const struct cfg_node *n, const struct cfg_key *k, double v,
@@ -329,7 +337,7 @@ static int check_groups(struct cfg_node *block, const struct cfg_schema *s, stru
 {
     for (const struct cfg_key *a = s->keys; a->name; a++) {
         struct cfg_node *na = NULL;
-        int rc = cfg_find(block, a->name, &na, e);
+        int rc = find_for(block, a, a->name, &na, e);
         if (rc)
             return rc;
         if (!na)
@@ -339,7 +347,7 @@ static int check_groups(struct cfg_node *block, const struct cfg_schema *s, stru
             if (!same && (a->group == 0 || a->group != b->group))
                 continue;
             struct cfg_node *nb = NULL;
-            rc = cfg_find(block, b->name, &nb, e);
+            rc = find_for(block, b, b->name, &nb, e);
             if (rc)
                 return rc;
             if (!nb || nb == na)
@@ -398,10 +406,10 @@ int cfg_schema_check(struct cfg_check *ck, struct cfg_node *block, const struct 
             if (rc == 0 && n && !local)
                 rc = k->type == CFG_BLOCK ? cfg_schema_check(ck, n, k->sub, e) : 0;
         } else {
-            rc = cfg_find(block, k->name, &n, e);
+            rc = find_for(block, k, k->name, &n, e);
             for (const struct cfg_key *a = s->keys; rc == 0 && !n && a->name; a++)
                 if (a->alias_of && strcasecmp(a->alias_of, k->name) == 0)
-                    rc = cfg_find(block, a->name, &n, e);
+                    rc = find_for(block, a, a->name, &n, e);
         }
         if (rc == 0 && !n && (k->flags & CFG_REQUIRED)) {
             if (k->type == CFG_BLOCK)
@@ -427,10 +435,10 @@ int cfg_schema_get(struct cfg_node *block, const struct cfg_schema *s, const cha
         return pt_err_set(e, PT_EINTERNAL, "error: internal: %s has no key '%s'", s->name, name);
     k = target_of(s, k);
     struct cfg_node *n = NULL;
-    int rc = cfg_find(block, k->name, &n, e);
+    int rc = find_for(block, k, k->name, &n, e);
     for (const struct cfg_key *a = s->keys; rc == 0 && !n && a->name; a++)
         if (a->alias_of && strcasecmp(a->alias_of, k->name) == 0)
-            rc = cfg_find(block, a->name, &n, e);
+            rc = find_for(block, a, a->name, &n, e);
     if (rc)
         return rc;
     const char *text = NULL;

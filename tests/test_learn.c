@@ -69,10 +69,6 @@ START_TEST(config_errors)
     ck_assert_int_eq(rc, PT_EUSER);
     ck_assert_str_eq(e.msg, "l.cfg:1:1: error: SGD: no learning rate: set learningRatesPerSample or learningRatesPerMB");
     cfg_free(c);
-    c = sgd_cfg("learningRatesPerSample=0.1; momentumPerMB=0.9; momentumPerSample=0.99", &lc, &rc, &e);
-    ck_assert_int_eq(rc, PT_EUSER);
-    ck_assert_str_eq(e.msg, "l.cfg:1:66: error: SGD: momentumPerSample and momentumPerMB exclude each other");
-    cfg_free(c);
 }
 END_TEST
 

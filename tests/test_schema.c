@@ -61,6 +61,7 @@ static const struct cfg_key demo_keys[] = {
     {.name = "streams", .type = CFG_BLOCK_MAP, .sub = &inner, .help = "named blocks"},
     {.name = "legacyThing", .type = CFG_UNSUPPORTED, .help = "legacy things are gone"},
     {.name = "script", .type = CFG_TEXT, .help = "kept as text"},
+    {.name = "own", .type = CFG_STRING, .flags = CFG_LOCAL, .help = "this block's own"},
     {.name = NULL},
 };
 static const struct cfg_schema demo = {
@@ -220,6 +221,15 @@ START_TEST(typed_reads_and_defaults)
     ck_assert_int_eq(cfg_schema_get(d, &demo, "ratio", &v, &e), 0);
     ck_assert(v.d == 0.5);
     ck_assert_int_eq(cfg_schema_get(node_at(c, "d"), &demo, "nonexistent", &v, &e), PT_EINTERNAL);
+    cfg_free(c);
+    /* CFG_LOCAL keys do not climb; ordinary ones do */
+    c = load("s.cfg", "own=outer; flag=1\nd=[epochs=1; in=[own=inner]]", &e);
+    ck_assert_int_eq(cfg_schema_get(node_at(c, "d"), &demo, "own", &v, &e), 0);
+    ck_assert_ptr_null(v.node);
+    ck_assert_int_eq(cfg_schema_get(node_at(c, "d.in"), &demo, "own", &v, &e), 0);
+    ck_assert_str_eq(v.s, "inner");
+    ck_assert_int_eq(cfg_schema_get(node_at(c, "d"), &demo, "flag", &v, &e), 0);
+    ck_assert_int_eq(v.b, 1);
     cfg_free(c);
 }
 END_TEST

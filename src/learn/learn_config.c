@@ -17,51 +17,36 @@ void learn_config_free(struct learn_config *lc)
     cfg_val_free(&lc->dropout);
 }
 
+/* Which rate and which momentum key: that at most one of each is set is the schema's
+ * exclusive groups' job (train_check_config runs them before any action). */
 static int read_rates(struct cfg_node *sgd, struct learn_config *lc, struct pt_err *e)
 {
-    struct cfg_val per_mb = {0};
     int rc = get(sgd, "learningRatesPerSample", &lc->lr, e);
-    if (rc == 0)
-        rc = get(sgd, "learningRatesPerMB", &per_mb, e);
-    if (rc)
-        return rc;
-    if (lc->lr.node && per_mb.node) {
-        cfg_val_free(&per_mb);
-        return cfg_error(e, cfg_origin_of(per_mb.node),
-                         "SGD: learningRatesPerMB and learningRatesPerSample exclude each other");
-    }
-    if (!lc->lr.node && !per_mb.node)
-        return cfg_error(e, cfg_origin_of(sgd),
-                         "SGD: no learning rate: set learningRatesPerSample or learningRatesPerMB");
-    if (per_mb.node) {
+    if (rc == 0 && !lc->lr.node) {
         cfg_val_free(&lc->lr);
-        lc->lr = per_mb;
+        rc = get(sgd, "learningRatesPerMB", &lc->lr, e);
         lc->lr_per_mb = 1;
     }
-    /* momentum: at most one of the three; none means momentumPerMB = 0.9 */
+    if (rc)
+        return rc;
+    if (!lc->lr.node)
+        return cfg_error(e, cfg_origin_of(sgd),
+                         "SGD: no learning rate: set learningRatesPerSample or learningRatesPerMB");
     static const char *names[] = {"momentumPerMB", "momentumPerSample", "momentumAsTimeConstant"};
-    int given = -1;
+    lc->momentum_kind = MOMENTUM_PER_MB;
+    lc->momentum.d = 0.9; /* none given: 0.9 per minibatch (no list: sched() returns d) */
     for (int i = 0; i < 3; i++) {
         struct cfg_val v = {0};
         if ((rc = get(sgd, names[i], &v, e)))
             return rc;
-        if (!v.node) {
-            cfg_val_free(&v);
-            continue;
+        if (v.node) {
+            lc->momentum = v;
+            lc->momentum_kind = i == 1 ? MOMENTUM_PER_SAMPLE : i == 2 ? MOMENTUM_TIME_CONSTANT
+                                                                     : MOMENTUM_PER_MB;
+            break;
         }
-        if (given >= 0) {
-            cfg_val_free(&v);
-            return cfg_error(e, cfg_origin_of(v.node), "SGD: %s and %s exclude each other",
-                             names[i], names[given]);
-        }
-        given = i;
-        lc->momentum = v;
+        cfg_val_free(&v);
     }
-    lc->momentum_kind = given == 1 ? MOMENTUM_PER_SAMPLE
-                        : given == 2 ? MOMENTUM_TIME_CONSTANT
-                                     : MOMENTUM_PER_MB;
-    if (given < 0)
-        lc->momentum.d = 0.9; /* no list: sched() returns d */
     return 0;
 }
 

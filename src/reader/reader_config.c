@@ -27,15 +27,10 @@ static int read_input(struct cfg_node *n, struct reader_input *in, struct pt_err
     if ((rc = get(n, &reader_input_schema, "definesMBSize", &v, e)))
         return rc;
     in->defines_mb = v.b;
-    /* alias is looked up in this block only: an enclosing "alias" is not this stream's */
-    struct cfg_node *a = NULL;
-    if ((rc = cfg_find_local(n, "alias", &a, e)))
+    if ((rc = get(n, &reader_input_schema, "alias", &v, e))) /* CFG_LOCAL: this stream's own */
         return rc;
-    const char *alias = in->name;
-    if (a && (rc = cfg_value(a, &alias, e)))
-        return rc;
-    if (a)
-        cfg_mark_used(a);
+    const char *alias = v.node ? v.s : in->name;
+    const struct cfg_node *a = v.node;
     if (alias[0] == '\0' || strlen(alias) >= sizeof in->alias || strpbrk(alias, " \t|"))
         return cfg_error(e, a ? cfg_value_origin(a) : cfg_origin_of(n),
                          "alias \"%.40s\" is not usable in a data file (no blanks, no '|')", alias);

@@ -268,7 +268,7 @@ static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *e
     if (mb->nseq > 0)
         rc = nn_train_step(r->net, mb, (float)ep->dropout, &st, e);
     else /* this rank got no sequence of this global minibatch: it adds nothing */
-        memset(nn_grads(r->net), 0, nn_param_count(r->net) * sizeof(float)); /* host memory on CPU */
+        r->be->ops->fill(r->be, nn_grads(r->net), nn_param_count(r->net), 0.0f);
     stats[0] = st.train_crit;
     stats[1] = st.eval_crit;
     stats[2] = (double)st.samples;
