@@ -3,11 +3,14 @@ if HAVE_CHECK
 TEST_CFLAGS = $(AM_CFLAGS) $(CHECK_CFLAGS) -I$(top_srcdir)/tests
 TEST_LIBS = $(PT_LIBS) $(CHECK_LIBS)
 
-check_PROGRAMS += tests/test_cfg tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/test_fuzz_regress \
+check_PROGRAMS += tests/test_cfg tests/test_cfg_files tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/test_fuzz_regress \
 	tests/test_fuzz_regress_ctf
 tests_test_cfg_SOURCES = tests/test_cfg.c tests/testutil.h
 tests_test_cfg_CFLAGS = $(TEST_CFLAGS)
 tests_test_cfg_LDADD = $(TEST_LIBS)
+tests_test_cfg_files_SOURCES = tests/test_cfg_files.c tests/testutil.h
+tests_test_cfg_files_CFLAGS = $(TEST_CFLAGS)
+tests_test_cfg_files_LDADD = $(TEST_LIBS)
 tests_test_schema_SOURCES = tests/test_schema.c tests/testutil.h
 tests_test_schema_CFLAGS = $(TEST_CFLAGS)
 tests_test_schema_LDADD = $(TEST_LIBS)
@@ -36,7 +39,7 @@ tests_test_fuzz_regress_ctf_SOURCES = tests/fuzz/fuzz_ctf.c tests/fuzz/replay.c
 tests_test_fuzz_regress_ctf_CFLAGS = $(AM_CFLAGS)
 tests_test_fuzz_regress_ctf_LDADD = $(PT_LIBS)
 
-TESTS += tests/test_cfg tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/fuzz_regress.sh \
+TESTS += tests/test_cfg tests/test_cfg_files tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/fuzz_regress.sh \
 	tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh
 else
 check-local:

@@ -21,6 +21,12 @@ static inline struct cfg *load(const char *name, const char *text, struct pt_err
     return c;
 }
 
+/* Parse text into a new config `c`, failing the test on any error (declares e and c). */
+#define LOAD_OK(c, name, text)                                                                     \
+    struct pt_err e;                                                                               \
+    struct cfg *c = load(name, text, &e);                                                          \
+    ck_assert_msg(e.code == 0, "unexpected error: %s", e.msg)
+
 /* Node at dotted path (exact blocks, no climbing), or NULL. Errors fail the test. */
 static inline struct cfg_node *node_at(struct cfg *c, const char *path)
 {
