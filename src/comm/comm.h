@@ -1,22 +1,62 @@
 /* The communicator: the only module that calls MPI.
  *
  * comm_init starts MPI and works on a duplicate of MPI_COMM_WORLD with MPI_ERRORS_RETURN,
- * so every MPI failure comes back as an error code we check. This issue provides start-up,
- * agreement on failures and abort; collectives arrive with DataParallelSGD. */
+ * so every MPI failure comes back as an error code that is checked and turned into a
+ * pt_err naming the operation. All counts are size_t: counts above INT_MAX elements are
+ * moved in pieces (or with derived datatypes), never truncated.
+ *
+ * Collectives must be called by every rank of the communicator, in the same order, with
+ * matching counts; a mismatch is the caller's bug (MPI may report it or hang).
+ *
+ * Floating-point sums: MPI_Allreduce gives every rank the bit-identical result for a given
+ * communicator and count (Open MPI's algorithms reduce in a rank-independent order and
+ * broadcast one result). The hierarchical and fp16 variants keep that property: one rank
+ * computes each final value and the others receive it. */
 #ifndef PT_COMM_COMM_H
 #define PT_COMM_COMM_H
+
+#include <stddef.h>
 
 #include "core/err.h"
 
 struct comm;
 
-/* Start MPI (MPI_Init_thread, FUNNELED) and return the communicator; NULL with e set on
- * failure. Call once, from main. */
+enum comm_type { COMM_FLOAT, COMM_DOUBLE, COMM_INT, COMM_INT64, COMM_BYTE };
+/* COMM_AVG: the sum divided by the communicator size (COMM_FLOAT and COMM_DOUBLE only). */
+enum comm_op { COMM_SUM, COMM_AVG, COMM_MIN, COMM_MAX };
+
+/* How comm_allreduce / comm_allreduce_list move COMM_FLOAT data. */
+struct comm_options {
+    /* Hierarchical allreduce (reduce within the node, allreduce among node leaders,
+     * broadcast within the node): -1 automatic (on when ranks span more than one node
+     * and some node holds more than one rank), 0 off, 1 on. */
+    int hierarchical;
+    /* fp16 transport: convert to IEEE half, reduce in half-precision sums (accumulated in
+     * float per element pair), convert back. Halves the bytes; loses precision. */
+    int fp16;
+    /* Bucket size for comm_allreduce_list, in bytes (0: 4 MiB). */
+    size_t bucket_bytes;
+    /* Testing: pretend nodes hold this many consecutive ranks (0: the real nodes from
+     * MPI_COMM_TYPE_SHARED). Lets one machine exercise the hierarchical path. */
+    int ranks_per_node;
+};
+
+/* Start MPI (MPI_Init_thread, FUNNELED) and return the world communicator; NULL with e
+ * set on failure. Call once, from main. Options start as {-1, 0, 0, 0}. */
 struct comm *comm_init(int *argc, char ***argv, struct pt_err *e);
+
+/* Set the options (collective: every rank must pass the same values; the node split is
+ * recomputed when ranks_per_node changes). */
+int comm_set_options(struct comm *c, const struct comm_options *o, struct pt_err *e);
+
 int comm_rank(const struct comm *c);
 int comm_size(const struct comm *c);
-/* Ranks sharing this rank's node (MPI_COMM_TYPE_SHARED), for choosing thread counts. */
+/* This rank's index among the ranks of its node, and how many ranks the node has. */
+int comm_local_rank(const struct comm *c);
 int comm_local_size(const struct comm *c);
+/* This node's index among the nodes (ordered by their lowest rank), and the node count. */
+int comm_node_rank(const struct comm *c);
+int comm_node_count(const struct comm *c);
 
 /* Collective: every rank passes its status (0 or a negative error code). Returns the
  * status of the lowest failing rank (0 when all succeeded) and puts that rank in
@@ -24,16 +64,100 @@ int comm_local_size(const struct comm *c);
  * at points all ranks reach. */
 int comm_agree(struct comm *c, int status, int *first_failed, struct pt_err *e);
 
-/* In-place sum over all ranks (MPI_Allreduce). Every rank ends with bit-identical sums. */
+int comm_barrier(struct comm *c, struct pt_err *e);
+
+/* In-place reduction over all ranks of buf[0..n). COMM_FLOAT data follows the options
+ * (hierarchical, fp16). Every rank ends with bit-identical results. */
+int comm_allreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum comm_op op,
+                   struct pt_err *e);
+/* Shorthands kept for the training loop: in-place sums. */
 int comm_allreduce_f32(struct comm *c, float *buf, size_t n, struct pt_err *e);
 int comm_allreduce_f64(struct comm *c, double *buf, size_t n, struct pt_err *e);
-/* Rank root's buffer to everybody (MPI_Bcast). */
+
+/* In-place float reduction of `count` buffers bufs[i][0..ns[i]): packed into buckets of
+ * about bucket_bytes (buffers larger than a bucket go alone, without a copy), one
+ * allreduce per bucket, results unpacked. Same results as one comm_allreduce per buffer. */
+int comm_allreduce_list(struct comm *c, float *const *bufs, const size_t *ns, size_t count,
+                        enum comm_op op, struct pt_err *e);
+
+/* Rank root's buf[0..n) to everybody. */
+int comm_bcast(struct comm *c, void *buf, size_t n, enum comm_type t, int root,
+               struct pt_err *e);
 int comm_bcast_f32(struct comm *c, float *buf, size_t n, int root, struct pt_err *e);
+
+/* Reduce send[0..n) of every rank into recv[0..n) at root (recv is ignored elsewhere).
+ * send == recv at root is allowed (in place). */
+int comm_reduce(struct comm *c, const void *send, void *recv, size_t n, enum comm_type t,
+                enum comm_op op, int root, struct pt_err *e);
+/* Reduce send (sum of counts[] elements) elementwise over ranks; rank r receives the
+ * counts[r] elements starting at sum(counts[0..r)) in recv. */
+int comm_reduce_scatter(struct comm *c, const void *send, void *recv, const size_t *counts,
+                        enum comm_type t, enum comm_op op, struct pt_err *e);
+
+/* Every rank contributes n elements; recv holds size * n, rank order. */
+int comm_allgather(struct comm *c, const void *send, size_t n, void *recv, enum comm_type t,
+                   struct pt_err *e);
+/* Rank r contributes counts[r] elements (n must equal counts[rank]), placed at recv +
+ * displs[r] (in elements). send may point into recv at displs[rank] (in place). */
+int comm_allgatherv(struct comm *c, const void *send, size_t n, void *recv,
+                    const size_t *counts, const size_t *displs, enum comm_type t,
+                    struct pt_err *e);
+/* Root receives size * n elements in rank order (recv ignored elsewhere). */
+int comm_gather(struct comm *c, const void *send, size_t n, void *recv, enum comm_type t,
+                int root, struct pt_err *e);
+/* Root's send holds size * n elements; rank r receives block r. */
+int comm_scatter(struct comm *c, const void *send, size_t n, void *recv, enum comm_type t,
+                 int root, struct pt_err *e);
+/* Block r of send (n elements each) goes to rank r; recv block r comes from rank r. */
+int comm_alltoall(struct comm *c, const void *send, size_t n, void *recv, enum comm_type t,
+                  struct pt_err *e);
+/* Variable-size all-to-all; counts and displacements in elements, one per rank. */
+int comm_alltoallv(struct comm *c, const void *send, const size_t *scounts,
+                   const size_t *sdispls, void *recv, const size_t *rcounts,
+                   const size_t *rdispls, enum comm_type t, struct pt_err *e);
+
+/* Point to point (blocking). src may be COMM_ANY_SOURCE; *from (may be NULL) receives
+ * the sender. tag >= 0. */
+#define COMM_ANY_SOURCE (-1)
+int comm_send(struct comm *c, const void *buf, size_t n, enum comm_type t, int dest, int tag,
+              struct pt_err *e);
+int comm_recv(struct comm *c, void *buf, size_t n, enum comm_type t, int src, int tag,
+              int *from, struct pt_err *e);
+
+/* Split into groups (collective): ranks with the same color form a communicator, ordered
+ * by key then old rank. color < 0: this rank joins none and *out is NULL. The new
+ * communicator inherits the options and is freed with comm_free. */
+int comm_split(struct comm *c, int color, int key, struct comm **out, struct pt_err *e);
+void comm_free(struct comm *sub);
+
+/* Nonblocking operations. Each starts the operation and returns a request in *req;
+ * buffers must stay untouched until comm_wait returns, or comm_test reports done.
+ * comm_wait completes and frees the request (NULL: no-op); comm_test sets *done and, when
+ * done, frees it and sets *req to NULL. COMM_AVG divides when the request completes.
+ * comm_iallreduce of COMM_FLOAT honours fp16 but is always flat (not hierarchical). */
+struct comm_req;
+int comm_iallreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum comm_op op,
+                    struct comm_req **req, struct pt_err *e);
+int comm_ibcast(struct comm *c, void *buf, size_t n, enum comm_type t, int root,
+                struct comm_req **req, struct pt_err *e);
+int comm_iallgatherv(struct comm *c, const void *send, size_t n, void *recv,
+                     const size_t *counts, const size_t *displs, enum comm_type t,
+                     struct comm_req **req, struct pt_err *e);
+int comm_ialltoallv(struct comm *c, const void *send, const size_t *scounts,
+                    const size_t *sdispls, void *recv, const size_t *rcounts,
+                    const size_t *rdispls, enum comm_type t, struct comm_req **req,
+                    struct pt_err *e);
+int comm_isend(struct comm *c, const void *buf, size_t n, enum comm_type t, int dest, int tag,
+               struct comm_req **req, struct pt_err *e);
+int comm_irecv(struct comm *c, void *buf, size_t n, enum comm_type t, int src, int tag,
+               struct comm_req **req, struct pt_err *e);
+int comm_test(struct comm_req **req, int *done, struct pt_err *e);
+int comm_wait(struct comm_req **req, struct pt_err *e);
 
 /* End every rank now (MPI_Abort); for failures other ranks cannot know about. */
 void comm_abort(struct comm *c, int exit_code) __attribute__((noreturn));
 
-/* Finalize MPI and free c. NULL is a no-op. */
+/* Finalize MPI and free c (the world communicator). NULL is a no-op. */
 void comm_finalize(struct comm *c);
 
 #endif
