@@ -51,3 +51,11 @@ TESTS_ENVIRONMENT = \
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 EXTRA_DIST += tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh tests/test_parallel.sh tests/testlib.sh tests/lsan.supp tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh \
 	tests/fuzz/seeds tests/fuzz/regress tests/fuzz/seeds-ctf tests/fuzz/regress-ctf scripts/fuzz.sh tests/data/cntk-legacy.cfg
+
+if HAVE_CHECK
+check_PROGRAMS += tests/test_quantize
+tests_test_quantize_SOURCES = tests/test_quantize.c tests/testutil.h
+tests_test_quantize_CFLAGS = $(TEST_CFLAGS)
+tests_test_quantize_LDADD = $(TEST_LIBS)
+TESTS += tests/test_quantize
+endif
