@@ -8,3 +8,6 @@ noinst_PROGRAMS += bench/sgemm_peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c
 bench_sgemm_peak_LDADD = $(PT_LIBS)
 EXTRA_DIST += bench/pytorch_ref.py bench/train_vs_pytorch.py
+noinst_PROGRAMS += bench/quantize_speed
+bench_quantize_speed_SOURCES = bench/quantize_speed.c
+bench_quantize_speed_LDADD = $(PT_LIBS)
