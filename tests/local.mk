@@ -51,3 +51,13 @@ TESTS_ENVIRONMENT = \
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 EXTRA_DIST += tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh tests/test_parallel.sh tests/testlib.sh tests/lsan.supp tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh \
 	tests/fuzz/seeds tests/fuzz/regress tests/fuzz/seeds-ctf tests/fuzz/regress-ctf scripts/fuzz.sh tests/data/cntk-legacy.cfg
+
+# tests/test_comm: a plain MPI program (Check forks, which MPI does not survive), run by
+# tests/test_comm.sh with 1 to 4 ranks.
+check_PROGRAMS += tests/test_comm
+tests_test_comm_SOURCES = tests/test_comm.c tests/test_comm.h tests/test_comm_coll.c \
+	tests/test_comm_v.c tests/test_comm_nb.c tests/test_comm_hier.c
+tests_test_comm_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_test_comm_LDADD = $(PT_LIBS)
+TESTS += tests/test_comm.sh
+EXTRA_DIST += tests/test_comm.sh
