@@ -2,7 +2,8 @@
 noinst_LIBRARIES += libpartrain.a
 libpartrain_a_SOURCES = \
 	src/core/log.h src/core/log.c src/core/fs.h src/core/fs.c src/core/rng.h src/core/rng.c src/core/blob.h src/core/blob.c \
-	src/comm/comm.h src/comm/comm.c \
+	src/comm/comm.h src/comm/comm_internal.h src/comm/comm.c src/comm/comm_types.c src/comm/comm_coll.c \
+	src/comm/comm_nb.c src/comm/comm_hier.c \
 	src/learn/learn.h src/learn/sgd_schema.c src/learn/learn_config.c src/learn/learner.c \
 	src/nn/nn.h src/nn/network_schema.c \
 	src/reader/reader.h src/reader/reader_schema.c src/reader/minibatch.h src/reader/minibatch.c \

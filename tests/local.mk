@@ -59,3 +59,12 @@ tests_test_quantize_CFLAGS = $(TEST_CFLAGS)
 tests_test_quantize_LDADD = $(TEST_LIBS)
 TESTS += tests/test_quantize
 endif
+# tests/test_comm: a plain MPI program (Check forks, which MPI does not survive), run by
+# tests/test_comm.sh with 1 to 4 ranks.
+check_PROGRAMS += tests/test_comm
+tests_test_comm_SOURCES = tests/test_comm.c tests/test_comm.h tests/test_comm_coll.c \
+	tests/test_comm_v.c tests/test_comm_nb.c tests/test_comm_hier.c
+tests_test_comm_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_test_comm_LDADD = $(PT_LIBS)
+TESTS += tests/test_comm.sh
+EXTRA_DIST += tests/test_comm.sh

@@ -11,7 +11,13 @@
  * Floating-point sums: MPI_Allreduce gives every rank the bit-identical result for a given
  * communicator and count (Open MPI's algorithms reduce in a rank-independent order and
  * broadcast one result). The hierarchical and fp16 variants keep that property: one rank
- * computes each final value and the others receive it. */
+ * computes each final value and the others receive it.
+ *
+ * Failures: argument errors (unknown type or op, COMM_AVG on integers, a rank or root
+ * outside the communicator, a negative tag) return PT_EINTERNAL before any MPI call. An
+ * MPI failure returns PT_ESYS naming the call, "error: MPI_Alltoallv (comm_alltoallv)
+ * failed: <MPI's message>"; the communicator is then fit only for comm_abort (other ranks
+ * may be inside the same collective). */
 #ifndef PT_COMM_COMM_H
 #define PT_COMM_COMM_H
 
@@ -31,8 +37,10 @@ struct comm_options {
      * broadcast within the node): -1 automatic (on when ranks span more than one node
      * and some node holds more than one rank), 0 off, 1 on. */
     int hierarchical;
-    /* fp16 transport: convert to IEEE half, reduce in half-precision sums (accumulated in
-     * float per element pair), convert back. Halves the bytes; loses precision. */
+    /* fp16 transport for COMM_SUM and COMM_AVG (MIN and MAX stay exact in float): convert
+     * to IEEE half (round to nearest even), reduce in half-precision sums (each pair added
+     * in float, rounded back to half), convert back. Halves the bytes; loses precision:
+     * about 3 decimal digits, magnitudes above 65504 become inf. */
     int fp16;
     /* Bucket size for comm_allreduce_list, in bytes (0: 4 MiB). */
     size_t bucket_bytes;
@@ -74,9 +82,12 @@ int comm_allreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum c
 int comm_allreduce_f32(struct comm *c, float *buf, size_t n, struct pt_err *e);
 int comm_allreduce_f64(struct comm *c, double *buf, size_t n, struct pt_err *e);
 
-/* In-place float reduction of `count` buffers bufs[i][0..ns[i]): packed into buckets of
- * about bucket_bytes (buffers larger than a bucket go alone, without a copy), one
- * allreduce per bucket, results unpacked. Same results as one comm_allreduce per buffer. */
+/* In-place float reduction of `count` buffers bufs[i][0..ns[i]): consecutive buffers are
+ * packed into a bucket of at most bucket_bytes (a buffer larger than a bucket goes alone,
+ * in place, without a copy), one comm_allreduce per bucket, results unpacked. The same
+ * values as one comm_allreduce per buffer, except that MPI may sum in another order for
+ * another message size (still bit-identical on every rank). The bucket is kept in c for
+ * the next call and freed with c. */
 int comm_allreduce_list(struct comm *c, float *const *bufs, const size_t *ns, size_t count,
                         enum comm_op op, struct pt_err *e);
 
@@ -126,15 +137,21 @@ int comm_recv(struct comm *c, void *buf, size_t n, enum comm_type t, int src, in
 
 /* Split into groups (collective): ranks with the same color form a communicator, ordered
  * by key then old rank. color < 0: this rank joins none and *out is NULL. The new
- * communicator inherits the options and is freed with comm_free. */
+ * communicator inherits the options, computes its own node split (here, collectively)
+ * and is freed with comm_free (NULL: no-op), before comm_finalize of its parent. */
 int comm_split(struct comm *c, int color, int key, struct comm **out, struct pt_err *e);
 void comm_free(struct comm *sub);
 
-/* Nonblocking operations. Each starts the operation and returns a request in *req;
- * buffers must stay untouched until comm_wait returns, or comm_test reports done.
- * comm_wait completes and frees the request (NULL: no-op); comm_test sets *done and, when
- * done, frees it and sets *req to NULL. COMM_AVG divides when the request completes.
- * comm_iallreduce of COMM_FLOAT honours fp16 but is always flat (not hierarchical). */
+/* Nonblocking operations. Each starts the operation and returns a request in *req (NULL
+ * on failure); buffers must stay untouched until comm_wait returns, or comm_test reports
+ * done (count and displacement arrays are copied: they may go at once). Nonblocking
+ * collectives must be started in the same order on every rank; they may complete in any
+ * order. comm_wait completes and frees the request and sets *req to NULL (req or *req
+ * NULL: no-op); comm_test sets *done and, when done, frees it and sets *req to NULL (no
+ * request: done). A request that fails in comm_wait / comm_test is freed as well.
+ * COMM_AVG divides when the request completes. comm_iallreduce of COMM_FLOAT honours
+ * fp16 (the request owns the half copy and converts back on completion) but is always
+ * flat (not hierarchical). comm_irecv from COMM_ANY_SOURCE does not report the sender. */
 struct comm_req;
 int comm_iallreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum comm_op op,
                     struct comm_req **req, struct pt_err *e);
