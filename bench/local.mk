@@ -11,3 +11,7 @@ EXTRA_DIST += bench/pytorch_ref.py bench/train_vs_pytorch.py
 noinst_PROGRAMS += bench/quantize_speed
 bench_quantize_speed_SOURCES = bench/quantize_speed.c
 bench_quantize_speed_LDADD = $(PT_LIBS)
+noinst_PROGRAMS += bench/aggregation
+bench_aggregation_SOURCES = bench/aggregation.c
+bench_aggregation_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+bench_aggregation_LDADD = $(PT_LIBS)

@@ -1,3 +1,3 @@
 # configs/: example configs users copy from.
 configsdir = $(pkgdatadir)/configs
-dist_configs_DATA = configs/fashion-mlp.cfg configs/fashion-lstm.cfg
+dist_configs_DATA = configs/fashion-mlp.cfg configs/fashion-mlp-dp.cfg configs/fashion-lstm.cfg

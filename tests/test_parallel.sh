@@ -1,7 +1,7 @@
 #!/bin/sh
 # DataParallelSGD (32 bits) under real mpiexec -n 2 and -n 4: the same updates as one worker
 # on the same global minibatches (SPEC 10), CNTK's start line, models saved once, warm start,
-# and clear errors for what is not built yet.
+# and clear errors for bad values and what is not built yet.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
@@ -67,9 +67,10 @@ grep -q "^Starting minibatch loop\.$" "$tmp/err" && ok || no "warm start: no pla
 crit "$tmp/err" >warm.txt
 if close one.txt warm.txt; then ok; else no "warm start differs from one worker"; paste one.txt warm.txt; fi
 # what is not built yet is refused clearly, on every rank, promptly
-mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.DataParallelSGD.gradientBits=1 >"$tmp/out" 2>"$tmp/err"
-[ $? -ne 0 ] && ok || no "gradientBits=1 accepted"
-has "$tmp/err" "error: DataParallelSGD: gradientBits=1 (quantized aggregation) is not implemented in this build yet; use 32"
+mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.DataParallelSGD.gradientBits=3 >"$tmp/out" 2>"$tmp/err"
+[ $? -ne 0 ] && ok || no "gradientBits=3 accepted"
+c=$(count "$tmp/err" "gradientBits: 3 bits is not possible; each value must be 1, 2, 4, 8, 16 or 32")
+[ "$c" -eq 1 ] && ok || { no "gradientBits=3: error printed $c times"; cat "$tmp/err"; }
 mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.parallelizationMethod=BlockMomentumSGD >"$tmp/out" 2>"$tmp/err"
 has "$tmp/err" "parallelizationMethod=BlockMomentumSGD is not implemented in this build yet"
 mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.parallelizationMethod=None >"$tmp/out" 2>"$tmp/err"

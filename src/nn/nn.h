@@ -117,6 +117,14 @@ int nn_get_grads(struct nn *net, float *host, struct pt_err *e);
 int nn_train_step(struct nn *net, struct minibatch *mb, float dropout_rate, struct nn_stats *st,
                   struct pt_err *e);
 
+/* Overlap hook: during nn_train_step's backward pass, fn(ctx, first, e) is called each
+ * time the gradients grads[first..nparams) have become final, `first` decreasing, once
+ * per layer with parameters (first == 0 comes last). fn may read that range (to start
+ * sending it) but not write it. A non-zero return fails the step with that status. fn
+ * NULL removes the hook. */
+typedef int (*nn_grad_ready_fn)(void *ctx, size_t first, struct pt_err *e);
+void nn_set_grad_ready(struct nn *net, nn_grad_ready_fn fn, void *ctx);
+
 /* Forward pass and criteria only (no dropout, grads untouched). Same errors. */
 int nn_evaluate(struct nn *net, struct minibatch *mb, struct nn_stats *st, struct pt_err *e);
 

@@ -150,6 +150,26 @@ static void run_criteria(struct nn *net, const float *crit_mask, int train)
     net->out_cols = c.cols;
 }
 
+/* Backward, last layer first. After each layer with parameters the gradients from its
+ * first parameter to the arena's end are final: tell the grad-ready hook, so an engine can
+ * start sending them while the earlier layers still compute. */
+static int run_backward(struct nn *net, struct pt_err *e)
+{
+    struct backend *b = net->bk;
+    for (int i = net->nlayers; i-- > 0;) {
+        struct nn_layer *l = &net->layers[i];
+        l->ops->backward(l, b);
+        if (!net->grad_ready || l->ops->param_count(l) == 0)
+            continue;
+        int rc = b->ops->sync(b, e);
+        if (rc == 0)
+            rc = net->grad_ready(net->grad_ready_ctx, l->param_offset, e);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 static int run_step(struct nn *net, struct minibatch *mb, int train, float rate,
                     struct nn_stats *st, struct pt_err *e)
 {
@@ -177,10 +197,11 @@ static int run_step(struct nn *net, struct minibatch *mb, int train, float rate,
     p.dropout_seed = nn_mix64(net->seed ^ 0x64726F706F7574ull, net->dropout_steps);
     run_forward(net, &p);
     run_criteria(net, crit_mask, train);
-    for (int i = net->nlayers; train && i-- > 0;)
-        net->layers[i].ops->backward(&net->layers[i], b);
+    if (train)
+        rc = run_backward(net, e);
     float sums[4];
-    rc = b->ops->download(b, sums, net->stats_dev, 4, e);
+    if (rc == 0)
+        rc = b->ops->download(b, sums, net->stats_dev, 4, e);
     if (rc == 0)
         rc = b->ops->sync(b, e);
     st->train_crit = (double)sums[0] + sums[1];
@@ -202,6 +223,12 @@ int nn_train_step(struct nn *net, struct minibatch *mb, float dropout_rate, stru
 int nn_evaluate(struct nn *net, struct minibatch *mb, struct nn_stats *st, struct pt_err *e)
 {
     return run_step(net, mb, 0, 0.0f, st, e);
+}
+
+void nn_set_grad_ready(struct nn *net, nn_grad_ready_fn fn, void *ctx)
+{
+    net->grad_ready = fn;
+    net->grad_ready_ctx = ctx;
 }
 
 int nn_get_output(struct nn *net, float *host, size_t cap, size_t *rows, size_t *cols,

@@ -1,17 +1,13 @@
-/* Engines behind struct engine_ops. Built so far: None (one worker, nothing to do) and
- * DataParallelSGD with exact 32-bit aggregation:
- *
- *   step  what                                          why
- *   1     every rank: forward/backward on its share     distributed reading
- *   2     allreduce-sum of the gradient (one buffer)    gradients are sums: the global
- *         and of (criterion, eval, samples)             sum is the one-worker gradient
- *   3     every rank: the same learner update with      identical models on every rank
- *         the global sample count                       (bit-identical sums from MPI) */
+/* ParallelTrain's configuration, the engine factory, the None engine (nothing to do:
+ * the local gradient is the gradient) and the statistics every engine reports
+ * (syncPerfStats lines, perfStatsFile JSON lines). The engines live in their own files
+ * (dpsgd.c: DataParallelSGD). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm.h"
-#include "core/timer.h"
+#include "core/fs.h"
 #include "parallel/parallel.h"
 
 const char *parallel_method_name(enum par_method m)
@@ -26,12 +22,32 @@ void parallel_config_free(struct parallel_config *pc)
     cfg_val_free(&pc->bits);
 }
 
+static int read_dpsgd(struct cfg_node *pt, struct parallel_config *pc, struct pt_err *e)
+{
+    struct cfg_node *dp = NULL;
+    struct cfg_val v;
+    int rc = cfg_find_block(pt, "DataParallelSGD", &dp, e);
+    struct cfg_node *from = dp ? dp : pt; /* defaults when the block is absent */
+    const struct cfg_schema *s = &parallel_dpsgd_schema;
+    if (rc == 0)
+        rc = cfg_schema_get(from, s, "gradientBits", &pc->bits, e);
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "useZeroThresholdFor1BitQuantization", &v, e)) == 0)
+        pc->zero_threshold = v.b;
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "useBufferedAsyncGradientAggregation", &v, e)) == 0)
+        pc->buffered = v.b;
+    return rc;
+}
+
 int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struct pt_err *e)
 {
     memset(pc, 0, sizeof *pc);
     pc->start_epoch = 1;
     pc->distributed_reading = 1;
-    struct cfg_node *pt = NULL, *dp = NULL;
+    pc->hierarchical = -1;
+    pc->bucket_bytes = 1 << 20;
+    pc->overlap = 1;
+    pc->zero_threshold = 1;
+    struct cfg_node *pt = NULL;
     int rc = cfg_find_block(sgd, "ParallelTrain", &pt, e);
     if (rc || !pt)
         return rc;
@@ -50,49 +66,102 @@ int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struc
     if ((rc = cfg_schema_get(pt, s, "syncPerfStats", &v, e)))
         return rc;
     pc->sync_perf_stats = v.i;
-    if ((rc = cfg_find_block(pt, "DataParallelSGD", &dp, e)))
+    if ((rc = cfg_schema_get(pt, s, "perfStatsFile", &v, e)))
         return rc;
-    struct cfg_node *from = dp ? dp : pt; /* defaults when the block is absent */
-    if ((rc = cfg_schema_get(from, &parallel_dpsgd_schema, "gradientBits", &pc->bits, e)))
+    if (v.node)
+        snprintf(pc->perf_file, sizeof pc->perf_file, "%s", v.s);
+    if ((rc = cfg_schema_get(pt, s, "useFp16AllReduce", &v, e)))
         return rc;
-    if ((rc = cfg_schema_get(from, &parallel_dpsgd_schema, "useBufferedAsyncGradientAggregation", &v, e)))
+    pc->fp16 = v.b;
+    if ((rc = cfg_schema_get(pt, s, "hierarchicalAllReduce", &v, e)))
         return rc;
-    pc->buffered = v.b;
+    pc->hierarchical = v.choice == 0 ? -1 : v.choice == 1;
+    if ((rc = cfg_schema_get(pt, s, "allReduceBucketBytes", &v, e)))
+        return rc;
+    pc->bucket_bytes = v.i;
+    if ((rc = cfg_schema_get(pt, s, "overlapBackward", &v, e)))
+        return rc;
+    pc->overlap = v.b;
+    return read_dpsgd(pt, pc, e);
+}
+
+/* ------------------------------------------------------------------ None */
+
+static int none_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
+{
+    (void)en, (void)epoch, (void)e;
     return 0;
 }
 
-static int none_after_backward(struct engine *en, float *grads, size_t n, double stats[3],
-                               struct pt_err *e)
+static int none_grad_ready(struct engine *en, float *grads, size_t first, struct pt_err *e)
 {
-    (void)en, (void)grads, (void)n, (void)stats, (void)e;
+    (void)en, (void)grads, (void)first, (void)e;
     return 0;
 }
 
-static int dpsgd_after_backward(struct engine *en, float *grads, size_t n, double stats[3],
-                                struct pt_err *e)
+static int none_after_backward(struct engine *en, float *grads, double stats[3], struct pt_err *e)
 {
-    double t0 = pt_now();
-    int rc = comm_allreduce_f32(en->comm, grads, n, e);
-    if (rc == 0)
-        rc = comm_allreduce_f64(en->comm, stats, 3, e);
-    double dt = pt_now() - t0;
-    en->seconds += dt;
-    en->syncs++;
-    if (rc == 0 && en->log && en->perf_every > 0 && en->syncs % en->perf_every == 0)
-        pt_log_printf(en->log, "\t\tActual gradient aggregation time: %.6g\n", dt);
-    return rc;
+    (void)en, (void)grads, (void)stats, (void)e;
+    return 0;
 }
 
-static void plain_destroy(struct engine *en)
+static int none_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e)
+{
+    (void)en, (void)grads, (void)stats, (void)e;
+    return 0;
+}
+
+static void none_destroy(struct engine *en)
 {
     free(en);
 }
 
-static const struct engine_ops none_ops = {"None", none_after_backward, plain_destroy};
-static const struct engine_ops dpsgd_ops = {"DataParallelSGD", dpsgd_after_backward, plain_destroy};
+static const struct engine_ops none_ops = {"None",          none_start_epoch, none_grad_ready,
+                                           none_after_backward, none_flush, none_destroy};
+
+/* ------------------------------------------------------------------ common */
+
+void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait,
+                      double bytes, double samples, int bits)
+{
+    struct engine_perf *p = &en->perf;
+    double compute = p->last_end > 0 ? t_start - p->last_end : 0.0;
+    p->syncs++;
+    p->comm_seconds += wait;
+    p->last_end = t_end;
+    p->last_bytes = bytes;
+    if (en->log && p->every > 0 && p->syncs % p->every == 0)
+        pt_log_printf(en->log, "\t\tActual gradient aggregation time: %.6g\n", t_end - t_start);
+    if (p->file)
+        fprintf(p->file,
+                "{\"method\":\"%s\",\"rank\":%d,\"epoch\":%zu,\"sync\":%lld,\"compute_s\":%.6g,"
+                "\"comm_s\":%.6g,\"bytes_sent\":%.0f,\"samples\":%.0f,\"bits\":%d}\n",
+                en->ops->name, comm_rank(en->comm), en->epoch + 1, p->syncs, compute,
+                t_end - t_start, bytes, samples, bits);
+}
+
+static int open_perf_file(const struct parallel_config *pc, struct engine *en, struct pt_err *e)
+{
+    if (!pc->perf_file[0])
+        return 0;
+    char name[4200];
+    int rank = comm_rank(en->comm);
+    if (rank == 0)
+        snprintf(name, sizeof name, "%s", pc->perf_file);
+    else
+        snprintf(name, sizeof name, "%s.rank%d", pc->perf_file, rank);
+    if (pt_make_parent_dirs(name, e))
+        return pt_err_context(e, "while creating perfStatsFile '%s'", name);
+    en->perf.file = fopen(name, "w");
+    if (!en->perf.file)
+        return pt_err_set(e, PT_ESYS, "error: cannot write perfStatsFile '%s': %s", name,
+                          strerror(errno));
+    setvbuf(en->perf.file, NULL, _IOLBF, 0);
+    return 0;
+}
 
 int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_log *log,
-               struct engine **out, struct pt_err *e)
+               const struct engine_layout *layout, struct engine **out, struct pt_err *e)
 {
     *out = NULL;
     static const struct cfg_origin none = {.file = "<default>"};
@@ -100,29 +169,36 @@ int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_lo
     if (pc->method == PAR_MA || pc->method == PAR_BMUF || pc->method == PAR_ASGD)
         return cfg_error(e, at, "parallelizationMethod=%s is not implemented in this build yet "
                                 "(DataParallelSGD is)", parallel_method_name(pc->method));
+    struct engine *en = NULL;
+    int rc = 0;
     if (pc->method == PAR_DPSGD) {
-        for (size_t i = 0; i < pc->bits.n; i++)
-            if (pc->bits.ilist[i] != 32)
-                return cfg_error(e, pc->bits.node ? cfg_value_origin(pc->bits.node) : at,
-                                 "DataParallelSGD: gradientBits=%lld (quantized aggregation) is not "
-                                 "implemented in this build yet; use 32", pc->bits.ilist[i]);
-        if (pc->buffered)
-            return cfg_error(e, at, "DataParallelSGD: useBufferedAsyncGradientAggregation is not "
-                                    "implemented in this build yet");
+        rc = dpsgd_new(pc, &en, e);
+    } else if (!(en = calloc(1, sizeof *en))) {
+        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    } else {
+        en->ops = &none_ops;
     }
-    struct engine *en = calloc(1, sizeof *en);
-    if (!en)
-        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    en->ops = pc->method == PAR_DPSGD ? &dpsgd_ops : &none_ops;
+    if (rc)
+        return rc;
     en->comm = comm;
     en->log = log;
-    en->perf_every = pc->sync_perf_stats;
+    en->layout = *layout;
+    en->perf.every = pc->sync_perf_stats;
+    if ((rc = open_perf_file(pc, en, e)) == 0 && pc->method == PAR_DPSGD)
+        rc = dpsgd_setup(en, pc, e);
+    if (rc) {
+        engine_free(en);
+        return rc;
+    }
     *out = en;
     return 0;
 }
 
 void engine_free(struct engine *en)
 {
-    if (en)
-        en->ops->destroy(en);
+    if (!en)
+        return;
+    if (en->perf.file)
+        fclose(en->perf.file);
+    en->ops->destroy(en);
 }

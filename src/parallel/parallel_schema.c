@@ -230,7 +230,31 @@ static const struct cfg_key pt_keys[] = {
      .help = "print synchronization statistics every n-th sync (0 = off)"},
     {.name = "perfStatsFile",
      .type = CFG_PATH,
-     .help = "partrain extension: also write the statistics as JSON lines to this file"},
+     .help = "partrain extension: also write the statistics as JSON lines to this file "
+             "(rank k > 0 writes PATH.rank<k>)"},
+    {.name = "useFp16AllReduce",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "DataParallelSGD at 32 bits: send gradients as IEEE half floats (half the "
+             "bytes, about 3 significant digits)"},
+    {.name = "hierarchicalAllReduce",
+     .type = CFG_ENUM,
+     .def = "auto",
+     .choices = "auto|true|false",
+     .help = "partrain extension: reduce within each host, allreduce among hosts, broadcast "
+             "within the host; auto = when ranks span several hosts with several ranks each"},
+    {.name = "allReduceBucketBytes",
+     .type = CFG_INT,
+     .def = "1048576",
+     .flags = MIN0,
+     .min = 4096,
+     .help = "partrain extension: gradient bytes per allreduce bucket (started as soon as "
+             "their layers' backward pass ends)"},
+    {.name = "overlapBackward",
+     .type = CFG_BOOL,
+     .def = "true",
+     .help = "partrain extension: start each bucket's allreduce during the backward pass "
+             "(false: one allreduce after it)"},
     {.name = "DataParallelSGD",
      .type = CFG_BLOCK,
      .sub = &parallel_dpsgd_schema,

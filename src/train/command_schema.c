@@ -124,9 +124,10 @@ static const struct cfg_key train_cmd_keys[] = {
      .type = CFG_UNSUPPORTED,
      .help = "BrainScript networks are not supported; use SimpleNetworkBuilder"},
     {.name = "cvReader",
-     .type = CFG_UNSUPPORTED,
-     .help = "cross-validation during training is not implemented; add a command with "
-             "action=test after training"},
+     .type = CFG_BLOCK,
+     .sub = &reader_schema,
+     .help = "validation data: after every epoch the model is evaluated on it (distributed "
+             "over the ranks) and a [Validate] line is printed"},
     {.name = NULL},
 };
 

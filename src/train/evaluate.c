@@ -1,5 +1,9 @@
-/* action=test (alias eval): run a saved model over a reader and print CNTK's line
- *   Final Results: Minibatch[1-K]: EvalClassificationError = ... * N; CrossEntropyWithSoftmax = ... * N; perplexity = ... */
+/* Evaluation: action=test (alias eval) over a saved model, and the per-epoch validation of
+ * action=train with cvReader. Both are distributed: with more than one rank each rank
+ * evaluates its share of every global minibatch (the reader's partition) and the sums are
+ * allreduced, so the numbers equal one worker's. CNTK's lines:
+ *   Final Results: Minibatch[1-K]: EvalClassificationError = ... * N; CrossEntropyWithSoftmax = ... * N; perplexity = ...
+ *   Finished Epoch[ 1 of 3]: [Validate] CrossEntropyWithSoftmax = ... * N; EvalClassificationError = ... * N */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,6 +11,44 @@
 #include "math/backend.h"
 #include "train/logfmt.h"
 #include "train/train_internal.h"
+
+int train_agree(struct comm *comm, int rc, const char *what, struct pt_err *e)
+{
+    if (comm_size(comm) == 1)
+        return rc;
+    int failed = -1;
+    struct pt_err agree;
+    pt_err_clear(&agree);
+    int status = comm_agree(comm, rc, &failed, &agree);
+    if (agree.code)
+        return pt_err_set(e, agree.code, "%s", agree.msg);
+    if (status && rc == 0)
+        return pt_err_set(e, status, "error: rank %d failed %s", failed, what);
+    return status;
+}
+
+int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t mb_size,
+                   size_t epoch_size, double sums[3], size_t *nmb, struct pt_err *e)
+{
+    int rank = comm_rank(comm), workers = comm_size(comm);
+    int rc = reader_start_epoch(r, 0, epoch_size, rank, workers, e);
+    struct minibatch mb = {0};
+    struct nn_stats st;
+    sums[0] = sums[1] = sums[2] = 0.0;
+    *nmb = 0;
+    while (rc == 0 && (rc = reader_next(r, mb_size, &mb, e)) == 0 && mb.global_samples) {
+        if ((rc = nn_evaluate(net, &mb, &st, e)))
+            break;
+        sums[0] += st.train_crit;
+        sums[1] += st.eval_crit;
+        sums[2] += (double)st.samples;
+        ++*nmb;
+    }
+    mb_free(&mb);
+    /* a rank that failed would leave the others in the allreduce: agree first */
+    rc = train_agree(comm, rc, "while evaluating", e);
+    return rc == 0 && workers > 1 ? comm_allreduce_f64(comm, sums, 3, e) : rc;
+}
 
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
 {
@@ -31,31 +73,21 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         rc = nn_load(model.s, be, &net, e);
     if (rc == 0)
         rc = reader_open(&rcfg, ctx->log, &r, e);
-    /* evaluation is not distributed: every rank evaluates everything, rank 0 reports */
+    double sums[3];
+    size_t nmb = 0;
+    rc = train_agree(ctx->comm, rc, "to load the model or open the reader", e);
     if (rc == 0)
-        rc = reader_start_epoch(r, 0, (size_t)esize.i, 0, 1, e);
-    struct minibatch mb = {0};
-    struct nn_stats st;
-    double train = 0, eval = 0;
-    size_t samples = 0, nmb = 0;
-    while (rc == 0 && (rc = reader_next(r, (size_t)mbsize.i, &mb, e)) == 0 && mb.global_samples) {
-        if ((rc = nn_evaluate(net, &mb, &st, e)))
-            break;
-        train += st.train_crit;
-        eval += st.eval_crit;
-        samples += st.samples;
-        nmb++;
-    }
+        rc = train_evaluate(ctx->comm, net, r, (size_t)mbsize.i, (size_t)esize.i, sums, &nmb, e);
     if (rc == 0 && comm_rank(ctx->comm) == 0) {
         char eval_name[48], line[1024];
         snprintf(eval_name, sizeof eval_name, "Eval%s", nn_eval_criterion_name(net));
         const char *tname = nn_train_criterion_name(net);
-        struct logfmt_crit c[2] = {{eval_name, eval, samples}, {tname, train, samples}};
+        size_t n = (size_t)sums[2];
+        struct logfmt_crit c[2] = {{eval_name, sums[1], n}, {tname, sums[0], n}};
         int ce = strcmp(tname, "CrossEntropyWithSoftmax") == 0 ? 1 : -1;
         logfmt_final(line, sizeof line, 1, (int)nmb, c, 2, ce);
         pt_log_printf(ctx->log, "%s\n", line);
     }
-    mb_free(&mb);
     reader_close(r);
     nn_free(net);
     if (be)

@@ -92,6 +92,19 @@ void logfmt_epoch_end(char *buf, size_t size, int epoch, int max_epochs, const s
         total_samples, (double)lr_per_sample, seconds);
 }
 
+void logfmt_validate(char *buf, size_t size, int epoch, int max_epochs,
+                     const struct logfmt_crit *c, int n)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    put(buf, size, &o, "Finished Epoch[%2d of %d]: [Validate] ", epoch, max_epochs);
+    for (int i = 0; i < n; i++) {
+        char one[256];
+        logfmt_criterion(one, sizeof one, &c[i]);
+        put(buf, size, &o, "%s%s", i ? "; " : "", one);
+    }
+}
+
 void logfmt_final(char *buf, size_t size, int first_mb, int last_mb, const struct logfmt_crit *c,
                   int n, int perplexity_of)
 {

@@ -29,6 +29,19 @@ int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct p
 int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prior,
                         struct pt_err *e);
 
+/* Collective: every rank passes its status rc; returns the lowest failing rank's status
+ * (with a message "rank K failed <what>" on ranks that did not fail themselves), 0 when
+ * all succeeded. One rank: rc. */
+struct comm;
+int train_agree(struct comm *comm, int rc, const char *what, struct pt_err *e);
+
+/* Evaluate net on one pass of r (epoch_size samples, 0 = all), in minibatches of mb_size:
+ * each rank its share when comm has several ranks. sums = (training criterion, eval
+ * criterion, samples), global; *nmb = global minibatches. Collective; a failure on any
+ * rank fails every rank. */
+int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t mb_size,
+                   size_t epoch_size, double sums[3], size_t *nmb, struct pt_err *e);
+
 int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "comm/comm.h"
+#include "core/blob.h"
 #include "core/fs.h"
 #include "core/timer.h"
 #include "math/backend.h"
@@ -26,10 +27,12 @@ struct run {
     struct reader_config rcfg;
     struct nn_config ncfg;
     char model[4096];
-    int make_mode, trace;
+    int make_mode, trace, has_cv;
     uint64_t seed;
     struct backend *be;
     struct reader *reader;
+    struct reader_config cv_cfg;
+    struct reader *cv; /* cvReader, or NULL */
     struct nn *net;
     struct learner learner;
     struct learn_span *spans;
@@ -41,13 +44,18 @@ struct run {
 
 static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
 {
-    struct cfg_node *sgd = NULL, *rd = NULL, *snb = NULL;
+    struct cfg_node *sgd = NULL, *rd = NULL, *snb = NULL, *cv = NULL;
     struct cfg_val v;
     int rc = cfg_find_block(cmd, "SGD", &sgd, e);
     if (rc == 0)
         rc = cfg_find_block(cmd, "reader", &rd, e);
     if (rc == 0)
         rc = cfg_find_block(cmd, "SimpleNetworkBuilder", &snb, e);
+    if (rc == 0)
+        rc = cfg_find_block(cmd, "cvReader", &cv, e);
+    if (rc == 0 && cv)
+        rc = reader_config_read(cv, &r->cv_cfg, e);
+    r->has_cv = cv != NULL;
     if (rc == 0)
         rc = learn_config_read(sgd, &r->lc, e);
     if (rc == 0)
@@ -72,7 +80,7 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
     return rc;
 }
 
-/* Which engine runs; more than one rank needs a parallel method. */
+/* More than one rank needs a parallel method. */
 static int parallel_setup(struct run *r, struct pt_err *e)
 {
     r->rank = comm_rank(r->ctx->comm);
@@ -82,15 +90,29 @@ static int parallel_setup(struct run *r, struct pt_err *e)
                           "error: trainer runs on %d MPI ranks but SGD.ParallelTrain."
                           "parallelizationMethod is None; set DataParallelSGD (or run one rank)",
                           r->workers);
+    return 0;
+}
+
+/* The engine works on the network's arena; its grad-ready hook sees the backward pass. */
+static int grad_ready(void *ctx, size_t first, struct pt_err *e)
+{
+    struct run *r = ctx;
+    return r->engine->ops->grad_ready(r->engine, nn_grads(r->net), first, e);
+}
+
+static int engine_setup(struct run *r, struct pt_err *e)
+{
+    struct engine_layout layout = {.n = nn_param_count(r->net)};
+    layout.tensors = nn_tensors(r->net, &layout.ntensors);
     return engine_new(&r->pc, r->ctx->comm, r->rank == 0 || r->ctx->log->own ? r->ctx->log : NULL,
-                      &r->engine, e);
+                      &layout, &r->engine, e);
 }
 
 /* Epoch (0-based) where the parallel method is on: before parallelizationStartEpoch every
  * rank trains on all the data, identically (warm start). */
 static int parallel_on(const struct run *r, size_t epoch)
 {
-    return r->workers > 1 && (long long)epoch + 1 >= r->pc.start_epoch;
+    return r->pc.method != PAR_NONE && (long long)epoch + 1 >= r->pc.start_epoch;
 }
 
 /* Training lines: rank 0, or every rank when each has its own log file (stderr=). */
@@ -124,6 +146,8 @@ static int build(struct run *r, struct pt_err *e)
     int rc = backend_cpu_new(&r->be, e);
     if (rc == 0)
         rc = reader_open(&r->rcfg, r->ctx->log, &r->reader, e);
+    if (rc == 0 && r->has_cv)
+        rc = reader_open(&r->cv_cfg, r->ctx->log, &r->cv, e);
     uint64_t done = r->make_mode ? newest_epoch(r) : 0;
     if (rc == 0 && done) {
         char path[4200];
@@ -138,6 +162,8 @@ static int build(struct run *r, struct pt_err *e)
     }
     if (rc == 0 && r->workers > 1) /* one model everywhere, whatever happened before */
         rc = comm_bcast_f32(r->ctx->comm, nn_params(r->net), nn_param_count(r->net), 0, e);
+    if (rc == 0)
+        rc = engine_setup(r, e);
     if (rc == 0)
         rc = learner_init(&r->learner, r->lc.type, nn_param_count(r->net), e);
     if (rc == 0) {
@@ -200,17 +226,7 @@ static void progress(struct run *r, size_t epoch, size_t mb, struct window *w)
  * rank reads a model before it exists, and a failed save stops all ranks alike. */
 static int after_rank0_io(struct run *r, int rc, struct pt_err *e)
 {
-    if (r->workers == 1)
-        return rc;
-    int failed = -1;
-    struct pt_err agree;
-    pt_err_clear(&agree);
-    int status = comm_agree(r->ctx->comm, rc, &failed, &agree);
-    if (agree.code)
-        return pt_err_set(e, agree.code, "%s", agree.msg);
-    if (status && rc == 0)
-        return pt_err_set(e, status, "error: rank %d could not write the model", failed);
-    return status;
+    return train_agree(r->ctx->comm, rc, "to write the model", e);
 }
 
 /* Order matters for makeMode after a crash: the checkpoint of epoch E is durable before
@@ -258,6 +274,19 @@ static void loop_start_line(struct run *r, size_t epoch)
                   r->pc.distributed_reading ? "ENABLED" : "DISABLED");
 }
 
+/* Running sums of an epoch and of a progress window. */
+struct tally {
+    double train, eval;
+    size_t samples;
+};
+
+static void tally_add(struct tally *t, const double stats[3])
+{
+    t->train += stats[0];
+    t->eval += stats[1];
+    t->samples += (size_t)stats[2];
+}
+
 /* One minibatch: local step (nothing to do for an empty share), the engine's aggregation,
  * the learner with the global sample count. stats: criterion, eval, samples. */
 static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep, int on,
@@ -273,12 +302,70 @@ static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *e
     stats[1] = st.eval_crit;
     stats[2] = (double)st.samples;
     if (rc == 0 && on)
-        rc = r->engine->ops->after_backward(r->engine, nn_grads(r->net), nn_param_count(r->net),
-                                            stats, e);
+        rc = r->engine->ops->after_backward(r->engine, nn_grads(r->net), stats, e);
     if (rc == 0 && stats[2] > 0)
         learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net),
                        (size_t)stats[2], r->spans, r->nspans);
     return rc;
+}
+
+/* Epoch end: what a buffered engine still holds is applied too. */
+static int flush(struct run *r, const struct learn_epoch *ep, struct tally *all, struct pt_err *e)
+{
+    double stats[3];
+    int rc;
+    while ((rc = r->engine->ops->flush(r->engine, nn_grads(r->net), stats, e)) == 1) {
+        if (stats[2] > 0)
+            learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net),
+                           (size_t)stats[2], r->spans, r->nspans);
+        tally_add(all, stats);
+    }
+    return rc;
+}
+
+/* Every rank must hold the same model after a synchronous epoch: compare checksums. */
+static int check_models_agree(struct run *r, size_t epoch, struct pt_err *e)
+{
+    if (r->workers == 1)
+        return 0;
+    size_t n = nn_param_count(r->net);
+    float *host = malloc(n * sizeof *host);
+    long long *all = calloc((size_t)r->workers, sizeof *all);
+    int rc = host && all ? nn_get_params(r->net, host, e)
+                         : pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    long long mine = rc ? 0 : (long long)blob_fnv1a(BLOB_FNV_START, host, n * sizeof *host);
+    free(host);
+    if (rc == 0)
+        rc = comm_allgather(r->ctx->comm, &mine, 1, all, COMM_INT64, e);
+    for (int k = 1; rc == 0 && k < r->workers; k++)
+        if (all[k] != all[0])
+            rc = pt_err_set(e, PT_EINTERNAL, "error: after epoch %zu the model of rank %d differs "
+                                             "from rank 0's (checksums %016llx, %016llx)",
+                            epoch + 1, k, (unsigned long long)all[k], (unsigned long long)all[0]);
+    if (rc == 0 && r->trace >= 2 && may_log(r))
+        pt_log_printf(r->ctx->log, "Epoch %zu: the models of all %d ranks are identical "
+                                   "(checksum %016llx).\n", epoch + 1, r->workers,
+                      (unsigned long long)all[0]);
+    free(all);
+    return rc;
+}
+
+/* cvReader: the model after this epoch on the validation data (distributed). */
+static int validate(struct run *r, size_t epoch, const struct learn_epoch *ep, struct pt_err *e)
+{
+    double sums[3];
+    size_t nmb = 0;
+    int rc = train_evaluate(r->ctx->comm, r->net, r->cv, ep->mb_size, 0, sums, &nmb, e);
+    if (rc)
+        return pt_err_context(e, "while validating epoch %zu on cvReader", epoch + 1);
+    size_t n = (size_t)sums[2];
+    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), sums[0], n},
+                               {r->eval_name, sums[1], n}};
+    char line[1024];
+    logfmt_validate(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, 2);
+    if (may_log(r))
+        pt_log_printf(r->ctx->log, "%s\n", line);
+    return 0;
 }
 
 static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, struct pt_err *e)
@@ -293,19 +380,21 @@ static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, 
         loop_start_line(r, epoch);
     }
     struct minibatch mb = {0};
-    double t0 = pt_now(), train = 0, eval = 0, stats[3];
-    size_t samples = 0, nmb = 0;
+    double t0 = pt_now(), stats[3];
+    struct tally all = {0};
+    size_t nmb = 0;
     struct window w = {.t0 = t0, .first_mb = 1};
-    int distributed = on && r->pc.distributed_reading;
-    int rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size,
+    int distributed = on && r->pc.distributed_reading && r->workers > 1;
+    nn_set_grad_ready(r->net, on ? grad_ready : NULL, r);
+    int rc = on ? r->engine->ops->start_epoch(r->engine, epoch, e) : 0;
+    if (rc == 0)
+        rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size,
                                 distributed ? r->rank : 0, distributed ? r->workers : 1, e);
     while (rc == 0 && (rc = reader_next(r->reader, ep->mb_size, &mb, e)) == 0 && mb.global_samples) {
         if ((rc = step(r, &mb, ep, on, stats, e)))
             break;
         nmb++;
-        train += stats[0];
-        eval += stats[1];
-        samples += (size_t)stats[2];
+        tally_add(&all, stats);
         w.train += stats[0];
         w.eval += stats[1];
         w.samples += (size_t)stats[2];
@@ -314,22 +403,28 @@ static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, 
             progress(r, epoch, nmb, &w);
     }
     mb_free(&mb);
+    if (rc == 0 && on)
+        rc = flush(r, ep, &all, e);
+    if (rc == 0 && on)
+        rc = check_models_agree(r, epoch, e);
     if (rc)
         return rc;
-    if (!isfinite(train))
+    if (!isfinite(all.train))
         return pt_err_set(e, PT_EUSER, "error: epoch %zu: the training criterion is not finite "
                                        "(diverged); lower the learning rate", epoch + 1);
     r->mbs_last_epoch = nmb;
-    r->st.samples_seen += samples;
+    r->st.samples_seen += all.samples;
     r->st.epochs_done = epoch + 1;
     r->st.dropout_state = nn_get_dropout_state(r->net);
-    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), train, samples},
-                               {r->eval_name, eval, samples}};
+    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), all.train, all.samples},
+                               {r->eval_name, all.eval, all.samples}};
     char line[1024];
     logfmt_epoch_end(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, 2,
                      (size_t)r->st.samples_seen, (float)ep->lr_per_sample, pt_now() - t0);
     if (talk)
         pt_log_printf(log, "%s\n", line);
+    if (r->cv && (rc = validate(r, epoch, ep, e)))
+        return rc;
     return save_epoch(r, epoch, epoch + 1 == (size_t)r->lc.max_epochs, e);
 }
 
@@ -341,6 +436,7 @@ static void release(struct run *r)
     free(r->spans);
     nn_free(r->net);
     reader_close(r->reader);
+    reader_close(r->cv);
     if (r->be)
         backend_free(r->be);
     learn_config_free(&r->lc);

@@ -1,0 +1,137 @@
+/* bench/aggregation: DataParallelSGD's gradient aggregation against a bare MPI_Allreduce
+ * of the same bytes, measured in the same run, on the fashion-mlp layout (784-512-512-10:
+ * 669 706 floats; tensors W0 512x784, B0, W1 512x512, B1, W2 10x512, B2).
+ *
+ *   mpiexec -n 2 bench/aggregation [rounds]
+ *
+ * Rows: bare MPI_Allreduce (the reference), the engine at 32 bits (bucketed slices, no
+ * backward pass to overlap with, so every slice starts at once), the engine with one
+ * allreduce (overlapBackward=false), fp16, and 1..16 bits. Each: best-of-rounds median
+ * time per aggregation, ratio to the reference, and bytes this rank sent per aggregation
+ * and their ratio to 32 bits. Prints the OpenBLAS core type (unused here) for the record. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "core/timer.h"
+#include "nn/nn.h"
+#include "parallel/parallel.h"
+
+#define NT 6
+
+static struct nn_tensor tensors[NT] = {
+    {"W0", 0, 512, 784},           {"B0", 401408, 512, 1}, {"W1", 401920, 512, 512},
+    {"B1", 664064, 512, 1},        {"W2", 664576, 10, 512}, {"B2", 669696, 10, 1},
+};
+static const size_t N = 669706;
+
+static int cmp(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Median seconds of `reps` calls of one aggregation kind (kind < 0: bare MPI). */
+static double measure(struct comm *c, struct engine *en, float *g, const float *src, int reps,
+                      double *bytes)
+{
+    double *t = calloc((size_t)reps, sizeof *t), stats[3];
+    struct pt_err e;
+    pt_err_clear(&e);
+    for (int r = 0; r < reps; r++) {
+        memcpy(g, src, N * sizeof *g);
+        stats[0] = stats[1] = 0;
+        stats[2] = 1;
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t0 = pt_now();
+        if (!en)
+            MPI_Allreduce(MPI_IN_PLACE, g, (int)N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        else if (en->ops->after_backward(en, g, stats, &e))
+            fprintf(stderr, "aggregation failed: %s\n", e.msg), exit(1);
+        t[r] = pt_now() - t0;
+    }
+    /* every rank reports the slowest rank's median */
+    qsort(t, (size_t)reps, sizeof *t, cmp);
+    double med = t[reps / 2], worst = 0;
+    MPI_Allreduce(&med, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+    *bytes = en ? en->perf.last_bytes : 2.0 * (comm_size(c) - 1) / comm_size(c) * 4.0 * (double)N;
+    free(t);
+    (void)c;
+    return worst;
+}
+
+static struct engine *make(struct comm *c, int bits, int overlap, int fp16)
+{
+    struct parallel_config pc;
+    memset(&pc, 0, sizeof pc);
+    long long b = bits;
+    pc.method = PAR_DPSGD;
+    pc.start_epoch = 1;
+    pc.bits.n = 1;
+    pc.bits.ilist = &b;
+    pc.zero_threshold = 1;
+    pc.fp16 = fp16;
+    pc.hierarchical = -1;
+    pc.bucket_bytes = 1 << 20;
+    pc.overlap = overlap;
+    struct engine_layout L = {N, tensors, NT};
+    struct engine *en = NULL;
+    struct pt_err e;
+    pt_err_clear(&e);
+    if (engine_new(&pc, c, NULL, &L, &en, &e) || en->ops->start_epoch(en, 0, &e)) {
+        fprintf(stderr, "engine: %s\n", e.msg);
+        exit(1);
+    }
+    return en;
+}
+
+int main(int argc, char **argv)
+{
+    struct pt_err e;
+    pt_err_clear(&e);
+    struct comm *c = comm_init(&argc, &argv, &e);
+    if (!c)
+        return fprintf(stderr, "%s\n", e.msg), 3;
+    int rounds = argc > 1 ? atoi(argv[1]) : 200, rank = comm_rank(c);
+    float *g = malloc(N * sizeof *g), *src = malloc(N * sizeof *src);
+    unsigned s = 12345u + (unsigned)rank;
+    for (size_t i = 0; i < N; i++) {
+        s = s * 1103515245u + 12345u;
+        src[i] = ((float)(s >> 8) / 16777216.0f - 0.5f) * 1e-2f;
+    }
+    if (rank == 0) {
+        const char *core = getenv("OPENBLAS_CORETYPE");
+        printf("aggregation of %zu floats (fashion-mlp), %d ranks, %d rounds; OPENBLAS_CORETYPE=%s\n",
+               N, comm_size(c), rounds, core ? core : "(unset)");
+        printf("%-34s %12s %8s %12s %8s\n", "what", "ms/aggr", "ratio", "bytes sent", "ratio");
+    }
+    struct {
+        const char *name;
+        int bits, overlap, fp16, bare;
+    } rows[] = {
+        {"bare MPI_Allreduce (reference)", 32, 0, 0, 1}, {"engine 32 bits, 1 MiB slices", 32, 1, 0, 0},
+        {"engine 32 bits, one allreduce", 32, 0, 0, 0},  {"engine 32 bits, fp16 transport", 32, 0, 1, 0},
+        {"engine 16 bits", 16, 0, 0, 0},                 {"engine 8 bits", 8, 0, 0, 0},
+        {"engine 4 bits", 4, 0, 0, 0},                   {"engine 2 bits", 2, 0, 0, 0},
+        {"engine 1 bit", 1, 0, 0, 0},
+    };
+    double ref = 0, ref_bytes = 0;
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        struct engine *en = rows[k].bare ? NULL : make(c, rows[k].bits, rows[k].overlap, rows[k].fp16);
+        double bytes = 0;
+        measure(c, en, g, src, 10, &bytes); /* warm-up */
+        double t = measure(c, en, g, src, rounds, &bytes);
+        if (k == 0)
+            ref = t, ref_bytes = bytes;
+        if (rank == 0)
+            printf("%-34s %12.3f %8.3f %12.0f %8.4f\n", rows[k].name, t * 1e3, t / ref, bytes,
+                   bytes / ref_bytes);
+        engine_free(en);
+    }
+    free(g);
+    free(src);
+    comm_finalize(c);
+    return 0;
+}

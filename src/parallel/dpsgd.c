@@ -1,0 +1,489 @@
+/* DataParallelSGD (SPEC 7.1): every rank ends each step with the bit-identical sum of all
+ * ranks' gradients, then runs the same learner update.
+ *
+ *   gradientBits = 32, overlapBackward (the default):
+ *   step  when                          what
+ *   1     backward of layer L ends      grads[first_L..n) are final (nn grad-ready hook);
+ *                                       once bucket floats are final and not yet sent,
+ *                                       start a nonblocking allreduce of that arena slice
+ *   2     between layers                comm_test the slices in flight (MPI progresses
+ *                                       only inside MPI calls)
+ *   3     after backward                start the rest and the statistics, wait for all
+ *   Slices are cut from the arena's end at tensor boundaries when they reach the bucket
+ *   size: no packing copies, and the cut depends only on the layout, so every rank
+ *   starts the same collectives in the same order (also a rank whose share of the
+ *   minibatch was empty and ran no backward pass) and runs are reproducible.
+ *   Hierarchical or overlapBackward=false: one comm_allreduce after backward.
+ *
+ *   gradientBits = k < 32 (1-bit SGD with error feedback; quantizer in quantize.c):
+ *   1     v = g + r1 per column, quantize (r1 = v - reconstruction), all columns
+ *   2     alltoallv: stripe s (a contiguous run of columns) goes to its owner, rank s
+ *   3     the owner sums the N reconstructions of its stripe, re-quantizes the sum with
+ *         its own residual r2, and allgatherv sends the packed stripe to everybody
+ *   4     every rank reconstructs every stripe: the same bytes give the same floats
+ *   Residuals are zeroed at the start of each epoch.
+ *
+ *   useBufferedAsyncGradientAggregation: the step-t gradient is copied aside and its
+ *   aggregation started (32 bits: one iallreduce; k bits: steps 1-2 nonblocking); the
+ *   step applies the aggregate of step t-1, completed first. The first step of an epoch
+ *   applies nothing; flush() delivers the last one at the epoch's end, so every
+ *   minibatch is applied exactly once. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "core/timer.h"
+#include "nn/nn.h"
+#include "parallel/parallel.h"
+#include "parallel/quantize.h"
+
+/* The quantized exchange's layout and buffers. */
+struct quant {
+    size_t ncols;
+    size_t *off, *rows; /* column c: floats off[c] .. off[c] + rows[c] */
+    size_t *boff;       /* packed byte offset of column c at the current bits; [ncols] = all */
+    size_t *first;      /* stripe s = columns first[s] .. first[s+1] */
+    size_t *scount, *sdispl, *rcount, *rdispl; /* bytes, per rank */
+    int bits, zero_threshold;
+    float *r1, *r2, *sum; /* residuals (all; own stripe), own stripe's sum */
+    unsigned char *send, *recv, *all;
+    size_t cap_send, cap_recv;
+    struct comm_req *req;
+    double bytes; /* sent by this rank per sync */
+};
+
+struct dpsgd {
+    struct engine base;
+    long long *bits; /* the gradientBits schedule */
+    size_t nbits;
+    int bits_now, buffered, overlap, fp16;
+    size_t bucket; /* floats */
+    size_t *cut;   /* slice k = grads[cut[k+1]..cut[k]), cut[0] = n, last cut = 0 */
+    size_t ncuts, next; /* slices 0..next are in flight */
+    struct comm_req **reqs;
+    size_t nreqs;
+    double stats_io[3];
+    struct comm_req *stats_req;
+    /* buffered */
+    float *buf[2];
+    double bstats[2][3];
+    int cur, pending;
+    double start_seconds; /* time the in-flight aggregation's start took */
+    struct quant q;
+};
+
+static struct dpsgd *dp_of(struct engine *en)
+{
+    return (struct dpsgd *)en;
+}
+
+static size_t col_start(const struct quant *q, size_t c, size_t n)
+{
+    return c < q->ncols ? q->off[c] : n;
+}
+
+/* ------------------------------------------------------------------ quantized layout */
+
+static int quant_layout(struct quant *q, const struct engine_layout *L, int workers,
+                        struct pt_err *e)
+{
+    size_t ncols = 0;
+    for (size_t t = 0; t < L->ntensors; t++)
+        ncols += (size_t)L->tensors[t].cols;
+    q->ncols = ncols;
+    size_t w = (size_t)workers;
+    q->off = calloc(ncols + 1, sizeof *q->off);
+    q->rows = calloc(ncols + 1, sizeof *q->rows);
+    q->boff = calloc(ncols + 1, sizeof *q->boff);
+    q->first = calloc(w + 1, sizeof *q->first);
+    q->scount = calloc(4 * w, sizeof *q->scount);
+    q->r1 = calloc(L->n ? L->n : 1, sizeof *q->r1);
+    if (!q->off || !q->rows || !q->boff || !q->first || !q->scount || !q->r1)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (quantizer layout)");
+    q->sdispl = q->scount + w;
+    q->rcount = q->sdispl + w;
+    q->rdispl = q->rcount + w;
+    size_t c = 0;
+    for (size_t t = 0; t < L->ntensors; t++)
+        for (int j = 0; j < L->tensors[t].cols; j++, c++) {
+            q->rows[c] = (size_t)L->tensors[t].rows;
+            q->off[c] = L->tensors[t].offset + (size_t)j * q->rows[c];
+        }
+    /* stripe s starts at the first column at or after s/N of the arena */
+    for (size_t s = 0, col = 0; s <= w; s++) {
+        size_t target = (size_t)((double)L->n * (double)s / (double)w);
+        while (col < ncols && q->off[col] < target)
+            col++;
+        q->first[s] = s == w ? ncols : col;
+    }
+    return 0;
+}
+
+static int grow(unsigned char **p, size_t *cap, size_t want, struct pt_err *e)
+{
+    if (want <= *cap)
+        return 0;
+    unsigned char *np = realloc(*p, want);
+    if (!np)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (quantizer buffers)");
+    *p = np;
+    *cap = want;
+    return 0;
+}
+
+/* Byte offsets, counts and buffers for `bits`; residuals zeroed (a new epoch). */
+static int quant_prepare(struct quant *q, int bits, int rank, int workers, size_t n,
+                         struct pt_err *e)
+{
+    q->bits = bits;
+    q->boff[0] = 0;
+    for (size_t c = 0; c < q->ncols; c++)
+        q->boff[c + 1] = q->boff[c] + quant_column_bytes(q->rows[c], bits);
+    size_t own = q->boff[q->first[rank + 1]] - q->boff[q->first[rank]];
+    q->bytes = 0;
+    for (int s = 0; s < workers; s++) {
+        q->sdispl[s] = q->boff[q->first[s]];
+        q->scount[s] = q->boff[q->first[s + 1]] - q->sdispl[s];
+        q->rcount[s] = own;
+        q->rdispl[s] = (size_t)s * own;
+        if (s != rank)
+            q->bytes += (double)q->scount[s] + (double)own;
+    }
+    size_t lo = col_start(q, q->first[rank], n), hi = col_start(q, q->first[rank + 1], n);
+    free(q->r2);
+    free(q->sum);
+    q->r2 = calloc(hi - lo + 1, sizeof *q->r2);
+    q->sum = calloc(hi - lo + 1, sizeof *q->sum);
+    if (!q->r2 || !q->sum)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (quantizer residuals)");
+    memset(q->r1, 0, n * sizeof *q->r1);
+    size_t total = q->boff[q->ncols] ? q->boff[q->ncols] : 1;
+    size_t cap_all = q->cap_send;
+    int rc = grow(&q->send, &q->cap_send, total, e);
+    if (rc == 0)
+        rc = grow(&q->all, &cap_all, total, e);
+    if (rc == 0)
+        rc = grow(&q->recv, &q->cap_recv, own * (size_t)workers + 1, e);
+    return rc;
+}
+
+static void quant_release(struct quant *q)
+{
+    free(q->off);
+    free(q->rows);
+    free(q->boff);
+    free(q->first);
+    free(q->scount);
+    free(q->r1);
+    free(q->r2);
+    free(q->sum);
+    free(q->send);
+    free(q->recv);
+    free(q->all);
+}
+
+/* ------------------------------------------------------------------ quantized exchange */
+
+/* Steps 1-2: quantize every column of g, start the stripe exchange. */
+static int quant_start(struct dpsgd *d, const float *g, struct pt_err *e)
+{
+    struct quant *q = &d->q;
+    for (size_t c = 0; c < q->ncols; c++)
+        quant_encode_column(g + q->off[c], q->r1 + q->off[c], q->rows[c], q->bits,
+                            q->zero_threshold, q->send + q->boff[c]);
+    return comm_ialltoallv(d->base.comm, q->send, q->scount, q->sdispl, q->recv, q->rcount,
+                           q->rdispl, COMM_BYTE, &q->req, e);
+}
+
+/* Steps 3-4: sum and re-quantize the own stripe, share it, reconstruct g. */
+static int quant_finish(struct dpsgd *d, float *g, struct pt_err *e)
+{
+    struct quant *q = &d->q;
+    struct comm *c = d->base.comm;
+    int rank = comm_rank(c), workers = comm_size(c);
+    int rc = comm_wait(&q->req, e);
+    if (rc)
+        return rc;
+    size_t c0 = q->first[rank], c1 = q->first[rank + 1], n = d->base.layout.n;
+    size_t lo = col_start(q, c0, n);
+    memset(q->sum, 0, (col_start(q, c1, n) - lo) * sizeof *q->sum);
+    for (int s = 0; s < workers; s++) {
+        const unsigned char *from = q->recv + q->rdispl[s] - q->boff[c0];
+        for (size_t col = c0; col < c1; col++)
+            quant_decode_column(from + q->boff[col], q->rows[col], q->bits, 1,
+                                q->sum + (q->off[col] - lo));
+    }
+    for (size_t col = c0; col < c1; col++)
+        quant_encode_column(q->sum + (q->off[col] - lo), q->r2 + (q->off[col] - lo),
+                            q->rows[col], q->bits, q->zero_threshold, q->all + q->boff[col]);
+    rc = comm_allgatherv(c, q->all + q->sdispl[rank], q->scount[rank], q->all, q->scount,
+                         q->sdispl, COMM_BYTE, e);
+    if (rc)
+        return rc;
+    for (size_t col = 0; col < q->ncols; col++)
+        quant_decode_column(q->all + q->boff[col], q->rows[col], q->bits, 0, g + q->off[col]);
+    return 0;
+}
+
+/* ------------------------------------------------------------------ one aggregation */
+
+static double bytes_per_sync(const struct dpsgd *d)
+{
+    if (d->bits_now < 32)
+        return d->q.bytes;
+    double w = comm_size(d->base.comm), elem = d->fp16 ? 2.0 : 4.0;
+    return 2.0 * (w - 1.0) / w * elem * (double)d->base.layout.n; /* ring allreduce */
+}
+
+/* Start aggregating g (n floats) and stats (nonblocking where MPI allows). */
+static int agg_start(struct dpsgd *d, float *g, double stats[3], struct pt_err *e)
+{
+    struct comm *c = d->base.comm;
+    int rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
+    if (rc)
+        return rc;
+    if (d->bits_now < 32)
+        return quant_start(d, g, e);
+    d->nreqs = 1;
+    return comm_iallreduce(c, g, d->base.layout.n, COMM_FLOAT, COMM_SUM, &d->reqs[0], e);
+}
+
+static int wait_all(struct dpsgd *d, struct pt_err *e)
+{
+    int rc = 0;
+    for (size_t i = 0; i < d->nreqs; i++)
+        if (rc == 0)
+            rc = comm_wait(&d->reqs[i], e);
+    d->nreqs = 0;
+    if (rc == 0)
+        rc = comm_wait(&d->stats_req, e);
+    return rc;
+}
+
+static int agg_finish(struct dpsgd *d, float *g, struct pt_err *e)
+{
+    int rc = d->bits_now < 32 ? quant_finish(d, g, e) : 0;
+    int rc2 = wait_all(d, e);
+    return rc ? rc : rc2;
+}
+
+/* Let requests in flight progress (MPI moves data only inside MPI calls). */
+static int progress(struct dpsgd *d, struct pt_err *e)
+{
+    int done = 0, rc = 0;
+    for (size_t i = 0; i < d->nreqs && rc == 0; i++)
+        if (d->reqs[i])
+            rc = comm_test(&d->reqs[i], &done, e);
+    if (rc == 0 && d->q.req)
+        rc = comm_test(&d->q.req, &done, e);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ engine ops */
+
+static int overlapping(const struct dpsgd *d)
+{
+    return d->overlap && !d->buffered && d->bits_now == 32;
+}
+
+/* Start every slice not started yet that lies within grads[first..n). */
+static int start_slices(struct dpsgd *d, float *grads, size_t first, struct pt_err *e)
+{
+    while (d->next + 1 < d->ncuts && d->cut[d->next + 1] >= first) {
+        size_t lo = d->cut[d->next + 1], hi = d->cut[d->next];
+        int rc = comm_iallreduce(d->base.comm, grads + lo, hi - lo, COMM_FLOAT, COMM_SUM,
+                                 &d->reqs[d->nreqs++], e);
+        d->next++;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int dp_grad_ready(struct engine *en, float *grads, size_t first, struct pt_err *e)
+{
+    struct dpsgd *d = dp_of(en);
+    if (!overlapping(d))
+        return d->pending ? progress(d, e) : 0;
+    int rc = start_slices(d, grads, first, e);
+    return rc ? rc : progress(d, e);
+}
+
+/* Unbuffered: the rest of the arena and the statistics, then wait for everything. */
+static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct pt_err *e)
+{
+    struct comm *c = d->base.comm;
+    size_t n = d->base.layout.n;
+    int rc = 0;
+    if (d->bits_now < 32) {
+        rc = agg_start(d, grads, stats, e);
+        if (rc == 0)
+            rc = agg_finish(d, grads, e);
+    } else if (overlapping(d)) {
+        rc = start_slices(d, grads, 0, e);
+        if (rc == 0)
+            rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
+        int rc2 = wait_all(d, e);
+        rc = rc ? rc : rc2;
+    } else {
+        rc = comm_allreduce(c, grads, n, COMM_FLOAT, COMM_SUM, e);
+        if (rc == 0)
+            rc = comm_allreduce_f64(c, stats, 3, e);
+    }
+    d->next = 0;
+    return rc;
+}
+
+/* Buffered: finish step t-1's aggregate, start step t's, hand back t-1's. */
+static int aggregate_buffered(struct dpsgd *d, float *grads, double stats[3], double *wait,
+                              struct pt_err *e)
+{
+    size_t n = d->base.layout.n;
+    int f = d->cur, g = 1 - f, had = d->pending, rc = 0;
+    double t0 = pt_now();
+    if (had)
+        rc = agg_finish(d, d->buf[f], e);
+    *wait = pt_now() - t0;
+    if (rc)
+        return rc;
+    memcpy(d->buf[g], grads, n * sizeof *grads);
+    memcpy(d->bstats[g], stats, sizeof d->bstats[g]);
+    rc = agg_start(d, d->buf[g], d->bstats[g], e);
+    if (had) {
+        memcpy(grads, d->buf[f], n * sizeof *grads);
+        memcpy(stats, d->bstats[f], sizeof d->bstats[f]);
+    } else {
+        stats[0] = stats[1] = stats[2] = 0.0;
+    }
+    d->cur = g;
+    d->pending = rc == 0;
+    return rc;
+}
+
+static int dp_after_backward(struct engine *en, float *grads, double stats[3], struct pt_err *e)
+{
+    struct dpsgd *d = dp_of(en);
+    double t0 = pt_now(), wait = 0;
+    double mine = stats[2];
+    int rc = d->buffered ? aggregate_buffered(d, grads, stats, &wait, e)
+                         : aggregate_now(d, grads, stats, e);
+    double t1 = pt_now();
+    if (rc)
+        return rc;
+    engine_perf_sync(en, t0, t1, d->buffered ? wait : t1 - t0, bytes_per_sync(d), mine,
+                     d->bits_now);
+    if (d->buffered && en->log && en->perf.every > 0 && en->perf.syncs % en->perf.every == 0)
+        pt_log_printf(en->log, "\t\tAsync gradient aggregation wait time: %.6g\n", wait);
+    return 0;
+}
+
+static int dp_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e)
+{
+    struct dpsgd *d = dp_of(en);
+    if (!d->pending)
+        return 0;
+    d->pending = 0;
+    int rc = agg_finish(d, d->buf[d->cur], e);
+    if (rc)
+        return rc;
+    memcpy(grads, d->buf[d->cur], en->layout.n * sizeof *grads);
+    memcpy(stats, d->bstats[d->cur], sizeof d->bstats[d->cur]);
+    return 1;
+}
+
+static int dp_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
+{
+    struct dpsgd *d = dp_of(en);
+    en->epoch = epoch;
+    d->pending = 0;
+    d->next = 0;
+    d->bits_now = (int)d->bits[epoch < d->nbits ? epoch : d->nbits - 1];
+    if (d->bits_now == 32)
+        return 0;
+    if (!d->q.off && quant_layout(&d->q, &en->layout, comm_size(en->comm), e))
+        return pt_err_context(e, "while setting up %d-bit DataParallelSGD", d->bits_now);
+    return quant_prepare(&d->q, d->bits_now, comm_rank(en->comm), comm_size(en->comm),
+                         en->layout.n, e);
+}
+
+static void dp_destroy(struct engine *en)
+{
+    struct dpsgd *d = dp_of(en);
+    /* requests still in flight exist only after a failure, when the process ends */
+    quant_release(&d->q);
+    free(d->reqs);
+    free(d->cut);
+    free(d->bits);
+    free(d->buf[0]);
+    free(d->buf[1]);
+    free(d);
+}
+
+static const struct engine_ops dpsgd_ops = {"DataParallelSGD", dp_start_epoch, dp_grad_ready,
+                                            dp_after_backward, dp_flush, dp_destroy};
+
+int dpsgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)
+{
+    struct dpsgd *d = calloc(1, sizeof *d);
+    if (!d)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    d->base.ops = &dpsgd_ops;
+    *out = &d->base;
+    d->nbits = pc->bits.n ? pc->bits.n : 1;
+    d->bits = calloc(d->nbits, sizeof *d->bits);
+    if (!d->bits)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    for (size_t i = 0; i < d->nbits; i++)
+        d->bits[i] = pc->bits.n ? pc->bits.ilist[i] : 32;
+    d->buffered = pc->buffered;
+    d->overlap = pc->overlap;
+    d->fp16 = pc->fp16;
+    d->q.zero_threshold = pc->zero_threshold;
+    d->bucket = (size_t)pc->bucket_bytes / sizeof(float);
+    d->bits_now = 32;
+    return 0;
+}
+
+/* Slices of at least bucket floats, cut at tensor boundaries from the arena's end. */
+static int make_cuts(struct dpsgd *d, const struct engine_layout *L, struct pt_err *e)
+{
+    d->cut = calloc(L->ntensors + 2, sizeof *d->cut);
+    d->reqs = calloc(L->ntensors + 2, sizeof *d->reqs);
+    if (!d->cut || !d->reqs)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    d->cut[0] = L->n;
+    d->ncuts = 1;
+    for (size_t t = L->ntensors; t-- > 0;) {
+        size_t lo = L->tensors[t].offset;
+        if (d->cut[d->ncuts - 1] - lo >= d->bucket || (t == 0 && lo < d->cut[d->ncuts - 1]))
+            d->cut[d->ncuts++] = lo;
+    }
+    if (d->cut[d->ncuts - 1] != 0) /* no tensors at all: one empty slice */
+        d->cut[d->ncuts++] = 0;
+    return 0;
+}
+
+int dpsgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e)
+{
+    struct dpsgd *d = dp_of(en);
+    struct comm *c = en->comm;
+    struct comm_options o = {.hierarchical = pc->hierarchical, .fp16 = pc->fp16,
+                             .bucket_bytes = (size_t)pc->bucket_bytes};
+    int rc = comm_set_options(c, &o, e);
+    if (rc)
+        return rc;
+    /* a hierarchical allreduce is blocking: no per-layer overlap then */
+    int hier = pc->hierarchical == 1 ||
+               (pc->hierarchical < 0 && comm_node_count(c) > 1 && comm_local_size(c) > 1);
+    if (hier)
+        d->overlap = 0;
+    if (make_cuts(d, &en->layout, e))
+        return -1;
+    if (!d->buffered)
+        return 0;
+    d->buf[0] = malloc((en->layout.n + 1) * sizeof(float));
+    d->buf[1] = malloc((en->layout.n + 1) * sizeof(float));
+    if (!d->buf[0] || !d->buf[1])
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (buffered aggregation)");
+    return 0;
+}

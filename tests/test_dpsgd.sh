@@ -1,0 +1,162 @@
+#!/bin/sh
+# DataParallelSGD beyond plain 32-bit aggregation, under real mpiexec: quantized gradients
+# (1..16 bits, error feedback), buffered aggregation, the communicator's variants (bucket
+# overlap, hierarchical, fp16), perfStatsFile, distributed validation and test, identical
+# models on every rank, and a rank that dies.
+set -u
+. "${top_srcdir:-.}/tests/testlib.sh"
+MPIEXEC=${MPIEXEC:-mpiexec}
+command -v "$MPIEXEC" >/dev/null || { echo "test_dpsgd: mpiexec not found"; exit 99; }
+mpi() { timeout 120 "$MPIEXEC" --allow-run-as-root --oversubscribe "$@"; }
+cd "$tmp"
+awk 'BEGIN { s = 777; for (i = 0; i < 2000; i++) {
+        s = (s * 1103515245 + 12345) % 2147483648; x = s / 2147483648;
+        s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648;
+        c = (x + 0.5 * y > 0.75); printf "|features %.4f %.4f |labels %d %d\n", x, y, 1 - c, c } }' >d.ctf
+head -n 600 d.ctf >cv.ctf
+cat >p.cfg <<'CFG'
+command = train
+traceLevel = 2
+train = [
+    action = train
+    modelPath = $Dir$/m.dnn
+    SimpleNetworkBuilder = [ layerSizes = 2:24:24:2 ; layerTypes = Tanh
+        trainingCriterion = CrossEntropyWithSoftmax ; evalCriterion = ClassificationError ]
+    SGD = [ maxEpochs = 3 ; minibatchSize = 40 ; learningRatesPerSample = 0.02
+        momentumPerMB = 0.9 ; numMBsToShowResult = 1000
+        ParallelTrain = [ parallelizationMethod = DataParallelSGD ; syncPerfStats = 20
+            DataParallelSGD = [ gradientBits = 32 ] ] ]
+    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf ; chunkSizeInBytes = 9000
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+]
+CFG
+DP=train.SGD.ParallelTrain
+crit() { sed -n 's/^Finished Epoch.*\[Training\] CrossEntropyWithSoftmax = \([0-9.]*\) .*EvalClassificationError = \([0-9.]*\) .*/\1 \2/p' "$1"; }
+# files of numbers equal within relative tolerance $3 (default 1e-5)
+close() {
+    paste "$1" "$2" | awk -v tol="${3:-1e-5}" '{ for (i = 1; i <= NF / 2; i++) { a = $i; b = $(i + NF / 2);
+        d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); if (d > tol * m + 1e-7) bad = 1 } n++ }
+        END { exit bad || n == 0 }'
+}
+# run NAME RANKS ARGS...: train, keep the log in NAME.err, its epoch criteria in NAME.txt
+run() {
+    name=$1 n=$2; shift 2
+    mpi -n "$n" "$T" configFile=p.cfg Dir="$name" "$@" >"$name.out" 2>"$name.err"
+    st=$?
+    [ $st -eq 0 ] && ok || { no "$name (-n $n $*) exited $st"; tail -5 "$name.err"; }
+    crit "$name.err" >"$name.txt"
+}
+same() { if close "$1.txt" "$2.txt" "${3:-1e-5}"; then ok; else no "$1 and $2 differ"; paste "$1.txt" "$2.txt"; fi; }
+differ() { if close "$1.txt" "$2.txt" 1e-9; then no "$1 and $2 are identical"; else ok; fi; }
+# the last epoch's error rate is at most $2
+learns() { awk -v max="$2" 'END { exit !(NF == 2 && $2 <= max) }' "$1.txt" && ok || { no "$1 did not learn"; cat "$1.txt"; }; }
+
+run base 1
+learns base 0.10
+
+# quantized: every bit width learns, ranks keep identical models, the start line says so
+# (a gentler rate and more epochs: quantization noise needs them on this small net)
+Q="train.SGD.learningRatesPerSample=0.01 train.SGD.maxEpochs=6"
+run q32 2 $Q
+for b in 1 2 4 8 16; do
+    run q$b 2 $Q $DP.DataParallelSGD.gradientBits=$b
+    has q$b.err "DataParallelSGD training (myRank = 0, numNodes = 2, numGradientBits = $b)"
+    has q$b.err "Epoch 6: the models of all 2 ranks are identical"
+done
+learns q32 0.10
+learns q1 0.15
+learns q4 0.10
+learns q8 0.10
+learns q16 0.10
+# 2 bits (levels -8s/3, 0, +8s/3) cannot send a 2-row column whose values are +-a: the
+# output layer learns slowly (SPEC 7.1's quantizer); it still beats chance
+learns q2 0.40
+differ q32 q1
+differ q32 q8
+same q16 q32 0.02 # 16 bits is nearly exact
+run q1mean 4 $Q $DP.DataParallelSGD.gradientBits=1 $DP.DataParallelSGD.useZeroThresholdFor1BitQuantization=false
+has q1mean.err "Epoch 6: the models of all 4 ranks are identical"
+learns q1mean 0.15
+differ q1 q1mean
+# one worker still quantizes (error feedback), and a schedule switches per epoch
+run q1one 1 $Q $DP.DataParallelSGD.gradientBits=1
+differ q32 q1one
+learns q1one 0.15
+run sched 2 $DP.DataParallelSGD.gradientBits=32:1
+has sched.err "numGradientBits = 32), distributed"
+has sched.err "numGradientBits = 1), distributed"
+
+# buffered (one step stale): the same updates on 1, 2 and 4 ranks, not those of plain SGD
+for n in 1 2 4; do run buf$n $n $Q $DP.DataParallelSGD.useBufferedAsyncGradientAggregation=true; done
+same buf1 buf2
+same buf1 buf4
+differ q32 buf1
+learns buf1 0.15
+has buf2.err "Async gradient aggregation wait time: "
+grep '^Finished Epoch' buf4.err | grep -q '\* 2000; totalSamplesSeen' && ok || no "buffered: not every sample counted"
+run bufq 2 $Q $DP.DataParallelSGD.useBufferedAsyncGradientAggregation=true $DP.DataParallelSGD.gradientBits=4
+learns bufq 0.15
+
+# the communicator's variants give the one-worker updates (fp16: nearly)
+run small 2 $DP.allReduceBucketBytes=4096
+same base small
+run nooverlap 4 $DP.overlapBackward=false
+same base nooverlap
+run hier 4 $DP.hierarchicalAllReduce=true
+same base hier
+has hier.err "Epoch 3: the models of all 4 ranks are identical"
+run fp16 2 $DP.useFp16AllReduce=true
+same base fp16 0.02
+
+# perfStatsFile: a JSON line per aggregation on every rank
+run perf 2 $DP.perfStatsFile=perf/stats.jsonl
+[ "$(grep -c '"method":"DataParallelSGD","rank":0,' perf/stats.jsonl)" -eq 150 ] && ok || no "perfStatsFile: wanted 150 lines"
+[ "$(grep -c '"rank":1,' perf/stats.jsonl.rank1)" -eq 150 ] && ok || no "perfStatsFile: rank 1 wanted 150 lines"
+grep -q '"epoch":3,"sync":150,"compute_s":[0-9.e-]*,"comm_s":[0-9.e-]*,"bytes_sent":[1-9][0-9]*,"samples":[0-9]*,"bits":32}' perf/stats.jsonl && ok || { no "perfStatsFile: line format"; tail -2 perf/stats.jsonl; }
+
+# validation (cvReader) and test are distributed: the same numbers on 1 and 4 ranks
+cat >>p.cfg <<'CFG'
+test = [ action = test ; modelPath = $Dir$/m.dnn ; minibatchSize = 100
+    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf ; randomize = false
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ] ]
+CFG
+cv="train.cvReader=[readerType=CNTKTextFormatReader;file=cv.ctf;randomize=false;input=[features=[dim=2;format=dense];labels=[dim=2;format=dense]]]"
+for n in 1 4; do
+    run cv$n $n command=train:test "$cv" traceLevel=1
+    sed -n 's/^Finished Epoch.*\[Validate\] CrossEntropyWithSoftmax = \([0-9.]*\) \* 600; EvalClassificationError = \([0-9.]*\) \* 600$/\1 \2/p' cv$n.err >cv$n.txt
+    [ "$(wc -l <cv$n.txt)" -eq 3 ] && ok || no "-n $n: wanted 3 [Validate] lines"
+    sed -n 's/^Final Results: Minibatch\[1-20\]: EvalClassificationError = \([0-9.]*\) \* 2000; CrossEntropyWithSoftmax = \([0-9.]*\) \* 2000; .*/\1 \2/p' cv$n.err >test$n.txt
+    [ "$(wc -l <test$n.txt)" -eq 1 ] && ok || no "-n $n: wanted one Final Results line"
+done
+same cv1 cv4
+same test1 test4
+
+# a rank that dies takes the others down within seconds, never a hang
+cat >big.cfg <<'CFG'
+include = p.cfg
+train = [ SGD = [ maxEpochs = 1000 ] ]
+CFG
+start=$(date +%s)
+timeout 60 "$MPIEXEC" --allow-run-as-root --oversubscribe -n 4 "$T" configFile=big.cfg Dir=dead traceLevel=0 >dead.out 2>dead.err &
+mpipid=$!
+victim=""
+for i in $(seq 1 100); do
+    victim=$(pgrep -f "configFile=big.cfg Dir=dead" | while read p; do
+        [ "$p" != "$mpipid" ] && [ "$(cat /proc/$p/comm 2>/dev/null)" = trainer ] && echo "$p"; done | sed -n 3p)
+    [ -n "$victim" ] && [ -e dead/m.dnn.1 ] && break
+    sleep 0.1
+done
+if [ -n "$victim" ]; then
+    kill -9 "$victim"
+    wait "$mpipid"
+    st=$?
+    took=$(($(date +%s) - start))
+    [ "$st" -ne 0 ] && [ "$st" -ne 124 ] && ok || no "a dead rank: mpiexec exited $st"
+    [ "$took" -lt 30 ] && ok || no "a dead rank: the others took ${took}s to stop"
+    sleep 1
+    [ -z "$(pgrep -f 'configFile=big.cfg Dir=dead' | while read p; do [ "$(cat /proc/$p/comm 2>/dev/null)" = trainer ] && echo "$p"; done)" ] && ok || no "a dead rank: trainer processes left behind"
+else
+    no "a dead rank: could not find the rank processes"
+    wait "$mpipid"
+fi
+finish dpsgd
