@@ -8,3 +8,4 @@ noinst_PROGRAMS += bench/sgemm_peak
 bench_sgemm_peak_SOURCES = bench/sgemm_peak.c
 bench_sgemm_peak_LDADD = $(PT_LIBS)
 EXTRA_DIST += bench/pytorch_ref.py bench/train_vs_pytorch.py
+EXTRA_DIST += bench/benchlib.py bench/ddp_ref.py bench/dp_vs_ddp.py
