@@ -7,26 +7,21 @@ Trains the same networks as configs/fashion-mlp.cfg / fashion-lstm.cfg on the sa
 (pixels/255 to 4 significant digits, as scripts/idx2ctf writes them), one thread, momentum
 SGD, and prints one line:  model samples_per_second peak_rss_kib seconds minibatches
 Data loading is outside the timed region; the first 5 minibatches are warm-up."""
-import gzip
 import resource
 import sys
 import time
 
-import numpy as np
 import torch
+
+import benchlib
 
 torch.set_num_threads(1)
 torch.manual_seed(1)
-DATA = "/usr/share/datasets/fashion-mnist"
 
 
 def load():
-    with gzip.open(f"{DATA}/train-images-idx3-ubyte.gz") as f:
-        img = np.frombuffer(f.read(), np.uint8, offset=16).reshape(-1, 784)
-    with gzip.open(f"{DATA}/train-labels-idx1-ubyte.gz") as f:
-        lab = np.frombuffer(f.read(), np.uint8, offset=8)
-    table = np.array([float("%.4g" % (v / 255.0)) for v in range(256)], np.float32)
-    return torch.from_numpy(table[img]), torch.from_numpy(lab.astype(np.int64))
+    x, y = benchlib.load_fashion("train")
+    return torch.from_numpy(x), torch.from_numpy(y)
 
 
 class LSTMNet(torch.nn.Module):

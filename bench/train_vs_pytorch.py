@@ -12,26 +12,17 @@ Prints samples/s, the ratio partrain / PyTorch, peak RSS of each process (wait4)
 GFLOP/s against the sgemm bound. Needs a built tree and data/fashion-mnist (setup.sh)."""
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from benchlib import HERE, run
+
 # GEMM flops per sample (2 per multiply-add): forward, weight gradients, and input
 # gradients of every layer but the first (nobody needs d/d input).
 _MLP_W = 784 * 512 + 512 * 512 + 512 * 10
 _LSTM_STEP = 4 * 128 * (28 + 128)                      # stacked gates: Wx x + Wh h
 FLOP = {"mlp": 2.0 * (2 * _MLP_W + 512 * 512 + 512 * 10),
         "lstm": 2.0 * (28 * (2 * _LSTM_STEP + 4 * 128 * 128) + 2 * 128 * 10 + 128 * 10)}
-
-
-def run(cmd, env=None):
-    """Run cmd; return (exit status, output, peak RSS in KiB of that process)."""
-    with tempfile.TemporaryFile() as out:
-        p = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=HERE, env=env)
-        _, status, usage = os.wait4(p.pid, 0)
-        out.seek(0)
-        return os.waitstatus_to_exitcode(status), out.read().decode(), usage.ru_maxrss
 
 
 def sgemm_peak():
