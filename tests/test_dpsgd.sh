@@ -108,6 +108,13 @@ has hier.err "Epoch 3: the models of all 4 ranks are identical"
 run fp16 2 $DP.useFp16AllReduce=true
 same base fp16 0.02
 
+# distributionMode=sequence: every rank gets 10 of each 40-sample minibatch, same updates
+run seq 4 train.reader.distributionMode=sequence $DP.perfStatsFile=seqperf/s.jsonl
+same base seq
+for f in seqperf/s.jsonl seqperf/s.jsonl.rank1 seqperf/s.jsonl.rank2 seqperf/s.jsonl.rank3; do
+    [ "$(grep -c '"samples":10,' "$f")" -eq 150 ] && ok || no "distributionMode=sequence: $f shares are not 10"
+done
+
 # perfStatsFile: a JSON line per aggregation on every rank
 run perf 2 $DP.perfStatsFile=perf/stats.jsonl
 [ "$(grep -c '"method":"DataParallelSGD","rank":0,' perf/stats.jsonl)" -eq 150 ] && ok || no "perfStatsFile: wanted 150 lines"

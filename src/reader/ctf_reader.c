@@ -145,7 +145,7 @@ int reader_start_epoch(struct reader *r, size_t epoch, size_t epoch_size, int ra
 
 int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_err *e)
 {
-    size_t total = 0, n = 0;
+    size_t total = 0, n = 0, picked = 0; /* picked: sequences of this global minibatch */
     int rc = 0;
     for (;;) {
         if (r->k == r->sweep.n) {
@@ -160,7 +160,8 @@ int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct p
         size_t len = r->ix.seq_samples[seq];
         if (total > 0 && total + len > mb_size)
             break;
-        if ((int)(r->sweep.key[r->k] % (uint32_t)r->workers) == r->rank) {
+        uint32_t owner_key = r->rc.by_sequence ? (uint32_t)(picked++) : r->sweep.key[r->k];
+        if ((int)(owner_key % (uint32_t)r->workers) == r->rank) {
             if (n == r->cap_pick) {
                 size_t cap = r->cap_pick ? r->cap_pick * 2 : 256;
                 uint32_t *p = realloc(r->pick, cap * sizeof *p);

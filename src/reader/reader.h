@@ -38,6 +38,7 @@ struct reader_config {
     size_t chunk_bytes;
     uint64_t seed;
     int keep_in_memory, frame_mode, skip_ids;
+    int by_sequence; /* distributionMode=sequence: ranks share every minibatch evenly */
     long long max_errors;
     int trace;
 };

@@ -109,6 +109,9 @@ int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct 
             return r;
         *flags[i] = v.b;
     }
+    if ((r = get(block, s, "distributionMode", &v, e)))
+        return r;
+    rc->by_sequence = v.choice == 1;
     if ((r = get(block, s, "maxErrors", &v, e)))
         return r;
     rc->max_errors = v.i;

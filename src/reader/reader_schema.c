@@ -68,6 +68,14 @@ static const struct cfg_key reader_keys[] = {
      .flags = MIN0,
      .min = 1,
      .help = "unit of randomization and of distributed partitioning"},
+    {.name = "distributionMode",
+     .type = CFG_ENUM,
+     .def = "chunk",
+     .choices = "chunk|sequence",
+     .help = "partrain extension, distributed reading: chunk = each rank reads only the "
+             "chunks it owns (CNTK; shares of a minibatch vary with the chunk mix); "
+             "sequence = the k-th sequence of every minibatch goes to rank k mod workers "
+             "(equal shares, but every rank reads every chunk)"},
     {.name = "randomizationSeed",
      .type = CFG_INT,
      .def = "0",

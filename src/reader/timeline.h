@@ -7,7 +7,9 @@
  *                   chunks until W samples with sample-based windows);
  *                3. shuffle the sequences inside each window (seed, sweep, window);
  *                owner of a sequence = (position of its chunk after step 1) mod workers.
- *   file order:  sequences as in the file; owner of the i-th sequence = i mod workers. */
+ *   file order:  sequences as in the file; owner of the i-th sequence = i mod workers.
+ * (reader distributionMode=sequence ignores these owners: the reader deals the sequences of
+ * each global minibatch round-robin, k-th to rank k mod workers.) */
 #ifndef PT_READER_TIMELINE_H
 #define PT_READER_TIMELINE_H
 
