@@ -98,10 +98,10 @@ run bufq 2 $Q $DP.DataParallelSGD.useBufferedAsyncGradientAggregation=true $DP.D
 learns bufq 0.15
 
 # the communicator's variants give the one-worker updates (fp16: nearly)
-run small 2 $DP.allReduceBucketBytes=4096
+run small 2 $DP.allReduceBucketBytes=4096 $DP.overlapBackward=true
 same base small
-run nooverlap 4 $DP.overlapBackward=false
-same base nooverlap
+run overlap 4 $DP.overlapBackward=true
+same base overlap
 run hier 4 $DP.hierarchicalAllReduce=true
 same base hier
 has hier.err "Epoch 3: the models of all 4 ranks are identical"

@@ -1,7 +1,7 @@
 /* DataParallelSGD (SPEC 7.1): every rank ends each step with the bit-identical sum of all
  * ranks' gradients, then runs the same learner update.
  *
- *   gradientBits = 32, overlapBackward (the default):
+ *   gradientBits = 32, overlapBackward=true:
  *   step  when                          what
  *   1     backward of layer L ends      grads[first_L..n) are final (nn grad-ready hook);
  *                                       once bucket floats are final and not yet sent,
@@ -13,7 +13,9 @@
  *   size: no packing copies, and the cut depends only on the layout, so every rank
  *   starts the same collectives in the same order (also a rank whose share of the
  *   minibatch was empty and ran no backward pass) and runs are reproducible.
- *   Hierarchical or overlapBackward=false: one comm_allreduce after backward.
+ *   Hierarchical or overlapBackward=false (the default: on ranks that use every core
+ *   the blocking allreduce's tuned algorithms beat libnbc's schedules, measured in
+ *   bench/RESULTS.md): one comm_allreduce after backward.
  *
  *   gradientBits = k < 32 (1-bit SGD with error feedback; quantizer in quantize.c):
  *   1     v = g + r1 per column, quantize (r1 = v - reconstruction), all columns

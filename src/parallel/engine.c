@@ -45,7 +45,7 @@ int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struc
     pc->distributed_reading = 1;
     pc->hierarchical = -1;
     pc->bucket_bytes = 1 << 20;
-    pc->overlap = 1;
+    pc->overlap = 0;
     pc->zero_threshold = 1;
     struct cfg_node *pt = NULL;
     int rc = cfg_find_block(sgd, "ParallelTrain", &pt, e);

@@ -252,9 +252,10 @@ static const struct cfg_key pt_keys[] = {
              "their layers' backward pass ends)"},
     {.name = "overlapBackward",
      .type = CFG_BOOL,
-     .def = "true",
-     .help = "partrain extension: start each bucket's allreduce during the backward pass "
-             "(false: one allreduce after it)"},
+     .def = "false",
+     .help = "partrain extension: start each bucket's nonblocking allreduce during the "
+             "backward pass (false: one blocking allreduce after it, faster when the ranks "
+             "use every core: MPI then progresses only inside MPI calls)"},
     {.name = "DataParallelSGD",
      .type = CFG_BLOCK,
      .sub = &parallel_dpsgd_schema,
