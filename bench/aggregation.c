@@ -4,7 +4,8 @@
  *
  *   mpiexec -n 2 bench/aggregation [rounds]
  *
- * Rows: bare MPI_Allreduce (the reference), the engine at 32 bits (bucketed slices, no
+ * Three passes over the rows; each row keeps its best median. Rows: bare MPI_Allreduce (the
+ * reference), the engine at 32 bits (bucketed slices, no
  * backward pass to overlap with, so every slice starts at once), the engine with one
  * allreduce (overlapBackward=false), fp16, and 1..16 bits. Each: best-of-rounds median
  * time per aggregation, ratio to the reference, and bytes this rank sent per aggregation
@@ -117,19 +118,21 @@ int main(int argc, char **argv)
         {"engine 4 bits", 4, 0, 0, 0},                   {"engine 2 bits", 2, 0, 0, 0},
         {"engine 1 bit", 1, 0, 0, 0},
     };
-    double ref = 0, ref_bytes = 0;
-    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
-        struct engine *en = rows[k].bare ? NULL : make(c, rows[k].bits, rows[k].overlap, rows[k].fp16);
-        double bytes = 0;
-        measure(c, en, g, src, 10, &bytes); /* warm-up */
-        double t = measure(c, en, g, src, rounds, &bytes);
-        if (k == 0)
-            ref = t, ref_bytes = bytes;
-        if (rank == 0)
-            printf("%-34s %12.3f %8.3f %12.0f %8.4f\n", rows[k].name, t * 1e3, t / ref, bytes,
-                   bytes / ref_bytes);
-        engine_free(en);
-    }
+    /* three passes over all rows, best median per row: the rows share the same noise */
+    enum { NROWS = sizeof rows / sizeof rows[0], PASSES = 3 };
+    double best[NROWS], bytes[NROWS];
+    for (int pass = 0; pass < PASSES; pass++)
+        for (size_t k = 0; k < NROWS; k++) {
+            struct engine *en =
+                rows[k].bare ? NULL : make(c, rows[k].bits, rows[k].overlap, rows[k].fp16);
+            measure(c, en, g, src, 10, &bytes[k]); /* warm-up */
+            double t = measure(c, en, g, src, rounds, &bytes[k]);
+            best[k] = pass == 0 || t < best[k] ? t : best[k];
+            engine_free(en);
+        }
+    for (size_t k = 0; rank == 0 && k < NROWS; k++)
+        printf("%-34s %12.3f %8.3f %12.0f %8.4f\n", rows[k].name, best[k] * 1e3,
+               best[k] / best[0], bytes[k], bytes[k] / bytes[0]);
     free(g);
     free(src);
     comm_finalize(c);

@@ -327,10 +327,12 @@ static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct 
             rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
         int rc2 = wait_all(d, e);
         rc = rc ? rc : rc2;
-    } else {
-        rc = comm_allreduce(c, grads, n, COMM_FLOAT, COMM_SUM, e);
+    } else { /* the statistics travel while the blocking allreduce runs */
+        rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
         if (rc == 0)
-            rc = comm_allreduce_f64(c, stats, 3, e);
+            rc = comm_allreduce(c, grads, n, COMM_FLOAT, COMM_SUM, e);
+        if (rc == 0)
+            rc = comm_wait(&d->stats_req, e);
     }
     d->next = 0;
     return rc;
