@@ -115,6 +115,12 @@ for f in seqperf/s.jsonl seqperf/s.jsonl.rank1 seqperf/s.jsonl.rank2 seqperf/s.j
     [ "$(grep -c '"samples":10,' "$f")" -eq 150 ] && ok || no "distributionMode=sequence: $f shares are not 10"
 done
 
+# distributedMBReading=false: each rank reads whole minibatches and keeps its slice, so
+# the updates stay the one-worker ones (not N times the gradient)
+run nodist 2 $DP.distributedMBReading=false
+same base nodist
+has nodist.err "numNodes = 2, numGradientBits = 32), distributed reading is DISABLED."
+
 # perfStatsFile: a JSON line per aggregation on every rank
 run perf 2 $DP.perfStatsFile=perf/stats.jsonl
 [ "$(grep -c '"method":"DataParallelSGD","rank":0,' perf/stats.jsonl)" -eq 150 ] && ok || no "perfStatsFile: wanted 150 lines"

@@ -119,6 +119,11 @@ static int use_sweep(struct reader *r, uint64_t w, struct pt_err *e)
     return rc;
 }
 
+void reader_split_by_sequence(struct reader *r, int on)
+{
+    r->split_by_sequence = on;
+}
+
 int reader_start_epoch(struct reader *r, size_t epoch, size_t epoch_size, int rank, int workers,
                        struct pt_err *e)
 {
@@ -160,7 +165,7 @@ int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct p
         size_t len = r->ix.seq_samples[seq];
         if (total > 0 && total + len > mb_size)
             break;
-        uint32_t owner_key = r->rc.by_sequence ? (uint32_t)(picked++) : r->sweep.key[r->k];
+        uint32_t owner_key = r->rc.by_sequence || r->split_by_sequence ? (uint32_t)(picked++) : r->sweep.key[r->k];
         if ((int)(owner_key % (uint32_t)r->workers) == r->rank) {
             if (n == r->cap_pick) {
                 size_t cap = r->cap_pick ? r->cap_pick * 2 : 256;

@@ -63,6 +63,10 @@ size_t reader_chunks(const struct reader *r);
  * first sample falls). This rank is `rank` of `workers`. */
 int reader_start_epoch(struct reader *r, size_t epoch, size_t epoch_size, int rank, int workers,
                        struct pt_err *e);
+/* Deal the sequences of every global minibatch round-robin among the workers (as
+ * distributionMode=sequence) whatever the config says: distributedMBReading=false, where
+ * CNTK reads every minibatch whole on each rank and keeps its 1/N slice. */
+void reader_split_by_sequence(struct reader *r, int on);
 /* The next global minibatch of mb_size samples (sequences are whole: one is added while the
  * total stays <= mb_size, or when the minibatch is still empty); mb gets this rank's share.
  * At the end of the epoch mb->global_samples is 0. */

@@ -54,6 +54,7 @@ struct reader {
     uint64_t next;   /* global sample index where it starts */
     uint64_t end;    /* the epoch ends before this sample */
     int rank, workers;
+    int split_by_sequence; /* reader_split_by_sequence */
     /* chunks in memory */
     struct chunk *cache;
     size_t ncache;

@@ -384,12 +384,15 @@ static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, 
     struct tally all = {0};
     size_t nmb = 0;
     struct window w = {.t0 = t0, .first_mb = 1};
-    int distributed = on && r->pc.distributed_reading && r->workers > 1;
+    /* parallel epochs split every global minibatch among the ranks; without
+     * distributedMBReading each rank reads all of it and keeps its slice (CNTK) */
+    int split = on && r->workers > 1;
     nn_set_grad_ready(r->net, on ? grad_ready : NULL, r);
+    reader_split_by_sequence(r->reader, split && !r->pc.distributed_reading);
     int rc = on ? r->engine->ops->start_epoch(r->engine, epoch, e) : 0;
     if (rc == 0)
         rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size,
-                                distributed ? r->rank : 0, distributed ? r->workers : 1, e);
+                                split ? r->rank : 0, split ? r->workers : 1, e);
     while (rc == 0 && (rc = reader_next(r->reader, ep->mb_size, &mb, e)) == 0 && mb.global_samples) {
         if ((rc = step(r, &mb, ep, on, stats, e)))
             break;
