@@ -9,35 +9,10 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_dpsgd: mpiexec not found"; exit 99; }
 mpi() { timeout 120 "$MPIEXEC" --allow-run-as-root --oversubscribe "$@"; }
 cd "$tmp"
-awk 'BEGIN { s = 777; for (i = 0; i < 2000; i++) {
-        s = (s * 1103515245 + 12345) % 2147483648; x = s / 2147483648;
-        s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648;
-        c = (x + 0.5 * y > 0.75); printf "|features %.4f %.4f |labels %d %d\n", x, y, 1 - c, c } }' >d.ctf
+toy_ctf 'x + 0.5 * y > 0.75' >d.ctf
 head -n 600 d.ctf >cv.ctf
-cat >p.cfg <<'CFG'
-command = train
-traceLevel = 2
-train = [
-    action = train
-    modelPath = $Dir$/m.dnn
-    SimpleNetworkBuilder = [ layerSizes = 2:24:24:2 ; layerTypes = Tanh
-        trainingCriterion = CrossEntropyWithSoftmax ; evalCriterion = ClassificationError ]
-    SGD = [ maxEpochs = 3 ; minibatchSize = 40 ; learningRatesPerSample = 0.02
-        momentumPerMB = 0.9 ; numMBsToShowResult = 1000
-        ParallelTrain = [ parallelizationMethod = DataParallelSGD ; syncPerfStats = 20
-            DataParallelSGD = [ gradientBits = 32 ] ] ]
-    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf ; chunkSizeInBytes = 9000
-        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
-]
-CFG
+toy_cfg 2 >p.cfg
 DP=train.SGD.ParallelTrain
-crit() { sed -n 's/^Finished Epoch.*\[Training\] CrossEntropyWithSoftmax = \([0-9.]*\) .*EvalClassificationError = \([0-9.]*\) .*/\1 \2/p' "$1"; }
-# files of numbers equal within relative tolerance $3 (default 1e-5)
-close() {
-    paste "$1" "$2" | awk -v tol="${3:-1e-5}" '{ for (i = 1; i <= NF / 2; i++) { a = $i; b = $(i + NF / 2);
-        d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); if (d > tol * m + 1e-7) bad = 1 } n++ }
-        END { exit bad || n == 0 }'
-}
 # run NAME RANKS ARGS...: train, keep the log in NAME.err, its epoch criteria in NAME.txt
 run() {
     name=$1 n=$2; shift 2

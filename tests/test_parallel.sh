@@ -8,32 +8,8 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_parallel: mpiexec not found"; exit 99; }
 mpi() { timeout 120 "$MPIEXEC" --allow-run-as-root --oversubscribe "$@"; }
 cd "$tmp"
-awk 'BEGIN { s = 777; for (i = 0; i < 2000; i++) {
-        s = (s * 1103515245 + 12345) % 2147483648; x = s / 2147483648;
-        s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648;
-        c = (x * x + y > 0.8); printf "|features %.4f %.4f |labels %d %d\n", x, y, 1 - c, c } }' >d.ctf
-cat >p.cfg <<'CFG'
-command = train
-traceLevel = 1
-train = [
-    action = train
-    modelPath = $Dir$/m.dnn
-    SimpleNetworkBuilder = [ layerSizes = 2:24:24:2 ; layerTypes = Tanh
-        trainingCriterion = CrossEntropyWithSoftmax ; evalCriterion = ClassificationError ]
-    SGD = [ maxEpochs = 3 ; minibatchSize = 40 ; learningRatesPerSample = 0.02
-        momentumPerMB = 0.9 ; numMBsToShowResult = 1000
-        ParallelTrain = [ parallelizationMethod = DataParallelSGD ; syncPerfStats = 20 ] ]
-    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf ; chunkSizeInBytes = 9000
-        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
-]
-CFG
-# the criteria of each epoch as numbers, one per line
-crit() { sed -n 's/^Finished Epoch.*CrossEntropyWithSoftmax = \([0-9.]*\) .*EvalClassificationError = \([0-9.]*\) .*/\1 \2/p' "$1"; }
-close() { # files of numbers equal within 1e-5 relative (float summation order differs)
-    paste "$1" "$2" | awk '{ for (i = 1; i <= NF / 2; i++) { a = $i; b = $(i + NF / 2);
-        d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); if (d > 1e-5 * m + 1e-7) bad = 1 } n++ }
-        END { exit bad || n == 0 }'
-}
+toy_ctf 'x * x + y > 0.8' >d.ctf
+toy_cfg 1 >p.cfg
 expect 0 "$T" configFile=p.cfg Dir=one
 crit "$tmp/err" >one.txt
 [ "$(wc -l <one.txt)" -eq 3 ] && ok || no "single worker: no epoch lines"

@@ -19,6 +19,42 @@ has() { if grep -qF -- "$2" "$1"; then ok; else no "$1 lacks: $2"; sed 's/^/  | 
 hasnt() { if grep -qF -- "$2" "$1"; then no "$1 has: $2"; else ok; fi; }
 # count FILE TEXT: lines of FILE holding TEXT
 count() { grep -cF -- "$2" "$1"; }
+# toy_ctf CONDITION: 2000 two-feature samples in [0,1)^2, class 1 where the awk CONDITION on
+# x and y holds (a fixed pseudo-random sequence, the same on every machine)
+toy_ctf() {
+    awk 'BEGIN { s = 777; for (i = 0; i < 2000; i++) {
+        s = (s * 1103515245 + 12345) % 2147483648; x = s / 2147483648;
+        s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648;
+        c = ('"$1"'); printf "|features %.4f %.4f |labels %d %d\n", x, y, 1 - c, c } }'
+}
+# toy_cfg TRACELEVEL: a DataParallelSGD training config over d.ctf (model in $Dir$)
+toy_cfg() {
+    cat <<CFG
+command = train
+traceLevel = $1
+train = [
+    action = train
+    modelPath = \$Dir\$/m.dnn
+    SimpleNetworkBuilder = [ layerSizes = 2:24:24:2 ; layerTypes = Tanh
+        trainingCriterion = CrossEntropyWithSoftmax ; evalCriterion = ClassificationError ]
+    SGD = [ maxEpochs = 3 ; minibatchSize = 40 ; learningRatesPerSample = 0.02
+        momentumPerMB = 0.9 ; numMBsToShowResult = 1000
+        ParallelTrain = [ parallelizationMethod = DataParallelSGD ; syncPerfStats = 20
+            DataParallelSGD = [ gradientBits = 32 ] ] ]
+    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf ; chunkSizeInBytes = 9000
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+]
+CFG
+}
+# crit LOG: the training criteria of each epoch, "ce err" per line
+crit() { sed -n 's/^Finished Epoch.*\[Training\] CrossEntropyWithSoftmax = \([0-9.]*\) .*EvalClassificationError = \([0-9.]*\) .*/\1 \2/p' "$1"; }
+# close A B [TOL]: files of numbers equal within relative tolerance TOL (default 1e-5:
+# float summation order differs between rank counts)
+close() {
+    paste "$1" "$2" | awk -v tol="${3:-1e-5}" '{ for (i = 1; i <= NF / 2; i++) { a = $i; b = $(i + NF / 2);
+        d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); if (d > tol * m + 1e-7) bad = 1 } n++ }
+        END { exit bad || n == 0 }'
+}
 # finish NAME: print the summary lines and exit with the verdict
 finish() {
     echo "# $1: $pass checks passed, $fail failed"

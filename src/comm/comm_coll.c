@@ -51,9 +51,7 @@ int comm_allreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum c
     MPI_Datatype dt;
     MPI_Op mop;
     size_t es = 0;
-    int rc = comm_type_info(t, &dt, &es, e);
-    if (rc == 0)
-        rc = comm_op_info(t, op, &mop, e);
+    int rc = comm_reduction_info(t, op, &dt, &es, &mop, e);
     if (rc != 0)
         return rc;
     if (t == COMM_FLOAT)
@@ -120,9 +118,7 @@ int comm_reduce(struct comm *c, const void *send, void *recv, size_t n, enum com
     MPI_Datatype dt;
     MPI_Op mop;
     size_t es = 0;
-    int rc = comm_type_info(t, &dt, &es, e);
-    if (rc == 0)
-        rc = comm_op_info(t, op, &mop, e);
+    int rc = comm_reduction_info(t, op, &dt, &es, &mop, e);
     if (rc == 0)
         rc = check_root(c, root, "comm_reduce", e);
     if (rc == 0)
@@ -138,9 +134,7 @@ int comm_reduce_scatter(struct comm *c, const void *send, void *recv, const size
     MPI_Datatype dt;
     MPI_Op mop;
     size_t es = 0;
-    int rc = comm_type_info(t, &dt, &es, e);
-    if (rc == 0)
-        rc = comm_op_info(t, op, &mop, e);
+    int rc = comm_reduction_info(t, op, &dt, &es, &mop, e);
     if (rc != 0)
         return rc;
     size_t total = 0;

@@ -53,6 +53,9 @@ int comm_type_info(enum comm_type t, MPI_Datatype *dt, size_t *size, struct pt_e
 /* The MPI reduction of op on t (COMM_AVG gives MPI_SUM); PT_EINTERNAL for COMM_AVG on a
  * type other than float and double, or an unknown op. */
 int comm_op_info(enum comm_type t, enum comm_op op, MPI_Op *mop, struct pt_err *e);
+/* Both of the above, for reductions. */
+int comm_reduction_info(enum comm_type t, enum comm_op op, MPI_Datatype *dt, size_t *es,
+                        MPI_Op *mop, struct pt_err *e);
 /* buf[i] /= size, for COMM_FLOAT and COMM_DOUBLE. */
 void comm_divide(void *buf, size_t n, enum comm_type t, int size);
 

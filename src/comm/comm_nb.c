@@ -132,9 +132,7 @@ int comm_iallreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum 
     MPI_Op mop;
     size_t es = 0;
     *req = NULL;
-    int rc = comm_type_info(t, &dt, &es, e);
-    if (rc == 0)
-        rc = comm_op_info(t, op, &mop, e);
+    int rc = comm_reduction_info(t, op, &dt, &es, &mop, e);
     if (rc != 0)
         return rc;
     struct comm_req *r = req_new(c, (n + c->piece - 1) / c->piece, "comm_iallreduce", e);

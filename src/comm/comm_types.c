@@ -25,6 +25,13 @@ int comm_type_info(enum comm_type t, MPI_Datatype *dt, size_t *size, struct pt_e
     return pt_err_set(e, PT_EINTERNAL, "error: communicator: unknown element type %d", (int)t);
 }
 
+int comm_reduction_info(enum comm_type t, enum comm_op op, MPI_Datatype *dt, size_t *es,
+                        MPI_Op *mop, struct pt_err *e)
+{
+    int rc = comm_type_info(t, dt, es, e);
+    return rc ? rc : comm_op_info(t, op, mop, e);
+}
+
 int comm_op_info(enum comm_type t, enum comm_op op, MPI_Op *mop, struct pt_err *e)
 {
     switch (op) {

@@ -92,17 +92,23 @@ void logfmt_epoch_end(char *buf, size_t size, int epoch, int max_epochs, const s
         total_samples, (double)lr_per_sample, seconds);
 }
 
+/* "A = ... * N; B = ... * N" (no trailing separator) */
+static void joined(char *buf, size_t size, size_t *o, const struct logfmt_crit *c, int n)
+{
+    for (int i = 0; i < n; i++) {
+        char one[256];
+        logfmt_criterion(one, sizeof one, &c[i]);
+        put(buf, size, o, "%s%s", i ? "; " : "", one);
+    }
+}
+
 void logfmt_validate(char *buf, size_t size, int epoch, int max_epochs,
                      const struct logfmt_crit *c, int n)
 {
     size_t o = 0;
     buf[0] = '\0';
     put(buf, size, &o, "Finished Epoch[%2d of %d]: [Validate] ", epoch, max_epochs);
-    for (int i = 0; i < n; i++) {
-        char one[256];
-        logfmt_criterion(one, sizeof one, &c[i]);
-        put(buf, size, &o, "%s%s", i ? "; " : "", one);
-    }
+    joined(buf, size, &o, c, n);
 }
 
 void logfmt_final(char *buf, size_t size, int first_mb, int last_mb, const struct logfmt_crit *c,
@@ -111,11 +117,7 @@ void logfmt_final(char *buf, size_t size, int first_mb, int last_mb, const struc
     size_t o = 0;
     buf[0] = '\0';
     put(buf, size, &o, "Final Results: Minibatch[%d-%d]: ", first_mb, last_mb);
-    for (int i = 0; i < n; i++) {
-        char one[256];
-        logfmt_criterion(one, sizeof one, &c[i]);
-        put(buf, size, &o, "%s%s", i ? "; " : "", one);
-    }
+    joined(buf, size, &o, c, n);
     if (perplexity_of >= 0 && perplexity_of < n && c[perplexity_of].count) {
         double ce = c[perplexity_of].sum / (double)c[perplexity_of].count;
         put(buf, size, &o, "; perplexity = %.8f", exp(ce));
