@@ -49,7 +49,7 @@ static double measure(struct comm *c, struct engine *en, float *g, const float *
         double t0 = pt_now();
         if (!en)
             MPI_Allreduce(MPI_IN_PLACE, g, (int)N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
-        else if (en->ops->after_backward(en, g, stats, &e))
+        else if (engine_after_backward(en, g, stats, &e))
             fprintf(stderr, "aggregation failed: %s\n", e.msg), exit(1);
         t[r] = pt_now() - t0;
     }
@@ -77,11 +77,11 @@ static struct engine *make(struct comm *c, int bits, int overlap, int fp16)
     pc.hierarchical = -1;
     pc.bucket_bytes = 1 << 20;
     pc.overlap = overlap;
-    struct engine_layout L = {N, tensors, NT};
+    struct engine_layout L = {.n = N, .tensors = tensors, .ntensors = NT};
     struct engine *en = NULL;
     struct pt_err e;
     pt_err_clear(&e);
-    if (engine_new(&pc, c, NULL, &L, &en, &e) || en->ops->start_epoch(en, 0, &e)) {
+    if (engine_new(&pc, c, NULL, &L, &en, &e) || engine_start_epoch(en, 0, &e)) {
         fprintf(stderr, "engine: %s\n", e.msg);
         exit(1);
     }

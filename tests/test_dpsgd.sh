@@ -63,6 +63,7 @@ has sched.err "numGradientBits = 1), distributed"
 
 # buffered (one step stale): the same updates on 1, 2 and 4 ranks, not those of plain SGD
 for n in 1 2 4; do run buf$n $n $Q $DP.DataParallelSGD.useBufferedAsyncGradientAggregation=true; done
+has buf2.err "numGradientBits = 32), BufferedAsyncGradientAggregation is ENABLED, distributed reading is ENABLED."
 same buf1 buf2
 same buf1 buf4
 differ q32 buf1
@@ -94,7 +95,7 @@ done
 # the updates stay the one-worker ones (not N times the gradient)
 run nodist 2 $DP.distributedMBReading=false
 same base nodist
-has nodist.err "numNodes = 2, numGradientBits = 32), distributed reading is DISABLED."
+has nodist.err "numNodes = 2, numGradientBits = 32)."
 
 # perfStatsFile: a JSON line per aggregation on every rank
 run perf 2 $DP.perfStatsFile=perf/stats.jsonl

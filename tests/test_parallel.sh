@@ -47,8 +47,8 @@ mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.DataParallelSGD.gra
 [ $? -ne 0 ] && ok || no "gradientBits=3 accepted"
 c=$(count "$tmp/err" "gradientBits: 3 bits is not possible; each value must be 1, 2, 4, 8, 16 or 32")
 [ "$c" -eq 1 ] && ok || { no "gradientBits=3: error printed $c times"; cat "$tmp/err"; }
-mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.parallelizationMethod=BlockMomentumSGD >"$tmp/out" 2>"$tmp/err"
-has "$tmp/err" "parallelizationMethod=BlockMomentumSGD is not implemented in this build yet"
+mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.parallelizationMethod=DataParallelASGD >"$tmp/out" 2>"$tmp/err"
+has "$tmp/err" "parallelizationMethod=DataParallelASGD is not implemented in this build yet"
 mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.parallelizationMethod=None >"$tmp/out" 2>"$tmp/err"
 has "$tmp/err" "error: trainer runs on 2 MPI ranks but SGD.ParallelTrain.parallelizationMethod is None"
 finish parallel

@@ -375,7 +375,7 @@ static int dp_after_backward(struct engine *en, float *grads, double stats[3], s
     if (rc)
         return rc;
     engine_perf_sync(en, t0, t1, d->buffered ? wait : t1 - t0, bytes_per_sync(d), mine,
-                     d->bits_now);
+                     d->bits_now, 1);
     if (d->buffered && en->log && en->perf.every > 0 && en->perf.syncs % en->perf.every == 0)
         pt_log_printf(en->log, "\t\tAsync gradient aggregation wait time: %.6g\n", wait);
     return 0;
@@ -423,8 +423,12 @@ static void dp_destroy(struct engine *en)
     free(d);
 }
 
-static const struct engine_ops dpsgd_ops = {"DataParallelSGD", dp_start_epoch, dp_grad_ready,
-                                            dp_after_backward, dp_flush, dp_destroy};
+static const struct engine_ops dpsgd_ops = {.name = "DataParallelSGD",
+                                            .start_epoch = dp_start_epoch,
+                                            .grad_ready = dp_grad_ready,
+                                            .after_backward = dp_after_backward,
+                                            .flush = dp_flush,
+                                            .destroy = dp_destroy};
 
 int dpsgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)
 {

@@ -38,6 +38,35 @@ static int read_dpsgd(struct cfg_node *pt, struct parallel_config *pc, struct pt
     return rc;
 }
 
+/* ModelAveragingSGD or BlockMomentumSGD: the block of the chosen method (absent: the
+ * defaults, as for DataParallelSGD). */
+static int read_local_sgd(struct cfg_node *pt, struct parallel_config *pc, struct pt_err *e)
+{
+    int bmuf = pc->method == PAR_BMUF;
+    const struct cfg_schema *s = bmuf ? &parallel_bmuf_schema : &parallel_ma_schema;
+    struct cfg_node *blk = NULL;
+    struct cfg_val v;
+    int rc = cfg_find_block(pt, s->name, &blk, e);
+    struct cfg_node *from = blk ? blk : pt;
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "blockSize", &v, e)) == 0)
+        pc->block_total = v.node ? v.i : 0;
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "blockSizePerWorker", &v, e)) == 0)
+        pc->block_per_worker = v.i;
+    if (rc || !bmuf)
+        return rc;
+    if ((rc = cfg_schema_get(from, s, "resetSGDMomentum", &v, e)) == 0)
+        pc->reset_momentum = v.b;
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "useNesterovMomentum", &v, e)) == 0)
+        pc->nesterov = v.b;
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "blockLearningRate", &v, e)) == 0)
+        pc->block_lr = v.d;
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "blockMomentumAsTimeConstant", &v, e)) == 0)
+        pc->bm_time_constant = v.node ? v.d : -1.0;
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "blockMomentumPerSync", &v, e)) == 0)
+        pc->bm_per_sync = v.node ? v.d : -1.0;
+    return rc;
+}
+
 int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struct pt_err *e)
 {
     memset(pc, 0, sizeof *pc);
@@ -47,6 +76,7 @@ int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struc
     pc->bucket_bytes = 1 << 20;
     pc->overlap = 0;
     pc->zero_threshold = 1;
+    pc->bm_time_constant = pc->bm_per_sync = -1.0;
     struct cfg_node *pt = NULL;
     int rc = cfg_find_block(sgd, "ParallelTrain", &pt, e);
     if (rc || !pt)
@@ -82,47 +112,56 @@ int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struc
     if ((rc = cfg_schema_get(pt, s, "overlapBackward", &v, e)))
         return rc;
     pc->overlap = v.b;
-    return read_dpsgd(pt, pc, e);
+    if ((rc = cfg_schema_get(pt, s, "everyRankSavesModel", &v, e)))
+        return rc;
+    pc->every_rank_saves = v.b;
+    if (pc->method == PAR_MA || pc->method == PAR_BMUF)
+        rc = read_local_sgd(pt, pc, e);
+    return rc ? rc : read_dpsgd(pt, pc, e);
 }
 
 /* ------------------------------------------------------------------ None */
 
-static int none_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
-{
-    (void)en, (void)epoch, (void)e;
-    return 0;
-}
-
-static int none_grad_ready(struct engine *en, float *grads, size_t first, struct pt_err *e)
-{
-    (void)en, (void)grads, (void)first, (void)e;
-    return 0;
-}
-
-static int none_after_backward(struct engine *en, float *grads, double stats[3], struct pt_err *e)
-{
-    (void)en, (void)grads, (void)stats, (void)e;
-    return 0;
-}
-
-static int none_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e)
-{
-    (void)en, (void)grads, (void)stats, (void)e;
-    return 0;
-}
-
+/* Nothing to do: the local gradient is the gradient. */
 static void none_destroy(struct engine *en)
 {
     free(en);
 }
 
-static const struct engine_ops none_ops = {"None",          none_start_epoch, none_grad_ready,
-                                           none_after_backward, none_flush, none_destroy};
+static const struct engine_ops none_ops = {.name = "None", .destroy = none_destroy};
+
+/* ------------------------------------------------------------------ calls */
+
+int engine_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
+{
+    en->epoch = epoch;
+    return en->ops->start_epoch ? en->ops->start_epoch(en, epoch, e) : 0;
+}
+
+int engine_after_backward(struct engine *en, float *grads, double stats[3], struct pt_err *e)
+{
+    return en->ops->after_backward ? en->ops->after_backward(en, grads, stats, e) : 0;
+}
+
+int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e)
+{
+    return en->ops->flush ? en->ops->flush(en, grads, stats, e) : 0;
+}
+
+int engine_after_update(struct engine *en, size_t samples, struct pt_err *e)
+{
+    return en->ops->after_update ? en->ops->after_update(en, samples, e) : 0;
+}
+
+int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e)
+{
+    return en->ops->end_epoch ? en->ops->end_epoch(en, tally, e) : 0;
+}
 
 /* ------------------------------------------------------------------ common */
 
 void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait,
-                      double bytes, double samples, int bits)
+                      double bytes, double samples, int bits, int print)
 {
     struct engine_perf *p = &en->perf;
     double compute = p->last_end > 0 ? t_start - p->last_end : 0.0;
@@ -130,7 +169,7 @@ void engine_perf_sync(struct engine *en, double t_start, double t_end, double wa
     p->comm_seconds += wait;
     p->last_end = t_end;
     p->last_bytes = bytes;
-    if (en->log && p->every > 0 && p->syncs % p->every == 0)
+    if (print && en->log && p->every > 0 && p->syncs % p->every == 0)
         pt_log_printf(en->log, "\t\tActual gradient aggregation time: %.6g\n", t_end - t_start);
     if (p->file)
         fprintf(p->file,
@@ -166,13 +205,16 @@ int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_lo
     *out = NULL;
     static const struct cfg_origin none = {.file = "<default>"};
     const struct cfg_origin *at = pc->method_origin ? pc->method_origin : &none;
-    if (pc->method == PAR_MA || pc->method == PAR_BMUF || pc->method == PAR_ASGD)
+    if (pc->method == PAR_ASGD)
         return cfg_error(e, at, "parallelizationMethod=%s is not implemented in this build yet "
-                                "(DataParallelSGD is)", parallel_method_name(pc->method));
+                                "(DataParallelSGD, ModelAveragingSGD and BlockMomentumSGD are)",
+                         parallel_method_name(pc->method));
     struct engine *en = NULL;
     int rc = 0;
     if (pc->method == PAR_DPSGD) {
         rc = dpsgd_new(pc, &en, e);
+    } else if (pc->method == PAR_MA || pc->method == PAR_BMUF) {
+        rc = masgd_new(pc, &en, e);
     } else if (!(en = calloc(1, sizeof *en))) {
         rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
     } else {
@@ -186,6 +228,8 @@ int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_lo
     en->perf.every = pc->sync_perf_stats;
     if ((rc = open_perf_file(pc, en, e)) == 0 && pc->method == PAR_DPSGD)
         rc = dpsgd_setup(en, pc, e);
+    else if (rc == 0 && (pc->method == PAR_MA || pc->method == PAR_BMUF))
+        rc = masgd_setup(en, pc, e);
     if (rc) {
         engine_free(en);
         return rc;

@@ -34,6 +34,15 @@ struct parallel_config {
     int hierarchical;          /* hierarchicalAllReduce: -1 auto, 0 off, 1 on */
     long long bucket_bytes;    /* allReduceBucketBytes */
     int overlap;               /* overlapBackward */
+    int every_rank_saves;      /* everyRankSavesModel */
+    /* ModelAveragingSGD / BlockMomentumSGD (the block of the chosen method) */
+    long long block_per_worker; /* blockSizePerWorker (or syncPeriod) */
+    long long block_total;      /* blockSize; 0 = not given */
+    int reset_momentum;         /* resetSGDMomentum */
+    int nesterov;               /* useNesterovMomentum */
+    double block_lr;            /* blockLearningRate */
+    double bm_time_constant;    /* blockMomentumAsTimeConstant; < 0 = not given */
+    double bm_per_sync;         /* blockMomentumPerSync; < 0 = not given */
     const struct cfg_origin *method_origin;
 };
 
@@ -46,14 +55,25 @@ const char *parallel_method_name(enum par_method m);
  * order, no gaps; a column of a tensor is `rows` consecutive floats). */
 struct engine_layout {
     size_t n;
+    float *params; /* the parameters (model-synchronizing engines replace them) */
     const struct nn_tensor *tensors;
     size_t ntensors;
+};
+
+/* A piece of engine state that checkpoints keep (BMUF: the block momentum and the model
+ * after the last sync). tag: at most 16 characters. */
+struct engine_state {
+    const char *tag;
+    float *data;
+    size_t n;
 };
 
 /* An engine: the strategy between the backward pass and the learner (DESIGN.md). The
  * training loop calls, for each epoch where parallel training is on:
  *   start_epoch; per minibatch: [grad_ready ...] after_backward, then the learner when
- *   stats[2] > 0; at the end: flush until it returns 0 (learner after each 1). */
+ *   stats[2] > 0, then after_update; at the end: flush until it returns 0 (learner after
+ *   each 1), then end_epoch, through the engine_* calls below. Every op but destroy may be
+ * NULL (nothing to do). */
 struct engine;
 struct engine_ops {
     const char *name;
@@ -67,6 +87,19 @@ struct engine_ops {
     int (*after_backward)(struct engine *en, float *grads, double stats[3], struct pt_err *e);
     /* Epoch end: a pending aggregate goes into grads/stats (returns 1), or none (0). */
     int (*flush)(struct engine *en, float *grads, double stats[3], struct pt_err *e);
+    /* After the learner applied a minibatch of `samples` samples of this rank: an engine
+     * that synchronizes models counts them and, at its sync points, replaces the
+     * parameters. Returns 1 when it synchronized (the loop then zeroes the learner's
+     * momentum if en->reset_momentum), 0 when not, -1 on error. */
+    int (*after_update)(struct engine *en, size_t samples, struct pt_err *e);
+    /* Epoch end, after flush: the last synchronization of the epoch. tally = this rank's
+     * (training criterion, eval criterion, samples) over the epoch; an engine whose
+     * statistics are local makes them global. Returns 1/0/-1 as after_update. */
+    int (*end_epoch)(struct engine *en, double tally[3], struct pt_err *e);
+    /* Fill out[0..max) with the state a checkpoint keeps; returns how many. */
+    size_t (*state)(struct engine *en, struct engine_state *out, size_t max);
+    /* After a checkpoint restored the state (loaded = 1), or found none (0). */
+    void (*state_loaded)(struct engine *en, int loaded);
     void (*destroy)(struct engine *en);
 };
 
@@ -86,6 +119,7 @@ struct engine {
     struct pt_log *log; /* may be NULL */
     struct engine_layout layout;
     size_t epoch;
+    int reset_momentum; /* zero the learner's momentum after each synchronization */
     struct engine_perf perf;
 };
 
@@ -95,13 +129,25 @@ int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_lo
                const struct engine_layout *layout, struct engine **out, struct pt_err *e);
 void engine_free(struct engine *en);
 
-/* For engines: record one aggregation (perf lines and the JSON line). */
+/* The ops, or nothing where an engine has none (see struct engine_ops). */
+int engine_start_epoch(struct engine *en, size_t epoch, struct pt_err *e);
+int engine_after_backward(struct engine *en, float *grads, double stats[3], struct pt_err *e);
+int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e);
+int engine_after_update(struct engine *en, size_t samples, struct pt_err *e);
+int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e);
+
+/* For engines: record one aggregation (the JSON line; DataParallelSGD's
+ * syncPerfStats line when print is set). */
 void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait,
-                      double bytes, double samples, int bits);
+                      double bytes, double samples, int bits, int print);
 
 /* DataParallelSGD (dpsgd.c): dpsgd_new allocates the engine (ops set, rest zero);
  * dpsgd_setup runs once comm, log and layout are filled in. */
 int dpsgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e);
 int dpsgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e);
+
+/* ModelAveragingSGD and BlockMomentumSGD (masgd.c), the same pair of calls. */
+int masgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e);
+int masgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e);
 
 #endif

@@ -256,6 +256,11 @@ static const struct cfg_key pt_keys[] = {
      .help = "partrain extension: start each bucket's nonblocking allreduce during the "
              "backward pass (false: one blocking allreduce after it, faster when the ranks "
              "use every core: MPI then progresses only inside MPI calls)"},
+    {.name = "everyRankSavesModel",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "partrain extension: rank k > 0 also writes its model after each epoch as "
+             "<modelPath>.E.rank<k>, to show that all ranks hold the same model"},
     {.name = "DataParallelSGD",
      .type = CFG_BLOCK,
      .sub = &parallel_dpsgd_schema,

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/blob.h"
+#include "parallel/parallel.h"
 #include "train/train_internal.h"
 
 static const char ckp_magic[8] = {'P', 'T', 'C', 'K', 'P', 'T', 0, 1};
@@ -13,9 +14,13 @@ void ckp_path(char *buf, size_t size, const char *model_path, uint64_t epoch)
     snprintf(buf, size, "%s.%llu.ckp", model_path, (unsigned long long)epoch);
 }
 
+#define CKP_MAX_ENGINE 4
+
 int ckp_save(const char *path, const struct ckp_state *st, const struct learner *l,
-             struct pt_err *e)
+             struct engine *en, struct pt_err *e)
 {
+    struct engine_state es[CKP_MAX_ENGINE];
+    size_t nes = en && en->ops->state ? en->ops->state(en, es, CKP_MAX_ENGINE) : 0;
     struct blob_writer w;
     uint64_t meta[5] = {st->epochs_done, st->samples_seen, st->dropout_state, (uint64_t)l->type,
                         (uint64_t)l->n};
@@ -29,6 +34,8 @@ int ckp_save(const char *path, const struct ckp_state *st, const struct learner 
         rc = blob_write_section(&w, "learner.s1", l->s1, l->n * sizeof *l->s1, e);
     if (rc == 0 && l->s2)
         rc = blob_write_section(&w, "learner.s2", l->s2, l->n * sizeof *l->s2, e);
+    for (size_t i = 0; rc == 0 && i < nes; i++)
+        rc = blob_write_section(&w, es[i].tag, es[i].data, es[i].n * sizeof *es[i].data, e);
     if (rc == 0)
         return blob_write_commit(&w, e);
     blob_write_abort(&w);
@@ -46,8 +53,26 @@ static int take(const struct blob *b, const char *tag, void *dst, size_t len, co
     return 0;
 }
 
-int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct pt_err *e)
+/* The engine's sections: all there (1), none there (-1), or the engine keeps none (0). */
+static int take_engine(const struct blob *b, struct engine *en, const char *path, int *status,
+                       struct pt_err *e)
 {
+    struct engine_state es[CKP_MAX_ENGINE];
+    size_t nes = en && en->ops->state ? en->ops->state(en, es, CKP_MAX_ENGINE) : 0;
+    size_t found = 0;
+    for (size_t i = 0; i < nes; i++)
+        found += blob_find(b, es[i].tag) != NULL;
+    *status = nes == 0 ? 0 : found == 0 ? -1 : 1;
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && found > 0 && i < nes; i++)
+        rc = take(b, es[i].tag, es[i].data, es[i].n * sizeof *es[i].data, path, e);
+    return rc;
+}
+
+int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct engine *en,
+             int *engine_state, struct pt_err *e)
+{
+    *engine_state = 0;
     struct blob b;
     int rc = blob_read(path, ckp_magic, CKP_VERSION, "checkpoint", &b, e);
     if (rc)
@@ -65,6 +90,8 @@ int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct p
         rc = take(&b, "learner.s1", l->s1, l->n * sizeof *l->s1, path, e);
     if (rc == 0 && l->s2)
         rc = take(&b, "learner.s2", l->s2, l->n * sizeof *l->s2, path, e);
+    if (rc == 0)
+        rc = take_engine(&b, en, path, engine_state, e);
     if (rc == 0) {
         st->epochs_done = meta[0];
         st->samples_seen = meta[1];

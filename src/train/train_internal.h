@@ -18,12 +18,16 @@ struct ckp_state {
 
 /* "<model>.ckp" for the model file of epoch `epoch` (1-based): modelPath.E.ckp. */
 void ckp_path(char *buf, size_t size, const char *model_path, uint64_t epoch);
-/* Write atomically (rank 0 only): state plus the learner's buffers. */
+/* Write atomically (rank 0 only): state, the learner's buffers and the engine's state. */
+struct engine;
 int ckp_save(const char *path, const struct ckp_state *st, const struct learner *l,
-             struct pt_err *e);
-/* Restore into st and l (l already sized for the network); refuses a checkpoint of another
- * shape or learner. */
-int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct pt_err *e);
+             struct engine *en, struct pt_err *e);
+/* Restore into st, l (already sized for the network) and the engine; refuses a checkpoint
+ * of another shape or learner. *engine_state: 1 the engine's state was restored, -1 the
+ * engine keeps state but the checkpoint has none (another method wrote it), 0 the engine
+ * keeps none. */
+int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct engine *en,
+             int *engine_state, struct pt_err *e);
 
 /* applyMeanVarNorm / needPrior: one pass over the whole training data (not distributed). */
 int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prior,

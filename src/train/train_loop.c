@@ -102,7 +102,7 @@ static int grad_ready(void *ctx, size_t first, struct pt_err *e)
 
 static int engine_setup(struct run *r, struct pt_err *e)
 {
-    struct engine_layout layout = {.n = nn_param_count(r->net)};
+    struct engine_layout layout = {.n = nn_param_count(r->net), .params = nn_params(r->net)};
     layout.tensors = nn_tensors(r->net, &layout.ntensors);
     return engine_new(&r->pc, r->ctx->comm, r->rank == 0 || r->ctx->log->own ? r->ctx->log : NULL,
                       &layout, &r->engine, e);
@@ -179,12 +179,19 @@ static int build(struct run *r, struct pt_err *e)
         ckp_path(path, sizeof path, r->model, done);
         struct pt_err ce;
         pt_err_clear(&ce);
-        if (ckp_load(path, &r->st, &r->learner, &ce)) {
+        int engine_state = 0;
+        if (ckp_load(path, &r->st, &r->learner, r->engine, &engine_state, &ce)) {
             pt_log_printf(r->ctx->log, "%s\nwarning: continuing from %s without its checkpoint: "
                                        "learner state reset\n", ce.msg, path);
             learner_reset(&r->learner);
             r->st.epochs_done = done;
+        } else if (engine_state < 0 && may_log(r)) {
+            pt_log_printf(r->ctx->log, "warning: checkpoint '%s' has no %s state (written by "
+                                       "another method?): it starts afresh\n", path,
+                          r->engine->ops->name);
         }
+        if (r->engine->ops->state_loaded)
+            r->engine->ops->state_loaded(r->engine, engine_state > 0);
         nn_set_dropout_state(r->net, r->st.dropout_state);
     }
     if (rc == 0)
@@ -239,7 +246,7 @@ static int write_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
     ckp_path(ckp, sizeof ckp, r->model, epoch + 1);
     int rc = pt_make_parent_dirs(path, e);
     if (rc == 0)
-        rc = ckp_save(ckp, &r->st, &r->learner, e);
+        rc = ckp_save(ckp, &r->st, &r->learner, r->engine, e);
     if (rc == 0)
         rc = nn_save(r->net, path, e);
     if (rc == 0 && last) {
@@ -255,23 +262,46 @@ static int write_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
     return 0;
 }
 
+/* everyRankSavesModel: rank k > 0 writes modelPath.E.rank<k> (to compare with rank 0's). */
+static int write_rank_model(struct run *r, size_t epoch, struct pt_err *e)
+{
+    char path[4300];
+    snprintf(path, sizeof path, "%s.%zu.rank%d", r->model, epoch + 1, r->rank);
+    int rc = pt_make_parent_dirs(path, e);
+    if (rc == 0)
+        rc = nn_save(r->net, path, e);
+    return rc ? pt_err_context(e, "while saving rank %d's model of epoch %zu", r->rank, epoch + 1)
+              : 0;
+}
+
 static int save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
 {
-    int rc = r->rank == 0 ? write_epoch(r, epoch, last, e) : 0;
+    int rc = 0;
+    if (r->rank == 0)
+        rc = write_epoch(r, epoch, last, e);
+    else if (r->pc.every_rank_saves)
+        rc = write_rank_model(r, epoch, e);
     return after_rank0_io(r, rc, e);
 }
 
+/* CNTK's line: the DataParallelSGD part and the distributed reading part when they apply. */
 static void loop_start_line(struct run *r, size_t epoch)
 {
-    if (!parallel_on(r, epoch)) {
-        pt_log_printf(r->ctx->log, "Starting minibatch loop.\n");
-        return;
+    char line[512] = "Starting minibatch loop";
+    size_t len = strlen(line);
+    int on = parallel_on(r, epoch);
+    if (on && r->pc.method == PAR_DPSGD) {
+        len += (size_t)snprintf(line + len, sizeof line - len,
+                                ", DataParallelSGD training (myRank = %d, numNodes = %d, "
+                                "numGradientBits = %lld)",
+                                r->rank, r->workers, cfg_sched_int(&r->pc.bits, epoch));
+        if (r->pc.buffered)
+            len += (size_t)snprintf(line + len, sizeof line - len,
+                                    ", BufferedAsyncGradientAggregation is ENABLED");
     }
-    pt_log_printf(r->ctx->log,
-                  "Starting minibatch loop, DataParallelSGD training (myRank = %d, numNodes = %d, "
-                  "numGradientBits = %lld), distributed reading is %s.\n",
-                  r->rank, r->workers, cfg_sched_int(&r->pc.bits, epoch),
-                  r->pc.distributed_reading ? "ENABLED" : "DISABLED");
+    if (on && r->workers > 1 && r->pc.distributed_reading)
+        snprintf(line + len, sizeof line - len, ", distributed reading is ENABLED");
+    pt_log_printf(r->ctx->log, "%s.\n", line);
 }
 
 /* Running sums of an epoch and of a progress window. */
@@ -285,6 +315,14 @@ static void tally_add(struct tally *t, const double stats[3])
     t->train += stats[0];
     t->eval += stats[1];
     t->samples += (size_t)stats[2];
+}
+
+/* An engine synchronized the models (status 1): zero the momentum if it asks for that. */
+static int synced(struct run *r, int status)
+{
+    if (status == 1 && r->engine->reset_momentum)
+        learner_reset(&r->learner);
+    return status < 0 ? status : 0;
 }
 
 /* One minibatch: local step (nothing to do for an empty share), the engine's aggregation,
@@ -302,10 +340,12 @@ static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *e
     stats[1] = st.eval_crit;
     stats[2] = (double)st.samples;
     if (rc == 0 && on)
-        rc = r->engine->ops->after_backward(r->engine, nn_grads(r->net), stats, e);
+        rc = engine_after_backward(r->engine, nn_grads(r->net), stats, e);
     if (rc == 0 && stats[2] > 0)
         learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net),
                        (size_t)stats[2], r->spans, r->nspans);
+    if (rc == 0 && on)
+        rc = synced(r, engine_after_update(r->engine, (size_t)stats[2], e));
     return rc;
 }
 
@@ -314,12 +354,18 @@ static int flush(struct run *r, const struct learn_epoch *ep, struct tally *all,
 {
     double stats[3];
     int rc;
-    while ((rc = r->engine->ops->flush(r->engine, nn_grads(r->net), stats, e)) == 1) {
+    while ((rc = engine_flush(r->engine, nn_grads(r->net), stats, e)) == 1) {
         if (stats[2] > 0)
             learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net),
                            (size_t)stats[2], r->spans, r->nspans);
         tally_add(all, stats);
     }
+    if (rc)
+        return rc;
+    /* the last synchronization of the epoch; local statistics become global */
+    double t[3] = {all->train, all->eval, (double)all->samples};
+    rc = synced(r, engine_end_epoch(r->engine, t, e));
+    *all = (struct tally){t[0], t[1], (size_t)t[2]};
     return rc;
 }
 
@@ -377,8 +423,10 @@ static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, 
         logfmt_epoch_start(line, sizeof line, (int)epoch + 1, ep->lr_per_sample,
                            learn_effective_momentum(ep), learn_momentum_time_constant(ep));
         pt_log_printf(log, "%s\n", line);
-        loop_start_line(r, epoch);
     }
+    int rc = on ? engine_start_epoch(r->engine, epoch, e) : 0;
+    if (r->trace > 0 && talk)
+        loop_start_line(r, epoch);
     struct minibatch mb = {0};
     double t0 = pt_now(), stats[3];
     struct tally all = {0};
@@ -387,9 +435,8 @@ static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, 
     /* parallel epochs split every global minibatch among the ranks; without
      * distributedMBReading each rank reads all of it and keeps its slice (CNTK) */
     int split = on && r->workers > 1;
-    nn_set_grad_ready(r->net, on ? grad_ready : NULL, r);
+    nn_set_grad_ready(r->net, on && r->engine->ops->grad_ready ? grad_ready : NULL, r);
     reader_split_by_sequence(r->reader, split && !r->pc.distributed_reading);
-    int rc = on ? r->engine->ops->start_epoch(r->engine, epoch, e) : 0;
     if (rc == 0)
         rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size,
                                 split ? r->rank : 0, split ? r->workers : 1, e);

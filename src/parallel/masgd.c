@@ -1,0 +1,284 @@
+/* ModelAveragingSGD and BlockMomentumSGD (SPEC 7.2, 7.3): every rank trains its own copy
+ * of the model on its share of the data, and every blockSizePerWorker local samples a
+ * synchronization replaces all copies by one new model.
+ *
+ *   ModelAveragingSGD:  W = sum_k (n_k / sum n) W_k        (n_k: samples since last sync)
+ *   BlockMomentumSGD:   G = sum_k (prev - W_k);  D = bm D + (1 - bm) blr G;
+ *                       W = prev - D  [- bm D with Nesterov];  prev = W
+ *
+ * A sync is collective and starts with a header, an allreduce of five doubles: the samples
+ * this rank processed since the last sync, whether its data for the epoch is used up, and
+ * its statistics of the epoch so far. A rank whose share ends early keeps joining syncs,
+ * with no new samples, until the header says every rank is done. So ranks with unequal
+ * shares perform the same number of syncs, none waits forever, and no sample is dropped.
+ * The sync at which all are done is the epoch's final one, and its header carries the
+ * global statistics of the epoch. A sync to which no rank brings samples leaves the model
+ * alone (the models are equal already; no block momentum step without a block). The
+ * gradients and the minibatch statistics stay local: each rank steps its own model. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "core/timer.h"
+#include "parallel/parallel.h"
+
+struct masgd {
+    struct engine base;
+    int bmuf, nesterov, workers;
+    size_t per_worker; /* local samples between syncs */
+    double bm, blr, tc_per_worker;
+    float *prev, *delta, *work; /* BMUF: model after the last sync, block momentum, G */
+    int have_prev;
+    size_t since; /* local samples since the last sync */
+    /* SPEC 9 statistics, per epoch */
+    long long hits;
+    double hit_seconds;
+    double rep_t0, rep_total, rep_local; /* since the last syncPerfStats report */
+};
+
+static struct masgd *ma_of(struct engine *en)
+{
+    return (struct masgd *)en;
+}
+
+static void ma_update(struct masgd *m, double total)
+{
+    float f = (float)((double)m->since / total);
+    float *w = m->base.layout.params;
+    for (size_t i = 0; i < m->base.layout.n; i++)
+        w[i] *= f;
+}
+
+static void bmuf_update(struct masgd *m)
+{
+    float *w = m->base.layout.params, *prev = m->prev, *d = m->delta, *g = m->work;
+    float b = (float)m->bm, gain = (float)((1.0 - m->bm) * m->blr);
+    for (size_t i = 0; i < m->base.layout.n; i++) {
+        float di = b * d[i] + gain * g[i];
+        float x = prev[i] - di;
+        if (m->nesterov)
+            x -= b * di;
+        d[i] = di;
+        w[i] = x;
+        prev[i] = x;
+    }
+}
+
+static void report(struct masgd *m, double t0, double t1, double comm_s, double total)
+{
+    struct engine *en = &m->base;
+    m->hits++;
+    m->hit_seconds += t1 - t0;
+    m->rep_total += total;
+    m->rep_local += (double)m->since;
+    struct pt_log *log = en->log;
+    if (log)
+        pt_log_printf(log, "\t\t(model aggregation stats): %d-th sync point was hit, introducing a "
+                           "%.2f-seconds latency this time; accumulated time on sync point = %.2f "
+                           "seconds , average latency = %.2f seconds\n",
+                      (int)m->hits, t1 - t0, m->hit_seconds, m->hit_seconds / (double)m->hits);
+    long long f = en->perf.every;
+    if (f > 0 && (m->hits % f == 0 || m->hits <= 5)) {
+        double secs = t1 - m->rep_t0;
+        double k = secs > 0 ? m->rep_total / secs / 1000.0 : 0.0;
+        if (log)
+            pt_log_printf(log,
+                          "\t\t(model aggregation stats) %d-th sync: %8.2f seconds since last report "
+                          "(%.2f seconds on comm.); %d samples processed by %d workers (%d by me);\n"
+                          "\t\t(model aggregation stats) %d-th sync: totalThroughput = %.2fk "
+                          "samplesPerSecond , throughputPerWorker = %.2fk samplesPerSecond\n",
+                          (int)m->hits, secs, comm_s, (int)m->rep_total, m->workers,
+                          (int)m->rep_local, (int)m->hits, k, k / m->workers);
+        m->rep_t0 = t1;
+        m->rep_total = m->rep_local = 0;
+    }
+    double n = (double)en->layout.n, w = m->workers;
+    double bytes = 2.0 * (w - 1.0) / w * 4.0 * n + 5 * sizeof(double);
+    engine_perf_sync(en, t0, t1, comm_s, total > 0 ? bytes : 5 * sizeof(double),
+                     (double)m->since, 32, 0);
+}
+
+/* One synchronization. done: this rank's data is used up; tally: its epoch statistics
+ * (replaced by the global ones when every rank is done). */
+static int sync_models(struct masgd *m, int done, double tally[3], int *all_done,
+                       struct pt_err *e)
+{
+    struct engine *en = &m->base;
+    struct comm *c = en->comm;
+    size_t n = en->layout.n;
+    double t0 = pt_now();
+    double hdr[5] = {(double)m->since, done ? 1.0 : 0.0, tally[0], tally[1], tally[2]};
+    int rc = comm_allreduce_f64(c, hdr, 5, e);
+    double total = hdr[0], comm_s = pt_now() - t0;
+    if (rc == 0 && total > 0) {
+        double t = pt_now();
+        if (m->bmuf) {
+            for (size_t i = 0; i < n; i++)
+                m->work[i] = m->prev[i] - en->layout.params[i];
+            rc = comm_allreduce_f32(c, m->work, n, e);
+            comm_s += pt_now() - t;
+            if (rc == 0)
+                bmuf_update(m);
+        } else {
+            ma_update(m, total);
+            rc = comm_allreduce_f32(c, en->layout.params, n, e);
+            comm_s += pt_now() - t;
+        }
+    }
+    if (rc)
+        return pt_err_context(e, "in %s synchronization %lld of epoch %zu", en->ops->name,
+                              m->hits + 1, en->epoch + 1);
+    *all_done = hdr[1] > (double)m->workers - 0.5;
+    if (*all_done)
+        memcpy(tally, hdr + 2, 3 * sizeof *tally);
+    report(m, t0, pt_now(), comm_s, total);
+    m->since = 0;
+    return 0;
+}
+
+static int ms_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
+{
+    (void)e;
+    struct masgd *m = ma_of(en);
+    en->epoch = epoch;
+    m->since = 0;
+    m->hits = 0;
+    m->hit_seconds = 0;
+    m->rep_total = m->rep_local = 0;
+    m->rep_t0 = pt_now();
+    if (!m->bmuf)
+        return 0;
+    if (!m->have_prev) { /* first parallel epoch: the common model is the last sync's */
+        memcpy(m->prev, en->layout.params, en->layout.n * sizeof *m->prev);
+        m->have_prev = 1;
+    }
+    if (en->log)
+        pt_log_printf(en->log, "Parallel training (%d workers) using BlockMomentumSGD with block "
+                               "momentum = %6.4f, block momentum time constant (per worker) = "
+                               "%6.4f, block learning rate = %6.4f, block size per worker = %d "
+                               "samples, %s%s\n",
+                      m->workers, m->bm, m->tc_per_worker, m->blr, (int)m->per_worker,
+                      m->nesterov ? "using Nesterov-style block momentum, " : "",
+                      en->reset_momentum ? "resetting SGD momentum after sync." : ".");
+    return 0;
+}
+
+static int ms_after_update(struct engine *en, size_t samples, struct pt_err *e)
+{
+    struct masgd *m = ma_of(en);
+    m->since += samples;
+    if (m->since < m->per_worker)
+        return 0;
+    double none[3] = {0, 0, 0};
+    int all = 0;
+    return sync_models(m, 0, none, &all, e) ? -1 : 1;
+}
+
+static int ms_end_epoch(struct engine *en, double tally[3], struct pt_err *e)
+{
+    struct masgd *m = ma_of(en);
+    double mine[3];
+    int all = 0;
+    do {
+        memcpy(mine, tally, sizeof mine);
+        if (sync_models(m, 1, mine, &all, e))
+            return -1;
+    } while (!all);
+    memcpy(tally, mine, sizeof mine);
+    return 1;
+}
+
+static size_t ms_state(struct engine *en, struct engine_state *out, size_t max)
+{
+    struct masgd *m = ma_of(en);
+    if (!m->bmuf || max < 2)
+        return 0;
+    out[0] = (struct engine_state){"bmuf.delta", m->delta, en->layout.n};
+    out[1] = (struct engine_state){"bmuf.prev", m->prev, en->layout.n};
+    return 2;
+}
+
+static void ms_state_loaded(struct engine *en, int loaded)
+{
+    struct masgd *m = ma_of(en);
+    if (!m->bmuf)
+        return;
+    m->have_prev = loaded;
+    if (!loaded)
+        memset(m->delta, 0, en->layout.n * sizeof *m->delta);
+}
+
+static void ms_destroy(struct engine *en)
+{
+    struct masgd *m = ma_of(en);
+    free(m->prev);
+    free(m->delta);
+    free(m->work);
+    free(m);
+}
+
+static const struct engine_ops ma_ops = {.name = "ModelAveragingSGD",
+                                         .start_epoch = ms_start_epoch,
+                                         .after_update = ms_after_update,
+                                         .end_epoch = ms_end_epoch,
+                                         .destroy = ms_destroy};
+
+static const struct engine_ops bmuf_ops = {.name = "BlockMomentumSGD",
+                                           .start_epoch = ms_start_epoch,
+                                           .after_update = ms_after_update,
+                                           .end_epoch = ms_end_epoch,
+                                           .state = ms_state,
+                                           .state_loaded = ms_state_loaded,
+                                           .destroy = ms_destroy};
+
+int masgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)
+{
+    struct masgd *m = calloc(1, sizeof *m);
+    if (!m)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    m->bmuf = pc->method == PAR_BMUF;
+    m->base.ops = m->bmuf ? &bmuf_ops : &ma_ops;
+    *out = &m->base;
+    return 0;
+}
+
+int masgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e)
+{
+    struct masgd *m = ma_of(en);
+    struct comm *c = en->comm;
+    m->workers = comm_size(c);
+    long long per = pc->block_total > 0 ? pc->block_total / m->workers : pc->block_per_worker;
+    m->per_worker = per > 0 ? (size_t)per : 1;
+    struct comm_options o = {.hierarchical = pc->hierarchical, .fp16 = 0,
+                             .bucket_bytes = (size_t)pc->bucket_bytes};
+    int rc = comm_set_options(c, &o, e);
+    if (rc)
+        return rc;
+    if (!m->bmuf) {
+        if (en->log)
+            pt_log_printf(en->log, "Parallel training (%d workers) using ModelAveraging\n",
+                          m->workers);
+        return 0;
+    }
+    /* block momentum: given per sync, or as a time constant over blockSize = per worker
+     * times workers, or by default 1 - 1/workers */
+    double block = (double)m->per_worker * m->workers;
+    if (pc->bm_per_sync >= 0)
+        m->bm = pc->bm_per_sync;
+    else if (pc->bm_time_constant >= 0)
+        m->bm = pc->bm_time_constant > 0 ? exp(-block / pc->bm_time_constant) : 0.0;
+    else
+        m->bm = 1.0 - 1.0 / m->workers;
+    m->tc_per_worker = m->bm > 0 ? -(double)m->per_worker / log(m->bm) : 0.0;
+    m->blr = pc->block_lr;
+    m->nesterov = pc->nesterov;
+    en->reset_momentum = pc->reset_momentum;
+    size_t n = en->layout.n ? en->layout.n : 1;
+    m->prev = calloc(n, sizeof *m->prev);
+    m->delta = calloc(n, sizeof *m->delta);
+    m->work = calloc(n, sizeof *m->work);
+    if (!m->prev || !m->delta || !m->work)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (BlockMomentumSGD state)");
+    return 0;
+}
