@@ -7,24 +7,13 @@ set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_dpsgd: mpiexec not found"; exit 99; }
-mpi() { timeout 120 "$MPIEXEC" --allow-run-as-root --oversubscribe "$@"; }
 cd "$tmp"
 toy_ctf 'x + 0.5 * y > 0.75' >d.ctf
 head -n 600 d.ctf >cv.ctf
 toy_cfg 2 >p.cfg
 DP=train.SGD.ParallelTrain
-# run NAME RANKS ARGS...: train, keep the log in NAME.err, its epoch criteria in NAME.txt
-run() {
-    name=$1 n=$2; shift 2
-    mpi -n "$n" "$T" configFile=p.cfg Dir="$name" "$@" >"$name.out" 2>"$name.err"
-    st=$?
-    [ $st -eq 0 ] && ok || { no "$name (-n $n $*) exited $st"; tail -5 "$name.err"; }
-    crit "$name.err" >"$name.txt"
-}
 same() { if close "$1.txt" "$2.txt" "${3:-1e-5}"; then ok; else no "$1 and $2 differ"; paste "$1.txt" "$2.txt"; fi; }
 differ() { if close "$1.txt" "$2.txt" 1e-9; then no "$1 and $2 are identical"; else ok; fi; }
-# the last epoch's error rate is at most $2
-learns() { awk -v max="$2" 'END { exit !(NF == 2 && $2 <= max) }' "$1.txt" && ok || { no "$1 did not learn"; cat "$1.txt"; }; }
 
 run base 1
 learns base 0.10

@@ -9,7 +9,6 @@ set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_masgd: mpiexec not found"; exit 99; }
-mpi() { timeout 120 "$MPIEXEC" --allow-run-as-root --oversubscribe "$@"; }
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
 export ASAN_OPTIONS
 P=$(cd "${top_builddir:-.}" && pwd)/tests/test_masgd
@@ -27,14 +26,6 @@ toy_cfg 1 >p.cfg
 PT=train.SGD.ParallelTrain
 BM="$PT.parallelizationMethod=BlockMomentumSGD"
 MA="$PT.parallelizationMethod=ModelAveragingSGD"
-run() {
-    name=$1 n=$2; shift 2
-    mpi -n "$n" "$T" configFile=p.cfg Dir="$name" "$@" >"$name.out" 2>"$name.err"
-    st=$?
-    [ $st -eq 0 ] && ok || { no "$name (-n $n $*) exited $st"; tail -5 "$name.err"; }
-    crit "$name.err" >"$name.txt"
-}
-learns() { awk -v max="$2" 'END { exit !(NF == 2 && $2 <= max) }' "$1.txt" && ok || { no "$1 did not learn"; cat "$1.txt"; }; }
 # identical NAME RANKS EPOCHS: rank k's model file of every epoch equals rank 0's
 identical() {
     for ep in $(seq 1 "$3"); do

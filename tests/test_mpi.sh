@@ -5,7 +5,6 @@ set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_mpi: mpiexec not found (apt-get install openmpi-bin)"; exit 99; }
-mpi() { timeout 120 "$MPIEXEC" --allow-run-as-root --oversubscribe "$@"; }
 
 cfg="$S/configs/fashion-mlp.cfg"
 cd "$tmp" # no ./data here: nothing trains for real

@@ -6,7 +6,6 @@ set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_parallel: mpiexec not found"; exit 99; }
-mpi() { timeout 120 "$MPIEXEC" --allow-run-as-root --oversubscribe "$@"; }
 cd "$tmp"
 toy_ctf 'x * x + y > 0.8' >d.ctf
 toy_cfg 1 >p.cfg

@@ -55,6 +55,19 @@ close() {
         d = a - b; if (d < 0) d = -d; m = (a < 0 ? -a : a); if (d > tol * m + 1e-7) bad = 1 } n++ }
         END { exit bad || n == 0 }'
 }
+# mpi ARGS...: Open MPI's mpiexec ($MPIEXEC) as root, oversubscribed, ended after 120 s
+mpi() { timeout 120 "${MPIEXEC:-mpiexec}" --allow-run-as-root --oversubscribe "$@"; }
+# run NAME RANKS ARGS...: train p.cfg on RANKS ranks with Dir=NAME; the log goes to
+# NAME.err, the criteria of each epoch (crit) to NAME.txt
+run() {
+    name=$1 n=$2; shift 2
+    mpi -n "$n" "$T" configFile=p.cfg Dir="$name" "$@" >"$name.out" 2>"$name.err"
+    st=$?
+    [ $st -eq 0 ] && ok || { no "$name (-n $n $*) exited $st"; tail -5 "$name.err"; }
+    crit "$name.err" >"$name.txt"
+}
+# learns NAME MAX: the last epoch's error rate in NAME.txt is at most MAX
+learns() { awk -v max="$2" 'END { exit !(NF == 2 && $2 <= max) }' "$1.txt" && ok || { no "$1 did not learn"; cat "$1.txt"; }; }
 # finish NAME: print the summary lines and exit with the verdict
 finish() {
     echo "# $1: $pass checks passed, $fail failed"
