@@ -3,7 +3,7 @@ noinst_LIBRARIES += libpartrain.a
 libpartrain_a_SOURCES = \
 	src/core/log.h src/core/log.c src/core/fs.h src/core/fs.c src/core/rng.h src/core/rng.c src/core/blob.h src/core/blob.c \
 	src/comm/comm.h src/comm/comm_internal.h src/comm/comm.c src/comm/comm_types.c src/comm/comm_coll.c \
-	src/comm/comm_nb.c src/comm/comm_hier.c \
+	src/comm/comm_nb.c src/comm/comm_hier.c src/comm/comm_store.c \
 	src/learn/learn.h src/learn/sgd_schema.c src/learn/learn_config.c src/learn/learner.c \
 	src/nn/nn.h src/nn/network_schema.c \
 	src/reader/reader.h src/reader/reader_schema.c src/reader/minibatch.h src/reader/minibatch.c \
@@ -11,6 +11,7 @@ libpartrain_a_SOURCES = \
 	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/timeline.h src/reader/timeline.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c src/parallel/engine.c \
 	src/parallel/quantize.h src/parallel/quantize.c src/parallel/dpsgd.c src/parallel/masgd.c \
+	src/parallel/asgd.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
 	src/train/logfmt.h src/train/logfmt.c src/train/train_internal.h src/train/train_loop.c \
 	src/train/evaluate.c src/train/checkpoint.c src/train/stats.c src/core/timer.h \

@@ -41,7 +41,8 @@ tests_test_fuzz_regress_ctf_LDADD = $(PT_LIBS)
 
 TESTS += tests/test_cfg tests/test_cfg_files tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/fuzz_regress.sh \
 	tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh \
-	tests/test_dpsgd.sh tests/test_onebit_fashion.sh tests/test_masgd.sh
+	tests/test_dpsgd.sh tests/test_onebit_fashion.sh tests/test_masgd.sh tests/test_asgd.sh \
+	tests/test_asgd_fashion.sh
 else
 check-local:
 	@echo "make check needs Check (apt-get install check), then re-run ./configure" >&2; exit 1
@@ -50,7 +51,8 @@ endif
 TESTS_ENVIRONMENT = \
 	top_srcdir='$(top_srcdir)' top_builddir='$(top_builddir)' MPIEXEC='$(MPIEXEC)' \
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
-EXTRA_DIST += tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh tests/test_dpsgd.sh tests/test_onebit_fashion.sh tests/test_masgd.sh tests/testlib.sh tests/lsan.supp tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh \
+EXTRA_DIST += tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh tests/test_dpsgd.sh tests/test_onebit_fashion.sh tests/test_masgd.sh \
+	tests/test_asgd.sh tests/test_asgd_fashion.sh tests/testlib.sh tests/lsan.supp tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh \
 	tests/fuzz/seeds tests/fuzz/regress tests/fuzz/seeds-ctf tests/fuzz/regress-ctf scripts/fuzz.sh tests/data/cntk-legacy.cfg
 
 if HAVE_CHECK
@@ -75,3 +77,9 @@ check_PROGRAMS += tests/test_masgd
 tests_test_masgd_SOURCES = tests/test_masgd.c
 tests_test_masgd_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 tests_test_masgd_LDADD = $(PT_LIBS)
+# tests/test_asgd: the DataParallelASGD engine: no lost updates (exact), warm-up, pipeline,
+# SimModelAverage, staleness, server state, progress (plain MPI program, tests/test_asgd.sh).
+check_PROGRAMS += tests/test_asgd
+tests_test_asgd_SOURCES = tests/test_asgd.c
+tests_test_asgd_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_test_asgd_LDADD = $(PT_LIBS)

@@ -68,6 +68,21 @@ run() {
 }
 # learns NAME MAX: the last epoch's error rate in NAME.txt is at most MAX
 learns() { awk -v max="$2" 'END { exit !(NF == 2 && $2 <= max) }' "$1.txt" && ok || { no "$1 did not learn"; cat "$1.txt"; }; }
+# fashion_data NAME: sets data to a directory with Fashion-MNIST's train.ctf and test.ctf
+# (the source tree's, else converted here from Debian's package); exits 1 when impossible
+fashion_data() {
+    data=${PT_FASHION_CTF:-$S/data/fashion-mnist}
+    [ -f "$data/train.ctf" ] && [ -f "$data/test.ctf" ] && return 0
+    data=$tmp/fashion # a tree without prepared data (a tarball build)
+    mkdir -p "$data"
+    src=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+    conv=$(cd "${top_builddir:-.}" && pwd)/scripts/idx2ctf
+    "$conv" "$src/train-images-idx3-ubyte.gz" "$src/train-labels-idx1-ubyte.gz" "$data/train.ctf" &&
+        "$conv" "$src/t10k-images-idx3-ubyte.gz" "$src/t10k-labels-idx1-ubyte.gz" "$data/test.ctf" ||
+        { echo "$1: cannot convert $src (apt-get install dataset-fashion-mnist)"; exit 1; }
+}
+# test_err LOG: the test error of the Final Results line (10000 samples)
+test_err() { sed -n 's/^Final Results: .*EvalClassificationError = \([0-9.]*\) \* 10000;.*/\1/p' "$1"; }
 # finish NAME: print the summary lines and exit with the verdict
 finish() {
     echo "# $1: $pass checks passed, $fail failed"

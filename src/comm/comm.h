@@ -171,6 +171,40 @@ int comm_irecv(struct comm *c, void *buf, size_t n, enum comm_type t, int src, i
 int comm_test(struct comm_req **req, int *done, struct pt_err *e);
 int comm_wait(struct comm_req **req, struct pt_err *e);
 
+/* A sharded store of n floats in one-sided memory (MPI-3 RMA, passive target): the
+ * parameter server of DataParallelASGD. Every rank hosts one contiguous shard (n / size
+ * floats, the first n % size ranks one more) and any rank adds to or reads from all of
+ * them without the owners taking part: on one node (Open MPI osc/sm) the origin does the
+ * work in shared memory. Adds are element-wise atomic (concurrent adds are never lost);
+ * a read of a shard is atomic against adds to it, element by element. A rank 0 counter
+ * (int64) numbers pushes. The store starts zeroed. */
+struct comm_store;
+/* Collective. */
+int comm_store_new(struct comm *c, size_t n, struct comm_store **out, struct pt_err *e);
+/* Collective (NULL: no-op); nothing may be in flight. */
+void comm_store_free(struct comm_store *s);
+/* Rank r's shard: elements [*first, *first + *count) of the flat vector. */
+void comm_store_shard(const struct comm_store *s, int rank, size_t *first, size_t *count);
+/* Start adding add[0..n) to the store (add NULL: no add), then reading all of it into
+ * get[0..n) (get NULL: no read); the read includes this add. Nonblocking: both buffers
+ * stay untouched until comm_store_wait, or comm_store_test reports done. One operation in
+ * flight at a time. */
+int comm_store_start(struct comm_store *s, const float *add, float *get, struct pt_err *e);
+int comm_store_test(struct comm_store *s, int *done, struct pt_err *e);
+int comm_store_wait(struct comm_store *s, struct pt_err *e);
+/* Wait, then make every add this rank started visible at its target (remote
+ * completion). After every rank did this and met in a collective, reads see all adds. */
+int comm_store_complete(struct comm_store *s, struct pt_err *e);
+/* Replace this rank's shard by full[first..first+count) (the caller keeps others away,
+ * e.g. writes before a barrier). */
+int comm_store_write_own(struct comm_store *s, const float *full, struct pt_err *e);
+/* Let MPI progress others' operations on this rank's shard: needed where the one-sided
+ * component works through the owner (Open MPI's osc/pt2pt and osc/ucx without hardware
+ * RDMA), free where the origin does the work (osc/sm on one node, osc/rdma). */
+int comm_store_poke(struct comm_store *s, struct pt_err *e);
+/* Add `add` to the push counter (0: just read it); *before gets its previous value. */
+int comm_store_count(struct comm_store *s, long long add, long long *before, struct pt_err *e);
+
 /* End every rank now (MPI_Abort); for failures other ranks cannot know about. */
 void comm_abort(struct comm *c, int exit_code) __attribute__((noreturn));
 

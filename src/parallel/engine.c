@@ -8,6 +8,7 @@
 
 #include "comm/comm.h"
 #include "core/fs.h"
+#include "core/timer.h"
 #include "parallel/parallel.h"
 
 const char *parallel_method_name(enum par_method m)
@@ -67,6 +68,34 @@ static int read_local_sgd(struct cfg_node *pt, struct parallel_config *pc, struc
     return rc;
 }
 
+/* DataParallelASGD: its block, and in it AdjustLearningRateAtBeginning (absent: no
+ * warm-up, as in CNTK; present: its defaults, staircase). */
+static int read_asgd(struct cfg_node *pt, struct parallel_config *pc, struct pt_err *e)
+{
+    const struct cfg_schema *s = &parallel_asgd_schema, *as = &parallel_asgd_adjust_schema;
+    struct cfg_node *blk = NULL, *adj = NULL;
+    struct cfg_val v;
+    int rc = cfg_find_block(pt, s->name, &blk, e);
+    struct cfg_node *from = blk ? blk : pt;
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "syncPeriodPerWorker", &v, e)) == 0)
+        pc->sync_period = v.i;
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "usePipeline", &v, e)) == 0)
+        pc->pipeline = v.b;
+    if (rc == 0 && (rc = cfg_schema_get(from, s, "SimModelAverage", &v, e)) == 0)
+        pc->sim_ma = v.b;
+    if (rc == 0 && blk)
+        rc = cfg_find_block(blk, as->name, &adj, e);
+    if (rc || !adj)
+        return rc;
+    if ((rc = cfg_schema_get(adj, as, "adjustType", &v, e)) == 0)
+        pc->adjust = v.choice;
+    if (rc == 0 && (rc = cfg_schema_get(adj, as, "adjustCoefficient", &v, e)) == 0)
+        pc->adjust_coef = v.d;
+    if (rc == 0 && (rc = cfg_schema_get(adj, as, "adjustPerMinibatches", &v, e)) == 0)
+        pc->adjust_per = v.i;
+    return rc;
+}
+
 int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struct pt_err *e)
 {
     memset(pc, 0, sizeof *pc);
@@ -77,6 +106,7 @@ int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struc
     pc->overlap = 0;
     pc->zero_threshold = 1;
     pc->bm_time_constant = pc->bm_per_sync = -1.0;
+    pc->slow_rank = -1;
     struct cfg_node *pt = NULL;
     int rc = cfg_find_block(sgd, "ParallelTrain", &pt, e);
     if (rc || !pt)
@@ -115,8 +145,16 @@ int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struc
     if ((rc = cfg_schema_get(pt, s, "everyRankSavesModel", &v, e)))
         return rc;
     pc->every_rank_saves = v.b;
+    if ((rc = cfg_schema_get(pt, s, "testSlowRank", &v, e)))
+        return rc;
+    pc->slow_rank = (int)v.i;
+    if ((rc = cfg_schema_get(pt, s, "testSlowSeconds", &v, e)))
+        return rc;
+    pc->slow_seconds = v.d;
     if (pc->method == PAR_MA || pc->method == PAR_BMUF)
         rc = read_local_sgd(pt, pc, e);
+    else if (pc->method == PAR_ASGD)
+        rc = read_asgd(pt, pc, e);
     return rc ? rc : read_dpsgd(pt, pc, e);
 }
 
@@ -150,6 +188,11 @@ int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err
 
 int engine_after_update(struct engine *en, size_t samples, struct pt_err *e)
 {
+    if (en->slow_seconds > 0) { /* a slow worker: burns the core as slow compute would */
+        double until = pt_now() + en->slow_seconds;
+        while (pt_now() < until)
+            continue;
+    }
     return en->ops->after_update ? en->ops->after_update(en, samples, e) : 0;
 }
 
@@ -161,7 +204,7 @@ int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e)
 /* ------------------------------------------------------------------ common */
 
 void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait,
-                      double bytes, double samples, int bits, int print)
+                      double bytes, double samples, int bits, int print, const char *extra)
 {
     struct engine_perf *p = &en->perf;
     double compute = p->last_end > 0 ? t_start - p->last_end : 0.0;
@@ -174,9 +217,9 @@ void engine_perf_sync(struct engine *en, double t_start, double t_end, double wa
     if (p->file)
         fprintf(p->file,
                 "{\"method\":\"%s\",\"rank\":%d,\"epoch\":%zu,\"sync\":%lld,\"compute_s\":%.6g,"
-                "\"comm_s\":%.6g,\"bytes_sent\":%.0f,\"samples\":%.0f,\"bits\":%d}\n",
+                "\"comm_s\":%.6g,\"bytes_sent\":%.0f,\"samples\":%.0f,\"bits\":%d%s}\n",
                 en->ops->name, comm_rank(en->comm), en->epoch + 1, p->syncs, compute,
-                t_end - t_start, bytes, samples, bits);
+                t_end - t_start, bytes, samples, bits, extra);
 }
 
 static int open_perf_file(const struct parallel_config *pc, struct engine *en, struct pt_err *e)
@@ -203,18 +246,14 @@ int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_lo
                const struct engine_layout *layout, struct engine **out, struct pt_err *e)
 {
     *out = NULL;
-    static const struct cfg_origin none = {.file = "<default>"};
-    const struct cfg_origin *at = pc->method_origin ? pc->method_origin : &none;
-    if (pc->method == PAR_ASGD)
-        return cfg_error(e, at, "parallelizationMethod=%s is not implemented in this build yet "
-                                "(DataParallelSGD, ModelAveragingSGD and BlockMomentumSGD are)",
-                         parallel_method_name(pc->method));
     struct engine *en = NULL;
     int rc = 0;
     if (pc->method == PAR_DPSGD) {
         rc = dpsgd_new(pc, &en, e);
     } else if (pc->method == PAR_MA || pc->method == PAR_BMUF) {
         rc = masgd_new(pc, &en, e);
+    } else if (pc->method == PAR_ASGD) {
+        rc = asgd_new(pc, &en, e);
     } else if (!(en = calloc(1, sizeof *en))) {
         rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
     } else {
@@ -226,10 +265,14 @@ int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_lo
     en->log = log;
     en->layout = *layout;
     en->perf.every = pc->sync_perf_stats;
+    if (pc->slow_rank == comm_rank(comm))
+        en->slow_seconds = pc->slow_seconds;
     if ((rc = open_perf_file(pc, en, e)) == 0 && pc->method == PAR_DPSGD)
         rc = dpsgd_setup(en, pc, e);
     else if (rc == 0 && (pc->method == PAR_MA || pc->method == PAR_BMUF))
         rc = masgd_setup(en, pc, e);
+    else if (rc == 0 && pc->method == PAR_ASGD)
+        rc = asgd_setup(en, pc, e);
     if (rc) {
         engine_free(en);
         return rc;

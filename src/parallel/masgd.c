@@ -96,7 +96,7 @@ static void report(struct masgd *m, double t0, double t1, double comm_s, double 
     double n = (double)en->layout.n, w = m->workers;
     double bytes = 2.0 * (w - 1.0) / w * 4.0 * n + 5 * sizeof(double);
     engine_perf_sync(en, t0, t1, comm_s, total > 0 ? bytes : 5 * sizeof(double),
-                     (double)m->since, 32, 0);
+                     (double)m->since, 32, 0, "");
 }
 
 /* One synchronization. done: this rank's data is used up; tally: its epoch statistics

@@ -43,6 +43,17 @@ struct parallel_config {
     double block_lr;            /* blockLearningRate */
     double bm_time_constant;    /* blockMomentumAsTimeConstant; < 0 = not given */
     double bm_per_sync;         /* blockMomentumPerSync; < 0 = not given */
+    /* DataParallelASGD */
+    long long sync_period;  /* syncPeriodPerWorker */
+    int pipeline;           /* usePipeline */
+    int sim_ma;             /* SimModelAverage */
+    int adjust;             /* AdjustLearningRateAtBeginning.adjustType: 0 none, 1 linearly,
+                             * 2 staircase (no block: none) */
+    double adjust_coef;     /* adjustCoefficient */
+    long long adjust_per;   /* adjustPerMinibatches */
+    /* testing: rank slow_rank busy-waits slow_seconds after each minibatch */
+    int slow_rank;
+    double slow_seconds;
     const struct cfg_origin *method_origin;
 };
 
@@ -120,6 +131,7 @@ struct engine {
     struct engine_layout layout;
     size_t epoch;
     int reset_momentum; /* zero the learner's momentum after each synchronization */
+    double slow_seconds; /* testing (testSlowRank): busy-wait after each minibatch */
     struct engine_perf perf;
 };
 
@@ -136,10 +148,10 @@ int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err
 int engine_after_update(struct engine *en, size_t samples, struct pt_err *e);
 int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e);
 
-/* For engines: record one aggregation (the JSON line; DataParallelSGD's
- * syncPerfStats line when print is set). */
+/* For engines: record one aggregation (the JSON line, with `extra` fields ("" or
+ * ",\"name\":value..."); DataParallelSGD's syncPerfStats line when print is set). */
 void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait,
-                      double bytes, double samples, int bits, int print);
+                      double bytes, double samples, int bits, int print, const char *extra);
 
 /* DataParallelSGD (dpsgd.c): dpsgd_new allocates the engine (ops set, rest zero);
  * dpsgd_setup runs once comm, log and layout are filled in. */
@@ -149,5 +161,9 @@ int dpsgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_e
 /* ModelAveragingSGD and BlockMomentumSGD (masgd.c), the same pair of calls. */
 int masgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e);
 int masgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e);
+
+/* DataParallelASGD (asgd.c), the same pair of calls. */
+int asgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e);
+int asgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e);
 
 #endif

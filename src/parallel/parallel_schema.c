@@ -261,6 +261,18 @@ static const struct cfg_key pt_keys[] = {
      .def = "false",
      .help = "partrain extension: rank k > 0 also writes its model after each epoch as "
              "<modelPath>.E.rank<k>, to show that all ranks hold the same model"},
+    {.name = "testSlowRank",
+     .type = CFG_INT,
+     .def = "-1",
+     .flags = MIN0,
+     .min = -1,
+     .help = "testing: this rank is a slow worker (-1 = none); see testSlowSeconds"},
+    {.name = "testSlowSeconds",
+     .type = CFG_REAL,
+     .def = "0",
+     .flags = MIN0,
+     .help = "testing: the slow worker busy-waits this long after each minibatch of a "
+             "parallel epoch"},
     {.name = "DataParallelSGD",
      .type = CFG_BLOCK,
      .sub = &parallel_dpsgd_schema,

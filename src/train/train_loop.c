@@ -299,6 +299,16 @@ static void loop_start_line(struct run *r, size_t epoch)
             len += (size_t)snprintf(line + len, sizeof line - len,
                                     ", BufferedAsyncGradientAggregation is ENABLED");
     }
+    if (on && r->pc.method == PAR_ASGD) { /* CNTK adds ", Distributed Evaluation is
+                                           * DISABLED": ours is distributed (equal models) */
+        len += (size_t)snprintf(line + len, sizeof line - len,
+                                ", DataParallelASGD training (myRank = %d, numNodes = %d, "
+                                "SamplesSyncToServer = %lld)",
+                                r->rank, r->workers, r->pc.sync_period);
+        if (r->pc.pipeline && !r->pc.sim_ma)
+            len += (size_t)snprintf(line + len, sizeof line - len,
+                                    ", BufferedAsyncGradientAggregation is ENABLED");
+    }
     if (on && r->workers > 1 && r->pc.distributed_reading)
         snprintf(line + len, sizeof line - len, ", distributed reading is ENABLED");
     pt_log_printf(r->ctx->log, "%s.\n", line);

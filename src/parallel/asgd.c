@@ -1,0 +1,434 @@
+/* DataParallelASGD (SPEC 7.4): an asynchronous parameter server. The server is a
+ * comm_store: one flat copy of all parameters, sharded over every rank, in one-sided MPI
+ * memory. Each worker trains its own model on its share of the data and, every
+ * syncPeriodPerWorker local samples, pushes what it learned and pulls the server model.
+ * No worker waits for another's computation: a push and a pull touch the shards without
+ * their owners taking part. Only the epoch's end is collective.
+ *
+ * One sync (w: the local model, start: the model this round of training began from,
+ * f: the push factor, t: this worker's syncs so far, this one included, as CNTK counts):
+ *   f = 1 (adjustType none) | min(1, c + (1 - c) t / M) (linearly)
+ *     | min(1, c (floor(t / M) + 1)) (staircase) | 1 / workers (SimModelAverage)
+ *   plain:      delta = f (w - start); server += delta; start = w = server
+ *   usePipeline: wait for the previous round's push/pull (P = the model it pulled);
+ *               delta = f (w - start); start = w = P + delta; start pushing delta and
+ *               pulling into P in the background. Training goes on from the model
+ *               pulled one round earlier plus this worker's own pending push, so the
+ *               worker keeps its own progress while the exchange runs.
+ *   SimModelAverage: plain with f = 1 / workers, and between push and pull a header
+ *               allreduce (samples, done flag, statistics) that waits for every worker's
+ *               push, after the pull a barrier that keeps the next round's pushes out
+ *               until every worker pulled: the pull gives exactly the average of the
+ *               models (ModelAveragingSGD with equal weights). Ranks whose data ends
+ *               early keep joining syncs until every rank is done, as in masgd.c.
+ * Epoch end: the final push (what was learned since the last sync), remote completion of
+ * every push (comm_store_complete), an allreduce of the epoch statistics (so all pushes
+ * have landed when it returns), then every rank pulls the same final model.
+ * Epoch start: the first parallel epoch (or a resumed one) writes the model into the store;
+ * a barrier keeps every worker from pushing before every shard holds it.
+ *
+ * Staleness: a counter on rank 0 numbers the pushes (fetch-and-add). The staleness of a
+ * push is the number of other workers' pushes between the pull its training started from
+ * and the push itself: counter before this push - counter after the base pull - this
+ * worker's own pushes in between (1 with the pipeline). Counted at push time, so a push
+ * that lands while a pull is in flight counts as stale even if the pull saw part of it. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "core/timer.h"
+#include "parallel/parallel.h"
+
+#define ASGD_BINS 64 /* staleness histogram: 0 .. 62, and 63 or more */
+#define ASGD_HDR 4   /* end-of-epoch allreduce: tally[3], syncs; then the histogram */
+
+struct asgd {
+    struct engine base;
+    struct comm_store *store;
+    int workers, pipeline, sim, adjust;
+    double coef;
+    long long per_adjust;
+    size_t period, since;
+    float *start, *delta, *pulled; /* see the header; pulled: pipeline only */
+    long long syncs;               /* t: this worker's syncs, all epochs */
+    float syncs_state;             /* checkpoint: syncs per worker (mean) */
+    int have_server;               /* the store holds the model */
+    int loaded;                    /* start holds a checkpoint's server model */
+    long long seen_base, own_base, seen_flight; /* staleness bookkeeping */
+    double hist[ASGD_BINS];                      /* this epoch, this rank */
+    /* syncPerfStats */
+    double rep_t0, rep_comm;
+    long long rep_samples, rep_total;
+};
+
+static struct asgd *as_of(struct engine *en)
+{
+    return (struct asgd *)en;
+}
+
+static float push_factor(const struct asgd *a, long long t)
+{
+    if (a->sim)
+        return 1.0f / (float)a->workers;
+    double c = a->coef, f = 1.0;
+    if (a->adjust == 1)
+        f = c + (1.0 - c) * (double)t / (double)a->per_adjust;
+    else if (a->adjust == 2)
+        f = c * (double)(t / a->per_adjust + 1);
+    return (float)(f < 0.0 ? 0.0 : f > 1.0 ? 1.0 : f);
+}
+
+/* Number this push; returns its staleness (see the header). */
+static int count_push(struct asgd *a, long long *stale, struct pt_err *e)
+{
+    long long before = 0;
+    int rc = comm_store_count(a->store, 1, &before, e);
+    if (rc)
+        return rc;
+    long long s = before - a->seen_base - a->own_base;
+    *stale = s > 0 ? s : 0;
+    a->hist[*stale < ASGD_BINS - 1 ? *stale : ASGD_BINS - 1] += 1;
+    if (a->pipeline) { /* the next round starts from the pull in flight, plus this push */
+        a->seen_base = a->seen_flight;
+        a->own_base = 1;
+        a->seen_flight = before + 1;
+    } else {
+        a->seen_base = before + 1;
+        a->own_base = 0;
+    }
+    return 0;
+}
+
+static void report(struct asgd *a, double t0, double t1, double comm_s, long long stale,
+                   double total, int final)
+{
+    struct engine *en = &a->base;
+    size_t first, mine;
+    comm_store_shard(a->store, comm_rank(en->comm), &first, &mine);
+    double bytes = 4.0 * (double)(en->layout.n - mine);
+    char extra[128];
+    snprintf(extra, sizeof extra, ",\"staleness\":%lld,\"factor\":%.6g,\"final\":%d", stale,
+             (double)push_factor(a, a->syncs), final);
+    engine_perf_sync(en, t0, t1, comm_s, bytes, (double)a->since, 32, 0, extra);
+    a->rep_comm += comm_s;
+    a->rep_samples += (long long)a->since;
+    a->rep_total += (long long)total;
+    long long f = en->perf.every;
+    if (f <= 0 || a->syncs % f != 0)
+        return;
+    double secs = t1 - a->rep_t0;
+    double k = secs > 0 ? (double)a->rep_total / secs / 1000.0 : 0.0;
+    if (en->log && a->sim) /* CNTK's lines */
+        pt_log_printf(en->log,
+                      "\t\t(sim-model aggregation stats) %d-th sync: %8.2f seconds since last "
+                      "report ; %d samples processed by %d workers (%d by me);\n"
+                      "\t\t(sim-model aggregation stats) %d-th sync: totalThroughput = %.2fk "
+                      "samplesPerSecond , throughputPerWorker = %.2fk samplesPerSecond\n",
+                      (int)a->syncs, secs, (int)a->rep_total, a->workers, (int)a->rep_samples,
+                      (int)a->syncs, k, k / a->workers);
+    else if (en->log)
+        pt_log_printf(en->log,
+                      "\t\t(ASGD stats) %d-th sync: %8.2f seconds since last report (%.2f "
+                      "seconds on comm.); %d samples processed by me; throughputPerWorker = "
+                      "%.2fk samplesPerSecond; staleness of this push = %lld\n",
+                      (int)a->syncs, secs, a->rep_comm, (int)a->rep_samples,
+                      secs > 0 ? (double)a->rep_samples / secs / 1000.0 : 0.0, stale);
+    a->rep_t0 = t1;
+    a->rep_comm = 0;
+    a->rep_samples = a->rep_total = 0;
+}
+
+/* delta = f (w - start) */
+static void make_delta(struct asgd *a, float f)
+{
+    const float *w = a->base.layout.params;
+    for (size_t i = 0; i < a->base.layout.n; i++)
+        a->delta[i] = f * (w[i] - a->start[i]);
+}
+
+static int sync_plain(struct asgd *a, struct pt_err *e)
+{
+    struct engine *en = &a->base;
+    size_t n = en->layout.n;
+    double t0 = pt_now();
+    long long stale = 0;
+    make_delta(a, push_factor(a, ++a->syncs));
+    int rc = count_push(a, &stale, e);
+    if (rc == 0)
+        rc = comm_store_start(a->store, a->delta, a->start, e);
+    if (rc == 0)
+        rc = comm_store_wait(a->store, e);
+    if (rc)
+        return rc;
+    memcpy(en->layout.params, a->start, n * sizeof *a->start);
+    double t1 = pt_now();
+    report(a, t0, t1, t1 - t0, stale, (double)a->since, 0);
+    a->since = 0;
+    return 0;
+}
+
+static int sync_pipelined(struct asgd *a, struct pt_err *e)
+{
+    struct engine *en = &a->base;
+    float *w = en->layout.params;
+    double t0 = pt_now();
+    int rc = comm_store_wait(a->store, e); /* the previous round's exchange */
+    double waited = pt_now() - t0;
+    long long stale = 0;
+    if (rc)
+        return rc;
+    float f = push_factor(a, ++a->syncs);
+    for (size_t i = 0; i < en->layout.n; i++) {
+        float d = f * (w[i] - a->start[i]);
+        float x = a->pulled[i] + d;
+        a->delta[i] = d;
+        w[i] = x;
+        a->start[i] = x;
+    }
+    double t1 = pt_now();
+    rc = count_push(a, &stale, e);
+    if (rc == 0)
+        rc = comm_store_start(a->store, a->delta, a->pulled, e);
+    if (rc)
+        return rc;
+    double t2 = pt_now();
+    report(a, t0, t2, waited + (t2 - t1), stale, (double)a->since, 0);
+    a->since = 0;
+    return 0;
+}
+
+/* SimModelAverage: push, wait for everybody's push (the header), pull. */
+static int sync_sim(struct asgd *a, int done, double tally[3], int *all_done, struct pt_err *e)
+{
+    struct engine *en = &a->base;
+    double t0 = pt_now();
+    int rc = 0;
+    if (a->since > 0) {
+        make_delta(a, push_factor(a, ++a->syncs));
+        rc = comm_store_start(a->store, a->delta, NULL, e);
+    }
+    if (rc == 0)
+        rc = comm_store_complete(a->store, e);
+    double hdr[5] = {(double)a->since, done ? 1.0 : 0.0, tally[0], tally[1], tally[2]};
+    if (rc == 0)
+        rc = comm_allreduce_f64(en->comm, hdr, 5, e);
+    if (rc == 0 && hdr[0] > 0) {
+        rc = comm_store_start(a->store, NULL, a->start, e);
+        if (rc == 0)
+            rc = comm_store_wait(a->store, e);
+        if (rc == 0)
+            memcpy(en->layout.params, a->start, en->layout.n * sizeof *a->start);
+        if (rc == 0) /* nobody pushes the next round before every rank pulled this one */
+            rc = comm_barrier(en->comm, e);
+    }
+    if (rc)
+        return pt_err_context(e, "in DataParallelASGD (SimModelAverage) sync %lld", a->syncs);
+    *all_done = hdr[1] > (double)a->workers - 0.5;
+    if (*all_done)
+        memcpy(tally, hdr + 2, 3 * sizeof *tally);
+    double t1 = pt_now();
+    if (a->since > 0 || hdr[0] > 0)
+        report(a, t0, t1, t1 - t0, 0, hdr[0], 0);
+    a->since = 0;
+    return 0;
+}
+
+static int as_after_update(struct engine *en, size_t samples, struct pt_err *e)
+{
+    struct asgd *a = as_of(en);
+    a->since += samples;
+    if (a->since < a->period) /* one-sided components that need the owner get it here */
+        return comm_store_poke(a->store, e) ? -1 : 0;
+    int rc, all = 0;
+    double none[3] = {0, 0, 0};
+    if (a->sim)
+        rc = sync_sim(a, 0, none, &all, e);
+    else
+        rc = a->pipeline ? sync_pipelined(a, e) : sync_plain(a, e);
+    if (rc && !a->sim)
+        pt_err_context(e, "in DataParallelASGD push/pull %lld", a->syncs);
+    return rc ? -1 : 1;
+}
+
+static void staleness_line(struct asgd *a, const double *hist, double pushes)
+{
+    struct engine *en = &a->base;
+    if (!en->log || a->sim || pushes <= 0)
+        return;
+    double sum = 0, seen = 0;
+    long long med = -1, p90 = -1, max = 0;
+    for (int b = 0; b < ASGD_BINS; b++) {
+        sum += b * hist[b];
+        seen += hist[b];
+        if (med < 0 && seen >= 0.5 * pushes)
+            med = b;
+        if (p90 < 0 && seen >= 0.9 * pushes)
+            p90 = b;
+        if (hist[b] > 0)
+            max = b;
+    }
+    pt_log_printf(en->log, "DataParallelASGD epoch %zu: %.0f pushes by %d workers; staleness "
+                           "(other workers' pushes between a pull and the next push): mean "
+                           "%.2f, median %lld, 90th percentile %lld, max %lld%s\n",
+                  en->epoch + 1, pushes, a->workers, sum / pushes, med, p90, max,
+                  max == ASGD_BINS - 1 ? " or more" : "");
+}
+
+/* Final push, everybody's pushes landed (the allreduce of the statistics), final pull. */
+static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
+{
+    struct engine *en = &a->base;
+    size_t n = en->layout.n;
+    double t0 = pt_now();
+    long long stale = 0;
+    /* with the pipeline, start is the pulled model plus the push just completed: w - start
+     * is what this worker learned since its last push, as without */
+    int rc = comm_store_wait(a->store, e), pushed = 0;
+    if (rc == 0 && a->since > 0) {
+        make_delta(a, push_factor(a, ++a->syncs));
+        if ((rc = count_push(a, &stale, e)) == 0)
+            rc = comm_store_start(a->store, a->delta, NULL, e);
+        pushed = 1;
+    }
+    if (rc == 0)
+        rc = comm_store_complete(a->store, e);
+    double all[ASGD_HDR + ASGD_BINS] = {tally[0], tally[1], tally[2], (double)a->syncs};
+    memcpy(all + ASGD_HDR, a->hist, sizeof a->hist);
+    if (rc == 0)
+        rc = comm_allreduce_f64(en->comm, all, ASGD_HDR + ASGD_BINS, e);
+    if (rc == 0)
+        rc = comm_store_start(a->store, NULL, a->start, e);
+    if (rc == 0)
+        rc = comm_store_wait(a->store, e);
+    if (rc)
+        return pt_err_context(e, "in DataParallelASGD's final push/pull of epoch %zu",
+                              en->epoch + 1);
+    memcpy(en->layout.params, a->start, n * sizeof *a->start);
+    memcpy(tally, all, 3 * sizeof *tally);
+    a->syncs_state = (float)(all[3] / a->workers);
+    double pushes = 0;
+    for (int b = 0; b < ASGD_BINS; b++)
+        pushes += all[ASGD_HDR + b];
+    double t1 = pt_now();
+    if (pushed)
+        report(a, t0, t1, t1 - t0, stale, (double)a->since, 1);
+    staleness_line(a, all + ASGD_HDR, pushes);
+    a->since = 0;
+    return 0;
+}
+
+static int as_end_epoch(struct engine *en, double tally[3], struct pt_err *e)
+{
+    struct asgd *a = as_of(en);
+    if (!a->sim)
+        return end_async(a, tally, e) ? -1 : 1;
+    double mine[3];
+    int all = 0;
+    do {
+        memcpy(mine, tally, sizeof mine);
+        if (sync_sim(a, 1, mine, &all, e))
+            return -1;
+    } while (!all);
+    memcpy(tally, mine, sizeof mine);
+    double sum = (double)a->syncs;
+    if (comm_allreduce_f64(en->comm, &sum, 1, e))
+        return -1;
+    a->syncs_state = (float)(sum / a->workers);
+    return 1;
+}
+
+static int as_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
+{
+    struct asgd *a = as_of(en);
+    size_t n = en->layout.n;
+    int rc = 0;
+    if (!a->have_server || a->loaded) /* the server's model: a checkpoint's, or ours */
+        rc = comm_store_write_own(a->store, a->loaded ? a->start : en->layout.params, e);
+    a->have_server = 1;
+    a->loaded = 0;
+    long long now = 0; /* pushes so far: nobody pushes before the barrier */
+    if (rc == 0)
+        rc = comm_store_count(a->store, 0, &now, e);
+    if (rc == 0) /* every shard holds the model before anybody pushes */
+        rc = comm_barrier(en->comm, e);
+    if (rc)
+        return pt_err_context(e, "while DataParallelASGD starts epoch %zu", epoch + 1);
+    memcpy(a->start, en->layout.params, n * sizeof *a->start);
+    if (a->pipeline)
+        memcpy(a->pulled, en->layout.params, n * sizeof *a->pulled);
+    a->seen_base = a->seen_flight = now;
+    a->own_base = 0;
+    a->since = 0;
+    memset(a->hist, 0, sizeof a->hist);
+    a->rep_t0 = pt_now();
+    a->rep_comm = 0;
+    a->rep_samples = a->rep_total = 0;
+    return 0;
+}
+
+static size_t as_state(struct engine *en, struct engine_state *out, size_t max)
+{
+    struct asgd *a = as_of(en);
+    if (max < 2)
+        return 0;
+    out[0] = (struct engine_state){"asgd.server", a->start, en->layout.n};
+    out[1] = (struct engine_state){"asgd.syncs", &a->syncs_state, 1};
+    return 2;
+}
+
+static void as_state_loaded(struct engine *en, int loaded)
+{
+    struct asgd *a = as_of(en);
+    a->loaded = loaded;
+    a->syncs = loaded ? (long long)llroundf(a->syncs_state) : 0;
+}
+
+static void as_destroy(struct engine *en)
+{
+    struct asgd *a = as_of(en);
+    comm_store_free(a->store);
+    free(a->start);
+    free(a->delta);
+    free(a->pulled);
+    free(a);
+}
+
+static const struct engine_ops asgd_ops = {.name = "DataParallelASGD",
+                                           .start_epoch = as_start_epoch,
+                                           .after_update = as_after_update,
+                                           .end_epoch = as_end_epoch,
+                                           .state = as_state,
+                                           .state_loaded = as_state_loaded,
+                                           .destroy = as_destroy};
+
+int asgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)
+{
+    (void)pc;
+    struct asgd *a = calloc(1, sizeof *a);
+    if (!a)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    a->base.ops = &asgd_ops;
+    *out = &a->base;
+    return 0;
+}
+
+int asgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e)
+{
+    struct asgd *a = as_of(en);
+    a->workers = comm_size(en->comm);
+    a->period = pc->sync_period > 0 ? (size_t)pc->sync_period : 1;
+    a->sim = pc->sim_ma;
+    a->pipeline = pc->pipeline && !pc->sim_ma; /* SimModelAverage: no pipeline (CNTK) */
+    a->adjust = pc->adjust;
+    a->coef = pc->adjust_coef;
+    a->per_adjust = pc->adjust_per > 0 ? pc->adjust_per : 1;
+    size_t n = en->layout.n ? en->layout.n : 1;
+    a->start = calloc(n, sizeof *a->start);
+    a->delta = calloc(n, sizeof *a->delta);
+    a->pulled = a->pipeline ? calloc(n, sizeof *a->pulled) : NULL;
+    if (!a->start || !a->delta || (a->pipeline && !a->pulled))
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (DataParallelASGD buffers)");
+    int rc = comm_store_new(en->comm, en->layout.n, &a->store, e);
+    return rc ? pt_err_context(e, "while creating DataParallelASGD's parameter store") : 0;
+}

@@ -1,0 +1,338 @@
+/* tests/test_asgd: the DataParallelASGD engine under real MPI (tests/test_asgd.sh runs it
+ * with 1, 2 and 4 ranks). Each rank moves its model by known integer deltas between syncs,
+ * a different number of syncs per rank, with random pauses so that pushes interleave in a
+ * different order every run. Integers (scaled by powers of two) add exactly in float in
+ * any order, so the server's final model must equal the initial model plus the sum of
+ * every push of every rank, bit for bit: no lost updates. Also: the warm-up factors, the
+ * pipeline, SimModelAverage's exact averages, the staleness of a fixed push order, the
+ * checkpointed server state, and pushes/pulls progressing while a shard's owner computes
+ * without calling MPI. Prints "ok N - what" / "not ok N - what" from rank 0. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "comm/comm.h"
+#include "core/blob.h"
+#include "core/timer.h"
+#include "parallel/parallel.h"
+
+#define NP 1003 /* parameters: not a multiple of the rank count (uneven shards) */
+
+static struct comm *C;
+static int rank, size, checks, failed;
+static char tmpdir[256];
+
+static void check(int ok, const char *what)
+{
+    struct pt_err e;
+    pt_err_clear(&e);
+    int first = -1;
+    if (comm_agree(C, ok ? 0 : -1, &first, &e) || first >= 0) {
+        failed++;
+        if (rank == 0)
+            printf("not ok %d - %s (rank %d)\n", ++checks, what, first);
+    } else if (rank == 0) {
+        printf("ok %d - %s\n", ++checks, what);
+    }
+    fflush(stdout);
+}
+
+static void die(const struct pt_err *e)
+{
+    fprintf(stderr, "test_asgd: rank %d: %s\n", rank, e->msg);
+    comm_abort(C, 2);
+}
+
+/* The integer delta of rank r's s-th round (1-based) at parameter i, times `scale`. */
+static float delta_of(int r, int s, int i, float scale)
+{
+    return (float)(((r * 31 + s * 17 + i * 7) % 11) - 5) * scale;
+}
+
+/* Rounds of rank r: unequal shares. */
+static int rounds_of(int r)
+{
+    return 12 + 5 * r;
+}
+
+static void init_model(float *w)
+{
+    for (int i = 0; i < NP; i++)
+        w[i] = (float)((i * 13) % 29 - 14);
+}
+
+static struct engine *make(struct parallel_config *pc, float *w, const char *perf)
+{
+    pc->method = PAR_ASGD;
+    pc->slow_rank = -1;
+    pc->hierarchical = -1;
+    pc->bucket_bytes = 1 << 20;
+    if (perf)
+        snprintf(pc->perf_file, sizeof pc->perf_file, "%s/%s", tmpdir, perf);
+    struct engine_layout L = {.n = NP, .params = w};
+    struct engine *en = NULL;
+    struct pt_err e;
+    pt_err_clear(&e);
+    if (engine_new(pc, C, NULL, &L, &en, &e) || engine_start_epoch(en, 0, &e))
+        die(&e);
+    return en;
+}
+
+static void pause_randomly(unsigned *seed)
+{
+    *seed = *seed * 1103515245u + 12345u;
+    usleep((*seed >> 16) % 400);
+}
+
+/* The push factor of sync t for (adjust, c, M), from SPEC 7.4. */
+static double factor_of(int adjust, double c, long long M, long long t)
+{
+    double f = adjust == 1 ? c + (1.0 - c) * (double)t / (double)M
+               : adjust == 2 ? c * (double)(t / M + 1) : 1.0;
+    return f > 1.0 ? 1.0 : f;
+}
+
+/* Every rank runs its rounds (each one sync of period samples), then half a round more
+ * (pushed by the epoch-end push). want = init + sum of every push. */
+static void lost_updates_case(const char *name, int pipeline, int adjust, double c, long long M)
+{
+    float scale = adjust == 0 ? 1.0f : 8.0f; /* f * delta stays exact */
+    struct parallel_config pc = {.sync_period = 10, .pipeline = pipeline, .adjust = adjust,
+                                 .adjust_coef = c, .adjust_per = M};
+    float *w = calloc(NP, sizeof *w), *want = calloc(NP, sizeof *want);
+    init_model(w);
+    init_model(want);
+    for (int r = 0; r < size; r++) /* every rank's pushes, as the engine should scale them */
+        for (int s = 1; s <= rounds_of(r) + 1; s++) {
+            float f = (float)factor_of(adjust, c, M, s);
+            for (int i = 0; i < NP; i++)
+                want[i] += f * delta_of(r, s, i, scale);
+        }
+    struct engine *en = make(&pc, w, NULL);
+    struct pt_err e;
+    pt_err_clear(&e);
+    unsigned seed = 99u + 7u * (unsigned)rank;
+    int synced = 1;
+    for (int s = 1; s <= rounds_of(rank) + 1; s++) {
+        for (int i = 0; i < NP; i++)
+            w[i] += delta_of(rank, s, i, scale);
+        pause_randomly(&seed);
+        int last = s == rounds_of(rank) + 1;
+        int st = engine_after_update(en, last ? 5 : 10, &e);
+        if (st < 0)
+            die(&e);
+        synced &= st == (last ? 0 : 1);
+    }
+    double tally[3] = {1, 2, 3};
+    if (engine_end_epoch(en, tally, &e) < 0)
+        die(&e);
+    char what[200];
+    snprintf(what, sizeof what, "%s: a sync every period, none for half a period", name);
+    check(synced, what);
+    snprintf(what, sizeof what, "%s: final model = initial + every push, exactly", name);
+    check(memcmp(w, want, NP * sizeof *w) == 0, what);
+    snprintf(what, sizeof what, "%s: epoch statistics summed over ranks", name);
+    check(tally[0] == size && tally[1] == 2.0 * size && tally[2] == 3.0 * size, what);
+    engine_free(en);
+    free(w), free(want);
+}
+
+/* SimModelAverage: every sync leaves every rank with the exact average of the models. */
+static void sim_case(void)
+{
+    struct parallel_config pc = {.sync_period = 4, .sim_ma = 1, .pipeline = 1};
+    float *w = calloc(NP, sizeof *w), *want = calloc(NP, sizeof *want);
+    float *all = calloc((size_t)size * NP, sizeof *all);
+    init_model(w);
+    struct engine *en = make(&pc, w, NULL);
+    struct pt_err e;
+    pt_err_clear(&e);
+    int common = rounds_of(0), exact = 1, synced = 1;
+    for (int s = 1; s <= rounds_of(rank); s++) {
+        for (int i = 0; i < NP; i++)
+            w[i] += delta_of(rank, s, i, (float)size);
+        if (s <= common) { /* every rank is here: the expected average */
+            if (comm_allgather(C, w, NP, all, COMM_FLOAT, &e))
+                die(&e);
+            for (int i = 0; i < NP; i++) {
+                double sum = 0;
+                for (int k = 0; k < size; k++)
+                    sum += all[(size_t)k * NP + (size_t)i];
+                want[i] = (float)(sum / size);
+            }
+        }
+        int st = engine_after_update(en, 4, &e);
+        if (st < 0)
+            die(&e);
+        synced &= st == 1;
+        if (s <= common)
+            exact &= memcmp(w, want, NP * sizeof *w) == 0;
+    }
+    /* ranks with fewer rounds join the others' syncs at the epoch end */
+    float *mine = calloc(NP, sizeof *mine);
+    init_model(mine);
+    for (int r = 0; r < size; r++)
+        for (int s = 1; s <= rounds_of(r); s++)
+            for (int i = 0; i < NP; i++)
+                mine[i] += delta_of(r, s, i, (float)size) / (float)size;
+    double tally[3] = {1, 1, 1};
+    if (engine_end_epoch(en, tally, &e) < 0)
+        die(&e);
+    check(synced, "SimModelAverage: a sync every period");
+    check(exact, "SimModelAverage: each sync gives the exact average of all models");
+    check(memcmp(w, mine, NP * sizeof *w) == 0, "SimModelAverage: unequal shares: final model "
+                                                "= initial + every rank's deltas / workers");
+    check(tally[2] == size, "SimModelAverage: epoch statistics summed over ranks");
+    engine_free(en);
+    free(w), free(want), free(all), free(mine);
+}
+
+/* Ranks push in a fixed order (barriers between): rank r's first push sees r others, every
+ * later one size - 1. Read back from the perfStatsFile JSON lines. */
+static void staleness_case(void)
+{
+    struct parallel_config pc = {.sync_period = 1};
+    float *w = calloc(NP, sizeof *w);
+    struct engine *en = make(&pc, w, "stale.jsonl");
+    struct pt_err e;
+    pt_err_clear(&e);
+    for (int round = 0; round < 4; round++)
+        for (int r = 0; r < size; r++) {
+            if (r == rank && engine_after_update(en, 1, &e) < 0)
+                die(&e);
+            if (comm_barrier(C, &e))
+                die(&e);
+        }
+    double tally[3] = {0, 0, 0};
+    if (engine_end_epoch(en, tally, &e) < 0)
+        die(&e);
+    engine_free(en);
+    char path[400];
+    if (rank == 0)
+        snprintf(path, sizeof path, "%s/stale.jsonl", tmpdir);
+    else
+        snprintf(path, sizeof path, "%s/stale.jsonl.rank%d", tmpdir, rank);
+    FILE *f = fopen(path, "r");
+    char line[1024];
+    int k = 0, ok = f != NULL;
+    while (f && fgets(line, sizeof line, f) && k < 4) {
+        const char *p = strstr(line, "\"staleness\":");
+        long long want = k == 0 ? rank : size - 1;
+        ok &= p && atoll(p + 12) == want && strstr(line, "\"final\":0");
+        k++;
+    }
+    if (f)
+        fclose(f);
+    check(ok && k == 4, "staleness: rank r's first push follows r others, later ones size - 1");
+    free(w);
+}
+
+/* The server state a checkpoint keeps: after the epoch it is the final model; restored
+ * (as ckp_load does) it replaces the store, and a pull returns it. */
+static void state_case(void)
+{
+    struct parallel_config pc = {.sync_period = 1, .adjust = 2, .adjust_coef = 0.25,
+                                 .adjust_per = 2};
+    float *w = calloc(NP, sizeof *w);
+    init_model(w);
+    struct engine *en = make(&pc, w, NULL);
+    struct pt_err e;
+    pt_err_clear(&e);
+    for (int s = 0; s < 3; s++) {
+        w[0] += 8.0f;
+        if (engine_after_update(en, 1, &e) < 0)
+            die(&e);
+    }
+    double tally[3] = {0, 0, 0};
+    if (engine_end_epoch(en, tally, &e) < 0)
+        die(&e);
+    struct engine_state st[4];
+    size_t ns = en->ops->state(en, st, 4);
+    check(ns == 2 && st[0].n == NP && memcmp(st[0].data, w, NP * sizeof *w) == 0,
+          "state: asgd.server holds the final model");
+    check(ns == 2 && st[1].n == 1 && st[1].data[0] == 3.0f, "state: asgd.syncs = 3 per worker");
+    for (int i = 0; i < NP; i++) /* what a checkpoint would restore */
+        st[0].data[i] = (float)(i % 5) - 100.0f;
+    st[1].data[0] = 5.0f;
+    en->ops->state_loaded(en, 1);
+    if (engine_start_epoch(en, 1, &e))
+        die(&e);
+    w[1] += 8.0f; /* one push: factor of sync 6 = 0.25 * (6 / 2 + 1) = 1 */
+    if (engine_after_update(en, 1, &e) < 0 || engine_end_epoch(en, tally, &e) < 0)
+        die(&e);
+    int ok = 1;
+    for (int i = 0; i < NP; i++)
+        ok &= w[i] == (float)(i % 5) - 100.0f + (i == 1 ? 8.0f * (float)size : 0.0f);
+    check(ok, "state: a restored server is what the next pull returns (sync count restored)");
+    engine_free(en);
+    free(w);
+}
+
+/* The last rank computes for a while without any MPI call; the others push and pull to
+ * all shards (the busy rank's too) meanwhile, without waiting for it. */
+static void progress_case(void)
+{
+    struct parallel_config pc = {.sync_period = 1};
+    float *w = calloc(NP, sizeof *w);
+    struct engine *en = make(&pc, w, NULL);
+    struct pt_err e;
+    pt_err_clear(&e);
+    const double busy = 1.0;
+    double took = 0;
+    if (comm_barrier(C, &e))
+        die(&e);
+    if (rank == size - 1 && size > 1) {
+        double until = pt_now() + busy;
+        while (pt_now() < until)
+            continue;
+    } else {
+        double t0 = pt_now();
+        for (int s = 0; s < 50; s++) {
+            w[s] += 1.0f;
+            if (engine_after_update(en, 1, &e) < 0)
+                die(&e);
+        }
+        took = pt_now() - t0;
+    }
+    double tally[3] = {0, 0, 0};
+    if (engine_end_epoch(en, tally, &e) < 0)
+        die(&e);
+    if (rank == 0 && size > 1)
+        printf("# 50 push/pulls took %.4f s while rank %d computed for %.1f s\n", took,
+               size - 1, busy);
+    check(took < 0.5 * busy, "progress: others' push/pulls never wait for a computing owner");
+    int ok = 1;
+    for (int i = 0; i < NP; i++)
+        ok &= w[i] == (i < 50 ? (float)(size > 1 ? size - 1 : 1) : 0.0f);
+    check(ok, "progress: every push landed");
+    engine_free(en);
+    free(w);
+}
+
+int main(int argc, char **argv)
+{
+    struct pt_err e;
+    pt_err_clear(&e);
+    C = comm_init(&argc, &argv, &e);
+    if (!C) {
+        fprintf(stderr, "test_asgd: %s\n", e.msg);
+        return 2;
+    }
+    rank = comm_rank(C);
+    size = comm_size(C);
+    snprintf(tmpdir, sizeof tmpdir, "%s", argc > 1 ? argv[1] : "/tmp");
+    lost_updates_case("plain", 0, 0, 0, 1);
+    lost_updates_case("pipeline", 1, 0, 0, 1);
+    lost_updates_case("staircase warm-up", 0, 2, 0.25, 2);
+    lost_updates_case("linear warm-up, pipeline", 1, 1, 0.5, 4);
+    sim_case();
+    staleness_case();
+    state_case();
+    progress_case();
+    if (rank == 0)
+        printf("# %d checks, %d failed (%d ranks)\n", checks, failed, size);
+    comm_finalize(C);
+    return failed ? 1 : 0;
+}
