@@ -28,14 +28,6 @@ toy_cfg 1 >p.cfg
 PT=train.SGD.ParallelTrain
 A="$PT.parallelizationMethod=DataParallelASGD"
 L="train.SGD.learningRatesPerSample=0.02 train.SGD.momentumPerMB=0"
-# identical NAME RANKS EPOCHS: rank k's model file of every epoch equals rank 0's
-identical() {
-    for ep in $(seq 1 "$3"); do
-        for k in $(seq 1 $(($2 - 1))); do
-            cmp -s "$1/m.dnn.$ep" "$1/m.dnn.$ep.rank$k" && ok || no "$1: epoch $ep rank $k's model differs from rank 0's"
-        done
-    done
-}
 
 # CNTK's start line, statistics every 5th sync, the staleness summary, global epoch counts;
 # every rank holds the final pull's model after each epoch; it learns

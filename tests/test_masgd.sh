@@ -26,14 +26,6 @@ toy_cfg 1 >p.cfg
 PT=train.SGD.ParallelTrain
 BM="$PT.parallelizationMethod=BlockMomentumSGD"
 MA="$PT.parallelizationMethod=ModelAveragingSGD"
-# identical NAME RANKS EPOCHS: rank k's model file of every epoch equals rank 0's
-identical() {
-    for ep in $(seq 1 "$3"); do
-        for k in $(seq 1 $(($2 - 1))); do
-            cmp -s "$1/m.dnn.$ep" "$1/m.dnn.$ep.rank$k" && ok || no "$1: epoch $ep rank $k's model differs from rank 0's"
-        done
-    done
-}
 
 # start lines (CNTK's formats), default block momentum 1 - 1/N, statistics lines
 run bm 2 "$BM" "$PT.BlockMomentumSGD=[blockSizePerWorker=100]" $PT.syncPerfStats=4 $PT.everyRankSavesModel=true

@@ -83,6 +83,15 @@ fashion_data() {
 }
 # test_err LOG: the test error of the Final Results line (10000 samples)
 test_err() { sed -n 's/^Final Results: .*EvalClassificationError = \([0-9.]*\) \* 10000;.*/\1/p' "$1"; }
+# identical NAME RANKS EPOCHS: rank k's model file of every epoch equals rank 0's
+# (everyRankSavesModel)
+identical() {
+    for ep in $(seq 1 "$3"); do
+        for k in $(seq 1 $(($2 - 1))); do
+            cmp -s "$1/m.dnn.$ep" "$1/m.dnn.$ep.rank$k" && ok || no "$1: epoch $ep rank $k's model differs from rank 0's"
+        done
+    done
+}
 # finish NAME: print the summary lines and exit with the verdict
 finish() {
     echo "# $1: $pass checks passed, $fail failed"
