@@ -8,7 +8,7 @@ libpartrain_a_SOURCES = \
 	src/nn/nn.h src/nn/network_schema.c \
 	src/reader/reader.h src/reader/reader_schema.c src/reader/minibatch.h src/reader/minibatch.c \
 	src/reader/reader_internal.h src/reader/reader_config.c src/reader/ctf_index.c \
-	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/timeline.h src/reader/timeline.c \
+	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/dense_store.h src/reader/dense_store.c src/reader/timeline.h src/reader/timeline.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c src/parallel/engine.c \
 	src/parallel/quantize.h src/parallel/quantize.c src/parallel/dpsgd.c src/parallel/masgd.c \
 	src/parallel/asgd.c \

@@ -1,4 +1,7 @@
 /* The CTF reader (src/reader): index, epochs, randomization, partitioning, minibatches. */
+#include <math.h>
+
+#include "reader/dense_store.h"
 #include "reader/reader.h"
 #include "testutil.h"
 #include "core/log.h"
@@ -372,6 +375,145 @@ START_TEST(config_from_block)
 }
 END_TEST
 
+/* Bit patterns, so that -0.0 and 0.0 count as different values. */
+static int same_bits(const float *a, const float *b, size_t n)
+{
+    return memcmp(a, b, n * sizeof *a) == 0;
+}
+
+START_TEST(dense_store_packs_losslessly)
+{
+    struct pt_err e;
+    pt_err_clear(&e);
+    struct dense_store s = {0};
+    enum { DIM = 8, ROWS = 64 };
+    float v[ROWS * DIM], row[DIM];
+    for (int k = 0; k < ROWS * DIM; k++) /* 256 distinct values, -0.0 and 0.0 among them */
+        v[k] = k % 256 == 255 ? -0.0f : (float)(k % 256) / 255.0f;
+    dense_store_reset(&s, DIM);
+    ck_assert_int_eq(dense_store_append(&s, v, ROWS / 2, &e), 0);
+    ck_assert_int_eq(dense_store_append(&s, v + ROWS / 2 * DIM, ROWS / 2, &e), 0);
+    ck_assert_uint_eq(dense_store_bytes(&s), ROWS * DIM); /* a byte per value */
+    dense_store_seal(&s);
+    for (int r = 0; r < ROWS; r++) {
+        dense_store_row(&s, (size_t)r, row);
+        ck_assert(same_bits(row, v + r * DIM, DIM));
+    }
+    /* a 257th value in the middle of an append: the rows stay exact, now as floats */
+    dense_store_reset(&s, DIM);
+    ck_assert_int_eq(dense_store_append(&s, v, ROWS / 2, &e), 0);
+    float w[ROWS * DIM];
+    memcpy(w, v, sizeof w);
+    w[5 * DIM + 3] = 1e9f; /* in the second append's 6th row */
+    for (int k = 6 * DIM; k < ROWS * DIM; k++)
+        w[k] = (float)sin(k);
+    ck_assert_int_eq(dense_store_append(&s, w, ROWS, &e), 0);
+    ck_assert_uint_eq(dense_store_bytes(&s), (ROWS / 2 + ROWS) * DIM * sizeof(float));
+    dense_store_seal(&s);
+    for (int r = 0; r < ROWS / 2 + ROWS; r++) {
+        dense_store_row(&s, (size_t)r, row);
+        const float *want = r < ROWS / 2 ? v + r * DIM : w + (r - ROWS / 2) * DIM;
+        ck_assert_msg(same_bits(row, want, DIM), "row %d", r);
+    }
+    /* the next chunk in the same slot packs again */
+    dense_store_reset(&s, 2);
+    ck_assert_int_eq(dense_store_append(&s, v, 3, &e), 0);
+    ck_assert_uint_eq(dense_store_bytes(&s), 6);
+    dense_store_row(&s, 2, row);
+    ck_assert(same_bits(row, v + 4, 2));
+    dense_store_free(&s);
+}
+END_TEST
+
+/* Value j of line i: 200 values k/255 in the first half of the file, then all distinct. */
+static float big_value(int i, int j, int lines)
+{
+    return i < lines / 2 ? (float)((i * 7 + j) % 200) / 255.0f : (float)(3.0 * sin(i * 131.0 + j));
+}
+
+/* Every value through reader_next, in file order, against the written floats. */
+static void check_file_order(struct reader *r, int lines, int dim, float (*value)(int, int, int))
+{
+    struct minibatch mb = {0};
+    struct pt_err e;
+    pt_err_clear(&e);
+    for (size_t epoch = 0; epoch < 2; epoch++) { /* the second epoch parses the chunks again */
+        ck_assert_int_eq(reader_start_epoch(r, epoch, 0, 0, 1, &e), 0);
+        int line = 0;
+        for (;;) {
+            ck_assert_msg(reader_next(r, 100, &mb, &e) == 0, "%s", e.msg);
+            if (!mb.global_samples)
+                break;
+            for (size_t s = 0; s < mb.nseq; s++, line++)
+                for (int j = 0; j < dim; j++) {
+                    float want = value(line, j, lines);
+                    ck_assert_msg(same_bits(&mb.in[0].data[s * (size_t)dim + (size_t)j], &want, 1),
+                                  "epoch %zu line %d value %d", epoch, line, j);
+                }
+        }
+        ck_assert_int_eq(line, lines);
+    }
+    mb_free(&mb);
+}
+
+START_TEST(dense_values_exact_packed_or_not)
+{
+    dir = enter_tmpdir();
+    enum { LINES = 4000, DIM = 100 };
+    char path[512];
+    snprintf(path, sizeof path, "%s/big.ctf", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < LINES; i++) {
+        fputs("|x", f);
+        for (int j = 0; j < DIM; j++)
+            fprintf(f, " %.9g", (double)big_value(i, j, LINES));
+        fprintf(f, " |y %d\n", i % 3);
+    }
+    fclose(f);
+    /* one chunk read in pieces (packed, then floats from the middle); then chunks of about
+     * 1 MB, two resident: packed, mixed and float chunks, slots reused across kinds */
+    size_t chunk[] = {32u << 20, 1u << 20};
+    for (int c = 0; c < 2; c++) {
+        struct reader_config rc = conf("big.ctf");
+        rc.inputs[0].dim = DIM;
+        rc.chunk_bytes = chunk[c];
+        struct reader *r = open_ok(&rc);
+        check_file_order(r, LINES, DIM, big_value);
+        reader_close(r);
+    }
+}
+END_TEST
+
+static float long_value(int i, int j, int lines)
+{
+    (void)lines;
+    return (float)((i + j) % 4) * 0.25f;
+}
+
+START_TEST(line_longer_than_a_read_piece)
+{
+    dir = enter_tmpdir();
+    enum { LINES = 3, DIM = 300000 }; /* 1.5 MB a line */
+    char path[512];
+    snprintf(path, sizeof path, "%s/long.ctf", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < LINES; i++) {
+        fputs("|x", f);
+        for (int j = 0; j < DIM; j++)
+            fprintf(f, " %g", (double)long_value(i, j, LINES));
+        fputs(" |y 1", f);
+        if (i + 1 < LINES)
+            fputc('\n', f); /* no final newline */
+    }
+    fclose(f);
+    struct reader_config rc = conf("long.ctf");
+    rc.inputs[0].dim = DIM;
+    struct reader *r = open_ok(&rc);
+    check_file_order(r, LINES, DIM, long_value);
+    reader_close(r);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("reader");
@@ -386,6 +528,9 @@ static Suite *suite(void)
     tcase_add_test(t, epoch_size_spans_sweeps);
     tcase_add_test(t, keep_in_memory_frame_mode_sparse);
     tcase_add_test(t, config_from_block);
+    tcase_add_test(t, dense_store_packs_losslessly);
+    tcase_add_test(t, dense_values_exact_packed_or_not);
+    tcase_add_test(t, line_longer_than_a_read_piece);
     suite_add_tcase(s, t);
     return s;
 }

@@ -6,17 +6,13 @@
 
 #include "reader/reader_internal.h"
 
-static int read_bytes(struct reader *r, uint64_t off, size_t len, struct pt_err *e)
+#define PIECE_BYTES (1u << 20) /* text read and parsed at a time */
+
+/* len bytes at file offset off into dst. */
+static int read_bytes(struct reader *r, uint64_t off, char *dst, size_t len, struct pt_err *e)
 {
-    if (len + 1 > r->cap_buf) {
-        char *b = realloc(r->buf, len + 1);
-        if (!b)
-            return pt_err_set(e, PT_ENOMEM, "error: out of memory (chunk of %zu bytes)", len);
-        r->buf = b;
-        r->cap_buf = len + 1;
-    }
     for (size_t done = 0; done < len;) {
-        ssize_t got = pread(r->fd, r->buf + done, len - done, (off_t)(off + done));
+        ssize_t got = pread(r->fd, dst + done, len - done, (off_t)(off + done));
         if (got < 0 && errno == EINTR)
             continue;
         if (got <= 0)
@@ -45,20 +41,20 @@ static int seq_slot(struct chunk *c, int ninputs, struct pt_err *e)
     return 0;
 }
 
-/* Parse chunk id into c, grouping lines into sequences exactly as the index did. */
-static int parse_chunk(struct reader *r, size_t id, struct chunk *c, struct pt_err *e)
+/* Rows of input i parsed so far in this chunk. */
+static size_t chunk_rows(const struct reader *r, const struct chunk *c, int i)
+{
+    return c->cols[i].rows + (r->in[i].sparse ? 0 : c->dense[i].rows);
+}
+
+/* Parse the lines of text into c, grouping them into sequences exactly as the index did;
+ * dense rows then move from the parser's columns into the packed stores. */
+static int parse_lines(struct reader *r, struct chunk *c, const char *p, const char *end,
+                       uint64_t *prev, struct pt_err *e)
 {
     const struct ctf_index *ix = &r->ix;
-    size_t first = ix->chunk_first[id], last = ix->chunk_first[id + 1];
-    uint64_t off = ix->seq_offset[first];
-    uint64_t stop = id + 1 < ix->nchunks ? ix->seq_offset[last] : ix->file_bytes;
-    int rc = read_bytes(r, off, (size_t)(stop - off), e);
-    int n = r->rc.ninputs;
-    c->nseq = 0;
-    for (int i = 0; i < n; i++)
-        ctf_column_clear(&c->cols[i]);
-    uint64_t prev = 0;
-    for (const char *p = r->buf, *end = r->buf + (stop - off); rc == 0 && p < end;) {
+    int n = r->rc.ninputs, rc = 0;
+    while (rc == 0 && p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
         struct ctf_where at = {.file = r->rc.file, .line = 0};
@@ -71,26 +67,81 @@ static int parse_chunk(struct reader *r, size_t id, struct chunk *c, struct pt_e
             return pt_err_set(e, bad, "%s", le.msg);
         if (bad || line.empty)
             continue; /* malformed rows were counted (and tolerated) by the index */
-        if (ctf_starts_sequence(&r->rc, ix->has_ids, c->nseq == 0, &line, prev)) {
+        if (ctf_starts_sequence(&r->rc, ix->has_ids, c->nseq == 0, &line, *prev)) {
             if ((rc = seq_slot(c, n, e)))
                 break;
             for (int i = 0; i < n; i++) {
-                c->row0[c->nseq * (size_t)n + (size_t)i] = (uint32_t)c->cols[i].rows - ((line.rows >> i) & 1);
+                size_t at_row = chunk_rows(r, c, i) - ((line.rows >> i) & 1);
+                c->row0[c->nseq * (size_t)n + (size_t)i] = (uint32_t)at_row;
                 c->rows[c->nseq * (size_t)n + (size_t)i] = 0;
             }
             c->nseq++;
         }
-        prev = line.id;
+        *prev = line.id;
         for (int i = 0; i < n; i++)
             c->rows[(c->nseq - 1) * (size_t)n + (size_t)i] += (line.rows >> i) & 1;
     }
-    /* the text is parsed: give back its buffer and the columns' growth slack (the parsed
-     * window is what a reader holds; peak memory matters, SPEC asks for a lean trainer) */
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (!r->in[i].sparse) {
+            rc = dense_store_append(&c->dense[i], c->cols[i].val, c->cols[i].rows, e);
+            ctf_column_clear(&c->cols[i]);
+        }
+    return rc;
+}
+
+/* Parse chunk id into c, a piece of text at a time: the reader holds the parsed window
+ * plus about PIECE_BYTES of text and its floats, never a whole chunk of text. */
+static int parse_chunk(struct reader *r, size_t id, struct chunk *c, struct pt_err *e)
+{
+    const struct ctf_index *ix = &r->ix;
+    size_t first = ix->chunk_first[id], last = ix->chunk_first[id + 1];
+    uint64_t pos = ix->seq_offset[first];
+    uint64_t stop = id + 1 < ix->nchunks ? ix->seq_offset[last] : ix->file_bytes;
+    int n = r->rc.ninputs, rc = 0;
+    c->nseq = 0;
+    for (int i = 0; i < n; i++) {
+        ctf_column_clear(&c->cols[i]);
+        dense_store_reset(&c->dense[i], (size_t)r->in[i].dim);
+    }
+    uint64_t prev = 0;
+    size_t have = 0; /* bytes of an unfinished line at the start of r->buf */
+    while (rc == 0 && (pos < stop || have)) {
+        size_t want = stop - pos < PIECE_BYTES ? (size_t)(stop - pos) : PIECE_BYTES;
+        if (have + want + 1 > r->cap_buf) {
+            size_t cap = have + want + 1 > 2 * r->cap_buf ? have + want + 1 : 2 * r->cap_buf;
+            char *b = realloc(r->buf, cap);
+            if (!b)
+                return pt_err_set(e, PT_ENOMEM, "error: out of memory (%zu bytes of text)", cap);
+            r->buf = b;
+            r->cap_buf = cap;
+        }
+        if ((rc = read_bytes(r, pos, r->buf + have, want, e)))
+            break;
+        pos += want;
+        have += want;
+        size_t use = have; /* whole lines only, until the chunk's last byte */
+        if (pos < stop) {
+            while (use && r->buf[use - 1] != '\n')
+                use--;
+            if (!use)
+                continue; /* a line longer than the buffer: read more */
+        }
+        rc = parse_lines(r, c, r->buf, r->buf + use, &prev, e);
+        memmove(r->buf, r->buf + use, have - use);
+        have -= use;
+    }
+    /* the text is parsed: give back its buffer and the columns' growth slack */
     free(r->buf);
     r->buf = NULL;
     r->cap_buf = 0;
-    for (int i = 0; rc == 0 && i < n; i++)
-        ctf_column_shrink(&c->cols[i], r->in[i].dim, r->in[i].sparse);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        if (r->in[i].sparse) {
+            ctf_column_shrink(&c->cols[i], r->in[i].dim, 1);
+            continue;
+        }
+        ctf_column_free(&c->cols[i]);
+        dense_store_seal(&c->dense[i]);
+    }
     if (rc == 0 && c->nseq != last - first)
         rc = pt_err_set(e, PT_EUSER, "%s: error: the data file changed while training (chunk %zu "
                                      "holds %zu sequences, the index says %zu)",
@@ -128,7 +179,7 @@ static void copy_rows(const struct chunk *c, int i, size_t local, const struct c
     for (size_t t = 0; t < rows; t++) {
         float *out = dst->data + (t * nseq + s) * dim;
         if (!in->sparse) {
-            memcpy(out, col->val + (row0 + t) * dim, dim * sizeof *out);
+            dense_store_row(&c->dense[i], row0 + t, out);
             continue;
         }
         size_t from = row0 + t == 0 ? 0 : col->row_end[row0 + t - 1];

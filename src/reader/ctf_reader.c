@@ -24,8 +24,10 @@ size_t reader_chunks(const struct reader *r)
 
 static void chunk_free(struct chunk *c)
 {
-    for (int i = 0; i < CTF_MAX_INPUTS; i++)
+    for (int i = 0; i < CTF_MAX_INPUTS; i++) {
         ctf_column_free(&c->cols[i]);
+        dense_store_free(&c->dense[i]);
+    }
     free(c->row0);
     free(c->rows);
 }

@@ -2,6 +2,7 @@
 #ifndef PT_READER_READER_INTERNAL_H
 #define PT_READER_READER_INTERNAL_H
 
+#include "reader/dense_store.h"
 #include "reader/reader.h"
 #include "reader/timeline.h"
 
@@ -32,7 +33,8 @@ struct chunk {
     size_t id; /* SIZE_MAX: empty slot */
     uint64_t used;
     size_t nseq;
-    struct ctf_column cols[CTF_MAX_INPUTS];
+    struct ctf_column cols[CTF_MAX_INPUTS]; /* sparse inputs; dense ones pass through */
+    struct dense_store dense[CTF_MAX_INPUTS]; /* dense inputs, packed */
     uint32_t *row0; /* nseq x ninputs: first row of (sequence, input) */
     uint32_t *rows; /* nseq x ninputs: its row count */
     size_t cap_seq;

@@ -1,0 +1,154 @@
+/* Lossless byte packing of a chunk's dense rows (see dense_store.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/dense_store.h"
+
+#define HASH_SLOTS 1024 /* at most 256 keys: probes stay short */
+
+struct dense_hash {
+    uint32_t key[HASH_SLOTS];
+    int16_t code[HASH_SLOTS]; /* -1: empty */
+};
+
+void dense_store_reset(struct dense_store *s, size_t dim)
+{
+    s->dim = dim;
+    s->rows = 0;
+    s->ntable = 0;
+    if (s->val && !s->code) { /* the last chunk ended unpacked: start packed again */
+        free(s->val);
+        s->val = NULL;
+        s->cap = 0;
+    }
+    if (s->hash)
+        memset(s->hash->code, 0xff, sizeof s->hash->code);
+}
+
+static int grow(struct dense_store *s, size_t rows, struct pt_err *e)
+{
+    if (rows <= s->cap)
+        return 0;
+    size_t cap = s->cap ? s->cap : 256;
+    while (cap < rows)
+        cap *= 2;
+    size_t elem = s->val ? sizeof *s->val : sizeof *s->code;
+    void **p = s->val ? (void **)&s->val : (void **)&s->code;
+    void *q = realloc(*p, cap * s->dim * elem);
+    if (!q)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (%zu rows of %zu values)", cap,
+                          s->dim);
+    *p = q;
+    s->cap = cap;
+    return 0;
+}
+
+/* The code of bit pattern b, added if new; -1 when the table is full. */
+static int code_of(struct dense_store *s, uint32_t b, float v)
+{
+    struct dense_hash *h = s->hash;
+    for (uint32_t i = (b * 2654435761u) >> 22;; i = (i + 1) & (HASH_SLOTS - 1)) {
+        if (h->code[i] < 0) {
+            if (s->ntable == 256)
+                return -1;
+            h->key[i] = b;
+            h->code[i] = (int16_t)s->ntable;
+            s->table[s->ntable] = v;
+            return s->ntable++;
+        }
+        if (h->key[i] == b)
+            return h->code[i];
+    }
+}
+
+/* A 257th distinct value: decode the first `done` values to floats and stay unpacked. */
+static int unpack(struct dense_store *s, size_t done, struct pt_err *e)
+{
+    float *val = malloc((s->cap ? s->cap : 1) * s->dim * sizeof *val);
+    if (!val)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (%zu rows of %zu values)", s->cap,
+                          s->dim);
+    for (size_t k = 0; k < done; k++)
+        val[k] = s->table[s->code[k]];
+    free(s->code);
+    s->code = NULL;
+    s->val = val;
+    return 0;
+}
+
+int dense_store_append(struct dense_store *s, const float *v, size_t rows, struct pt_err *e)
+{
+    int rc = grow(s, s->rows + rows, e);
+    if (rc)
+        return rc;
+    size_t base = s->rows * s->dim, n = rows * s->dim, k = 0;
+    if (!s->val) {
+        if (!s->hash) {
+            if (!(s->hash = malloc(sizeof *s->hash)))
+                return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+            memset(s->hash->code, 0xff, sizeof s->hash->code);
+        }
+        uint8_t *out = s->code + base;
+        uint32_t last = 0;
+        int code = -1; /* of `last`; -1: none yet */
+        for (; k < n; k++) {
+            uint32_t b;
+            memcpy(&b, &v[k], sizeof b);
+            if (code < 0 || b != last) {
+                if ((code = code_of(s, b, v[k])) < 0)
+                    break;
+                last = b;
+            }
+            out[k] = (uint8_t)code;
+        }
+        if (k < n && (rc = unpack(s, base + k, e)))
+            return rc;
+    }
+    if (k < n)
+        memcpy(s->val + base + k, v + k, (n - k) * sizeof *v);
+    s->rows += rows;
+    return 0;
+}
+
+void dense_store_seal(struct dense_store *s)
+{
+    free(s->hash);
+    s->hash = NULL;
+    size_t rows = s->rows ? s->rows : 1;
+    if (rows >= s->cap)
+        return;
+    size_t elem = s->val ? sizeof *s->val : sizeof *s->code;
+    void **p = s->val ? (void **)&s->val : (void **)&s->code;
+    if (!*p)
+        return;
+    void *q = realloc(*p, rows * s->dim * elem);
+    if (q) {
+        *p = q;
+        s->cap = rows;
+    }
+}
+
+void dense_store_row(const struct dense_store *s, size_t row, float *out)
+{
+    size_t dim = s->dim;
+    if (s->val) {
+        memcpy(out, s->val + row * dim, dim * sizeof *out);
+        return;
+    }
+    const uint8_t *c = s->code + row * dim;
+    for (size_t j = 0; j < dim; j++)
+        out[j] = s->table[c[j]];
+}
+
+size_t dense_store_bytes(const struct dense_store *s)
+{
+    return s->rows * s->dim * (s->val ? sizeof *s->val : sizeof *s->code);
+}
+
+void dense_store_free(struct dense_store *s)
+{
+    free(s->code);
+    free(s->val);
+    free(s->hash);
+    memset(s, 0, sizeof *s);
+}
