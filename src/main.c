@@ -97,6 +97,15 @@ static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, stru
     if (rc)
         return rc;
     int n = backend_cpu_set_threads((int)threads.i, comm_local_size(comm));
+    struct cfg_val gemm = {0};
+    rc = cfg_schema_get(cfg_root(cfg), &train_top_schema, "cpuGemm", &gemm, e);
+    if (rc == 0 && backend_cpu_set_gemm(gemm.choice, e)) { /* only avx512 can fail */
+        pt_err_clear(e);
+        return cfg_error(e, cfg_value_origin(gemm.node),
+                         "cpuGemm=avx512: this CPU has no AVX-512F (use auto or openblas)");
+    }
+    if (rc)
+        return rc;
     if (trace.i > 0 && comm_rank(comm) == 0) {
         char *text = NULL;
         size_t len = 0;
@@ -109,9 +118,11 @@ static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, stru
         if (rc == 0)
             pt_log_printf(log,
                           "Configuration (merged, variables resolved, with origins):\n%s"
-                          "Using %d BLAS thread%s per rank (%d rank%s on this node)\n",
+                          "Using %d BLAS thread%s per rank (%d rank%s on this node); matrix "
+                          "products: %s\n",
                           text, n, n == 1 ? "" : "s", comm_local_size(comm),
-                          comm_local_size(comm) == 1 ? "" : "s");
+                          comm_local_size(comm) == 1 ? "" : "s",
+                          backend_cpu_own_gemm() ? "partrain's AVX-512 kernel" : "OpenBLAS");
         free(text);
     }
     return rc;

@@ -27,6 +27,8 @@ has "$tmp/out" "file = ./data/fashion-mnist/train.ctf    # $cfg:$fl:9"
 
 expect 1 "$T" configFile="$cfg" train.SGD.minibatchSize=25x
 has "$tmp/err" "<command line>:arg2: error: train.SGD.minibatchSize: expected an integer, got \"25x\""
+expect 1 "$T" configFile="$cfg" cpuGemm=fast
+has "$tmp/err" "<command line>:arg2: error: cpuGemm: expected one of auto|openblas|avx512, got \"fast\""
 expect 1 "$T" configFile="$cfg"
 has "$tmp/err" "$cfg:$fl:16: error: cannot read data file './data/fashion-mnist/train.ctf': No such file or directory"
 

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "math/backend.h"
+#include "math/cpu_gemm.h"
 #include "testutil.h"
 
 static struct backend *bk;
@@ -180,6 +181,75 @@ START_TEST(gemm_all_transposes)
         c[i] = NAN;
     bk->ops->gemm(bk, BK_NOTRANS, BK_NOTRANS, M, N, 0, 1.0f, a, LD, x, LD, 0.0f, c, LD);
     ck_assert(c[0] == 0.0f && c[M - 1 + (N - 1) * LD] == 0.0f);
+}
+END_TEST
+
+/* partrain's AVX-512 kernel against a double-precision product: every transpose, beta 0
+ * (C full of NaN, never read) and not, leading dimensions above the rows, and shapes that
+ * cross each blocking size (MR 32, NR 12, KC 256, MC 256, NC 3072) with partial tiles. */
+START_TEST(own_gemm_matches_double_reference)
+{
+    if (!cpu_gemm_supported()) { /* nothing runs it here; cpuGemm=avx512 is refused */
+        printf("no AVX-512F on this CPU: partrain's kernel is not used\n");
+        ck_assert_int_eq(backend_cpu_set_gemm(CPU_GEMM_AVX512, &err), PT_EUSER);
+        return;
+    }
+    static const int shapes[][3] = {{32, 12, 1}, {1, 1, 1}, {33, 13, 257}, {300, 30, 300},
+                                     {40, 3080, 270}, {512, 25, 10}, {77, 45, 600}, {50, 7, 40}};
+    struct cpu_gemm *g = cpu_gemm_new();
+    ck_assert_ptr_nonnull(g);
+    uint64_t s = 7;
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        int m = shapes[t][0], n = shapes[t][1], k = shapes[t][2];
+        int big = m > k ? m : k, ldb = (n > k ? n : k) + 3, lda = big + 5, ldc = m + 2;
+        float *a = malloc(sizeof(float) * (size_t)lda * (size_t)big);
+        float *b = malloc(sizeof(float) * (size_t)ldb * (size_t)(n > k ? n : k));
+        float *c = malloc(sizeof(float) * (size_t)ldc * (size_t)n);
+        for (int i = 0; i < lda * big; i++)
+            a[i] = (float)uni(&s);
+        for (int i = 0; i < ldb * (n > k ? n : k); i++)
+            b[i] = (float)uni(&s);
+        for (int ta = 0; ta < 2; ta++)
+            for (int tb = 0; tb < 2; tb++)
+                for (int beta = 0; beta < 2; beta++) {
+                    for (int i = 0; i < ldc * n; i++)
+                        c[i] = beta ? (float)(i % 7) : NAN;
+                    cpu_gemm_run(g, ta, tb, m, n, k, 0.75f, a, lda, b, ldb, beta ? 0.5f : 0.0f, c,
+                                 ldc);
+                    for (int j = 0; j < n; j++)
+                        for (int i = 0; i < ldc; i++) {
+                            float got = c[i + j * ldc];
+                            if (i >= m) { /* rows between m and ldc are left alone */
+                                ck_assert(beta ? got == (float)((i + j * ldc) % 7) : isnan(got));
+                                continue;
+                            }
+                            double want = beta ? 0.5 * ((i + j * ldc) % 7) : 0.0;
+                            for (int p = 0; p < k; p++)
+                                want += 0.75 * (ta ? a[p + i * lda] : a[i + p * lda]) *
+                                        (tb ? b[j + p * ldb] : b[p + j * ldb]);
+                            ck_assert_msg(fabs(got - want) < 2e-6 * k + 1e-6,
+                                          "%dx%dx%d ta %d tb %d beta %d: C(%d,%d) %g, want %g", m,
+                                          n, k, ta, tb, beta, i, j, got, want);
+                        }
+                }
+        free(a);
+        free(b);
+        free(c);
+    }
+    cpu_gemm_free(g);
+    /* the backend uses it with cpuGemm=avx512, and not with openblas */
+    ck_assert_int_eq(backend_cpu_set_gemm(CPU_GEMM_AVX512, &err), 0);
+    struct backend *own;
+    ck_assert_int_eq(backend_cpu_new(&own, &err), 0);
+    ck_assert_ptr_nonnull(own->impl);
+    ck_assert(backend_cpu_own_gemm());
+    backend_free(own);
+    ck_assert_int_eq(backend_cpu_set_gemm(CPU_GEMM_OPENBLAS, &err), 0);
+    ck_assert(!backend_cpu_own_gemm());
+    ck_assert_int_eq(backend_cpu_new(&own, &err), 0);
+    ck_assert_ptr_null(own->impl);
+    backend_free(own);
+    ck_assert_int_eq(backend_cpu_set_gemm(CPU_GEMM_AUTO, &err), 0);
 }
 END_TEST
 
@@ -404,6 +474,7 @@ int main(void)
     tcase_add_test(tc, activation_extremes);
     tcase_add_test(tc, activation_gradients);
     tcase_add_test(tc, gemm_all_transposes);
+    tcase_add_test(tc, own_gemm_matches_double_reference);
     tcase_add_test(tc, column_sums_and_norm);
     tcase_add_test(tc, dropout_masks);
     tcase_add_test(tc, criteria_values_and_gradients);

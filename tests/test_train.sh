@@ -93,4 +93,31 @@ has "$tmp/err" "bad.ctf:7:11: error: input 'features': expected a number, got \"
 printf 'not a model' >fake.dnn
 expect 1 "$T" configFile=t.cfg command=test test.modelPath=fake.dnn
 has "$tmp/err" "fake.dnn"
+# partrain's AVX-512 kernel (cpuGemm) against OpenBLAS: the same training up to rounding,
+# with layers wide enough (64 rows) for the kernel to run; refused on CPUs without AVX-512F
+wide="command=train makeMode=false numCPUThreads=1 train.SGD.maxEpochs=2
+      train.SimpleNetworkBuilder.layerSizes=2:64:64:2"
+losses() { grep '^Finished Epoch' "$tmp/err" | sed 's/.*CrossEntropyWithSoftmax = \([0-9.]*\).*/\1/'; }
+# shellcheck disable=SC2086
+expect 0 "$T" configFile=t.cfg $wide train.modelPath=ob/m.dnn cpuGemm=openblas
+has "$tmp/err" "matrix products: OpenBLAS"
+losses >ob.txt
+if grep -qw avx512f /proc/cpuinfo; then
+    # shellcheck disable=SC2086
+    expect 0 "$T" configFile=t.cfg $wide train.modelPath=own/m.dnn cpuGemm=avx512
+    has "$tmp/err" "matrix products: partrain's AVX-512 kernel"
+    losses >own.txt
+    if [ "$(wc -l <own.txt)" -eq 2 ] && paste ob.txt own.txt |
+        awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 1e-4 * $1) exit 1 }'; then
+        ok
+    else
+        no "cpuGemm=avx512 and openblas train differently: $(paste ob.txt own.txt | tr '\n' ' ')"
+    fi
+    cmp -s ob.txt own.txt && echo "# (bit-identical losses)" || echo "# losses: $(paste ob.txt own.txt | tr '\n' ' ')"
+else
+    # shellcheck disable=SC2086
+    expect 1 "$T" configFile=t.cfg $wide train.modelPath=own/m.dnn cpuGemm=avx512
+    has "$tmp/err" "cpuGemm=avx512: this CPU has no AVX-512F"
+fi
+
 finish train

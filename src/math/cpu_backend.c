@@ -1,10 +1,13 @@
 /* The CPU backend: host memory, OpenBLAS sgemm, and the element kernels of cpu_kernels.c,
  * cpu_criteria.c and cpu_lstm.c behind struct backend_ops. Single-threaded apart from
- * OpenBLAS's own threads; nothing here allocates after alloc. */
+ * OpenBLAS's own threads; nothing here allocates after alloc. Matrix products go to
+ * OpenBLAS or, on AVX-512 CPUs, to partrain's kernel (cpu_gemm.h). */
 #include <cblas.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "math/cpu_gemm.h"
 #include "math/cpu_kernels.h"
 
 #define CPU_ALIGN 64 /* bytes: a cache line, and whole AVX-512 vectors */
@@ -63,6 +66,7 @@ static int cpu_sync(struct backend *b, struct pt_err *e)
 
 static void cpu_destroy(struct backend *b)
 {
+    cpu_gemm_free(b->impl);
     free(b);
 }
 
@@ -124,6 +128,11 @@ static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int 
         }
         return;
     }
+    if (b->impl && m >= 32) { /* below, most of an MR = 32 row tile would be padding */
+        cpu_gemm_run(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx, beta,
+                     c, ldc);
+        return;
+    }
     cblas_sgemm(CblasColMajor, ta == BK_TRANS ? CblasTrans : CblasNoTrans,
                 tb == BK_TRANS ? CblasTrans : CblasNoTrans, m, n, k, alpha, a, lda, x, ldx, beta, c,
                 ldc);
@@ -153,6 +162,27 @@ static const struct backend_ops cpu_ops = {
     .lstm_backward = cpu_lstm_backward,
 };
 
+static int gemm_mode = CPU_GEMM_AUTO;
+
+int backend_cpu_set_gemm(int mode, struct pt_err *e)
+{
+    if (mode == CPU_GEMM_AVX512 && !cpu_gemm_supported())
+        return pt_err_set(e, PT_EUSER, "error: cpuGemm=avx512: this CPU has no AVX-512F");
+    gemm_mode = mode;
+    return 0;
+}
+
+int backend_cpu_own_gemm(void)
+{
+    if (gemm_mode == CPU_GEMM_OPENBLAS || !cpu_gemm_supported())
+        return 0;
+#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
+    if (gemm_mode == CPU_GEMM_AUTO && openblas_get_num_threads() != 1)
+        return 0; /* OpenBLAS's threads beat one core */
+#endif
+    return 1;
+}
+
 int backend_cpu_new(struct backend **out, struct pt_err *e)
 {
     *out = pt_calloc(1, sizeof **out, e);
@@ -160,6 +190,11 @@ int backend_cpu_new(struct backend **out, struct pt_err *e)
         return e ? e->code : PT_ENOMEM;
     (*out)->ops = &cpu_ops;
     (*out)->host_memory = 1;
+    if (backend_cpu_own_gemm() && !((*out)->impl = cpu_gemm_new())) {
+        free(*out);
+        *out = NULL;
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (gemm packing buffers)");
+    }
     return 0;
 }
 

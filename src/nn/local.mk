@@ -6,6 +6,7 @@
 noinst_LIBRARIES += libptnn.a
 libptnn_a_SOURCES = \
 	src/math/backend.h src/math/cpu_kernels.h src/math/cpu_backend.c src/math/cpu_kernels.c \
+	src/math/cpu_gemm.h src/math/cpu_gemm.c \
 	src/math/cpu_criteria.c src/math/cpu_lstm.c \
 	src/nn/nn.h src/nn/nn_internal.h src/nn/nn_init.c src/nn/nn_config.c src/nn/dense.c \
 	src/nn/lstm.c src/nn/net.c src/nn/step.c src/nn/model_io.c

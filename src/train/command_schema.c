@@ -57,6 +57,12 @@ static const struct cfg_key top_keys[] = {
      .def = "0",
      .flags = CFG_HAS_MIN,
      .help = "BLAS threads per rank; 0 = choose (1 when ranks >= cores)"},
+    {.name = "cpuGemm",
+     .type = CFG_ENUM,
+     .def = "auto",
+     .choices = "auto|openblas|avx512",
+     .help = "partrain extension: CPU matrix products; auto = partrain's AVX-512 kernel when "
+             "the CPU has AVX-512F and BLAS runs on 1 thread, else OpenBLAS; openblas; avx512"},
     {.name = "parallelTrain",
      .type = CFG_ENUM,
      .def = "auto",
