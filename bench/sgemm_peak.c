@@ -1,6 +1,8 @@
-/* bench/sgemm_peak: OpenBLAS single-precision GEMM rate on this machine, one thread, at a
- * large square size and at the shapes of the Fashion-MNIST MLP (784-512-512-10, batch 256)
- * forward and backward. The training benchmark compares its achieved GFLOP/s with these.
+/* bench/sgemm_peak: single-precision GEMM rate on this machine, at a large square size and
+ * at the shapes of the Fashion-MNIST MLP (784-512-512-10, batch 256) forward and backward:
+ * OpenBLAS (with THREADS threads and the kernel OPENBLAS_CORETYPE selects), and, on CPUs
+ * with AVX-512F, partrain's one-thread kernel (src/math/cpu_gemm.c) with the ratio. The
+ * training benchmark compares its achieved GFLOP/s with these.
  *
  *   bench/sgemm_peak [THREADS]        (default 1) */
 #include <cblas.h>
@@ -9,6 +11,7 @@
 #include <time.h>
 
 #include "math/backend.h"
+#include "math/cpu_gemm.h"
 
 static double now(void)
 {
@@ -17,8 +20,9 @@ static double now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-/* GFLOP/s of C(m,n) = op(A) op(B), best of several timed rounds of ~0.3 s. */
-static double rate(int ta, int tb, int m, int n, int k)
+/* GFLOP/s of C(m,n) = op(A) op(B), best of several timed rounds of ~0.3 s; by OpenBLAS,
+ * or by partrain's kernel when own is not NULL. */
+static double rate(struct cpu_gemm *own, int ta, int tb, int m, int n, int k)
 {
     float *a = calloc((size_t)m * k, sizeof *a), *b = calloc((size_t)k * n, sizeof *b);
     float *c = calloc((size_t)m * n, sizeof *c);
@@ -31,8 +35,12 @@ static double rate(int ta, int tb, int m, int n, int k)
         int reps = 0;
         double t0 = now(), t1;
         do {
-            cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                        m, n, k, 1.0f, a, ta ? k : m, b, tb ? n : k, 0.0f, c, m);
+            if (own)
+                cpu_gemm_run(own, ta, tb, m, n, k, 1.0f, a, ta ? k : m, b, tb ? n : k, 0.0f, c, m);
+            else
+                cblas_sgemm(CblasColMajor, ta ? CblasTrans : CblasNoTrans,
+                            tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a, ta ? k : m, b,
+                            tb ? n : k, 0.0f, c, m);
             reps++;
             t1 = now();
         } while (t1 - t0 < 0.3);
@@ -63,8 +71,18 @@ int main(int argc, char **argv)
         {"bwd  dW1 = dH X^T", 0, 1, 512, 784, 256},
         {"bwd  dX2 = W2^T dH", 1, 0, 512, 256, 512},
     };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
-        printf("  %-30s %8.1f GFLOP/s\n", cases[i].what,
-               rate(cases[i].ta, cases[i].tb, cases[i].m, cases[i].n, cases[i].k));
+    struct cpu_gemm *own = cpu_gemm_supported() ? cpu_gemm_new() : NULL;
+    if (!own)
+        printf("  (no AVX-512F: partrain's kernel is not used on this CPU)\n");
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        double ob = rate(NULL, cases[i].ta, cases[i].tb, cases[i].m, cases[i].n, cases[i].k);
+        printf("  %-30s OpenBLAS %6.1f GFLOP/s", cases[i].what, ob);
+        if (own) {
+            double pt = rate(own, cases[i].ta, cases[i].tb, cases[i].m, cases[i].n, cases[i].k);
+            printf("   partrain %6.1f GFLOP/s   %.2fx", pt, pt / ob);
+        }
+        printf("\n");
+    }
+    cpu_gemm_free(own);
     return 0;
 }

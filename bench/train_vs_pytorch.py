@@ -29,16 +29,18 @@ def sgemm_peak():
     code, out, _ = run([f"{HERE}/bench/sgemm_peak", "1"])
     if code:
         sys.exit(f"sgemm_peak failed:\n{out}")
-    print(out.splitlines()[0])
-    rates = [float(m) for m in re.findall(r"(\d+\.\d+) GFLOP/s", out)]
-    return max(rates[1:])  # the MLP's shapes
+    print(out.rstrip())
+    lines = out.splitlines()[2:]  # the MLP's shapes (after the header and the square)
+    ob = max(float(m) for l in lines for m in re.findall(r"OpenBLAS +(\d+\.\d+)", l))
+    own = [float(m) for l in lines for m in re.findall(r"partrain +(\d+\.\d+)", l)]
+    return ob, max(own) if own else None
 
 
-def trainer(model, quick):
+def trainer(model, quick, gemm):
     model_dir = tempfile.mkdtemp(prefix="pt-bench-")
     cmd = [f"{HERE}/trainer", f"configFile=configs/fashion-{model}.cfg", "command=train",
            "traceLevel=0", "numCPUThreads=1", "makeMode=false", "train.SGD.maxEpochs=2",
-           f"ModelDir={model_dir}"]
+           f"ModelDir={model_dir}", f"cpuGemm={gemm}"]
     if quick:
         cmd.append("train.SGD.epochSize=15360")
     code, out, rss = run(cmd)
@@ -59,17 +61,22 @@ def pytorch(model, quick):
 
 def main():
     quick = "--quick" in sys.argv
-    peak = sgemm_peak()
+    peak, own_peak = sgemm_peak()
     print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; "
-          f"sgemm bound at the MLP's shapes: {peak:.1f} GFLOP/s")
-    print(f"{'model':6} {'partrain/s':>11} {'PyTorch/s':>10} {'ratio':>6} "
-          f"{'RSS MiB':>8} {'PyTorch MiB':>11} {'RSS ratio':>9} {'GFLOP/s':>8} {'% sgemm':>8}")
+          f"sgemm bound at the MLP's shapes: OpenBLAS {peak:.1f} GFLOP/s"
+          + (f", partrain's kernel {own_peak:.1f} GFLOP/s" if own_peak else ""))
+    print(f"{'model':6} {'cpuGemm':8} {'partrain/s':>11} {'PyTorch/s':>10} {'ratio':>6} "
+          f"{'RSS MiB':>8} {'PyTorch MiB':>11} {'RSS ratio':>9} {'GFLOP/s':>8} "
+          f"{'% OpenBLAS':>10} {'% own':>6}")
     for model in ("mlp", "lstm"):
-        ours, rss = trainer(model, quick)
         ref, ref_rss = pytorch(model, quick)
-        gflops = ours * FLOP[model] / 1e9
-        print(f"{model:6} {ours:11.1f} {ref:10.1f} {ours / ref:5.2f}x {rss / 1024:8.1f} "
-              f"{ref_rss / 1024:11.1f} {rss / ref_rss:8.2f}x {gflops:8.1f} {100 * gflops / peak:7.1f}%")
+        for gemm in ("auto", "openblas"):
+            ours, rss = trainer(model, quick, gemm)
+            gflops = ours * FLOP[model] / 1e9
+            own = f"{100 * gflops / own_peak:5.1f}%" if own_peak else "     -"
+            print(f"{model:6} {gemm:8} {ours:11.1f} {ref:10.1f} {ours / ref:5.2f}x {rss / 1024:8.1f} "
+                  f"{ref_rss / 1024:11.1f} {rss / ref_rss:8.2f}x {gflops:8.1f} "
+                  f"{100 * gflops / peak:9.1f}% {own}")
 
 
 if __name__ == "__main__":
