@@ -79,21 +79,47 @@ static void soft_threshold(float *w, size_t n, float t)
         w[i] = w[i] > t ? w[i] - t : w[i] < -t ? w[i] + t : 0.0f;
 }
 
-static void sgd(struct learner *l, int nag, float m, float lr, float *w, const float *g)
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+/* AVX2 without FMA: the vector code rounds exactly as the scalar code (bit-identical
+ * models on every CPU). */
+#define LEARN_CLONES __attribute__((target_clones("avx2", "default")))
+#else
+#define LEARN_CLONES
+#endif
+#define LEARN_BLOCK 16
+
+/* Momentum SGD over n parameters. restrict and fixed-size blocks let gcc -O2 vectorize the
+ * loop (plain pointers that may alias kept it scalar: 0.29 ms per MLP step). */
+LEARN_CLONES static void sgd_loop(int nag, float m, float a, float *restrict sg,
+                                  float *restrict w, const float *restrict g, size_t n)
 {
-    float *sg = l->s1;
-    float a = (1.0f - m) * lr;
+    size_t i = 0;
     if (!nag) {
-        for (size_t i = 0; i < l->n; i++) {
+        for (; i + LEARN_BLOCK <= n; i += LEARN_BLOCK)
+            for (size_t k = i; k < i + LEARN_BLOCK; k++) {
+                sg[k] = m * sg[k] + a * g[k];
+                w[k] -= sg[k];
+            }
+        for (; i < n; i++) {
             sg[i] = m * sg[i] + a * g[i];
             w[i] -= sg[i];
         }
         return;
     }
-    for (size_t i = 0; i < l->n; i++) {
+    for (; i + LEARN_BLOCK <= n; i += LEARN_BLOCK)
+        for (size_t k = i; k < i + LEARN_BLOCK; k++) {
+            sg[k] = m * sg[k] + a * g[k];
+            w[k] -= m * sg[k] + a * g[k];
+        }
+    for (; i < n; i++) {
         sg[i] = m * sg[i] + a * g[i];
         w[i] -= m * sg[i] + a * g[i];
     }
+}
+
+static void sgd(struct learner *l, int nag, float m, float lr, float *w, const float *g)
+{
+    sgd_loop(nag, m, (1.0f - m) * lr, l->s1, w, g, l->n);
 }
 
 static void adam(struct learner *l, double beta1, double step, float *w, const float *g)

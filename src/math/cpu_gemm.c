@@ -69,63 +69,57 @@ void cpu_gemm_free(struct cpu_gemm *g)
     free(g);
 }
 
-/* op(A)'s rows [i0, i0 + mc) x steps [p0, p0 + kc) into MR-row panels. */
-static void pack_a(float *restrict dst, int ta, const float *a, size_t lda, size_t i0,
-                   size_t p0, size_t mc, size_t kc)
+/* A panel of `width` lanes (rows of A, or columns of B) over kc steps, lane-interleaved:
+ * dst[p * width + l]. Lanes from `used` on are zero. Element (l, p) of the source is at
+ * src[l * lane_stride + p * step_stride]; the walk follows whichever stride is 1. */
+static void pack_panel(float *restrict dst, const float *src, size_t lane_stride,
+                       size_t step_stride, size_t width, size_t used, size_t kc)
 {
-    for (size_t ir = 0; ir < mc; ir += MR, dst += kc * MR) {
-        size_t rows = mc - ir < MR ? mc - ir : MR;
-        if (!ta) { /* A(i, p) = a[i + p lda]: MR contiguous floats per step */
-            for (size_t p = 0; p < kc; p++) {
-                const float *src = a + (p0 + p) * lda + i0 + ir;
-                float *d = dst + p * MR;
-                memcpy(d, src, rows * sizeof *d);
-                for (size_t i = rows; i < MR; i++)
-                    d[i] = 0.0f;
-            }
-            continue;
+    if (lane_stride == 1) { /* `used` contiguous floats per step */
+        for (size_t p = 0; p < kc; p++) {
+            float *d = dst + p * width;
+            memcpy(d, src + p * step_stride, used * sizeof *d);
+            for (size_t l = used; l < width; l++)
+                d[l] = 0.0f;
         }
-        /* A(i, p) = a[p + i lda]: each row is contiguous in p */
-        for (size_t i = 0; i < MR; i++) {
-            if (i >= rows) {
-                for (size_t p = 0; p < kc; p++)
-                    dst[p * MR + i] = 0.0f;
-                continue;
-            }
-            const float *src = a + (i0 + ir + i) * lda + p0;
+        return;
+    }
+    for (size_t l = 0; l < width; l++) { /* each lane contiguous in p */
+        const float *s = src + l * lane_stride;
+        if (l < used)
             for (size_t p = 0; p < kc; p++)
-                dst[p * MR + i] = src[p];
-        }
+                dst[p * width + l] = s[p];
+        else
+            for (size_t p = 0; p < kc; p++)
+                dst[p * width + l] = 0.0f;
     }
 }
 
-/* op(B)'s steps [p0, p0 + kc) x columns [j0, j0 + nc) into NR-column panels. */
-static void pack_b(float *restrict dst, int tb, const float *b, size_t ldb, size_t p0,
-                   size_t j0, size_t kc, size_t nc)
+/* op(A)'s rows [i0, i0 + mc) x steps [p0, p0 + kc) into MR-row panels: A(i, p) is
+ * a[i + p lda], or a[p + i lda] transposed. */
+static void pack_a(float *dst, int ta, const float *a, size_t lda, size_t i0, size_t p0,
+                   size_t mc, size_t kc)
+{
+    for (size_t ir = 0; ir < mc; ir += MR, dst += kc * MR) {
+        size_t rows = mc - ir < MR ? mc - ir : MR;
+        if (ta)
+            pack_panel(dst, a + (i0 + ir) * lda + p0, lda, 1, MR, rows, kc);
+        else
+            pack_panel(dst, a + p0 * lda + i0 + ir, 1, lda, MR, rows, kc);
+    }
+}
+
+/* op(B)'s steps [p0, p0 + kc) x columns [j0, j0 + nc) into NR-column panels: B(p, j) is
+ * b[p + j ldb], or b[j + p ldb] transposed. */
+static void pack_b(float *dst, int tb, const float *b, size_t ldb, size_t p0, size_t j0,
+                   size_t kc, size_t nc)
 {
     for (size_t jr = 0; jr < nc; jr += NR, dst += kc * NR) {
         size_t cols = nc - jr < NR ? nc - jr : NR;
-        if (tb) { /* B(p, j) = b[j + p ldb]: NR contiguous floats per step */
-            for (size_t p = 0; p < kc; p++) {
-                const float *src = b + (p0 + p) * ldb + j0 + jr;
-                float *d = dst + p * NR;
-                memcpy(d, src, cols * sizeof *d);
-                for (size_t j = cols; j < NR; j++)
-                    d[j] = 0.0f;
-            }
-            continue;
-        }
-        /* B(p, j) = b[p + j ldb]: NR columns read side by side, the panel written in order */
-        const float *src[NR];
-        for (size_t j = 0; j < cols; j++)
-            src[j] = b + (j0 + jr + j) * ldb + p0;
-        for (size_t p = 0; p < kc; p++) {
-            float *d = dst + p * NR;
-            for (size_t j = 0; j < cols; j++)
-                d[j] = src[j][p];
-            for (size_t j = cols; j < NR; j++)
-                d[j] = 0.0f;
-        }
+        if (tb)
+            pack_panel(dst, b + p0 * ldb + j0 + jr, 1, ldb, NR, cols, kc);
+        else
+            pack_panel(dst, b + (j0 + jr) * ldb + p0, ldb, 1, NR, cols, kc);
     }
 }
 
