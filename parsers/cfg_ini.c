@@ -3,10 +3,12 @@
  *   key = value  -> key in the current section's block; values typed as everywhere else
  * inih only reports line numbers of syntax errors, so we feed it lines ourselves and count
  * them, to give every value a file:line:col origin. */
-#include "parsers/cfg_internal.h"
+#include "parsers/cfg_ini.h"
 
 #include <ini.h>
 #include <string.h>
+
+#include "parsers/cfg_merge.h"
 
 struct ini_state {
     struct cfg_node *root;

@@ -1,4 +1,32 @@
-/* Private to parsers/cfg_*.c: the tree's representation. */
+/* Private to parsers/cfg_*.c: the tree's representation, and the map of the language's files.
+ *
+ * Bottom up; a file calls only files listed before it (and includes only their headers):
+ *
+ *   file           responsibility                                   uses
+ *   cfg_origin.c   origins as text, cfg_error                       -
+ *   cfg_lex.c      cursor, comments, strings, brackets; UTF-8 check origin
+ *   cfg_tree.c     struct cfg, nodes (new/free/clear), segments,    origin
+ *                  warnings, accessors, paths, cfg_parse_block
+ *   cfg_merge.c    assigning a key: append, replace, merge blocks;  tree
+ *                  dotted paths
+ *   cfg_lookup.c   cfg_find_local, cfg_find (climbing blocks),      tree
+ *                  cfg_find_block
+ *   cfg_resolve.c  cfg_value: `$name$` expansion, cycle checks      lookup tree
+ *   cfg_value.c    typed views of scalars: bool, int, real, array   tree
+ *   cfg_parse.c    legacy text -> entries of a block; include=      lex merge tree
+ *   cfg_ini.c      .ini text (through inih) -> entries              lookup merge tree
+ *   cfg_load.c     cfg_new; files (configFile=, include=), strings, parse ini lex tree
+ *                  command-line arguments
+ *   cfg_print.c    --print-config                                   resolve tree
+ *
+ * Every file after cfg_origin.c also reports through cfg_error. Private headers: cfg_lex.h,
+ * this one (tree), cfg_merge.h, cfg_parse.h, cfg_ini.h; the other files implement cfg.h.
+ *
+ * The language is recursive where these files meet: a block's text is parsed only when the
+ * block is first looked up or merged into (tree and merge need parse), and include= inside
+ * text reads a file (parse needs load). Those two calls go up through the struct cfg_reader
+ * that cfg_new (cfg_load.c) installs in every config, so no file names one after it.
+ */
 #ifndef PT_PARSERS_CFG_INTERNAL_H
 #define PT_PARSERS_CFG_INTERNAL_H
 
@@ -37,9 +65,21 @@ struct cfg_node {
     char *parse_error;       /* set when parsing the text failed */
 };
 
+/* How text gets into a config, for the tree (lazy block parsing) and the parser (include=),
+ * which must not call the files that implement it by name. Both return 0 or an error. */
+struct cfg_reader {
+    /* Parse one segment of legacy text into block, in order after its earlier entries. */
+    int (*parse_segment)(struct cfg_node *block, struct cfg_seg *seg, struct pt_err *e);
+    /* Read the file `path` (relative to dir unless absolute) into block for include=,
+     * named at `at`. */
+    int (*include_file)(struct cfg_node *block, const char *path, const char *dir,
+                        const struct cfg_origin *at, struct pt_err *e);
+};
+
 struct cfg {
     struct cfg_node root;
-    char **strings; /* interned file names and directories */
+    const struct cfg_reader *reader; /* not owned; set by cfg_new */
+    char **strings;                  /* interned file names and directories */
     size_t nstrings;
     char **loaded; /* real paths of files read (configFile= and include=) */
     size_t nloaded;
@@ -47,36 +87,31 @@ struct cfg {
     size_t nwarnings;
 };
 
+/* New, empty config whose text is read by `reader` (which must outlive it). NULL on out of
+ * memory. cfg_new (cfg_load.c) calls this with the language's reader; cfg_free frees. */
+struct cfg *cfg_tree_new(const struct cfg_reader *reader);
+
 /* Intern a string in c (file names, directories); NULL on out of memory. */
 const char *cfg_intern(struct cfg *c, const char *s);
 
-/* New node under parent (not linked). */
+/* Case-insensitive ASCII equality of a NUL-terminated key and a counted one. */
+int cfg_key_eq(const char *a, const char *b, size_t blen);
+
+/* New node under parent (not linked): a scalar with no value yet, its key a copy of
+ * key[0..keylen). Error when parent is already CFG_MAX_DEPTH deep. */
 struct cfg_node *cfg_node_new(struct cfg *c, struct cfg_node *parent, const char *key,
                               size_t keylen, const struct cfg_origin *at, struct pt_err *e);
-/* Free a node, its children and segments (not unlinking it). */
+/* Free a node, its children and segments (not unlinking it). NULL is a no-op. */
 void cfg_node_free(struct cfg_node *n);
-/* Put `n` (a new, unlinked node) into block under its key: append, replace, or merge. n
- * is consumed. */
-int cfg_insert(struct cfg_node *block, struct cfg_node *n, struct pt_err *e);
-/* Insert with CNTK's dotted-path extension: "a.b.c" descends into (or creates) blocks. */
-int cfg_insert_path(struct cfg_node *block, const char *key, size_t keylen,
-                    const struct cfg_origin *at, struct cfg_node *value, struct pt_err *e);
+/* Drop a node's value (scalar or block: children, segments, caches) but keep its key,
+ * links and origins; it is left a scalar with no value. */
+void cfg_node_clear(struct cfg_node *n);
+/* The child of block whose key equals key[0..len) (case-insensitively), or NULL. Looks only
+ * at entries already parsed. */
+struct cfg_node *cfg_node_child(const struct cfg_node *block, const char *key, size_t len);
+
 /* Append text (copied) as a pending segment of block. */
 int cfg_add_segment(struct cfg_node *block, const char *text, size_t len,
                     const struct cfg_origin *at, const char *dir, struct pt_err *e);
-
-/* Parse one segment into block (cfg_parse.c). */
-int cfg_parse_segment(struct cfg_node *block, struct cfg_seg *seg, struct pt_err *e);
-/* Read a file into block (configFile= when include == 0, include= otherwise). */
-int cfg_read_file(struct cfg_node *block, const char *path, const char *dir, int include,
-                  const struct cfg_origin *at, struct pt_err *e);
-/* .ini front end (cfg_ini.c): text already validated. */
-int cfg_parse_ini(struct cfg_node *block, const char *name, const char *text, size_t len,
-                  const char *dir, struct pt_err *e);
-/* Check text for NUL bytes and invalid UTF-8; error names name:line:col. */
-int cfg_check_text(const char *name, const char *text, size_t len, struct pt_err *e);
-
-/* Case-insensitive ASCII equality of a NUL-terminated key and a counted one. */
-int cfg_key_eq(const char *a, const char *b, size_t blen);
 
 #endif

@@ -1,17 +1,19 @@
-/* The config tree: nodes, merging, lookup that climbs blocks, `$var$` resolution. */
+/* The config tree (see the map in cfg_internal.h): the config and its nodes, their
+ * lifetime, pending text segments, warnings, accessors and paths, and cfg_parse_block, which
+ * hands a block's pending text to the config's reader. */
 #include "parsers/cfg_internal.h"
 
-#include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-struct cfg *cfg_new(void)
+struct cfg *cfg_tree_new(const struct cfg_reader *reader)
 {
     struct cfg *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->reader = reader;
     c->root.cfg = c;
     c->root.is_block = 1;
     c->root.open = '[';
@@ -45,8 +47,7 @@ static void free_segs(struct cfg_seg *s)
     }
 }
 
-/* Drop a node's value (scalar or block) but keep key, links and position. */
-static void clear_value(struct cfg_node *n)
+void cfg_node_clear(struct cfg_node *n)
 {
     free(n->value);
     free(n->resolved);
@@ -63,7 +64,7 @@ void cfg_node_free(struct cfg_node *n)
 {
     if (!n)
         return;
-    clear_value(n);
+    cfg_node_clear(n);
     free(n->key);
     free(n);
 }
@@ -72,7 +73,7 @@ void cfg_free(struct cfg *c)
 {
     if (!c)
         return;
-    clear_value(&c->root);
+    cfg_node_clear(&c->root);
     free(c->root.key);
     for (size_t i = 0; i < c->nstrings; i++)
         free(c->strings[i]);
@@ -107,7 +108,7 @@ const char *cfg_intern(struct cfg *c, const char *s)
     return copy;
 }
 
-/* ------------------------------------------------------------------ warnings & errors */
+/* ------------------------------------------------------------------ warnings */
 
 size_t cfg_warning_count(const struct cfg *c)
 {
@@ -143,29 +144,6 @@ void cfg_warn(struct cfg *c, const struct cfg_origin *at, const char *fmt, ...)
     c->warnings[c->nwarnings++] = line;
 }
 
-const char *cfg_origin_str(const struct cfg_origin *o, char *buf, size_t size)
-{
-    if (!o || !o->file)
-        snprintf(buf, size, "<unknown>");
-    else if (o->arg > 0)
-        snprintf(buf, size, "%s:arg%d", o->file, o->arg);
-    else if (o->line > 0)
-        snprintf(buf, size, "%s:%d:%d", o->file, o->line, o->col);
-    else
-        snprintf(buf, size, "%s", o->file);
-    return buf;
-}
-
-int cfg_error(struct pt_err *e, const struct cfg_origin *o, const char *fmt, ...)
-{
-    char where[512], text[PT_ERR_MSG];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof text, fmt, ap);
-    va_end(ap);
-    return pt_err_set(e, PT_EUSER, "%s: error: %s", cfg_origin_str(o, where, sizeof where), text);
-}
-
 /* ------------------------------------------------------------------ nodes */
 
 int cfg_key_eq(const char *a, const char *b, size_t blen)
@@ -196,138 +174,12 @@ struct cfg_node *cfg_node_new(struct cfg *c, struct cfg_node *parent, const char
     return n;
 }
 
-static struct cfg_node *find_child(const struct cfg_node *block, const char *key, size_t len)
+struct cfg_node *cfg_node_child(const struct cfg_node *block, const char *key, size_t len)
 {
     for (struct cfg_node *ch = block->first; ch; ch = ch->next)
         if (cfg_key_eq(ch->key, key, len))
             return ch;
     return NULL;
-}
-
-static void reparent(struct cfg_node *n, struct cfg_node *parent)
-{
-    n->parent = parent;
-    n->depth = parent->depth + 1;
-    for (struct cfg_node *ch = n->first; ch; ch = ch->next)
-        reparent(ch, n);
-}
-
-int cfg_insert(struct cfg_node *block, struct cfg_node *n, struct pt_err *e)
-{
-    (void)e;
-    struct cfg_node *old = find_child(block, n->key, strlen(n->key));
-    if (!old) {
-        reparent(n, block);
-        if (block->last)
-            block->last->next = n;
-        else
-            block->first = n;
-        block->last = n;
-        return 0;
-    }
-    if (old->is_block && n->is_block && !n->first) {
-        /* merge: the new text is parsed after the old one */
-        struct cfg_seg **tail = &old->pending;
-        while (*tail)
-            tail = &(*tail)->next;
-        *tail = n->pending;
-        n->pending = NULL;
-        cfg_node_free(n);
-        return 0;
-    }
-    if (old->is_block && n->is_block) {
-        /* a block built from a dotted path: move its children over one by one */
-        int rc = cfg_parse_block(old, e);
-        while (rc == 0 && n->first) {
-            struct cfg_node *ch = n->first;
-            n->first = ch->next;
-            ch->next = NULL;
-            rc = cfg_insert(old, ch, e);
-        }
-        n->last = NULL;
-        cfg_node_free(n);
-        return rc;
-    }
-    /* replace, keeping the old position */
-    clear_value(old);
-    old->origin = n->origin;
-    old->vorigin = n->vorigin;
-    old->is_block = n->is_block;
-    old->open = n->open;
-    old->value = n->value;
-    old->pending = n->pending;
-    old->first = n->first;
-    old->last = n->last;
-    n->value = NULL;
-    n->pending = NULL;
-    n->first = n->last = NULL;
-    for (struct cfg_node *ch = old->first; ch; ch = ch->next)
-        reparent(ch, old);
-    cfg_node_free(n);
-    return 0;
-}
-
-int cfg_insert_path(struct cfg_node *block, const char *key, size_t keylen,
-                    const struct cfg_origin *at, struct cfg_node *value, struct pt_err *e)
-{
-    struct cfg_node *cur = block;
-    size_t start = 0;
-    int parts = 0;
-    for (size_t i = 0; i <= keylen; i++) {
-        if (i < keylen && key[i] != '.')
-            continue;
-        size_t len = i - start;
-        if (len == 0) {
-            char ex[128];
-            cfg_node_free(value);
-            return cfg_error(e, at, "empty name in dotted key \"%s\"",
-                             pt_excerpt(ex, sizeof ex, key, keylen, 60));
-        }
-        if (++parts > CFG_MAX_DEPTH) {
-            cfg_node_free(value);
-            return cfg_error(e, at, "dotted key has more than %d parts", CFG_MAX_DEPTH);
-        }
-        if (i == keylen) {
-            free(value->key);
-            value->key = pt_strndup(key + start, len, e);
-            if (!value->key) {
-                value->key = NULL;
-                cfg_node_free(value);
-                return e ? e->code : PT_ENOMEM;
-            }
-            if (cur->depth + 1 > CFG_MAX_DEPTH) {
-                cfg_node_free(value);
-                return cfg_error(e, at, "blocks nested deeper than %d levels", CFG_MAX_DEPTH);
-            }
-            return cfg_insert(cur, value, e);
-        }
-        struct cfg_node *child = find_child(cur, key + start, len);
-        if (child && child->is_block) {
-            int rc = cfg_parse_block(child, e);
-            if (rc) {
-                cfg_node_free(value);
-                return rc;
-            }
-        } else {
-            struct cfg_node *nb = cfg_node_new(cur->cfg, cur, key + start, len, at, e);
-            if (!nb) {
-                cfg_node_free(value);
-                return e ? e->code : PT_ENOMEM;
-            }
-            nb->is_block = 1;
-            nb->open = '[';
-            int rc = cfg_insert(cur, nb, e); /* appends, or replaces a scalar */
-            if (rc) {
-                cfg_node_free(value);
-                return rc;
-            }
-            child = find_child(cur, key + start, len);
-        }
-        cur = child;
-        start = i + 1;
-    }
-    cfg_node_free(value);
-    return 0;
 }
 
 int cfg_add_segment(struct cfg_node *block, const char *text, size_t len,
@@ -370,7 +222,7 @@ int cfg_parse_block(struct cfg_node *block, struct pt_err *e)
         *tail = s;
         struct pt_err local;
         pt_err_clear(&local);
-        int rc = cfg_parse_segment(block, s, &local);
+        int rc = block->cfg->reader->parse_segment(block, s, &local);
         if (rc) {
             block->parse_error = strdup(local.msg);
             /* keep the rest of the text for raw printing */
@@ -380,203 +232,6 @@ int cfg_parse_block(struct cfg_node *block, struct pt_err *e)
             return pt_err_set(e, rc, "%s", local.msg);
         }
     }
-    return 0;
-}
-
-/* ------------------------------------------------------------------ lookup */
-
-int cfg_find_local(struct cfg_node *block, const char *key, struct cfg_node **out, struct pt_err *e)
-{
-    *out = NULL;
-    int rc = cfg_parse_block(block, e);
-    if (rc)
-        return rc;
-    *out = find_child(block, key, strlen(key));
-    return 0;
-}
-
-int cfg_find(struct cfg_node *block, const char *key, struct cfg_node **out, struct pt_err *e)
-{
-    for (struct cfg_node *b = block; b; b = b->parent) {
-        int rc = cfg_find_local(b, key, out, e);
-        if (rc || *out)
-            return rc;
-    }
-    return 0;
-}
-
-/* If s is exactly "$name$", the length of name (else 0). */
-static size_t single_var(const char *s)
-{
-    size_t n = strlen(s);
-    if (n < 3 || s[0] != '$' || s[n - 1] != '$')
-        return 0;
-    for (size_t i = 1; i + 1 < n; i++)
-        if (!(isalnum((unsigned char)s[i]) || s[i] == '_'))
-            return 0;
-    return n - 2;
-}
-
-int cfg_find_block(struct cfg_node *block, const char *key, struct cfg_node **out, struct pt_err *e)
-{
-    int rc = cfg_find(block, key, out, e);
-    if (rc || !*out)
-        return rc;
-    struct cfg_node *n = *out;
-    for (int hops = 0; !n->is_block && hops < 16; hops++) {
-        size_t len = single_var(n->value);
-        if (!len)
-            break;
-        char name[256];
-        if (len >= sizeof name)
-            break;
-        memcpy(name, n->value + 1, len);
-        name[len] = '\0';
-        struct cfg_node *target = NULL;
-        rc = cfg_find(n->parent, name, &target, e);
-        if (rc)
-            return rc;
-        if (!target || target == n)
-            break;
-        cfg_mark_used(n);
-        n = target;
-    }
-    if (!n->is_block) {
-        char path[512];
-        *out = NULL;
-        return cfg_error(e, &n->origin, "'%s' must be a block [ ... ], but it is a value",
-                         cfg_path(n, path, sizeof path));
-    }
-    *out = n;
-    return 0;
-}
-
-/* ------------------------------------------------------------------ $var$ resolution */
-
-struct sbuf {
-    char *p;
-    size_t n, cap;
-};
-
-static int sb_add(struct sbuf *b, const char *s, size_t len, struct pt_err *e)
-{
-    if (b->n + len + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 64;
-        while (cap < b->n + len + 1)
-            cap *= 2;
-        char *p = pt_realloc(b->p, cap, e);
-        if (!p)
-            return e ? e->code : PT_ENOMEM;
-        b->p = p;
-        b->cap = cap;
-    }
-    memcpy(b->p + b->n, s, len);
-    b->n += len;
-    b->p[b->n] = '\0';
-    return 0;
-}
-
-static int is_var_char(char ch)
-{
-    return isalnum((unsigned char)ch) || ch == '_';
-}
-
-int cfg_value(struct cfg_node *n, const char **out, struct pt_err *e)
-{
-    char path[512];
-    *out = NULL;
-    if (n->is_block)
-        return cfg_error(e, &n->origin, "'%s' is a block, expected a value",
-                         cfg_path(n, path, sizeof path));
-    if (n->resolved) {
-        *out = n->resolved;
-        return 0;
-    }
-    if (!strchr(n->value, '$')) {
-        *out = n->value;
-        return 0;
-    }
-    if (n->resolving)
-        return cfg_error(e, &n->vorigin, "variable cycle: '%s' refers to itself",
-                         cfg_path(n, path, sizeof path));
-    n->resolving = 1;
-    struct sbuf b = {0};
-    int rc = sb_add(&b, "", 0, e);
-    const char *s = n->value;
-    while (rc == 0 && *s) {
-        const char *d = strchr(s, '$');
-        if (!d) {
-            rc = sb_add(&b, s, strlen(s), e);
-            break;
-        }
-        size_t len = 0;
-        while (is_var_char(d[1 + len]))
-            len++;
-        if (len == 0 || d[1 + len] != '$') {
-            /* a lone '$' is literal text */
-            rc = sb_add(&b, s, (size_t)(d - s) + 1, e);
-            s = d + 1;
-            continue;
-        }
-        rc = sb_add(&b, s, (size_t)(d - s), e);
-        if (rc)
-            break;
-        char name[256];
-        if (len >= sizeof name) {
-            rc = cfg_error(e, &n->vorigin, "variable name too long");
-            break;
-        }
-        memcpy(name, d + 1, len);
-        name[len] = '\0';
-        struct cfg_node *target = NULL;
-        rc = cfg_find(n->parent, name, &target, e);
-        /* `x = $x$` means the x of an enclosing block (as in CNTK, which resolves a block's
-         * text in the scope it is fetched from): a key never stands for itself */
-        if (rc == 0 && target == n)
-            rc = n->parent->parent ? cfg_find(n->parent->parent, name, &target, e)
-                                   : (target = NULL, 0);
-        if (rc)
-            break;
-        if (!target) {
-            rc = cfg_error(e, &n->vorigin, "unknown variable $%s$ in the value of '%s'%s", name,
-                           cfg_path(n, path, sizeof path),
-                           cfg_key_eq(n->key, name, strlen(name))
-                               ? " (a key cannot refer to itself, and keys are case-insensitive: "
-                                 "set it in an enclosing block or on the command line)"
-                               : "");
-            break;
-        }
-        if (target->is_block) {
-            rc = cfg_error(e, &n->vorigin,
-                           "variable $%s$ in the value of '%s' names a block, not a value", name,
-                           cfg_path(n, path, sizeof path));
-            break;
-        }
-        const char *tv = NULL;
-        if (target->resolving) {
-            rc = cfg_error(e, &n->vorigin,
-                           "variable cycle: $%s$ (used by '%s') refers back to itself", name,
-                           cfg_path(n, path, sizeof path));
-            break;
-        }
-        rc = cfg_value(target, &tv, e);
-        if (rc) {
-            char where[512];
-            pt_err_context(e, "while expanding $%s$ at %s", name,
-                           cfg_origin_str(&n->vorigin, where, sizeof where));
-            break;
-        }
-        cfg_mark_used(target);
-        rc = sb_add(&b, tv, strlen(tv), e);
-        s = d + len + 2;
-    }
-    n->resolving = 0;
-    if (rc) {
-        free(b.p);
-        return rc;
-    }
-    n->resolved = b.p;
-    *out = n->resolved;
     return 0;
 }
 

@@ -20,8 +20,7 @@ fi
 [ -f config.h ] || { echo "fuzz.sh: run scripts/setup.sh (or ./configure) first" >&2; exit 2; }
 core="src/core/err.c"
 if [ "$target" = cfg ]; then
-    src="tests/fuzz/fuzz_cfg.c parsers/cfg_tree.c parsers/cfg_parse.c parsers/cfg_value.c
-         parsers/cfg_ini.c parsers/cfg_print.c parsers/schema.c $core src/core/log.c
+    src="tests/fuzz/fuzz_cfg.c parsers/cfg_*.c parsers/schema.c $core src/core/log.c
          src/core/fs.c src/train/actions.c src/train/command_schema.c src/learn/sgd_schema.c
          src/nn/network_schema.c src/reader/reader_schema.c src/parallel/parallel_schema.c
          src/math/backend.c"
