@@ -11,7 +11,7 @@
 /* ------------------------------------------------------------------ the network */
 
 #define NN_MAX_LAYERS  (2 * NN_MAX_HIDDEN + 3)
-#define NN_MAX_TENSORS (NN_LAYER_MAX_TENSORS * (NN_MAX_HIDDEN + 1))
+#define NN_MAX_TENSORS (NN_LAYER_MAX_TENSORS * NN_MAX_LAYERS)
 
 struct nn {
     struct nn_config cfg;
