@@ -9,7 +9,8 @@ libptnn_a_SOURCES = \
 	src/math/cpu_gemm.h src/math/cpu_gemm.c \
 	src/math/cpu_criteria.c src/math/cpu_lstm.c \
 	src/nn/nn.h src/nn/nn_internal.h src/nn/nn_init.c src/nn/nn_config.c src/nn/dense.c \
-	src/nn/lstm.c src/nn/net.c src/nn/step.c src/nn/model_io.c
+	src/nn/lstm.c src/nn/net.c src/nn/step.c src/nn/model_io.c \
+	src/nn/layer.h src/nn/layer.c src/nn/dropout.c src/nn/last_step.c
 libptnn_a_CFLAGS = $(AM_CFLAGS) $(OPENBLAS_CFLAGS)
 
 if HAVE_CHECK

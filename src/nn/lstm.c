@@ -14,7 +14,32 @@
  * Padding (mask 0) carries h and c and gets dG = 0, so it changes no result or gradient. */
 #include <stdio.h>
 
-#include "nn/nn_internal.h"
+#include "nn/layer.h"
+
+struct lstm_layer {
+    struct nn_layer base;
+    int number;                       /* index in the tensor names */
+    float hidden_init;                /* h_{-1} and c_{-1} (defaultHiddenActivity) */
+    const float *mask;                /* the last forward's padding mask, or NULL */
+    float *wx, *wh, *bias, *peep;     /* parameter views (device) */
+    float *gwx, *gwh, *gbias, *gpeep; /* gradient views (device) */
+    float *gates, *dgates, *cell, *hid, *tanh_c, *grad_buf, *dc; /* workspace */
+};
+
+static struct lstm_layer *lstm_of(struct nn_layer *l)
+{
+    return NN_LAYER_STATE(l, struct lstm_layer);
+}
+
+static int lstm_setup(struct nn_layer *l, const struct nn_layer_spec *s,
+                      const struct nn_config *cfg, struct pt_err *e)
+{
+    (void)e;
+    struct lstm_layer *m = lstm_of(l);
+    m->number = s->number;
+    m->hidden_init = (float)cfg->hidden_activity;
+    return 0;
+}
 
 static size_t lstm_param_count(const struct nn_layer *l)
 {
@@ -25,24 +50,25 @@ static size_t lstm_param_count(const struct nn_layer *l)
 static void lstm_bind(struct nn_layer *l, float *params, float *grads, struct nn_tensor *table,
                       size_t *count)
 {
+    struct lstm_layer *m = lstm_of(l);
     char name[32];
     size_t h = (size_t)l->out_dim, in = (size_t)l->in_dim;
     size_t off = l->param_offset;
     size_t at[4] = {off, off + 4 * h * in, off + 4 * h * in + 4 * h * h,
                     off + 4 * h * in + 4 * h * h + 4 * h};
-    l->w = params + at[0];
-    l->wh = params + at[1];
-    l->bias = params + at[2];
-    l->peep = params + at[3];
-    l->gw = grads + at[0];
-    l->gwh = grads + at[1];
-    l->gbias = grads + at[2];
-    l->gpeep = grads + at[3];
+    m->wx = params + at[0];
+    m->wh = params + at[1];
+    m->bias = params + at[2];
+    m->peep = params + at[3];
+    m->gwx = grads + at[0];
+    m->gwh = grads + at[1];
+    m->gbias = grads + at[2];
+    m->gpeep = grads + at[3];
     static const char *const part[4] = {"Wx", "Wh", "B", "peep"};
     const int rows[4] = {4 * l->out_dim, 4 * l->out_dim, 4 * l->out_dim, l->out_dim};
     const int cols[4] = {l->in_dim, l->out_dim, 1, 3};
     for (int i = 0; i < 4; i++) {
-        snprintf(name, sizeof name, "LSTM%d.%s", l->number, part[i]);
+        snprintf(name, sizeof name, "LSTM%d.%s", m->number, part[i]);
         nn_table_add(table, count, name, at[i], rows[i], cols[i]);
     }
 }
@@ -76,101 +102,106 @@ static size_t lstm_workspace(const struct nn_layer *l, size_t steps, size_t nseq
 
 static void lstm_carve(struct nn_layer *l, float **ws, size_t steps, size_t nseq)
 {
+    struct lstm_layer *m = lstm_of(l);
     size_t h = (size_t)l->out_dim, c = steps * nseq;
-    l->gates = nn_ws_take(ws, 4 * h * c);
-    l->dgates = nn_ws_take(ws, 4 * h * c);
-    l->cell = nn_ws_take(ws, h * (c + nseq));
-    l->hid = nn_ws_take(ws, h * (c + nseq));
-    l->tanh_c = nn_ws_take(ws, h * c);
-    l->grad_buf = nn_ws_take(ws, h * c);
-    l->dc = nn_ws_take(ws, h * nseq);
+    m->gates = nn_ws_take(ws, 4 * h * c);
+    m->dgates = nn_ws_take(ws, 4 * h * c);
+    m->cell = nn_ws_take(ws, h * (c + nseq));
+    m->hid = nn_ws_take(ws, h * (c + nseq));
+    m->tanh_c = nn_ws_take(ws, h * c);
+    m->grad_buf = nn_ws_take(ws, h * c);
+    m->dc = nn_ws_take(ws, h * nseq);
 }
 
 static void lstm_forward(struct nn_layer *l, struct backend *b, struct nn_pass *p)
 {
+    struct lstm_layer *m = lstm_of(l);
     const int hd = l->out_dim, g4 = 4 * hd;
     const size_t n = p->nseq, cols = p->steps * n, blk = (size_t)hd * n;
-    l->steps = p->steps;
-    l->nseq = n;
-    l->mask = p->mask;
+    m->mask = p->mask;
     /* all steps' input contributions at once: gates = Wx x (the step kernel adds B) */
-    b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, g4, (int)cols, l->in_dim, 1.0f, l->w, g4, l->x,
-                 l->in_dim, 0.0f, l->gates, g4);
-    b->ops->fill(b, l->cell, blk, l->hidden_init);
-    b->ops->fill(b, l->hid, blk, l->hidden_init);
+    b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, g4, (int)cols, l->in_dim, 1.0f, m->wx, g4, l->x,
+                 l->in_dim, 0.0f, m->gates, g4);
+    b->ops->fill(b, m->cell, blk, m->hidden_init);
+    b->ops->fill(b, m->hid, blk, m->hidden_init);
     for (size_t t = 0; t < p->steps; t++) {
-        float *g = l->gates + t * 4 * blk;
-        b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, g4, (int)n, hd, 1.0f, l->wh, g4, l->hid + t * blk,
+        float *g = m->gates + t * 4 * blk;
+        b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, g4, (int)n, hd, 1.0f, m->wh, g4, m->hid + t * blk,
                      hd, 1.0f, g, g4);
         struct bk_lstm_fwd s = {
             .hidden = hd,
             .n = n,
             .gates = g,
-            .c_prev = l->cell + t * blk,
-            .h_prev = l->hid + t * blk,
-            .c = l->cell + (t + 1) * blk,
-            .h = l->hid + (t + 1) * blk,
-            .tanh_c = l->tanh_c + t * blk,
-            .bias = l->bias,
-            .peep = l->peep,
+            .c_prev = m->cell + t * blk,
+            .h_prev = m->hid + t * blk,
+            .c = m->cell + (t + 1) * blk,
+            .h = m->hid + (t + 1) * blk,
+            .tanh_c = m->tanh_c + t * blk,
+            .bias = m->bias,
+            .peep = m->peep,
             .mask = p->mask ? p->mask + t * n : NULL,
         };
         b->ops->lstm_forward(b, &s);
     }
-    l->y = l->hid + blk;
-    l->dy = l->grad_buf;
+    l->y = m->hid + blk;
+    l->dy = m->grad_buf;
 }
 
 /* Back through time: dy holds dL/dh_t from above for every step; step t adds its
  * recurrent gradient W_h^T dG_t (and the padding carry) into dy's block t-1. */
 static void lstm_backward_steps(struct nn_layer *l, struct backend *b)
 {
+    struct lstm_layer *m = lstm_of(l);
     const int hd = l->out_dim, g4 = 4 * hd;
     const size_t n = l->nseq, blk = (size_t)hd * n;
-    b->ops->fill(b, l->dc, blk, 0.0f);
-    b->ops->fill(b, l->gbias, (size_t)g4, 0.0f);
-    b->ops->fill(b, l->gpeep, 3 * (size_t)hd, 0.0f);
+    b->ops->fill(b, m->dc, blk, 0.0f);
+    b->ops->fill(b, m->gbias, (size_t)g4, 0.0f);
+    b->ops->fill(b, m->gpeep, 3 * (size_t)hd, 0.0f);
     for (size_t t = l->steps; t-- > 0;) {
         float *dprev = t > 0 ? l->dy + (t - 1) * blk : NULL;
         struct bk_lstm_bwd s = {
             .hidden = hd,
             .n = n,
-            .gates = l->gates + t * 4 * blk,
-            .c_prev = l->cell + t * blk,
-            .c = l->cell + (t + 1) * blk,
-            .tanh_c = l->tanh_c + t * blk,
-            .peep = l->peep,
-            .mask = l->mask ? l->mask + t * n : NULL,
+            .gates = m->gates + t * 4 * blk,
+            .c_prev = m->cell + t * blk,
+            .c = m->cell + (t + 1) * blk,
+            .tanh_c = m->tanh_c + t * blk,
+            .peep = m->peep,
+            .mask = m->mask ? m->mask + t * n : NULL,
             .dh = l->dy + t * blk,
-            .dc = l->dc,
+            .dc = m->dc,
             .dh_prev = dprev,
-            .dgates = l->dgates + t * 4 * blk,
-            .dbias = l->gbias,
-            .dpeep = l->gpeep,
+            .dgates = m->dgates + t * 4 * blk,
+            .dbias = m->gbias,
+            .dpeep = m->gpeep,
         };
         b->ops->lstm_backward(b, &s);
         if (dprev)
-            b->ops->gemm(b, BK_TRANS, BK_NOTRANS, hd, (int)n, g4, 1.0f, l->wh, g4, s.dgates, g4,
+            b->ops->gemm(b, BK_TRANS, BK_NOTRANS, hd, (int)n, g4, 1.0f, m->wh, g4, s.dgates, g4,
                          1.0f, dprev, hd);
     }
 }
 
 static void lstm_backward(struct nn_layer *l, struct backend *b)
 {
+    struct lstm_layer *m = lstm_of(l);
     const int hd = l->out_dim, g4 = 4 * hd, in = l->in_dim;
     const size_t cols = l->steps * l->nseq;
     lstm_backward_steps(l, b);
-    b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, in, (int)cols, 1.0f, l->dgates, g4, l->x, in, 0.0f,
-                 l->gw, g4);
-    b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, hd, (int)cols, 1.0f, l->dgates, g4, l->hid, hd, 0.0f,
-                 l->gwh, g4);
+    b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, in, (int)cols, 1.0f, m->dgates, g4, l->x, in, 0.0f,
+                 m->gwx, g4);
+    b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, hd, (int)cols, 1.0f, m->dgates, g4, m->hid, hd, 0.0f,
+                 m->gwh, g4);
     if (l->dx)
-        b->ops->gemm(b, BK_TRANS, BK_NOTRANS, in, (int)cols, g4, 1.0f, l->w, g4, l->dgates, g4,
+        b->ops->gemm(b, BK_TRANS, BK_NOTRANS, in, (int)cols, g4, 1.0f, m->wx, g4, m->dgates, g4,
                      0.0f, l->dx, in);
 }
 
 const struct nn_layer_ops nn_lstm_ops = {
-    .kind = "lstm",
+    .name = "lstm",
+    .state_size = sizeof(struct lstm_layer),
+    .flags = NN_LAYER_READS_MASK,
+    .setup = lstm_setup,
     .param_count = lstm_param_count,
     .bind = lstm_bind,
     .init = lstm_init,

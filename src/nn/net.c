@@ -1,49 +1,92 @@
 /* The network object: the layer stack, the parameter arena and its tensor table,
  * initialization, the per-minibatch workspace, and the small accessors of nn.h.
  *
- * Layer stacks (one nn_layer each; dropout only with addDropoutNodes):
+ * Layer stacks (one layer each, kinds looked up in the kind table of layer.c; dropout
+ * only with addDropoutNodes), as net_types says for each rnnType:
  *   SIMPLENET: [dense f(i), dropout] x hidden, dense (linear, with bias)
- *   LSTM:      [lstm, dropout] x hidden, last step, dense (linear, no bias)
+ *   LSTM:      [lstm, dropout] x hidden, last_step, dense (linear, no bias)
  * The arena is the layers' parameters back to back in stack order. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "nn/nn_internal.h"
 
-static struct nn_layer *push_layer(struct nn *net, const struct nn_layer_ops *ops, int in, int out)
+/* How an rnnType stacks its layers. */
+struct net_type {
+    enum nn_rnn_type rnn;
+    const char *name;   /* for messages */
+    const char *hidden; /* the kind of every hidden layer */
+    const char *select; /* a kind between the hidden stack and the output layer, or NULL */
+    int output_bias;    /* the (dense, linear) output layer has a bias */
+    int min_sizes;      /* layerSizes entries at least */
+};
+
+static const struct net_type net_types[] = {
+    {NN_SIMPLENET, "SIMPLENET", "dense", NULL, 1, 2},
+    {NN_LSTM, "LSTM", "lstm", "last_step", 0, 3},
+};
+
+static const struct net_type *find_type(enum nn_rnn_type rnn)
 {
-    struct nn_layer *l = &net->layers[net->nlayers];
-    l->ops = ops;
-    l->index = net->nlayers++;
-    l->in_dim = in;
-    l->out_dim = out;
-    return l;
+    for (size_t i = 0; i < sizeof net_types / sizeof net_types[0]; i++)
+        if (net_types[i].rnn == rnn)
+            return &net_types[i];
+    return NULL;
 }
 
-static void build_layers(struct nn *net)
+static int push_layer(struct nn *net, const struct nn_layer_spec *s, struct pt_err *e)
+{
+    if (net->nlayers == NN_MAX_LAYERS)
+        return pt_err_set(e, PT_EINTERNAL, "error: internal: more than %d layers", NN_MAX_LAYERS);
+    struct nn_layer *l = NULL;
+    int rc = nn_layer_new(s, &net->cfg, net->nlayers, &l, e);
+    if (rc)
+        return rc;
+    net->layers[net->nlayers++] = l;
+    net->seq_labels |= (l->ops->flags & NN_LAYER_SELECTS) != 0;
+    net->masked |= (l->ops->flags & NN_LAYER_READS_MASK) != 0;
+    return 0;
+}
+
+static int push_kind(struct nn *net, const char *kind, int in, int out, int number, enum bk_act act,
+                     int bias, struct pt_err *e)
+{
+    struct nn_layer_spec s = {
+        .kind = kind, .in_dim = in, .out_dim = out, .number = number, .act = act, .bias = bias};
+    return push_layer(net, &s, e);
+}
+
+/* The layer list of the description (check_config has vetted it). */
+static int build_layers(struct nn *net, struct pt_err *e)
 {
     const struct nn_config *c = &net->cfg;
-    int hidden = c->nsizes - 2;
-    for (int i = 0; i < hidden; i++) {
-        struct nn_layer *l;
-        if (c->rnn == NN_LSTM) {
-            l = push_layer(net, &nn_lstm_ops, c->sizes[i], c->sizes[i + 1]);
-            l->hidden_init = (float)c->hidden_activity;
-        } else {
-            l = push_layer(net, &nn_dense_ops, c->sizes[i], c->sizes[i + 1]);
-            l->act = c->acts[i];
-            l->has_bias = 1;
-        }
-        l->number = i;
-        if (c->dropout)
-            push_layer(net, &nn_dropout_ops, c->sizes[i + 1], c->sizes[i + 1]);
+    const struct net_type *t = find_type(c->rnn);
+    int hidden = c->nsizes - 2, top = c->sizes[hidden], rc = 0;
+    net->rnn_name = t->name;
+    for (int i = 0; rc == 0 && i < hidden; i++) {
+        int in = c->sizes[i], out = c->sizes[i + 1];
+        rc = push_kind(net, t->hidden, in, out, i, c->acts[i], 1, e);
+        if (rc == 0 && c->dropout)
+            rc = push_kind(net, "dropout", out, out, i, BK_ACT_NONE, 0, e);
     }
-    if (c->rnn == NN_LSTM)
-        push_layer(net, &nn_last_step_ops, c->sizes[hidden], c->sizes[hidden]);
-    struct nn_layer *out = push_layer(net, &nn_dense_ops, c->sizes[hidden], c->sizes[hidden + 1]);
-    out->act = BK_ACT_NONE;
-    out->has_bias = c->rnn != NN_LSTM;
-    out->number = hidden;
+    if (rc == 0 && t->select)
+        rc = push_kind(net, t->select, top, top, hidden, BK_ACT_NONE, 0, e);
+    if (rc == 0)
+        rc = push_kind(net, "dense", top, c->sizes[hidden + 1], hidden, BK_ACT_NONE, t->output_bias,
+                       e);
+    return rc;
+}
+
+static void free_layers(struct nn *net)
+{
+    for (int i = 0; i < net->nlayers; i++)
+        nn_layer_free(net->layers[i]);
+    net->nlayers = 0;
+}
+
+static size_t layer_param_count(const struct nn_layer *l)
+{
+    return l->ops->param_count ? l->ops->param_count(l) : 0;
 }
 
 /* Parameters initialized on the host (layer by layer from one RNG stream), then uploaded. */
@@ -55,7 +98,8 @@ static int init_params(struct nn *net, struct pt_err *e)
     struct pt_rng rng;
     pt_rng_seed(&rng, net->seed, 0, 0);
     for (int i = 0; i < net->nlayers; i++)
-        net->layers[i].ops->init(&net->layers[i], host, &net->cfg, &rng);
+        if (net->layers[i]->ops->init)
+            net->layers[i]->ops->init(net->layers[i], host, &net->cfg, &rng);
     int rc = net->bk->ops->upload(net->bk, net->params, host, net->nparams, e);
     free(host);
     return rc;
@@ -66,8 +110,10 @@ static int alloc_arena(struct nn *net, struct pt_err *e)
     struct backend *b = net->bk;
     size_t off = 0;
     for (int i = 0; i < net->nlayers; i++) {
-        net->layers[i].param_offset = off;
-        off += net->layers[i].ops->param_count(&net->layers[i]);
+        struct nn_layer *l = net->layers[i];
+        l->param_offset = off;
+        l->param_count = layer_param_count(l);
+        off += l->param_count;
     }
     net->nparams = off;
     int rc = b->ops->alloc(b, off, &net->params, e);
@@ -77,8 +123,9 @@ static int alloc_arena(struct nn *net, struct pt_err *e)
         return rc;
     b->ops->fill(b, net->grads, off, 0.0f);
     for (int i = 0; i < net->nlayers; i++)
-        net->layers[i].ops->bind(&net->layers[i], net->params, net->grads, net->tensors,
-                                 &net->ntensors);
+        if (net->layers[i]->ops->bind)
+            net->layers[i]->ops->bind(net->layers[i], net->params, net->grads, net->tensors,
+                                      &net->ntensors);
     return 0;
 }
 
@@ -105,7 +152,10 @@ static int alloc_norm(struct nn *net, struct pt_err *e)
 
 static int check_config(const struct nn_config *c, struct pt_err *e)
 {
-    int min = c->rnn == NN_LSTM ? 3 : 2;
+    const struct net_type *t = find_type(c->rnn);
+    if (!t)
+        return pt_err_set(e, PT_EINTERNAL, "error: internal: rnnType %d", (int)c->rnn);
+    int min = t->min_sizes;
     if (c->nsizes < min || c->nsizes > NN_MAX_HIDDEN + 2)
         return pt_err_set(e, PT_EUSER,
                           "%s: error: layerSizes: %d entries; this network needs %d to %d",
@@ -134,12 +184,13 @@ int nn_config_param_count(const struct nn_config *cfg, size_t *count, struct pt_
     if (!net)
         return e ? e->code : PT_ENOMEM;
     net->cfg = *cfg;
-    build_layers(net);
+    rc = build_layers(net, e);
     *count = 0;
     for (int i = 0; i < net->nlayers; i++)
-        *count += net->layers[i].ops->param_count(&net->layers[i]);
+        *count += layer_param_count(net->layers[i]);
+    free_layers(net);
     free(net);
-    return 0;
+    return rc;
 }
 
 int nn_new(const struct nn_config *cfg, struct backend *b, uint64_t seed, struct nn **out,
@@ -155,8 +206,9 @@ int nn_new(const struct nn_config *cfg, struct backend *b, uint64_t seed, struct
     net->cfg = *cfg;
     net->bk = b;
     net->seed = seed;
-    build_layers(net);
-    rc = alloc_arena(net, e);
+    rc = build_layers(net, e);
+    if (rc == 0)
+        rc = alloc_arena(net, e);
     if (rc == 0)
         rc = init_params(net, e);
     if (rc == 0 && cfg->mean_var_norm)
@@ -193,6 +245,7 @@ void nn_free(struct nn *net)
     free(net->mean);
     free(net->invstd);
     free(net->prior);
+    free_layers(net);
     free(net);
 }
 
@@ -206,7 +259,8 @@ static size_t workspace_size(const struct nn *net, size_t steps, size_t nseq)
                 2 * nn_ws_round(cols) + nn_ws_round(4);
     size_t total = in;
     for (int i = 0; i < net->nlayers; i++)
-        total += net->layers[i].ops->workspace(&net->layers[i], steps, nseq);
+        if (net->layers[i]->ops->workspace)
+            total += net->layers[i]->ops->workspace(net->layers[i], steps, nseq);
     return total;
 }
 
@@ -220,7 +274,8 @@ static void carve_workspace(struct nn *net, size_t steps, size_t nseq)
     net->crit_mask_dev = nn_ws_take(&cur, cols);
     net->stats_dev = nn_ws_take(&cur, 4);
     for (int i = 0; i < net->nlayers; i++)
-        net->layers[i].ops->carve(&net->layers[i], &cur, steps, nseq);
+        if (net->layers[i]->ops->carve)
+            net->layers[i]->ops->carve(net->layers[i], &cur, steps, nseq);
 }
 
 int nn_reserve(struct nn *net, size_t steps, size_t nseq, struct pt_err *e)

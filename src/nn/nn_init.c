@@ -4,7 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "nn/nn_internal.h"
+#include "nn/layer.h"
 
 uint64_t nn_mix64(uint64_t a, uint64_t b)
 {

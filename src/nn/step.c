@@ -48,16 +48,20 @@ static int find_inputs(const struct nn *net, struct minibatch *mb, struct step_i
     si->seq_labels = 0;
     if (si->lab->steps == si->steps)
         return 0;
-    if (si->lab->steps == 1 && c->rnn == NN_LSTM) {
+    if (si->lab->steps == 1 && net->seq_labels) {
         si->seq_labels = 1;
         return 0;
     }
+    if (net->seq_labels)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: the minibatch's sequences have up to %zu label rows and up "
+                          "to %zu feature rows; labels need one row per sequence or one per "
+                          "feature row",
+                          c->origin, si->lab->steps, si->steps);
     return pt_err_set(e, PT_EUSER,
                       "%s: error: the minibatch's sequences have up to %zu label rows and up to "
-                      "%zu feature rows; %s",
-                      c->origin, si->lab->steps, si->steps,
-                      c->rnn == NN_LSTM ? "labels need one row per sequence or one per feature row"
-                                        : "SIMPLENET needs one label row per feature row");
+                      "%zu feature rows; %s needs one label row per feature row",
+                      c->origin, si->lab->steps, si->steps, net->rnn_name);
 }
 
 /* mask[t*n + s] = 1 when step t of sequence s is real. Returns whether any is padding. */
@@ -99,7 +103,7 @@ static int load_inputs(struct nn *net, const struct step_inputs *si, struct nn_p
     if (rc == 0)
         rc = b->ops->upload(b, net->labels_dev, si->lab->data, (size_t)out * lab_cols, e);
     p->mask = NULL;
-    if (rc == 0 && c->rnn == NN_LSTM && feature_mask(si, net->mask_host)) {
+    if (rc == 0 && net->masked && feature_mask(si, net->mask_host)) {
         rc = b->ops->upload(b, net->mask_dev, net->mask_host, cols, e);
         p->mask = net->mask_dev;
     }
@@ -118,9 +122,11 @@ static void run_forward(struct nn *net, struct nn_pass *p)
 {
     float *x = net->x_dev, *dx = NULL;
     for (int i = 0; i < net->nlayers; i++) {
-        struct nn_layer *l = &net->layers[i];
+        struct nn_layer *l = net->layers[i];
         l->x = x;
         l->dx = dx;
+        l->steps = p->steps;
+        l->nseq = p->nseq;
         l->ops->forward(l, net->bk, p);
         x = l->y;
         dx = l->dy;
@@ -132,7 +138,7 @@ static void run_forward(struct nn *net, struct nn_pass *p)
 static void run_criteria(struct nn *net, const float *crit_mask, int train)
 {
     struct backend *b = net->bk;
-    struct nn_layer *o = &net->layers[net->nlayers - 1];
+    struct nn_layer *o = net->layers[net->nlayers - 1];
     struct bk_crit c = {
         .rows = o->out_dim,
         .cols = o->steps * o->nseq,
@@ -157,9 +163,9 @@ static int run_backward(struct nn *net, struct pt_err *e)
 {
     struct backend *b = net->bk;
     for (int i = net->nlayers; i-- > 0;) {
-        struct nn_layer *l = &net->layers[i];
+        struct nn_layer *l = net->layers[i];
         l->ops->backward(l, b);
-        if (!net->grad_ready || l->ops->param_count(l) == 0)
+        if (!net->grad_ready || l->param_count == 0)
             continue;
         int rc = b->ops->sync(b, e);
         if (rc == 0)
