@@ -3,6 +3,6 @@ noinst_LIBRARIES += libptparsers.a
 libptparsers_a_SOURCES = \
 	parsers/cfg.h parsers/cfg_internal.h parsers/cfg_tree.c parsers/cfg_parse.c \
 	parsers/cfg_value.c parsers/cfg_ini.c parsers/cfg_print.c \
-	parsers/schema.h parsers/schema.c parsers/ctf.h parsers/ctf.c \
+	parsers/schema.h parsers/schema.c parsers/schema_read.c parsers/ctf.h parsers/ctf.c \
 	src/core/err.h src/core/err.c
 libptparsers_a_CFLAGS = $(AM_CFLAGS) $(INIH_CFLAGS)

@@ -428,7 +428,9 @@ START_TEST(help_text_covers_every_key)
         FILE *f = open_memstream(&buf, &len);
         cfg_schema_print_help(f, train_all_schemas[i]);
         fclose(f);
-        for (const struct cfg_key *k = train_all_schemas[i]->keys; k->name; k++)
+        struct cfg_key_iter it;
+        for (const struct cfg_key *k = cfg_key_first(train_all_schemas[i], &it); k;
+             k = cfg_key_next(&it))
             ck_assert_msg(strstr(buf, k->name), "--help of %s misses %s",
                           train_all_schemas[i]->name, k->name);
         free(buf);

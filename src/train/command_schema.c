@@ -24,6 +24,26 @@ static int valid_device(const struct cfg_val *v, char *why, size_t size)
     return 1;
 }
 
+/* The SGD block as the trainer checks it: learn's keys, the ParallelTrain block (one
+ * layer up from learn, so composed here), then the CNTK keys learn refuses. */
+static const struct cfg_key sgd_parallel_keys[] = {
+    {.name = "ParallelTrain",
+     .type = CFG_BLOCK,
+     .sub = &parallel_train_schema,
+     .help = "parallel training method and its settings"},
+    {.name = NULL},
+};
+
+static const struct cfg_key *const sgd_more[] = {sgd_parallel_keys, learn_sgd_refused_keys, NULL};
+
+const struct cfg_schema train_sgd_schema = {
+    .name = "SGD",
+    .where = "inside a command block with action=train",
+    .help = "Learning-rate and momentum schedules, regularization and the parallel method.",
+    .keys = learn_sgd_keys,
+    .more = sgd_more,
+};
+
 static const struct cfg_key top_keys[] = {
     {.name = "command",
      .type = CFG_STRING,
@@ -105,7 +125,7 @@ static const struct cfg_key train_cmd_keys[] = {
     {.name = "SGD",
      .type = CFG_BLOCK,
      .flags = CFG_REQUIRED,
-     .sub = &learn_sgd_schema,
+     .sub = &train_sgd_schema,
      .help = "training needs an SGD = [ ... ] block"},
     {.name = "reader",
      .type = CFG_BLOCK,
@@ -191,7 +211,7 @@ const struct cfg_schema *const train_all_schemas[] = {
     &train_top_schema,
     &train_command_schema,
     &test_command_schema,
-    &learn_sgd_schema,
+    &train_sgd_schema,
     &parallel_train_schema,
     &parallel_dpsgd_schema,
     &parallel_ma_schema,
