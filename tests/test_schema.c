@@ -422,17 +422,17 @@ END_TEST
 
 START_TEST(help_text_covers_every_key)
 {
-    for (int i = 0; train_all_schemas[i]; i++) {
+    for (int i = 0; train_all_schemas()[i]; i++) {
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
-        cfg_schema_print_help(f, train_all_schemas[i]);
+        cfg_schema_print_help(f, train_all_schemas()[i]);
         fclose(f);
         struct cfg_key_iter it;
-        for (const struct cfg_key *k = cfg_key_first(train_all_schemas[i], &it); k;
+        for (const struct cfg_key *k = cfg_key_first(train_all_schemas()[i], &it); k;
              k = cfg_key_next(&it))
             ck_assert_msg(strstr(buf, k->name), "--help of %s misses %s",
-                          train_all_schemas[i]->name, k->name);
+                          train_all_schemas()[i]->name, k->name);
         free(buf);
     }
 }

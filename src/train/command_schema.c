@@ -207,19 +207,33 @@ const struct cfg_schema test_command_schema = {
     .open = 1,
 };
 
-const struct cfg_schema *const train_all_schemas[] = {
-    &train_top_schema,
-    &train_command_schema,
-    &test_command_schema,
-    &train_sgd_schema,
-    &parallel_train_schema,
-    &parallel_dpsgd_schema,
-    &parallel_ma_schema,
-    &parallel_bmuf_schema,
-    &parallel_asgd_schema,
-    &parallel_asgd_adjust_schema,
-    &reader_schema,
-    &reader_input_schema,
-    &nn_simple_builder_schema,
-    NULL,
-};
+static void add_schema(const struct cfg_schema **all, size_t *n, size_t max,
+                       const struct cfg_schema *s, int walk)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (all[i] == s)
+            return;
+    if (*n < max)
+        all[(*n)++] = s;
+    struct cfg_key_iter it;
+    for (const struct cfg_key *k = cfg_key_first(s, &it); walk && k; k = cfg_key_next(&it))
+        if ((k->type == CFG_BLOCK || k->type == CFG_BLOCK_MAP) && k->sub)
+            add_schema(all, n, max, k->sub, 1);
+}
+
+const struct cfg_schema *const *train_all_schemas(void)
+{
+    static const struct cfg_schema *all[64];
+    static const struct cfg_schema *const roots[] = {&train_top_schema, &train_command_schema,
+                                                     &test_command_schema};
+    size_t n = 0, nroots = sizeof roots / sizeof roots[0];
+    if (all[0])
+        return all;
+    for (size_t i = 0; i < nroots; i++)
+        add_schema(all, &n, 63, roots[i], 0);
+    for (size_t i = 0; i < nroots; i++)
+        for (const struct cfg_key *k = roots[i]->keys; k->name; k++)
+            if ((k->type == CFG_BLOCK || k->type == CFG_BLOCK_MAP) && k->sub)
+                add_schema(all, &n, 63, k->sub, 1);
+    return all;
+}
