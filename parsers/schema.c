@@ -93,13 +93,11 @@ const struct cfg_key *cfg_key_next(struct cfg_key_iter *it)
     return it->k->name ? it->k : NULL;
 }
 
-#define EACH_KEY(k, it, s) (k = cfg_key_first((s), &(it)); k; k = cfg_key_next(&(it)))
-
 static const struct cfg_key *find_key(const struct cfg_schema *s, const char *name)
 {
     struct cfg_key_iter it;
     const struct cfg_key *k;
-    for EACH_KEY (k, it, s)
+    for (k = cfg_key_first(s, &it); k; k = cfg_key_next(&it))
         if (strcasecmp(k->name, name) == 0)
             return k;
     return NULL;
@@ -326,7 +324,7 @@ static void report_unknown(struct cfg_check *ck, struct cfg_node *n, const struc
     const char *best_name = NULL;
     struct cfg_key_iter it;
     const struct cfg_key *k;
-    for EACH_KEY (k, it, s) {
+    for (k = cfg_key_first(s, &it); k; k = cfg_key_next(&it)) {
         size_t d = cfg_edit_distance(key, k->name);
         if (d < best) {
             best = d;
@@ -363,7 +361,7 @@ static int check_groups(struct cfg_node *block, const struct cfg_schema *s, stru
 {
     struct cfg_key_iter ia, ib;
     const struct cfg_key *a, *b;
-    for EACH_KEY (a, ia, s) {
+    for (a = cfg_key_first(s, &ia); a; a = cfg_key_next(&ia)) {
         struct cfg_node *na = NULL;
         int rc = find_for(block, a, a->name, &na, e);
         if (rc)
@@ -534,7 +532,7 @@ void cfg_schema_print_help(FILE *out, const struct cfg_schema *s)
     fprintf(out, "%s = [ ... ]  (%s)\n  %s\n", s->name, s->where, s->help);
     struct cfg_key_iter it;
     const struct cfg_key *k;
-    for EACH_KEY (k, it, s) {
+    for (k = cfg_key_first(s, &it); k; k = cfg_key_next(&it)) {
         char d[512];
         describe(k, d, sizeof d);
         fprintf(out, "  %-36s %s\n", k->name, d);
@@ -568,7 +566,7 @@ void cfg_schema_print_man(FILE *out, const struct cfg_schema *s)
     fputs(")\n", out);
     struct cfg_key_iter it;
     const struct cfg_key *k;
-    for EACH_KEY (k, it, s) {
+    for (k = cfg_key_first(s, &it); k; k = cfg_key_next(&it)) {
         char d[512];
         describe(k, d, sizeof d);
         fputs(".TP\n.B ", out);

@@ -56,9 +56,31 @@ static int read_sub(struct cfg_node *block, const struct cfg_key *k, void *out, 
     return cfg_schema_read(sub ? sub : block, k->sub, member(out, k->out), e);
 }
 
+/* Whether a value of k's type can be stored in its member (a table error otherwise). */
+static int fits(const struct cfg_key *k)
+{
+    switch (k->out_kind) {
+    case CFG_OUT_NONE: return 1;
+    case CFG_OUT_INT: return k->type == CFG_BOOL || k->type == CFG_ENUM || k->type == CFG_INT;
+    case CFG_OUT_LLONG:
+    case CFG_OUT_ULONG: return k->type == CFG_INT;
+    case CFG_OUT_DOUBLE: return k->type == CFG_REAL;
+    case CFG_OUT_STR: return k->type == CFG_STRING || k->type == CFG_PATH || k->type == CFG_ENUM;
+    case CFG_OUT_CHARS: return k->type == CFG_STRING || k->type == CFG_PATH;
+    case CFG_OUT_VAL:
+        return k->type == CFG_INT_SCHED || k->type == CFG_REAL_SCHED || k->type == CFG_INT_LIST ||
+               k->type == CFG_STRING_LIST;
+    case CFG_OUT_BLOCK: return k->type == CFG_BLOCK && k->sub;
+    }
+    return 0;
+}
+
 static int read_key(struct cfg_node *block, const struct cfg_schema *s, const struct cfg_key *k,
                     void *out, struct pt_err *e)
 {
+    if (k->out && !fits(k))
+        return pt_err_set(e, PT_EINTERNAL, "error: internal: %s.%s does not fit its member",
+                          s->name, k->name);
     if (k->type == CFG_BLOCK)
         return read_sub(block, k, out, e);
     struct cfg_val v;

@@ -6,7 +6,7 @@
 
 #include "learn/learn.h"
 
-#define MIN0 (CFG_HAS_MIN)
+#define MIN0  (CFG_HAS_MIN)
 #define LC(m) CFG_OUT(struct learn_config, m)
 
 /* The learning rate per minibatch stands in when no rate per sample is given; the first
@@ -40,8 +40,7 @@ static int take_per_mb(void *out, struct cfg_val *v, struct cfg_node *block, str
     return take_momentum(out, v, MOMENTUM_PER_MB);
 }
 
-static int take_per_sample(void *out, struct cfg_val *v, struct cfg_node *block,
-                           struct pt_err *e)
+static int take_per_sample(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
 {
     (void)block, (void)e;
     return take_momentum(out, v, MOMENTUM_PER_SAMPLE);

@@ -7,7 +7,7 @@
 
 #include "reader/reader.h"
 
-#define MIN0 (CFG_HAS_MIN)
+#define MIN0  (CFG_HAS_MIN)
 #define IN(m) CFG_OUT(struct reader_input, m)
 #define RC(m) CFG_OUT(struct reader_config, m)
 
@@ -31,8 +31,7 @@ static int set_alias(void *out, struct cfg_val *v, struct cfg_node *block, struc
     return 0;
 }
 
-static int set_file_origin(void *out, struct cfg_val *v, struct cfg_node *block,
-                           struct pt_err *e)
+static int set_file_origin(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
 {
     (void)e;
     struct reader_config *rc = out;
