@@ -18,6 +18,18 @@ extern const struct cfg_schema train_sgd_schema;     /* SGD: learn's keys + Para
  * they contain (depth first, each once), for --help, the man page and "belongs in" hints. */
 const struct cfg_schema *const *train_all_schemas(void);
 
+/* What a command block says besides its sub-blocks: the rows of train_command_schema,
+ * test_command_schema and train_top_schema (a command block may override top-level keys)
+ * store into it through cfg_schema_read. */
+struct train_settings {
+    char model[4096];     /* modelPath */
+    long long mb_size;    /* action=test: minibatchSize */
+    long long epoch_size; /* action=test: epochSize */
+    long long trace;      /* traceLevel */
+    long long seed;       /* randomSeed */
+    int make_mode;        /* makeMode */
+};
+
 /* What a running action gets. */
 struct pt_ctx {
     struct cfg *cfg;

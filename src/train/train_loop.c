@@ -64,14 +64,13 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
         rc = reader_config_read(rd, &r->rcfg, e);
     if (rc == 0)
         rc = nn_config_read(snb, &r->ncfg, e);
-    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_command_schema, "modelPath", &v, e)) == 0)
-        snprintf(r->model, sizeof r->model, "%s", v.s);
-    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "makeMode", &v, e)) == 0)
-        r->make_mode = v.b;
-    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "traceLevel", &v, e)) == 0)
-        r->trace = (int)v.i;
-    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "randomSeed", &v, e)) == 0)
-        r->seed = (uint64_t)v.i;
+    struct train_settings ts = {0};
+    if (rc == 0 && (rc = cfg_schema_read(cmd, &train_command_schema, &ts, e)) == 0)
+        rc = cfg_schema_read(cmd, &train_top_schema, &ts, e);
+    memcpy(r->model, ts.model, sizeof r->model);
+    r->make_mode = ts.make_mode;
+    r->trace = (int)ts.trace;
+    r->seed = (uint64_t)ts.seed;
     if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "deviceId", &v, e)) == 0 &&
         strcasecmp(v.s, "auto") != 0 && strcasecmp(v.s, "cpu") != 0 && atoi(v.s) >= 0)
         rc = cfg_error(e, cfg_value_origin(v.node),
