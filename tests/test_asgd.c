@@ -103,8 +103,8 @@ static double factor_of(int adjust, double c, long long M, long long t)
 static void lost_updates_case(const char *name, int pipeline, int adjust, double c, long long M)
 {
     float scale = adjust == 0 ? 1.0f : 8.0f; /* f * delta stays exact */
-    struct asgd_config pc = {.sync_period = 10, .pipeline = pipeline,
-                             .adjust = {.type = adjust, .coef = c, .per = M}};
+    struct asgd_config pc = {
+        .sync_period = 10, .pipeline = pipeline, .adjust = {.type = adjust, .coef = c, .per = M}};
     float *w = calloc(NP, sizeof *w), *want = calloc(NP, sizeof *want);
     init_model(w);
     init_model(want);

@@ -437,7 +437,7 @@ static int asgd_setup(struct engine *en, const struct parallel_config *pc, struc
 
 /* ------------------------------------------------------------------ configuration */
 
-#define MIN0 (CFG_HAS_MIN)
+#define MIN0  (CFG_HAS_MIN)
 #define AJ(m) CFG_OUT(struct asgd_adjust_config, m)
 #define AC(m) CFG_OUT(struct asgd_config, m)
 
@@ -517,7 +517,6 @@ const struct cfg_schema parallel_asgd_schema = {
     .help = "Asynchronous parameter server on MPI.",
     .keys = asgd_keys,
 };
-
 
 /* The warm-up applies only when DataParallelASGD's block has an
  * AdjustLearningRateAtBeginning block (as in CNTK); then its defaults are staircase. */

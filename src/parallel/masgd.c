@@ -253,8 +253,8 @@ static int masgd_setup(struct engine *en, const struct parallel_config *pc, stru
     m->workers = comm_size(c);
     long long per = mc->block_total > 0 ? mc->block_total / m->workers : mc->block_per_worker;
     m->per_worker = per > 0 ? (size_t)per : 1;
-    struct comm_options o = {.hierarchical = pc->hierarchical, .fp16 = 0,
-                             .bucket_bytes = (size_t)pc->bucket_bytes};
+    struct comm_options o = {
+        .hierarchical = pc->hierarchical, .fp16 = 0, .bucket_bytes = (size_t)pc->bucket_bytes};
     int rc = comm_set_options(c, &o, e);
     if (rc)
         return rc;
@@ -288,12 +288,11 @@ static int masgd_setup(struct engine *en, const struct parallel_config *pc, stru
 
 /* ------------------------------------------------------------------ configuration */
 
-#define MIN0 (CFG_HAS_MIN)
+#define MIN0  (CFG_HAS_MIN)
 #define MC(m) CFG_OUT(struct masgd_config, m)
 
 /* The block momentum keys: not given is < 0 (setup derives the momentum then). */
-static int set_time_constant(void *out, struct cfg_val *v, struct cfg_node *block,
-                             struct pt_err *e)
+static int set_time_constant(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
 {
     (void)block, (void)e;
     ((struct masgd_config *)out)->bm_time_constant = v->node ? v->d : -1.0;

@@ -72,8 +72,7 @@ struct parallel_config {
 int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struct pt_err *e);
 void parallel_config_free(struct parallel_config *pc);
 /* More than one rank needs a parallel method: 0, or the error. */
-int parallel_config_check_workers(const struct parallel_config *pc, int workers,
-                                  struct pt_err *e);
+int parallel_config_check_workers(const struct parallel_config *pc, int workers, struct pt_err *e);
 /* Whether the parallel method is on in epoch (0-based): before parallelizationStartEpoch
  * every rank trains on all the data (warm start). */
 int parallel_config_epoch_on(const struct parallel_config *pc, size_t epoch);
@@ -95,15 +94,15 @@ struct masgd_config {
 };
 
 struct asgd_adjust_config {
-    int type;        /* adjustType: 0 none, 1 linearly, 2 staircase */
-    double coef;     /* adjustCoefficient */
-    long long per;   /* adjustPerMinibatches */
+    int type;      /* adjustType: 0 none, 1 linearly, 2 staircase */
+    double coef;   /* adjustCoefficient */
+    long long per; /* adjustPerMinibatches */
 };
 
 struct asgd_config {
-    long long sync_period; /* syncPeriodPerWorker */
-    int pipeline;          /* usePipeline */
-    int sim_ma;            /* SimModelAverage */
+    long long sync_period;            /* syncPeriodPerWorker */
+    int pipeline;                     /* usePipeline */
+    int sim_ma;                       /* SimModelAverage */
     struct asgd_adjust_config adjust; /* AdjustLearningRateAtBeginning (no block: none) */
     int adjust_given;
 };
@@ -196,7 +195,7 @@ int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e);
 
 /* For engines: record one aggregation (the JSON line, with `extra` fields ("" or
  * ",\"name\":value..."); DataParallelSGD's syncPerfStats line when print is set). */
-void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait,
-                      double bytes, double samples, int bits, int print, const char *extra);
+void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait, double bytes,
+                      double samples, int bits, int print, const char *extra);
 
 #endif
