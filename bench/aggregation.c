@@ -63,25 +63,25 @@ static double measure(struct comm *c, struct engine *en, float *g, const float *
     return worst;
 }
 
+/* The engine as the trainer builds it: from ParallelTrain text (the config and pc live as
+ * long as the program: the engine reads its settings from them). */
 static struct engine *make(struct comm *c, int bits, int overlap, int fp16)
 {
-    struct parallel_config pc;
-    memset(&pc, 0, sizeof pc);
-    long long b = bits;
-    pc.method = PAR_DPSGD;
-    pc.start_epoch = 1;
-    pc.bits.n = 1;
-    pc.bits.ilist = &b;
-    pc.zero_threshold = 1;
-    pc.fp16 = fp16;
-    pc.hierarchical = -1;
-    pc.bucket_bytes = 1 << 20;
-    pc.overlap = overlap;
+    char text[512];
+    snprintf(text, sizeof text,
+             "SGD=[ParallelTrain=[parallelizationMethod=DataParallelSGD; useFp16AllReduce=%d; "
+             "overlapBackward=%d; DataParallelSGD=[gradientBits=%d]]]",
+             fp16, overlap, bits);
+    struct cfg *cfg = cfg_new();
+    struct parallel_config *pc = calloc(1, sizeof *pc);
+    struct cfg_node *sgd = NULL;
     struct engine_layout L = {.n = N, .tensors = tensors, .ntensors = NT};
     struct engine *en = NULL;
     struct pt_err e;
     pt_err_clear(&e);
-    if (engine_new(&pc, c, NULL, &L, &en, &e) || engine_start_epoch(en, 0, &e)) {
+    if (!cfg || !pc || cfg_load_string(cfg, "bench", text, strlen(text), &e) ||
+        cfg_find_block(cfg_root(cfg), "SGD", &sgd, &e) || parallel_config_read(sgd, pc, &e) ||
+        engine_new(pc, c, NULL, &L, &en, &e) || engine_start_epoch(en, 0, &e)) {
         fprintf(stderr, "engine: %s\n", e.msg);
         exit(1);
     }

@@ -73,9 +73,31 @@ static const char *type_word(const struct cfg_key *k)
     return "?";
 }
 
+const struct cfg_key *cfg_key_first(const struct cfg_schema *s, struct cfg_key_iter *it)
+{
+    it->s = s;
+    it->table = 0;
+    it->k = s->keys;
+    while (!it->k->name && s->more && s->more[it->table])
+        it->k = s->more[it->table++];
+    return it->k->name ? it->k : NULL;
+}
+
+const struct cfg_key *cfg_key_next(struct cfg_key_iter *it)
+{
+    if (!it->k->name)
+        return NULL;
+    it->k++;
+    while (!it->k->name && it->s->more && it->s->more[it->table])
+        it->k = it->s->more[it->table++];
+    return it->k->name ? it->k : NULL;
+}
+
 static const struct cfg_key *find_key(const struct cfg_schema *s, const char *name)
 {
-    for (const struct cfg_key *k = s->keys; k->name; k++)
+    struct cfg_key_iter it;
+    const struct cfg_key *k;
+    for (k = cfg_key_first(s, &it); k; k = cfg_key_next(&it))
         if (strcasecmp(k->name, name) == 0)
             return k;
     return NULL;
@@ -300,7 +322,9 @@ static void report_unknown(struct cfg_check *ck, struct cfg_node *n, const struc
     const char *key = cfg_key(n);
     size_t best = (size_t)-1;
     const char *best_name = NULL;
-    for (const struct cfg_key *k = s->keys; k->name; k++) {
+    struct cfg_key_iter it;
+    const struct cfg_key *k;
+    for (k = cfg_key_first(s, &it); k; k = cfg_key_next(&it)) {
         size_t d = cfg_edit_distance(key, k->name);
         if (d < best) {
             best = d;
@@ -317,7 +341,7 @@ static void report_unknown(struct cfg_check *ck, struct cfg_node *n, const struc
                      ck->all[i]->where);
     for (int i = 0; !hint[0] && ck->all && ck->all[i]; i++) {
         const struct cfg_schema *o = ck->all[i];
-        const struct cfg_key *k = o != s ? find_key(o, key) : NULL;
+        k = o != s ? find_key(o, key) : NULL;
         if (k && o->open && !strchr(o->name, '('))
             snprintf(hint, sizeof hint, " ('%s' belongs at the %s)", k->name, o->name);
         else if (k)
@@ -335,14 +359,17 @@ static void report_unknown(struct cfg_check *ck, struct cfg_node *n, const struc
 /* Keys sharing an exclusive group (or aliases of one key) must not both be set. */
 static int check_groups(struct cfg_node *block, const struct cfg_schema *s, struct pt_err *e)
 {
-    for (const struct cfg_key *a = s->keys; a->name; a++) {
+    struct cfg_key_iter ia, ib;
+    const struct cfg_key *a, *b;
+    for (a = cfg_key_first(s, &ia); a; a = cfg_key_next(&ia)) {
         struct cfg_node *na = NULL;
         int rc = find_for(block, a, a->name, &na, e);
         if (rc)
             return rc;
         if (!na)
             continue;
-        for (const struct cfg_key *b = a + 1; b->name; b++) {
+        ib = ia;
+        for (b = cfg_key_next(&ib); b; b = cfg_key_next(&ib)) {
             int same = strcasecmp(canonical(a), canonical(b)) == 0;
             if (!same && (a->group == 0 || a->group != b->group))
                 continue;
@@ -394,7 +421,9 @@ int cfg_schema_check(struct cfg_check *ck, struct cfg_node *block, const struct 
         return rc;
     rc = check_groups(block, s, e);
     /* sub-blocks and required keys that live further out (climbing lookup) */
-    for (const struct cfg_key *k = s->keys; k->name && rc == 0; k++) {
+    struct cfg_key_iter it, ia;
+    const struct cfg_key *k, *a;
+    for (k = cfg_key_first(s, &it); k && rc == 0; k = cfg_key_next(&it)) {
         if (k->alias_of)
             continue;
         struct cfg_node *n = NULL, *local = NULL;
@@ -407,7 +436,7 @@ int cfg_schema_check(struct cfg_check *ck, struct cfg_node *block, const struct 
                 rc = k->type == CFG_BLOCK ? cfg_schema_check(ck, n, k->sub, e) : 0;
         } else {
             rc = find_for(block, k, k->name, &n, e);
-            for (const struct cfg_key *a = s->keys; rc == 0 && !n && a->name; a++)
+            for (a = cfg_key_first(s, &ia); rc == 0 && !n && a; a = cfg_key_next(&ia))
                 if (a->alias_of && strcasecmp(a->alias_of, k->name) == 0)
                     rc = find_for(block, a, a->name, &n, e);
         }
@@ -435,8 +464,10 @@ int cfg_schema_get(struct cfg_node *block, const struct cfg_schema *s, const cha
         return pt_err_set(e, PT_EINTERNAL, "error: internal: %s has no key '%s'", s->name, name);
     k = target_of(s, k);
     struct cfg_node *n = NULL;
-    int rc = find_for(block, k, k->name, &n, e);
-    for (const struct cfg_key *a = s->keys; rc == 0 && !n && a->name; a++)
+    int rc = block ? find_for(block, k, k->name, &n, e) : 0;
+    struct cfg_key_iter it;
+    const struct cfg_key *a;
+    for (a = cfg_key_first(s, &it); block && rc == 0 && !n && a; a = cfg_key_next(&it))
         if (a->alias_of && strcasecmp(a->alias_of, k->name) == 0)
             rc = find_for(block, a, a->name, &n, e);
     if (rc)
@@ -457,7 +488,7 @@ int cfg_schema_get(struct cfg_node *block, const struct cfg_schema *s, const cha
             out->node = n;
     }
     if (!text) {
-        if (!k->def && (k->flags & CFG_REQUIRED))
+        if (!k->def && (k->flags & CFG_REQUIRED) && block)
             return cfg_error(e, cfg_origin_of(block), "%s: required key '%s' is not set (%s)",
                              cfg_path(block, path, sizeof path), k->name, k->help);
         if (!k->def)
@@ -499,7 +530,9 @@ static void describe(const struct cfg_key *k, char *buf, size_t size)
 void cfg_schema_print_help(FILE *out, const struct cfg_schema *s)
 {
     fprintf(out, "%s = [ ... ]  (%s)\n  %s\n", s->name, s->where, s->help);
-    for (const struct cfg_key *k = s->keys; k->name; k++) {
+    struct cfg_key_iter it;
+    const struct cfg_key *k;
+    for (k = cfg_key_first(s, &it); k; k = cfg_key_next(&it)) {
         char d[512];
         describe(k, d, sizeof d);
         fprintf(out, "  %-36s %s\n", k->name, d);
@@ -531,7 +564,9 @@ void cfg_schema_print_man(FILE *out, const struct cfg_schema *s)
     fputs(" (", out);
     troff(out, s->where);
     fputs(")\n", out);
-    for (const struct cfg_key *k = s->keys; k->name; k++) {
+    struct cfg_key_iter it;
+    const struct cfg_key *k;
+    for (k = cfg_key_first(s, &it); k; k = cfg_key_next(&it)) {
         char d[512];
         describe(k, d, sizeof d);
         fputs(".TP\n.B ", out);

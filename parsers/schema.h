@@ -6,6 +6,7 @@
 #ifndef PT_PARSERS_SCHEMA_H
 #define PT_PARSERS_SCHEMA_H
 
+#include <stddef.h>
 #include <stdio.h>
 
 #include "parsers/cfg.h"
@@ -40,6 +41,37 @@ enum {
 struct cfg_schema;
 struct cfg_val;
 
+/* The C type of the struct member a key's value is stored in (cfg_schema_read): CFG_OUT
+ * picks it from the member's declared type. */
+enum cfg_out_kind {
+    CFG_OUT_NONE,
+    CFG_OUT_INT,    /* int or an enum: BOOL (0/1), ENUM (index into .choices), INT */
+    CFG_OUT_LLONG,  /* long long: INT */
+    CFG_OUT_ULONG,  /* size_t, uint64_t: INT (never negative where used) */
+    CFG_OUT_DOUBLE, /* double: REAL */
+    CFG_OUT_STR,    /* const char *: STRING, PATH, ENUM (the text as written) */
+    CFG_OUT_CHARS,  /* char[N]: STRING, PATH (too long is an error naming the origin) */
+    CFG_OUT_VAL,    /* struct cfg_val: schedules and lists (owned by the struct) */
+    CFG_OUT_BLOCK   /* a nested struct read with .sub (CFG_BLOCK keys) */
+};
+
+/* Where cfg_schema_read stores key k's value: member m of struct T. The offset is stored
+ * plus one, so that 0 means "not stored". */
+#define CFG_OUT(T, m)                                                                              \
+    .out = offsetof(T, m) + 1, .out_size = sizeof(((T *)0)->m),                                    \
+    .out_kind = _Generic((((T *)0)->m),                                                            \
+        int: CFG_OUT_INT,                                                                          \
+        unsigned: CFG_OUT_INT,                                                                     \
+        long long: CFG_OUT_LLONG,                                                                  \
+        unsigned long: CFG_OUT_ULONG,                                                              \
+        double: CFG_OUT_DOUBLE,                                                                    \
+        const char *: CFG_OUT_STR,                                                                 \
+        char *: CFG_OUT_CHARS,                                                                     \
+        struct cfg_val: CFG_OUT_VAL,                                                               \
+        default: CFG_OUT_BLOCK)
+/* An int member set to 1 when the key was given in the config (0: the default applies). */
+#define CFG_GIVEN(T, m) .given = offsetof(T, m) + 1
+
 struct cfg_key {
     const char *name;
     enum cfg_type type;
@@ -54,6 +86,13 @@ struct cfg_key {
     const char *help;
     /* Optional extra check of a parsed value: 0 when fine, else fill why (a phrase). */
     int (*valid)(const struct cfg_val *v, char *why, size_t size);
+    /* cfg_schema_read: where the value goes (CFG_OUT), whether it was given (CFG_GIVEN),
+     * and an optional setter for derived values, called after the store with the value
+     * (v->node NULL: the default; block: where the read started, for origins). A setter
+     * may take a list or schedule over (then it zeroes *v). */
+    size_t out, out_size, given;
+    enum cfg_out_kind out_kind;
+    int (*set)(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e);
 };
 
 struct cfg_schema {
@@ -61,8 +100,22 @@ struct cfg_schema {
     const char *where; /* where the block lives, e.g. "inside a command block" */
     const char *help;
     const struct cfg_key *keys; /* ends with an entry whose name is NULL */
-    int open;                   /* unknown keys allowed (top level, command blocks) */
+    /* Further key tables (each ending with a NULL name), NULL-terminated, or NULL: the
+     * schema's keys are keys followed by these, in order. A layer above composes a block
+     * from the tables of the layers below this way (the trainer's SGD block is learn's
+     * keys plus the ParallelTrain block). */
+    const struct cfg_key *const *more;
+    int open; /* unknown keys allowed (top level, command blocks) */
 };
+
+/* Iterate over every key of a schema (keys, then the tables of more). */
+struct cfg_key_iter {
+    const struct cfg_schema *s;
+    const struct cfg_key *k;
+    size_t table; /* 0: keys, i > 0: more[i - 1] */
+};
+const struct cfg_key *cfg_key_first(const struct cfg_schema *s, struct cfg_key_iter *it);
+const struct cfg_key *cfg_key_next(struct cfg_key_iter *it);
 
 /* A typed value read through a schema. Lists and schedules are heap-allocated: release
  * with cfg_val_free. */
@@ -98,10 +151,24 @@ const struct cfg_key *cfg_schema_key(const struct cfg_schema *s, const char *nam
 
 /* Read key `name` of schema s from block (climbing; aliases; "default"; range checks).
  * out->node is NULL when the default applies. A missing key without default leaves *out
- * zeroed (test out->node); a missing CFG_REQUIRED key is an error naming the block. */
+ * zeroed (test out->node); a missing CFG_REQUIRED key is an error naming the block.
+ * block NULL: the default (no block to look in). */
 int cfg_schema_get(struct cfg_node *block, const struct cfg_schema *s, const char *name,
                    struct cfg_val *out, struct pt_err *e);
 void cfg_val_free(struct cfg_val *v);
+
+/* Read every key of s that has a destination (CFG_OUT, CFG_GIVEN or a setter) from block
+ * into the struct at out, as cfg_schema_get reads one (climbing, aliases, "default",
+ * defaults, range and .valid checks, CFG_REQUIRED), in table order. A key without a
+ * default that is not given stores 0 (char arrays stay as they are). CFG_BLOCK keys with
+ * CFG_OUT read their sub-block into the nested struct with .sub (absent: from block
+ * itself, so keys set further out and the defaults apply); CFG_GIVEN on them says whether
+ * the sub-block exists. block NULL: only the defaults. Callers zero the struct first and
+ * release it with cfg_schema_free (also after a failure). */
+int cfg_schema_read(struct cfg_node *block, const struct cfg_schema *s, void *out,
+                    struct pt_err *e);
+/* Free the lists and schedules (CFG_OUT_VAL members) cfg_schema_read stored in out. */
+void cfg_schema_free(const struct cfg_schema *s, void *out);
 /* Element of a schedule for 0-based epoch (the last element repeats). */
 double cfg_sched_real(const struct cfg_val *v, size_t epoch);
 long long cfg_sched_int(const struct cfg_val *v, size_t epoch);

@@ -5,7 +5,7 @@ libpartrain_a_SOURCES = \
 	src/comm/comm.h src/comm/comm_internal.h src/comm/comm.c src/comm/comm_types.c src/comm/comm_coll.c \
 	src/comm/comm_nb.c src/comm/comm_hier.c src/comm/comm_store.c \
 	src/learn/learn.h src/learn/sgd_schema.c src/learn/learn_config.c src/learn/learner.c \
-	src/nn/nn.h src/nn/network_schema.c \
+	src/nn/nn.h \
 	src/reader/reader.h src/reader/reader_schema.c src/reader/minibatch.h src/reader/minibatch.c \
 	src/reader/reader_internal.h src/reader/reader_config.c src/reader/ctf_index.c \
 	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/dense_store.h src/reader/dense_store.c src/reader/timeline.h src/reader/timeline.c \

@@ -63,9 +63,13 @@ static void init_model(float *w)
         w[i] = (float)((i * 13) % 29 - 14);
 }
 
-static struct engine *make(struct parallel_config *pc, float *w, const char *perf)
+static struct engine *make(struct asgd_config *ac, float *w, const char *perf)
 {
-    pc->method = PAR_ASGD;
+    static struct parallel_config store;
+    struct parallel_config *pc = &store;
+    memset(pc, 0, sizeof *pc);
+    pc->method = engine_method_find("DataParallelASGD");
+    pc->method_config = ac;
     pc->slow_rank = -1;
     pc->hierarchical = -1;
     pc->bucket_bytes = 1 << 20;
@@ -99,8 +103,8 @@ static double factor_of(int adjust, double c, long long M, long long t)
 static void lost_updates_case(const char *name, int pipeline, int adjust, double c, long long M)
 {
     float scale = adjust == 0 ? 1.0f : 8.0f; /* f * delta stays exact */
-    struct parallel_config pc = {.sync_period = 10, .pipeline = pipeline, .adjust = adjust,
-                                 .adjust_coef = c, .adjust_per = M};
+    struct asgd_config pc = {
+        .sync_period = 10, .pipeline = pipeline, .adjust = {.type = adjust, .coef = c, .per = M}};
     float *w = calloc(NP, sizeof *w), *want = calloc(NP, sizeof *want);
     init_model(w);
     init_model(want);
@@ -142,7 +146,7 @@ static void lost_updates_case(const char *name, int pipeline, int adjust, double
 /* SimModelAverage: every sync leaves every rank with the exact average of the models. */
 static void sim_case(void)
 {
-    struct parallel_config pc = {.sync_period = 4, .sim_ma = 1, .pipeline = 1};
+    struct asgd_config pc = {.sync_period = 4, .sim_ma = 1, .pipeline = 1};
     float *w = calloc(NP, sizeof *w), *want = calloc(NP, sizeof *want);
     float *all = calloc((size_t)size * NP, sizeof *all);
     init_model(w);
@@ -193,7 +197,7 @@ static void sim_case(void)
  * later one size - 1. Read back from the perfStatsFile JSON lines. */
 static void staleness_case(void)
 {
-    struct parallel_config pc = {.sync_period = 1};
+    struct asgd_config pc = {.sync_period = 1};
     float *w = calloc(NP, sizeof *w);
     struct engine *en = make(&pc, w, "stale.jsonl");
     struct pt_err e;
@@ -233,8 +237,7 @@ static void staleness_case(void)
  * (as ckp_load does) it replaces the store, and a pull returns it. */
 static void state_case(void)
 {
-    struct parallel_config pc = {.sync_period = 1, .adjust = 2, .adjust_coef = 0.25,
-                                 .adjust_per = 2};
+    struct asgd_config pc = {.sync_period = 1, .adjust = {.type = 2, .coef = 0.25, .per = 2}};
     float *w = calloc(NP, sizeof *w);
     init_model(w);
     struct engine *en = make(&pc, w, NULL);
@@ -274,7 +277,7 @@ static void state_case(void)
  * all shards (the busy rank's too) meanwhile, without waiting for it. */
 static void progress_case(void)
 {
-    struct parallel_config pc = {.sync_period = 1};
+    struct asgd_config pc = {.sync_period = 1};
     float *w = calloc(NP, sizeof *w);
     struct engine *en = make(&pc, w, NULL);
     struct pt_err e;

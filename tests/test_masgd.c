@@ -91,9 +91,15 @@ static int close_to(const float *got, const double *want)
 static void bmuf_case(const char *name, int nesterov, double tc, double per_sync, double blr,
                       double bm)
 {
-    struct parallel_config pc = {.method = PAR_BMUF, .block_per_worker = 1, .nesterov = nesterov,
-                                 .reset_momentum = 1, .block_lr = blr, .bm_time_constant = tc,
-                                 .bm_per_sync = per_sync, .hierarchical = -1,
+    struct masgd_config mc = {.block_per_worker = 1,
+                              .nesterov = nesterov,
+                              .reset_momentum = 1,
+                              .block_lr = blr,
+                              .bm_time_constant = tc,
+                              .bm_per_sync = per_sync};
+    struct parallel_config pc = {.method = engine_method_find("BlockMomentumSGD"),
+                                 .method_config = &mc,
+                                 .hierarchical = -1,
                                  .bucket_bytes = 1 << 20};
     float *w = calloc(NP, sizeof *w), *all = calloc((size_t)size * NP, sizeof *all);
     double *want = calloc(NP, sizeof *want), *dwant = calloc(NP, sizeof *dwant);
@@ -142,7 +148,10 @@ static void bmuf_case(const char *name, int nesterov, double tc, double per_sync
 /* ModelAveragingSGD: rank k brings k+1 samples per sync; W = sum (n_k / sum n) W_k. */
 static void ma_case(void)
 {
-    struct parallel_config pc = {.method = PAR_MA, .block_per_worker = 1, .hierarchical = -1,
+    struct masgd_config mc = {.block_per_worker = 1};
+    struct parallel_config pc = {.method = engine_method_find("ModelAveragingSGD"),
+                                 .method_config = &mc,
+                                 .hierarchical = -1,
                                  .bucket_bytes = 1 << 20};
     float *w = calloc(NP, sizeof *w), *all = calloc((size_t)size * NP, sizeof *all);
     double *want = calloc(NP, sizeof *want);
@@ -175,10 +184,17 @@ static void ma_case(void)
  * the global statistics. */
 static void unequal_case(int bmuf)
 {
-    struct parallel_config pc = {.method = bmuf ? PAR_BMUF : PAR_MA, .block_per_worker = 10,
-                                 .nesterov = 1, .reset_momentum = 1, .block_lr = 1,
-                                 .bm_time_constant = -1, .bm_per_sync = -1, .hierarchical = -1,
-                                 .bucket_bytes = 1 << 20};
+    struct masgd_config mc = {.block_per_worker = 10,
+                              .nesterov = 1,
+                              .reset_momentum = 1,
+                              .block_lr = 1,
+                              .bm_time_constant = -1,
+                              .bm_per_sync = -1};
+    struct parallel_config pc = {
+        .method = engine_method_find(bmuf ? "BlockMomentumSGD" : "ModelAveragingSGD"),
+        .method_config = &mc,
+        .hierarchical = -1,
+        .bucket_bytes = 1 << 20};
     float *w = calloc(NP, sizeof *w);
     uint32_t seed = 99u + (uint32_t)rank;
     struct engine *en = make(&pc, w);

@@ -234,6 +234,99 @@ START_TEST(typed_reads_and_defaults)
 }
 END_TEST
 
+/* cfg_schema_read: rows store into a struct (types, given flags, setters, nested blocks). */
+struct demo_inner {
+    int dim;
+};
+struct demo_out {
+    long long epochs;
+    struct cfg_val rate;
+    int flag, kind, kind_given, twice;
+    double ratio;
+    char own[8];
+    struct demo_inner inner;
+    int inner_given;
+};
+
+static int set_twice(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    ((struct demo_out *)out)->twice = 2 * (int)v->i;
+    return 0;
+}
+
+static const struct cfg_key read_inner_keys[] = {
+    {.name = "dim", .type = CFG_INT, .def = "3", .help = "d", CFG_OUT(struct demo_inner, dim)},
+    {.name = NULL},
+};
+static const struct cfg_schema read_inner = {.name = "Inner", .keys = read_inner_keys};
+static const struct cfg_key read_keys[] = {
+    {.name = "epochs", .type = CFG_INT, .flags = CFG_REQUIRED, CFG_OUT(struct demo_out, epochs)},
+    {.name = "rate", .type = CFG_REAL_SCHED, .def = "0.5*2:0.1", CFG_OUT(struct demo_out, rate)},
+    {.name = "flag", .type = CFG_BOOL, .def = "false", CFG_OUT(struct demo_out, flag)},
+    {.name = "kind",
+     .type = CFG_ENUM,
+     .def = "alpha",
+     .choices = "alpha|beta",
+     CFG_OUT(struct demo_out, kind),
+     CFG_GIVEN(struct demo_out, kind_given)},
+    {.name = "period", .type = CFG_INT, .def = "10", .set = set_twice},
+    {.name = "syncPeriod", .type = CFG_INT, .alias_of = "period"},
+    {.name = "ratio",
+     .type = CFG_REAL,
+     .def = "0.5",
+     .flags = CFG_HAS_MAX,
+     .max = 1,
+     CFG_OUT(struct demo_out, ratio)},
+    {.name = "own", .type = CFG_STRING, .flags = CFG_LOCAL, CFG_OUT(struct demo_out, own)},
+    {.name = "Inner",
+     .type = CFG_BLOCK,
+     .sub = &read_inner,
+     CFG_OUT(struct demo_out, inner),
+     CFG_GIVEN(struct demo_out, inner_given)},
+    {.name = NULL},
+};
+static const struct cfg_schema read_demo = {.name = "Demo", .keys = read_keys};
+
+START_TEST(schema_read_fills_structs)
+{
+    struct pt_err e;
+    struct cfg *c =
+        load("s.cfg", "flag=1\nd=[epochs=4; kind=beta; syncPeriod=7; own=x; Inner=[dim=5]]", &e);
+    struct demo_out o;
+    memset(&o, 0, sizeof o);
+    ck_assert_int_eq(cfg_schema_read(node_at(c, "d"), &read_demo, &o, &e), 0);
+    ck_assert_int_eq(o.epochs, 4);
+    ck_assert(cfg_sched_real(&o.rate, 2) == 0.1);
+    ck_assert_int_eq(o.flag, 1); /* climbs */
+    ck_assert_int_eq(o.kind, 1);
+    ck_assert_int_eq(o.kind_given, 1);
+    ck_assert_int_eq(o.twice, 14); /* through the alias, into the setter */
+    ck_assert(o.ratio == 0.5);
+    ck_assert_str_eq(o.own, "x");
+    ck_assert_int_eq(o.inner.dim, 5);
+    ck_assert_int_eq(o.inner_given, 1);
+    cfg_schema_free(&read_demo, &o);
+    ck_assert_ptr_null(o.rate.dlist);
+    /* errors as cfg_schema_get reports them; NULL block: the defaults only */
+    cfg_free(c);
+    c = load("s.cfg", "d=[epochs=1; ratio=2]", &e);
+    memset(&o, 0, sizeof o);
+    ck_assert_int_eq(cfg_schema_read(node_at(c, "d"), &read_demo, &o, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "s.cfg:1:20: error: ratio: 2 is out of range: must be <= 1");
+    cfg_schema_free(&read_demo, &o);
+    memset(&o, 0, sizeof o);
+    ck_assert_int_eq(cfg_schema_read(NULL, &read_demo, &o, &e), 0);
+    ck_assert_int_eq(o.epochs, 0);
+    ck_assert_int_eq(o.kind_given, 0);
+    ck_assert_int_eq(o.twice, 20);
+    ck_assert_int_eq(o.inner.dim, 3);
+    ck_assert_int_eq(o.inner_given, 0);
+    cfg_schema_free(&read_demo, &o);
+    cfg_free(c);
+}
+END_TEST
+
 START_TEST(edit_distance)
 {
     ck_assert_uint_eq(cfg_edit_distance("maxEpochs", "maxepochs"), 0);
@@ -422,15 +515,17 @@ END_TEST
 
 START_TEST(help_text_covers_every_key)
 {
-    for (int i = 0; train_all_schemas[i]; i++) {
+    for (int i = 0; train_all_schemas()[i]; i++) {
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
-        cfg_schema_print_help(f, train_all_schemas[i]);
+        cfg_schema_print_help(f, train_all_schemas()[i]);
         fclose(f);
-        for (const struct cfg_key *k = train_all_schemas[i]->keys; k->name; k++)
+        struct cfg_key_iter it;
+        for (const struct cfg_key *k = cfg_key_first(train_all_schemas()[i], &it); k;
+             k = cfg_key_next(&it))
             ck_assert_msg(strstr(buf, k->name), "--help of %s misses %s",
-                          train_all_schemas[i]->name, k->name);
+                          train_all_schemas()[i]->name, k->name);
         free(buf);
     }
 }
@@ -445,6 +540,7 @@ static Suite *suite(void)
     tcase_add_test(t, exclusive_and_aliases);
     tcase_add_test(t, unknown_keys);
     tcase_add_test(t, typed_reads_and_defaults);
+    tcase_add_test(t, schema_read_fills_structs);
     tcase_add_test(t, edit_distance);
     tcase_add_test(t, trainer_config_valid);
     tcase_add_test(t, trainer_config_errors);

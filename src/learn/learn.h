@@ -9,7 +9,11 @@
 
 #include "parsers/schema.h"
 
-/* Keys of the SGD = [ ... ] block. */
+/* Keys of the SGD = [ ... ] block as learn reads it: learn_sgd_keys (stored into struct
+ * learn_config), then learn_sgd_refused_keys (CNTK keys partrain refuses). The trainer
+ * checks SGD with these tables and its ParallelTrain block (train_sgd_schema). */
+extern const struct cfg_key learn_sgd_keys[];
+extern const struct cfg_key learn_sgd_refused_keys[];
 extern const struct cfg_schema learn_sgd_schema;
 
 enum learn_type { LEARN_SGD, LEARN_ADAM, LEARN_ADAGRAD };
@@ -34,6 +38,8 @@ struct learn_config {
     int keep_checkpoints;
 };
 
+/* Read the SGD block through learn_sgd_schema (one cfg_schema_read; the momentum kind is
+ * the key given). Error when no learning rate is set. Free with learn_config_free. */
 int learn_config_read(struct cfg_node *sgd, struct learn_config *lc, struct pt_err *e);
 void learn_config_free(struct learn_config *lc);
 

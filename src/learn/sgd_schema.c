@@ -1,114 +1,183 @@
-/* The SGD block's keys (SPEC §5). Defaults are CNTK's. */
+/* The SGD block's keys (SPEC §5) and where cfg_schema_read puts them in struct
+ * learn_config. Defaults are CNTK's. The ParallelTrain block inside SGD belongs to the
+ * layer above: src/train composes the block the trainer checks from these tables and
+ * ParallelTrain's schema. */
+#include <string.h>
+
 #include "learn/learn.h"
-#include "parallel/parallel.h"
 
-#define MIN0 (CFG_HAS_MIN)
+#define MIN0  (CFG_HAS_MIN)
+#define LC(m) CFG_OUT(struct learn_config, m)
 
-static const struct cfg_key sgd_keys[] = {
+/* The learning rate per minibatch stands in when no rate per sample is given; the first
+ * given momentum key wins (the schema's exclusive groups let only one be given). */
+static int take_lr_per_mb(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    struct learn_config *lc = out;
+    if (v->node && !lc->lr.node) {
+        cfg_val_free(&lc->lr);
+        lc->lr = *v;
+        lc->lr_per_mb = 1;
+        memset(v, 0, sizeof *v);
+    }
+    return 0;
+}
+
+static int take_momentum(struct learn_config *lc, struct cfg_val *v, int kind)
+{
+    if (v->node && !lc->momentum.node) {
+        lc->momentum = *v;
+        lc->momentum_kind = kind;
+        memset(v, 0, sizeof *v);
+    }
+    return 0;
+}
+
+static int take_per_mb(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    return take_momentum(out, v, MOMENTUM_PER_MB);
+}
+
+static int take_per_sample(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    return take_momentum(out, v, MOMENTUM_PER_SAMPLE);
+}
+
+static int take_time_constant(void *out, struct cfg_val *v, struct cfg_node *block,
+                              struct pt_err *e)
+{
+    (void)block, (void)e;
+    return take_momentum(out, v, MOMENTUM_TIME_CONSTANT);
+}
+
+const struct cfg_key learn_sgd_keys[] = {
     {.name = "maxEpochs",
      .type = CFG_INT,
      .flags = CFG_REQUIRED | MIN0,
      .min = 1,
-     .help = "number of epochs to train"},
+     .help = "number of epochs to train",
+     LC(max_epochs)},
     {.name = "epochSize",
      .type = CFG_INT,
      .def = "0",
      .flags = MIN0,
-     .help = "samples per epoch, counted globally; 0 = one pass over the data"},
+     .help = "samples per epoch, counted globally; 0 = one pass over the data",
+     LC(epoch_size)},
     {.name = "minibatchSize",
      .type = CFG_INT_SCHED,
      .def = "256",
      .flags = MIN0,
      .min = 1,
-     .help = "per-epoch schedule of global minibatch sizes (samples across all workers)"},
+     .help = "per-epoch schedule of global minibatch sizes (samples across all workers)",
+     LC(mb_size)},
     {.name = "learningRatesPerSample",
      .type = CFG_REAL_SCHED,
      .flags = MIN0,
      .group = 1,
-     .help = "per-epoch schedule of learning rates per sample"},
+     .help = "per-epoch schedule of learning rates per sample",
+     LC(lr)},
     {.name = "learningRatesPerMB",
      .type = CFG_REAL_SCHED,
      .flags = MIN0,
      .group = 1,
-     .help = "per-epoch schedule of learning rates per minibatch (divided by minibatchSize)"},
+     .help = "per-epoch schedule of learning rates per minibatch (divided by minibatchSize)",
+     .set = take_lr_per_mb},
     {.name = "momentumPerMB",
      .type = CFG_REAL_SCHED,
      .flags = MIN0 | CFG_HAS_MAX | CFG_MAX_EXCL,
      .max = 1,
      .group = 2,
-     .help = "per-epoch momentum per minibatch; 0.9 when no momentum key is given"},
+     .help = "per-epoch momentum per minibatch; 0.9 when no momentum key is given",
+     .set = take_per_mb},
     {.name = "momentumPerSample",
      .type = CFG_REAL_SCHED,
      .flags = MIN0 | CFG_HAS_MAX | CFG_MAX_EXCL,
      .max = 1,
      .group = 2,
-     .help = "per-epoch momentum per sample"},
+     .help = "per-epoch momentum per sample",
+     .set = take_per_sample},
     {.name = "momentumAsTimeConstant",
      .type = CFG_REAL_SCHED,
      .flags = MIN0,
      .group = 2,
-     .help = "per-epoch momentum as a time constant in samples: exp(-1/TC) per sample"},
-    {.name = "useNAG", .type = CFG_BOOL, .def = "false", .help = "Nesterov momentum"},
+     .help = "per-epoch momentum as a time constant in samples: exp(-1/TC) per sample",
+     .set = take_time_constant},
+    {.name = "useNAG", .type = CFG_BOOL, .def = "false", .help = "Nesterov momentum", LC(nag)},
     {.name = "gradUpdateType",
      .type = CFG_ENUM,
      .def = "None",
      .choices = "None|Adam|AdaGrad",
      .unsupported = "RmsProp|FSAdaGrad",
-     .help = "None = momentum SGD; Adam and AdaGrad are partrain extensions"},
+     .help = "None = momentum SGD; Adam and AdaGrad are partrain extensions",
+     LC(type)},
     {.name = "L2RegWeight",
      .type = CFG_REAL,
      .def = "0",
      .flags = MIN0,
-     .help = "L2 weight decay: g += L2 * N * w before the update"},
+     .help = "L2 weight decay: g += L2 * N * w before the update",
+     LC(l2)},
     {.name = "L1RegWeight",
      .type = CFG_REAL,
      .def = "0",
      .flags = MIN0,
-     .help = "L1 soft threshold by lr * L1 * N after the update"},
+     .help = "L1 soft threshold by lr * L1 * N after the update",
+     LC(l1)},
     {.name = "clippingThresholdPerSample",
      .type = CFG_REAL,
      .def = "1#INF",
      .flags = MIN0 | CFG_MIN_EXCL,
-     .help = "gradient clipping threshold per sample (times N); 1#INF = no clipping"},
+     .help = "gradient clipping threshold per sample (times N); 1#INF = no clipping",
+     LC(clip)},
     {.name = "gradientClippingWithTruncation",
      .type = CFG_BOOL,
      .def = "true",
-     .help = "true: clip elementwise; false: scale the gradient by its norm"},
+     .help = "true: clip elementwise; false: scale the gradient by its norm",
+     LC(clip_truncation)},
     {.name = "dropoutRate",
      .type = CFG_REAL_SCHED,
      .def = "0",
      .flags = MIN0 | CFG_HAS_MAX | CFG_MAX_EXCL,
      .max = 1,
-     .help = "per-epoch dropout rate in [0,1) (with addDropoutNodes)"},
+     .help = "per-epoch dropout rate in [0,1) (with addDropoutNodes)",
+     LC(dropout)},
     {.name = "numMBsToShowResult",
      .type = CFG_INT,
      .def = "10",
      .flags = MIN0,
      .min = 1,
-     .help = "minibatches per progress line (traceLevel > 0)"},
+     .help = "minibatches per progress line (traceLevel > 0)",
+     LC(show_every)},
     {.name = "firstMBsToShowResult",
      .type = CFG_INT,
      .def = "0",
      .flags = MIN0,
-     .help = "also show each of the first N minibatches"},
+     .help = "also show each of the first N minibatches",
+     LC(show_first)},
     {.name = "keepCheckPointFiles",
      .type = CFG_BOOL,
      .def = "false",
-     .help = "keep every epoch's .ckp file instead of only the newest"},
+     .help = "keep every epoch's .ckp file instead of only the newest",
+     LC(keep_checkpoints)},
     {.name = "minLearningRatePerSample",
      .type = CFG_REAL,
      .def = "1e-9",
      .flags = MIN0,
-     .help = "stop training when the scheduled rate falls below this"},
+     .help = "stop training when the scheduled rate falls below this",
+     LC(min_lr)},
     {.name = "traceLevel",
      .type = CFG_INT,
      .def = "0",
      .flags = MIN0,
-     .help = "verbosity of the training loop (inherits the top-level traceLevel)"},
-    {.name = "ParallelTrain",
-     .type = CFG_BLOCK,
-     .sub = &parallel_train_schema,
-     .help = "parallel training method and its settings"},
+     .help = "verbosity of the training loop (inherits the top-level traceLevel)",
+     LC(trace)},
+    {.name = NULL},
+};
+
+/* CNTK keys of the SGD block that partrain refuses. */
+const struct cfg_key learn_sgd_refused_keys[] = {
     {.name = "AutoAdjust",
      .type = CFG_UNSUPPORTED,
      .help = "automatic learning-rate adjustment is not implemented; give the rates as a "
@@ -146,9 +215,11 @@ static const struct cfg_key sgd_keys[] = {
     {.name = NULL},
 };
 
+static const struct cfg_key *const sgd_more[] = {learn_sgd_refused_keys, NULL};
+
+/* What learn reads; the block's reference text is train_sgd_schema's. */
 const struct cfg_schema learn_sgd_schema = {
     .name = "SGD",
-    .where = "inside a command block with action=train",
-    .help = "Learning-rate and momentum schedules, regularization and the parallel method.",
-    .keys = sgd_keys,
+    .keys = learn_sgd_keys,
+    .more = sgd_more,
 };

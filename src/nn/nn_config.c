@@ -1,5 +1,5 @@
-/* SimpleNetworkBuilder -> struct nn_config (typed reads through nn_simple_builder_schema),
- * and back to config text for model files. */
+/* SimpleNetworkBuilder: its schema, whose rows fill struct nn_config (cfg_schema_read), and
+ * back to config text for model files. */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -51,130 +51,192 @@ static const char *act_name(enum bk_act act)
     return "None";
 }
 
-static int get(struct cfg_node *block, const char *key, struct cfg_val *v, struct pt_err *e)
-{
-    return cfg_schema_get(block, &nn_simple_builder_schema, key, v, e);
-}
-
 static const struct cfg_origin *origin_of(struct cfg_node *block, const struct cfg_val *v)
 {
     return v->node ? cfg_value_origin(v->node) : cfg_origin_of(block);
 }
 
-static int read_sizes(struct cfg_node *block, struct nn_config *c, struct pt_err *e)
+/* layerSizes: 2..NN_MAX_HIDDEN+2 sizes (3 for LSTM: rnnType is read before), each at most
+ * NN_MAX_DIM; its origin names the network in later messages. */
+static int set_sizes(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
 {
-    struct cfg_val v;
-    int rc = get(block, "layerSizes", &v, e);
-    if (rc) {
-        cfg_val_free(&v); /* a half-parsed list */
-        return rc;
-    }
-    const struct cfg_origin *o = origin_of(block, &v);
+    struct nn_config *c = out;
+    const struct cfg_origin *o = origin_of(block, v);
     cfg_origin_str(o, c->origin, sizeof c->origin);
-    int min = c->rnn == NN_LSTM ? 3 : 2;
-    if (v.n < (size_t)min)
+    int min = c->rnn == NN_LSTM ? 3 : 2, rc = 0;
+    if (v->n < (size_t)min)
         rc = cfg_error(e, o, "layerSizes: expected input:%s:output (at least %d sizes), got %zu",
-                       c->rnn == NN_LSTM ? "hidden..." : "[hidden...]", min, v.n);
-    else if (v.n > NN_MAX_HIDDEN + 2)
-        rc = cfg_error(e, o, "layerSizes: %zu sizes; at most %d hidden layers are supported", v.n,
+                       c->rnn == NN_LSTM ? "hidden..." : "[hidden...]", min, v->n);
+    else if (v->n > NN_MAX_HIDDEN + 2)
+        rc = cfg_error(e, o, "layerSizes: %zu sizes; at most %d hidden layers are supported", v->n,
                        NN_MAX_HIDDEN);
-    for (size_t i = 0; rc == 0 && i < v.n; i++) {
-        if (v.ilist[i] > NN_MAX_DIM)
-            rc = cfg_error(e, o, "layerSizes: %lld is too large (at most %d)", v.ilist[i],
+    for (size_t i = 0; rc == 0 && i < v->n; i++) {
+        if (v->ilist[i] > NN_MAX_DIM)
+            rc = cfg_error(e, o, "layerSizes: %lld is too large (at most %d)", v->ilist[i],
                            NN_MAX_DIM);
-        c->sizes[i] = (int)v.ilist[i];
+        c->sizes[i] = (int)v->ilist[i];
     }
-    c->nsizes = (int)v.n;
-    cfg_val_free(&v);
+    c->nsizes = (int)v->n;
     return rc;
 }
 
-/* One activation per hidden layer; the last given repeats. */
-static int read_types(struct cfg_node *block, struct nn_config *c, struct pt_err *e)
+/* layerTypes: one activation per hidden layer; the last given repeats. */
+static int set_types(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
 {
-    struct cfg_val v;
-    int rc = get(block, "layerTypes", &v, e);
-    if (rc) {
-        cfg_val_free(&v);
-        return rc;
-    }
-    int hidden = c->nsizes - 2;
-    if (v.n > (size_t)(hidden > 1 ? hidden : 1))
-        rc = cfg_error(e, origin_of(block, &v),
-                       "layerTypes: %zu entries, but layerSizes has %d hidden layer%s", v.n, hidden,
-                       hidden == 1 ? "" : "s");
+    struct nn_config *c = out;
+    int hidden = c->nsizes - 2, rc = 0;
+    if (v->n > (size_t)(hidden > 1 ? hidden : 1))
+        rc = cfg_error(e, origin_of(block, v),
+                       "layerTypes: %zu entries, but layerSizes has %d hidden layer%s", v->n,
+                       hidden, hidden == 1 ? "" : "s");
     enum bk_act last = BK_ACT_SIGMOID;
     for (int i = 0; rc == 0 && i < hidden; i++) {
-        if ((size_t)i < v.n)
+        if ((size_t)i < v->n)
             for (size_t k = 0; k < COUNT(act_names); k++)
-                if (strcasecmp(act_names[k].name, v.slist.items[i]) == 0)
+                if (strcasecmp(act_names[k].name, v->slist.items[i]) == 0)
                     last = act_names[k].act;
         c->acts[i] = last;
     }
-    cfg_val_free(&v);
     return rc;
 }
 
-static int read_crit(struct cfg_node *block, const char *key, enum bk_crit_kind *kind, char *name,
-                     size_t size, struct pt_err *e)
+static int set_crit(const char *key, struct cfg_node *block, const struct cfg_val *v,
+                    enum bk_crit_kind *kind, char *name, size_t size, struct pt_err *e)
 {
-    struct cfg_val v;
-    int rc = get(block, key, &v, e);
-    if (rc)
-        return rc;
-    const struct name_crit *nc = v.s ? find_crit(v.s) : NULL;
+    const struct name_crit *nc = v->s ? find_crit(v->s) : NULL;
     if (!nc)
-        return cfg_error(e, origin_of(block, &v), "%s: not a criterion this network knows", key);
+        return cfg_error(e, origin_of(block, v), "%s: not a criterion this network knows", key);
     *kind = nc->kind;
     snprintf(name, size, "%s", nc->name);
     return 0;
 }
 
-static int read_flags(struct cfg_node *block, struct nn_config *c, struct pt_err *e)
+static int set_train_crit(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
 {
-    static const char *const bools[] = {"uniformInit", "applyMeanVarNorm", "needPrior",
-                                        "addDropoutNodes"};
-    int *bool_out[] = {&c->uniform_init, &c->mean_var_norm, &c->need_prior, &c->dropout};
-    static const char *const reals[] = {"initValueScale", "inputGateInitVal", "forgetGateInitVal",
-                                        "outputGateInitVal", "defaultHiddenActivity"};
-    double *real_out[] = {&c->init_scale, &c->gate_init[0], &c->gate_init[1], &c->gate_init[2],
-                          &c->hidden_activity};
-    struct cfg_val v;
-    for (size_t i = 0; i < COUNT(bools); i++) {
-        int rc = get(block, bools[i], &v, e);
-        if (rc)
-            return rc;
-        *bool_out[i] = v.b;
-    }
-    for (size_t i = 0; i < COUNT(reals); i++) {
-        int rc = get(block, reals[i], &v, e);
-        if (rc)
-            return rc;
-        *real_out[i] = v.d;
-    }
-    return 0;
+    struct nn_config *c = out;
+    return set_crit("trainingCriterion", block, v, &c->train_crit, c->train_name,
+                    sizeof c->train_name, e);
 }
+
+static int set_eval_crit(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    struct nn_config *c = out;
+    return set_crit("evalCriterion", block, v, &c->eval_crit, c->eval_name, sizeof c->eval_name, e);
+}
+
+#define NC(m) CFG_OUT(struct nn_config, m)
+
+/* The keys of SimpleNetworkBuilder (SPEC 4) and where they go. Defaults are CNTK's. */
+static const struct cfg_key snb_keys[] = {
+    {.name = "rnnType",
+     .type = CFG_ENUM,
+     .def = "SIMPLENET",
+     .choices = "SIMPLENET|LSTM",
+     .unsupported = "SIMPLERNN|CLASSLSTM|TENSORIOLSTM|CLSTM|LSTMENCODER|CLASSLM|NCELSTM|"
+                    "UNIDIRECTIONALLSTMWITHPASTPREDICTION|BIDIRECTIONALLSTMWITHPASTPREDICTION|"
+                    "ALIGNMENTSIMILARITYGENERATOR|LSTMENCODER|DNN",
+     .help = "SIMPLENET = feed-forward network, LSTM = stacked peephole LSTM",
+     NC(rnn)},
+    {.name = "layerSizes",
+     .type = CFG_INT_LIST,
+     .flags = CFG_REQUIRED | CFG_HAS_MIN,
+     .min = 1,
+     .help = "input:hidden...:output, e.g. 784:512*2:10",
+     .set = set_sizes},
+    {.name = "layerTypes",
+     .type = CFG_STRING_LIST,
+     .def = "Sigmoid",
+     .choices = "Sigmoid|RectifiedLinear|Tanh|None",
+     .help = "activation per hidden layer; the last one repeats",
+     .set = set_types},
+    {.name = "trainingCriterion",
+     .type = CFG_ENUM,
+     .flags = CFG_REQUIRED,
+     .choices = "CrossEntropyWithSoftmax|SquareError",
+     .unsupported = "ClassCrossEntropyWithSoftmax|NoiseContrastiveEstimationNode|"
+                    "SequenceWithSoftmax|CRF",
+     .help = "the criterion that is minimized",
+     .set = set_train_crit},
+    {.name = "evalCriterion",
+     .type = CFG_ENUM,
+     .flags = CFG_REQUIRED,
+     .choices = "ClassificationError|ErrorPrediction|CrossEntropyWithSoftmax|SquareError",
+     .unsupported = "ClassCrossEntropyWithSoftmax|NoiseContrastiveEstimationNode|"
+                    "SequenceWithSoftmax|CRF",
+     .help = "the criterion that is reported (ErrorPrediction = ClassificationError)",
+     .set = set_eval_crit},
+    {.name = "uniformInit",
+     .type = CFG_BOOL,
+     .def = "true",
+     .help = "true: U(-0.05 s, 0.05 s); false: N(0, 0.2/sqrt(fanIn) s)",
+     NC(uniform_init)},
+    {.name = "initValueScale",
+     .type = CFG_REAL,
+     .def = "1.0",
+     .flags = CFG_HAS_MIN | CFG_MIN_EXCL,
+     .help = "the scale s of the initial weights",
+     NC(init_scale)},
+    {.name = "applyMeanVarNorm",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "normalize inputs by the training set's mean and standard deviation",
+     NC(mean_var_norm)},
+    {.name = "needPrior",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "compute the label prior and store it with the model",
+     NC(need_prior)},
+    {.name = "addDropoutNodes",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "dropout after hidden layers at SGD.dropoutRate",
+     NC(dropout)},
+    {.name = "inputGateInitVal",
+     .type = CFG_REAL,
+     .def = "-1",
+     .help = "LSTM input gate bias",
+     NC(gate_init[0])},
+    {.name = "forgetGateInitVal",
+     .type = CFG_REAL,
+     .def = "-1",
+     .help = "LSTM forget gate bias",
+     NC(gate_init[1])},
+    {.name = "outputGateInitVal",
+     .type = CFG_REAL,
+     .def = "-1",
+     .help = "LSTM output gate bias",
+     NC(gate_init[2])},
+    {.name = "defaultHiddenActivity",
+     .type = CFG_REAL,
+     .def = "0.1",
+     .help = "LSTM initial hidden activity",
+     NC(hidden_activity)},
+    {.name = "recurrentLayer",
+     .type = CFG_UNSUPPORTED,
+     .help = "recurrent layers inside SIMPLENET are not implemented; use rnnType=LSTM"},
+    {.name = "lookupTableOrder",
+     .type = CFG_UNSUPPORTED,
+     .help = "lookup-table (embedding) inputs are not implemented"},
+    {.name = "directConnect",
+     .type = CFG_UNSUPPORTED,
+     .help = "direct connections between layers are not implemented"},
+    {.name = "streamSizes",
+     .type = CFG_UNSUPPORTED,
+     .help = "multi-stream inputs are not implemented"},
+    {.name = NULL},
+};
+
+const struct cfg_schema nn_simple_builder_schema = {
+    .name = "SimpleNetworkBuilder",
+    .where = "inside a command block with action=train",
+    .help = "The built-in feed-forward and LSTM network.",
+    .keys = snb_keys,
+};
 
 int nn_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err *e)
 {
-    struct cfg_val v;
     memset(out, 0, sizeof *out);
-    int rc = get(block, "rnnType", &v, e);
-    if (rc)
-        return rc;
-    out->rnn = v.s && strcasecmp(v.s, "LSTM") == 0 ? NN_LSTM : NN_SIMPLENET;
-    rc = read_sizes(block, out, e);
-    if (rc == 0)
-        rc = read_types(block, out, e);
-    if (rc == 0)
-        rc = read_crit(block, "trainingCriterion", &out->train_crit, out->train_name,
-                       sizeof out->train_name, e);
-    if (rc == 0)
-        rc = read_crit(block, "evalCriterion", &out->eval_crit, out->eval_name,
-                       sizeof out->eval_name, e);
-    if (rc == 0)
-        rc = read_flags(block, out, e);
-    return rc;
+    return cfg_schema_read(block, &nn_simple_builder_schema, out, e);
 }
 
 /* Appending to a fixed buffer; len keeps counting past the end (snprintf semantics). */

@@ -33,6 +33,7 @@
  * worker's own pushes in between (1 with the pipeline). Counted at push time, so a push
  * that lands while a pull is in flight counts as stale even if the pull saw part of it. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -402,7 +403,7 @@ static const struct engine_ops asgd_ops = {.name = "DataParallelASGD",
                                            .state_loaded = as_state_loaded,
                                            .destroy = as_destroy};
 
-int asgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)
+static int asgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)
 {
     (void)pc;
     struct asgd *a = calloc(1, sizeof *a);
@@ -413,16 +414,17 @@ int asgd_new(const struct parallel_config *pc, struct engine **out, struct pt_er
     return 0;
 }
 
-int asgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e)
+static int asgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e)
 {
+    const struct asgd_config *c = pc->method_config;
     struct asgd *a = as_of(en);
     a->workers = comm_size(en->comm);
-    a->period = pc->sync_period > 0 ? (size_t)pc->sync_period : 1;
-    a->sim = pc->sim_ma;
-    a->pipeline = pc->pipeline && !pc->sim_ma; /* SimModelAverage: no pipeline (CNTK) */
-    a->adjust = pc->adjust;
-    a->coef = pc->adjust_coef;
-    a->per_adjust = pc->adjust_per > 0 ? pc->adjust_per : 1;
+    a->period = c->sync_period > 0 ? (size_t)c->sync_period : 1;
+    a->sim = c->sim_ma;
+    a->pipeline = c->pipeline && !c->sim_ma; /* SimModelAverage: no pipeline (CNTK) */
+    a->adjust = c->adjust.type;
+    a->coef = c->adjust.coef;
+    a->per_adjust = c->adjust.per > 0 ? c->adjust.per : 1;
     size_t n = en->layout.n ? en->layout.n : 1;
     a->start = calloc(n, sizeof *a->start);
     a->delta = calloc(n, sizeof *a->delta);
@@ -432,3 +434,123 @@ int asgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_er
     int rc = comm_store_new(en->comm, en->layout.n, &a->store, e);
     return rc ? pt_err_context(e, "while creating DataParallelASGD's parameter store") : 0;
 }
+
+/* ------------------------------------------------------------------ configuration */
+
+#define MIN0  (CFG_HAS_MIN)
+#define AJ(m) CFG_OUT(struct asgd_adjust_config, m)
+#define AC(m) CFG_OUT(struct asgd_config, m)
+
+static const struct cfg_key adjust_keys[] = {
+    {.name = "adjustType",
+     .type = CFG_ENUM,
+     .def = "staircase",
+     .choices = "none|linearly|staircase",
+     .help = "warm-up shape of the push factor",
+     AJ(type)},
+    {.name = "adjustCoefficient",
+     .type = CFG_REAL,
+     .def = "0.1",
+     .flags = MIN0 | CFG_HAS_MAX,
+     .max = 1,
+     .help = "starting factor c",
+     AJ(coef)},
+    {.name = "adjustPerMinibatches",
+     .type = CFG_INT,
+     .def = "256",
+     .flags = MIN0,
+     .min = 1,
+     .help = "syncs per warm-up step M",
+     AJ(per)},
+    {.name = "adjustNBMiniBatch",
+     .type = CFG_INT,
+     .alias_of = "adjustPerMinibatches",
+     .flags = MIN0,
+     .min = 1,
+     .help = "same as adjustPerMinibatches"},
+    {.name = NULL},
+};
+
+const struct cfg_schema parallel_asgd_adjust_schema = {
+    .name = "AdjustLearningRateAtBeginning",
+    .where = "inside DataParallelASGD",
+    .help = "Warm-up of the factor applied to pushed model deltas.",
+    .keys = adjust_keys,
+};
+
+static const struct cfg_key asgd_keys[] = {
+    {.name = "syncPeriodPerWorker",
+     .type = CFG_INT,
+     .def = "256",
+     .flags = MIN0,
+     .min = 1,
+     .help = "local samples between push/pull",
+     AC(sync_period)},
+    {.name = "syncPeriod",
+     .type = CFG_INT,
+     .alias_of = "syncPeriodPerWorker",
+     .flags = MIN0,
+     .min = 1,
+     .help = "same as syncPeriodPerWorker"},
+    {.name = "usePipeline",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "train on the model pulled one round earlier while push/pull runs",
+     AC(pipeline)},
+    {.name = "SimModelAverage",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "synchronous simulation: factor 1/workers, no pipeline",
+     AC(sim_ma)},
+    {.name = "AdjustLearningRateAtBeginning",
+     .type = CFG_BLOCK,
+     .sub = &parallel_asgd_adjust_schema,
+     .help = "warm-up of the push factor",
+     AC(adjust),
+     CFG_GIVEN(struct asgd_config, adjust_given)},
+    {.name = NULL},
+};
+
+const struct cfg_schema parallel_asgd_schema = {
+    .name = "DataParallelASGD",
+    .where = "inside ParallelTrain",
+    .help = "Asynchronous parameter server on MPI.",
+    .keys = asgd_keys,
+};
+
+/* The warm-up applies only when DataParallelASGD's block has an
+ * AdjustLearningRateAtBeginning block (as in CNTK); then its defaults are staircase. */
+static int asgd_read(struct cfg_node *pt, void *config, struct pt_err *e)
+{
+    struct asgd_config *c = config;
+    int found = 0;
+    int rc = engine_read_block(pt, &parallel_asgd_schema, c, &found, e);
+    if (rc == 0 && (!found || !c->adjust_given))
+        memset(&c->adjust, 0, sizeof c->adjust);
+    return rc;
+}
+
+/* CNTK's words for the training loop's line (CNTK adds ", Distributed Evaluation is
+ * DISABLED": ours is distributed, the models being equal). */
+static void asgd_describe(const struct parallel_config *pc, size_t epoch, int rank, int workers,
+                          char *buf, size_t size)
+{
+    (void)epoch;
+    const struct asgd_config *c = pc->method_config;
+    int len = snprintf(buf, size,
+                       ", DataParallelASGD training (myRank = %d, numNodes = %d, "
+                       "SamplesSyncToServer = %lld)",
+                       rank, workers, c->sync_period);
+    if (c->pipeline && !c->sim_ma && len >= 0 && (size_t)len < size)
+        snprintf(buf + len, size - (size_t)len, ", BufferedAsyncGradientAggregation is ENABLED");
+}
+
+const struct engine_method parallel_asgd_method = {
+    .name = "DataParallelASGD",
+    .schema = &parallel_asgd_schema,
+    .config_size = sizeof(struct asgd_config),
+    .read = asgd_read,
+    .new = asgd_new,
+    .setup = asgd_setup,
+    .describe = asgd_describe,
+};

@@ -30,6 +30,7 @@
  *   step applies the aggregate of step t-1, completed first. The first step of an epoch
  *   applies nothing; flush() delivers the last one at the epoch's end, so every
  *   minibatch is applied exactly once. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,10 +55,16 @@ struct quant {
     double bytes; /* sent by this rank per sync */
 };
 
+/* DataParallelSGD's block, read once (the engine reads the schedule from here). */
+struct dpsgd_config {
+    struct cfg_val bits; /* gradientBits (schedule) */
+    int zero_threshold;  /* useZeroThresholdFor1BitQuantization */
+    int buffered;        /* useBufferedAsyncGradientAggregation */
+};
+
 struct dpsgd {
     struct engine base;
-    long long *bits; /* the gradientBits schedule */
-    size_t nbits;
+    const struct dpsgd_config *cfg;
     int bits_now, buffered, overlap, fp16;
     size_t bucket; /* floats */
     size_t *cut;   /* slice k = grads[cut[k+1]..cut[k]), cut[0] = n, last cut = 0 */
@@ -401,7 +408,7 @@ static int dp_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
     en->epoch = epoch;
     d->pending = 0;
     d->next = 0;
-    d->bits_now = (int)d->bits[epoch < d->nbits ? epoch : d->nbits - 1];
+    d->bits_now = (int)cfg_sched_int(&d->cfg->bits, epoch);
     if (d->bits_now == 32)
         return 0;
     if (!d->q.off && quant_layout(&d->q, &en->layout, comm_size(en->comm), e))
@@ -417,7 +424,6 @@ static void dp_destroy(struct engine *en)
     quant_release(&d->q);
     free(d->reqs);
     free(d->cut);
-    free(d->bits);
     free(d->buf[0]);
     free(d->buf[1]);
     free(d);
@@ -430,23 +436,19 @@ static const struct engine_ops dpsgd_ops = {.name = "DataParallelSGD",
                                             .flush = dp_flush,
                                             .destroy = dp_destroy};
 
-int dpsgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)
+static int dpsgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)
 {
+    const struct dpsgd_config *c = pc->method_config;
     struct dpsgd *d = calloc(1, sizeof *d);
     if (!d)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     d->base.ops = &dpsgd_ops;
     *out = &d->base;
-    d->nbits = pc->bits.n ? pc->bits.n : 1;
-    d->bits = calloc(d->nbits, sizeof *d->bits);
-    if (!d->bits)
-        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    for (size_t i = 0; i < d->nbits; i++)
-        d->bits[i] = pc->bits.n ? pc->bits.ilist[i] : 32;
-    d->buffered = pc->buffered;
+    d->cfg = c;
+    d->buffered = c->buffered;
     d->overlap = pc->overlap;
     d->fp16 = pc->fp16;
-    d->q.zero_threshold = pc->zero_threshold;
+    d->q.zero_threshold = c->zero_threshold;
     d->bucket = (size_t)pc->bucket_bytes / sizeof(float);
     d->bits_now = 32;
     return 0;
@@ -471,7 +473,7 @@ static int make_cuts(struct dpsgd *d, const struct engine_layout *L, struct pt_e
     return 0;
 }
 
-int dpsgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e)
+static int dpsgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e)
 {
     struct dpsgd *d = dp_of(en);
     struct comm *c = en->comm;
@@ -495,3 +497,71 @@ int dpsgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_e
         return pt_err_set(e, PT_ENOMEM, "error: out of memory (buffered aggregation)");
     return 0;
 }
+
+/* ------------------------------------------------------------------ configuration */
+
+#define DC(m) CFG_OUT(struct dpsgd_config, m)
+
+/* gradientBits: each scheduled value must be 1, 2, 4, 8, 16 or 32 */
+static int valid_bits(const struct cfg_val *v, char *why, size_t size)
+{
+    for (size_t i = 0; i < v->n; i++) {
+        long long b = v->ilist[i];
+        if (b != 1 && b != 2 && b != 4 && b != 8 && b != 16 && b != 32) {
+            snprintf(why, size,
+                     "%lld bits is not possible; each value must be 1, 2, 4, 8, 16 or 32", b);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static const struct cfg_key dpsgd_keys[] = {
+    {.name = "gradientBits",
+     .type = CFG_INT_SCHED,
+     .def = "32",
+     .valid = valid_bits,
+     .help = "per-epoch bits per gradient value: 1, 2, 4, 8, 16 (quantized with error "
+             "feedback) or 32 (exact)",
+     DC(bits)},
+    {.name = "useZeroThresholdFor1BitQuantization",
+     .type = CFG_BOOL,
+     .def = "true",
+     .help = "1-bit: split at 0 (true) or at the column mean (false)",
+     DC(zero_threshold)},
+    {.name = "useBufferedAsyncGradientAggregation",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "apply at step t the aggregate of step t-1, overlapping communication",
+     DC(buffered)},
+    {.name = NULL},
+};
+
+const struct cfg_schema parallel_dpsgd_schema = {
+    .name = "DataParallelSGD",
+    .where = "inside ParallelTrain",
+    .help = "Synchronous gradient aggregation, optionally quantized (1-bit SGD).",
+    .keys = dpsgd_keys,
+};
+
+/* CNTK's words for the training loop's line. */
+static void dpsgd_describe(const struct parallel_config *pc, size_t epoch, int rank, int workers,
+                           char *buf, size_t size)
+{
+    const struct dpsgd_config *c = pc->method_config;
+    int len = snprintf(buf, size,
+                       ", DataParallelSGD training (myRank = %d, numNodes = %d, "
+                       "numGradientBits = %lld)",
+                       rank, workers, cfg_sched_int(&c->bits, epoch));
+    if (c->buffered && len >= 0 && (size_t)len < size)
+        snprintf(buf + len, size - (size_t)len, ", BufferedAsyncGradientAggregation is ENABLED");
+}
+
+const struct engine_method parallel_dpsgd_method = {
+    .name = "DataParallelSGD",
+    .schema = &parallel_dpsgd_schema,
+    .config_size = sizeof(struct dpsgd_config),
+    .new = dpsgd_new,
+    .setup = dpsgd_setup,
+    .describe = dpsgd_describe,
+};

@@ -232,26 +232,29 @@ static const struct engine_ops bmuf_ops = {.name = "BlockMomentumSGD",
                                            .state_loaded = ms_state_loaded,
                                            .destroy = ms_destroy};
 
-int masgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)
+extern const struct engine_method parallel_bmuf_method; /* below */
+
+static int masgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)
 {
     struct masgd *m = calloc(1, sizeof *m);
     if (!m)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    m->bmuf = pc->method == PAR_BMUF;
+    m->bmuf = pc->method == &parallel_bmuf_method;
     m->base.ops = m->bmuf ? &bmuf_ops : &ma_ops;
     *out = &m->base;
     return 0;
 }
 
-int masgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e)
+static int masgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e)
 {
+    const struct masgd_config *mc = pc->method_config;
     struct masgd *m = ma_of(en);
     struct comm *c = en->comm;
     m->workers = comm_size(c);
-    long long per = pc->block_total > 0 ? pc->block_total / m->workers : pc->block_per_worker;
+    long long per = mc->block_total > 0 ? mc->block_total / m->workers : mc->block_per_worker;
     m->per_worker = per > 0 ? (size_t)per : 1;
-    struct comm_options o = {.hierarchical = pc->hierarchical, .fp16 = 0,
-                             .bucket_bytes = (size_t)pc->bucket_bytes};
+    struct comm_options o = {
+        .hierarchical = pc->hierarchical, .fp16 = 0, .bucket_bytes = (size_t)pc->bucket_bytes};
     int rc = comm_set_options(c, &o, e);
     if (rc)
         return rc;
@@ -264,16 +267,16 @@ int masgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_e
     /* block momentum: given per sync, or as a time constant over blockSize = per worker
      * times workers, or by default 1 - 1/workers */
     double block = (double)m->per_worker * m->workers;
-    if (pc->bm_per_sync >= 0)
-        m->bm = pc->bm_per_sync;
-    else if (pc->bm_time_constant >= 0)
-        m->bm = pc->bm_time_constant > 0 ? exp(-block / pc->bm_time_constant) : 0.0;
+    if (mc->bm_per_sync >= 0)
+        m->bm = mc->bm_per_sync;
+    else if (mc->bm_time_constant >= 0)
+        m->bm = mc->bm_time_constant > 0 ? exp(-block / mc->bm_time_constant) : 0.0;
     else
         m->bm = 1.0 - 1.0 / m->workers;
     m->tc_per_worker = m->bm > 0 ? -(double)m->per_worker / log(m->bm) : 0.0;
-    m->blr = pc->block_lr;
-    m->nesterov = pc->nesterov;
-    en->reset_momentum = pc->reset_momentum;
+    m->blr = mc->block_lr;
+    m->nesterov = mc->nesterov;
+    en->reset_momentum = mc->reset_momentum;
     size_t n = en->layout.n ? en->layout.n : 1;
     m->prev = calloc(n, sizeof *m->prev);
     m->delta = calloc(n, sizeof *m->delta);
@@ -282,3 +285,141 @@ int masgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_e
         return pt_err_set(e, PT_ENOMEM, "error: out of memory (BlockMomentumSGD state)");
     return 0;
 }
+
+/* ------------------------------------------------------------------ configuration */
+
+#define MIN0  (CFG_HAS_MIN)
+#define MC(m) CFG_OUT(struct masgd_config, m)
+
+/* The block momentum keys: not given is < 0 (setup derives the momentum then). */
+static int set_time_constant(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    ((struct masgd_config *)out)->bm_time_constant = v->node ? v->d : -1.0;
+    return 0;
+}
+
+static int set_per_sync(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    ((struct masgd_config *)out)->bm_per_sync = v->node ? v->d : -1.0;
+    return 0;
+}
+
+static const struct cfg_key ma_keys[] = {
+    {.name = "blockSizePerWorker",
+     .type = CFG_INT,
+     .def = "40000",
+     .flags = MIN0,
+     .min = 1,
+     .group = 1,
+     .help = "local samples between model averages",
+     MC(block_per_worker)},
+    {.name = "blockSize",
+     .type = CFG_INT,
+     .flags = MIN0,
+     .min = 1,
+     .group = 1,
+     .help = "samples between averages over all workers (default 40000 * workers)",
+     MC(block_total)},
+    {.name = "syncPeriod",
+     .type = CFG_INT,
+     .alias_of = "blockSizePerWorker",
+     .flags = MIN0,
+     .min = 1,
+     .group = 1,
+     .help = "same as blockSizePerWorker"},
+    {.name = "syncFrequencyInFrames",
+     .type = CFG_INT,
+     .alias_of = "blockSizePerWorker",
+     .flags = MIN0 | CFG_DEPRECATED,
+     .min = 1,
+     .group = 1,
+     .help = "old name of blockSizePerWorker"},
+    {.name = NULL},
+};
+
+const struct cfg_schema parallel_ma_schema = {
+    .name = "ModelAveragingSGD",
+    .where = "inside ParallelTrain",
+    .help = "Local SGD with periodic sample-weighted model averaging.",
+    .keys = ma_keys,
+};
+
+static const struct cfg_key bmuf_keys[] = {
+    {.name = "blockSizePerWorker",
+     .type = CFG_INT,
+     .def = "120000",
+     .flags = MIN0,
+     .min = 1,
+     .group = 1,
+     .help = "local samples between block updates",
+     MC(block_per_worker)},
+    {.name = "blockSize",
+     .type = CFG_INT,
+     .flags = MIN0,
+     .min = 1,
+     .group = 1,
+     .help = "samples between block updates over all workers (default 120000 * workers)",
+     MC(block_total)},
+    {.name = "syncPeriod",
+     .type = CFG_INT,
+     .alias_of = "blockSizePerWorker",
+     .flags = MIN0,
+     .min = 1,
+     .group = 1,
+     .help = "same as blockSizePerWorker"},
+    {.name = "resetSGDMomentum",
+     .type = CFG_BOOL,
+     .def = "true",
+     .help = "zero the local momentum after each block update",
+     MC(reset_momentum)},
+    {.name = "useNesterovMomentum",
+     .type = CFG_BOOL,
+     .def = "true",
+     .help = "Nesterov-style block momentum",
+     MC(nesterov)},
+    {.name = "blockLearningRate",
+     .type = CFG_REAL,
+     .def = "1.0",
+     .flags = MIN0 | CFG_MIN_EXCL,
+     .help = "block learning rate",
+     MC(block_lr)},
+    {.name = "blockMomentumAsTimeConstant",
+     .type = CFG_REAL,
+     .flags = MIN0,
+     .group = 2,
+     .help = "block momentum as a time constant in samples (default derived from 1 - 1/workers)",
+     .set = set_time_constant},
+    {.name = "blockMomentumPerSync",
+     .type = CFG_REAL,
+     .flags = MIN0 | CFG_HAS_MAX | CFG_MAX_EXCL,
+     .max = 1,
+     .group = 2,
+     .help = "block momentum per sync, in [0,1)",
+     .set = set_per_sync},
+    {.name = NULL},
+};
+
+const struct cfg_schema parallel_bmuf_schema = {
+    .name = "BlockMomentumSGD",
+    .where = "inside ParallelTrain",
+    .help = "Block-wise model update filtering (BMUF, Chen & Huo 2016).",
+    .keys = bmuf_keys,
+};
+
+const struct engine_method parallel_ma_method = {
+    .name = "ModelAveragingSGD",
+    .schema = &parallel_ma_schema,
+    .config_size = sizeof(struct masgd_config),
+    .new = masgd_new,
+    .setup = masgd_setup,
+};
+
+const struct engine_method parallel_bmuf_method = {
+    .name = "BlockMomentumSGD",
+    .schema = &parallel_bmuf_schema,
+    .config_size = sizeof(struct masgd_config),
+    .new = masgd_new,
+    .setup = masgd_setup,
+};

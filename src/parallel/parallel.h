@@ -9,33 +9,81 @@
 #include "parsers/schema.h"
 
 extern const struct cfg_schema parallel_train_schema;       /* SGD.ParallelTrain */
-extern const struct cfg_schema parallel_dpsgd_schema;       /* ...DataParallelSGD */
-extern const struct cfg_schema parallel_ma_schema;          /* ...ModelAveragingSGD */
-extern const struct cfg_schema parallel_bmuf_schema;        /* ...BlockMomentumSGD */
-extern const struct cfg_schema parallel_asgd_schema;        /* ...DataParallelASGD */
 extern const struct cfg_schema parallel_asgd_adjust_schema; /* ...AdjustLearningRateAtBeginning */
 
 struct comm;
+struct engine;
 struct nn_tensor;
+struct parallel_config;
 
-enum par_method { PAR_NONE, PAR_DPSGD, PAR_MA, PAR_BMUF, PAR_ASGD };
+/* A parallel method: one row of the registry (PARALLEL_METHODS in parallel_schema.c). The
+ * row, its block's schema, its config struct and its engine live in the method's own file;
+ * nothing outside src/parallel asks which method runs. */
+struct engine_method {
+    const char *name;                /* as in parallelizationMethod */
+    const struct cfg_schema *schema; /* its block inside ParallelTrain (NULL: none) */
+    size_t config_size;              /* its config struct (0: none) */
+    /* Fill the config struct (zeroed, config_size bytes) from ParallelTrain block pt (NULL:
+     * no such block, the defaults). NULL: engine_read_block with schema. */
+    int (*read)(struct cfg_node *pt, void *config, struct pt_err *e);
+    /* Allocate the engine (ops set, the rest zero). */
+    int (*new)(const struct parallel_config *pc, struct engine **out, struct pt_err *e);
+    /* Once comm, log and layout are filled in. NULL: nothing to do. */
+    int (*setup)(struct engine *en, const struct parallel_config *pc, struct pt_err *e);
+    /* Its part of the training loop's "Starting minibatch loop" line for epoch (0-based),
+     * e.g. ", DataParallelSGD training (...)". NULL: none. */
+    void (*describe)(const struct parallel_config *pc, size_t epoch, int rank, int workers,
+                     char *buf, size_t size);
+};
 
-/* SGD.ParallelTrain, read once. */
+/* None: one rank, or no parallel method configured (engine.c). */
+extern const struct engine_method parallel_none_method;
+
+/* The row named name (case-insensitive), or NULL. */
+const struct engine_method *engine_method_find(const char *name);
+
+/* For a method's read: its block inside pt (found by its schema's name; absent: pt itself,
+ * so keys set further out and the defaults apply) through its schema into config. *found
+ * (may be NULL) says whether the block exists. */
+int engine_read_block(struct cfg_node *pt, const struct cfg_schema *s, void *config, int *found,
+                      struct pt_err *e);
+
+/* SGD.ParallelTrain, read once: the keys every method shares, and the method's own
+ * config struct. */
 struct parallel_config {
-    enum par_method method;
-    long long start_epoch;     /* parallelizationStartEpoch, 1-based */
+    const struct engine_method *method; /* parallelizationMethod */
+    void *method_config;                /* the method's config struct (owned) */
+    long long start_epoch;              /* parallelizationStartEpoch, 1-based */
     int distributed_reading;
     long long sync_perf_stats; /* syncPerfStats */
     char perf_file[4096];      /* perfStatsFile ("" = none) */
-    struct cfg_val bits;       /* DataParallelSGD.gradientBits (schedule) */
-    int zero_threshold;        /* useZeroThresholdFor1BitQuantization */
-    int buffered;              /* useBufferedAsyncGradientAggregation */
     int fp16;                  /* useFp16AllReduce */
     int hierarchical;          /* hierarchicalAllReduce: -1 auto, 0 off, 1 on */
     long long bucket_bytes;    /* allReduceBucketBytes */
     int overlap;               /* overlapBackward */
     int every_rank_saves;      /* everyRankSavesModel */
-    /* ModelAveragingSGD / BlockMomentumSGD (the block of the chosen method) */
+    /* testing: rank slow_rank busy-waits slow_seconds after each minibatch */
+    int slow_rank;
+    double slow_seconds;
+};
+
+/* Read SGD.ParallelTrain (absent: method None) with one cfg_schema_read, then the method's
+ * block with its row's read. Free with parallel_config_free. */
+int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struct pt_err *e);
+void parallel_config_free(struct parallel_config *pc);
+/* More than one rank needs a parallel method: 0, or the error. */
+int parallel_config_check_workers(const struct parallel_config *pc, int workers, struct pt_err *e);
+/* Whether the parallel method is on in epoch (0-based): before parallelizationStartEpoch
+ * every rank trains on all the data (warm start). */
+int parallel_config_epoch_on(const struct parallel_config *pc, size_t epoch);
+/* The method's part of the "Starting minibatch loop" line into buf (size bytes); returns
+ * the length written. */
+size_t parallel_config_describe(const struct parallel_config *pc, size_t epoch, int rank,
+                                int workers, char *buf, size_t size);
+
+/* The config structs of the model-synchronizing methods (masgd.c, asgd.c), public so that
+ * tests can build their engines without a config file. */
+struct masgd_config {
     long long block_per_worker; /* blockSizePerWorker (or syncPeriod) */
     long long block_total;      /* blockSize; 0 = not given */
     int reset_momentum;         /* resetSGDMomentum */
@@ -43,24 +91,21 @@ struct parallel_config {
     double block_lr;            /* blockLearningRate */
     double bm_time_constant;    /* blockMomentumAsTimeConstant; < 0 = not given */
     double bm_per_sync;         /* blockMomentumPerSync; < 0 = not given */
-    /* DataParallelASGD */
-    long long sync_period;  /* syncPeriodPerWorker */
-    int pipeline;           /* usePipeline */
-    int sim_ma;             /* SimModelAverage */
-    int adjust;             /* AdjustLearningRateAtBeginning.adjustType: 0 none, 1 linearly,
-                             * 2 staircase (no block: none) */
-    double adjust_coef;     /* adjustCoefficient */
-    long long adjust_per;   /* adjustPerMinibatches */
-    /* testing: rank slow_rank busy-waits slow_seconds after each minibatch */
-    int slow_rank;
-    double slow_seconds;
-    const struct cfg_origin *method_origin;
 };
 
-/* Read SGD.ParallelTrain (absent: method None). */
-int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struct pt_err *e);
-void parallel_config_free(struct parallel_config *pc);
-const char *parallel_method_name(enum par_method m);
+struct asgd_adjust_config {
+    int type;      /* adjustType: 0 none, 1 linearly, 2 staircase */
+    double coef;   /* adjustCoefficient */
+    long long per; /* adjustPerMinibatches */
+};
+
+struct asgd_config {
+    long long sync_period;            /* syncPeriodPerWorker */
+    int pipeline;                     /* usePipeline */
+    int sim_ma;                       /* SimModelAverage */
+    struct asgd_adjust_config adjust; /* AdjustLearningRateAtBeginning (no block: none) */
+    int adjust_given;
+};
 
 /* The parameter layout an engine works on: the arena's size and its tensor table (arena
  * order, no gaps; a column of a tensor is `rows` consecutive floats). */
@@ -135,8 +180,8 @@ struct engine {
     struct engine_perf perf;
 };
 
-/* The engine for pc on comm over the given layout (tensors must outlive the engine).
- * Methods not built yet are refused with a clear message naming the config origin. */
+/* The engine of pc's method on comm over the given layout (pc and the tensors must
+ * outlive the engine). */
 int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_log *log,
                const struct engine_layout *layout, struct engine **out, struct pt_err *e);
 void engine_free(struct engine *en);
@@ -150,20 +195,7 @@ int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e);
 
 /* For engines: record one aggregation (the JSON line, with `extra` fields ("" or
  * ",\"name\":value..."); DataParallelSGD's syncPerfStats line when print is set). */
-void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait,
-                      double bytes, double samples, int bits, int print, const char *extra);
-
-/* DataParallelSGD (dpsgd.c): dpsgd_new allocates the engine (ops set, rest zero);
- * dpsgd_setup runs once comm, log and layout are filled in. */
-int dpsgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e);
-int dpsgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e);
-
-/* ModelAveragingSGD and BlockMomentumSGD (masgd.c), the same pair of calls. */
-int masgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e);
-int masgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e);
-
-/* DataParallelASGD (asgd.c), the same pair of calls. */
-int asgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e);
-int asgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_err *e);
+void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait, double bytes,
+                      double samples, int bits, int print, const char *extra);
 
 #endif

@@ -1,26 +1,76 @@
-/* Keys of the reader block and of each input stream (SPEC §6). Defaults are CNTK's. */
+/* Keys of the reader block and of each input stream (SPEC §6), and where
+ * cfg_schema_read puts them (struct reader_config, struct reader_input). Defaults are
+ * CNTK's. */
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
 #include "reader/reader.h"
 
-#define MIN0 (CFG_HAS_MIN)
+#define MIN0  (CFG_HAS_MIN)
+#define IN(m) CFG_OUT(struct reader_input, m)
+#define RC(m) CFG_OUT(struct reader_config, m)
+
+static int set_dim(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    struct reader_input *in = out;
+    in->dim = v->i > 1 << 30 ? 1 << 30 : (int)v->i;
+    return 0;
+}
+
+/* The stream's own alias (CFG_LOCAL), else its name (the caller sets in->name first). */
+static int set_alias(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    struct reader_input *in = out;
+    const char *alias = v->node ? v->s : in->name;
+    if (alias[0] == '\0' || strlen(alias) >= sizeof in->alias || strpbrk(alias, " \t|"))
+        return cfg_error(e, v->node ? cfg_value_origin(v->node) : cfg_origin_of(block),
+                         "alias \"%.40s\" is not usable in a data file (no blanks, no '|')", alias);
+    snprintf(in->alias, sizeof in->alias, "%s", alias);
+    return 0;
+}
+
+static int set_file_origin(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)e;
+    struct reader_config *rc = out;
+    rc->file_origin = *(v->node ? cfg_value_origin(v->node) : cfg_origin_of(block));
+    return 0;
+}
+
+/* true|false|t|f|1|0|auto|none: only the false ones keep the file order */
+static int set_randomize(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    struct reader_config *rc = out;
+    rc->randomize = !(strcasecmp(v->s, "false") == 0 || strcasecmp(v->s, "f") == 0 ||
+                      strcmp(v->s, "0") == 0 || strcasecmp(v->s, "none") == 0);
+    return 0;
+}
 
 static const struct cfg_key input_keys[] = {
     {.name = "dim",
      .type = CFG_INT,
      .flags = CFG_REQUIRED | MIN0,
      .min = 1,
-     .help = "values per sample row of this stream"},
+     .help = "values per sample row of this stream",
+     .set = set_dim},
     {.name = "format",
      .type = CFG_ENUM,
      .flags = CFG_REQUIRED,
      .choices = "dense|sparse",
-     .help = "dense: v v v ...; sparse: index:value ..."},
+     .help = "dense: v v v ...; sparse: index:value ...",
+     IN(sparse)},
     {.name = "alias",
      .type = CFG_STRING,
-     .help = "the name after '|' in the data file (default: the stream's name)"},
+     .help = "the name after '|' in the data file (default: the stream's name)",
+     .set = set_alias},
     {.name = "definesMBSize",
      .type = CFG_BOOL,
      .def = "false",
-     .help = "sequence length is this stream's row count"},
+     .help = "sequence length is this stream's row count",
+     IN(defines_mb)},
     {.name = NULL},
 };
 
@@ -40,7 +90,12 @@ static const struct cfg_key reader_keys[] = {
                     "CNTKBinaryReader|LMSequenceReader|LUSequenceReader|DSSMReader|"
                     "SparsePCReader|LibSVMBinaryReader|BinaryReader|CompositeDataReader",
      .help = "the reader; partrain reads CNTK text format"},
-    {.name = "file", .type = CFG_PATH, .flags = CFG_REQUIRED, .help = "the CTF data file"},
+    {.name = "file",
+     .type = CFG_PATH,
+     .flags = CFG_REQUIRED,
+     .help = "the CTF data file",
+     RC(file),
+     .set = set_file_origin},
     {.name = "input",
      .type = CFG_BLOCK_MAP,
      .flags = CFG_REQUIRED,
@@ -50,24 +105,28 @@ static const struct cfg_key reader_keys[] = {
      .type = CFG_ENUM,
      .def = "true",
      .choices = "true|false|t|f|1|0|auto|none",
-     .help = "shuffle chunks and samples (auto = true; none/false = file order)"},
+     .help = "shuffle chunks and samples (auto = true; none/false = file order)",
+     .set = set_randomize},
     {.name = "randomizationWindow",
      .type = CFG_INT,
      .def = "128",
      .flags = MIN0,
      .min = 1,
      .help = "randomization window in chunks (in samples with "
-             "sampleBasedRandomizationWindow=true)"},
+             "sampleBasedRandomizationWindow=true)",
+     RC(window)},
     {.name = "sampleBasedRandomizationWindow",
      .type = CFG_BOOL,
      .def = "false",
-     .help = "randomizationWindow counts samples instead of chunks"},
+     .help = "randomizationWindow counts samples instead of chunks",
+     RC(sample_window)},
     {.name = "chunkSizeInBytes",
      .type = CFG_INT,
      .def = "33554432",
      .flags = MIN0,
      .min = 1,
-     .help = "unit of randomization and of distributed partitioning"},
+     .help = "unit of randomization and of distributed partitioning",
+     RC(chunk_bytes)},
     {.name = "distributionMode",
      .type = CFG_ENUM,
      .def = "chunk",
@@ -75,30 +134,41 @@ static const struct cfg_key reader_keys[] = {
      .help = "partrain extension, distributed reading: chunk = each rank reads only the "
              "chunks it owns (CNTK; shares of a minibatch vary with the chunk mix); "
              "sequence = the k-th sequence of every minibatch goes to rank k mod workers "
-             "(equal shares, but every rank reads every chunk)"},
+             "(equal shares, but every rank reads every chunk)",
+     RC(by_sequence)},
     {.name = "randomizationSeed",
      .type = CFG_INT,
      .def = "0",
      .flags = MIN0,
-     .help = "seed of the shuffle"},
+     .help = "seed of the shuffle",
+     RC(seed)},
     {.name = "keepDataInMemory",
      .type = CFG_BOOL,
      .def = "false",
-     .help = "keep parsed chunks in memory across epochs"},
+     .help = "keep parsed chunks in memory across epochs",
+     RC(keep_in_memory)},
     {.name = "frameMode",
      .type = CFG_BOOL,
      .def = "false",
-     .help = "split sequences into independent frames"},
+     .help = "split sequences into independent frames",
+     RC(frame_mode)},
     {.name = "skipSequenceIds",
      .type = CFG_BOOL,
      .def = "false",
-     .help = "ignore leading sequence ids (every line is a sequence)"},
+     .help = "ignore leading sequence ids (every line is a sequence)",
+     RC(skip_ids)},
     {.name = "maxErrors",
      .type = CFG_INT,
      .def = "0",
      .flags = MIN0,
-     .help = "malformed rows tolerated before reading stops with an error"},
-    {.name = "traceLevel", .type = CFG_INT, .def = "1", .flags = MIN0, .help = "reader verbosity"},
+     .help = "malformed rows tolerated before reading stops with an error",
+     RC(max_errors)},
+    {.name = "traceLevel",
+     .type = CFG_INT,
+     .def = "1",
+     .flags = MIN0,
+     .help = "reader verbosity",
+     RC(trace)},
     {.name = "deserializers",
      .type = CFG_UNSUPPORTED,
      .help = "composite-reader configs are not implemented; use "

@@ -107,7 +107,7 @@ int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, 
     int rc = cfg_schema_get(root, &train_top_schema, "strictConfig", &strict, e);
     if (rc)
         return rc;
-    struct cfg_check ck = {.cfg = cfg, .strict = strict.b, .all = train_all_schemas};
+    struct cfg_check ck = {.cfg = cfg, .strict = strict.b, .all = train_all_schemas()};
     rc = cfg_schema_check(&ck, root, &train_top_schema, e);
     if (rc == 0)
         rc = cfg_schema_get(root, &train_top_schema, "command", &command, e);
@@ -168,9 +168,10 @@ void train_print_usage(FILE *out)
 
 int train_print_help(FILE *out, const char *topic)
 {
+    const struct cfg_schema *const *all = train_all_schemas();
     if (topic) {
-        for (int i = 0; train_all_schemas[i]; i++) {
-            const struct cfg_schema *s = train_all_schemas[i];
+        for (int i = 0; all[i]; i++) {
+            const struct cfg_schema *s = all[i];
             if (strcasecmp(s->name, topic) == 0 ||
                 (strncasecmp(s->name, topic, strlen(topic)) == 0 && strlen(topic) >= 3)) {
                 cfg_schema_print_help(out, s);
@@ -178,8 +179,8 @@ int train_print_help(FILE *out, const char *topic)
             }
         }
         fprintf(stderr, "trainer: --help: no block named '%s'; blocks:", topic);
-        for (int i = 0; train_all_schemas[i]; i++)
-            fprintf(stderr, "%s '%s'", i ? "," : "", train_all_schemas[i]->name);
+        for (int i = 0; all[i]; i++)
+            fprintf(stderr, "%s '%s'", i ? "," : "", all[i]->name);
         fputs("\n", stderr);
         return 2;
     }
@@ -199,8 +200,8 @@ int train_print_help(FILE *out, const char *topic)
           "  --man-keys               the key reference of trainer.cfg(5), in troff\n"
           "\nBlocks (trainer --help BLOCK lists their keys):\n",
           out);
-    for (int i = 0; train_all_schemas[i]; i++)
-        fprintf(out, "  %-30s %s\n", train_all_schemas[i]->name, train_all_schemas[i]->where);
+    for (int i = 0; all[i]; i++)
+        fprintf(out, "  %-30s %s\n", all[i]->name, all[i]->where);
     fprintf(out,
             "\nActions: %s. Exit status: 0 success, 1 bad input (config, command line,\n"
             "data, model), 2 usage, 3 system failure (I/O, MPI, memory).\n"
@@ -223,6 +224,7 @@ void train_print_version(FILE *out)
 
 void train_print_man_keys(FILE *out)
 {
-    for (int i = 0; train_all_schemas[i]; i++)
-        cfg_schema_print_man(out, train_all_schemas[i]);
+    const struct cfg_schema *const *all = train_all_schemas();
+    for (int i = 0; all[i]; i++)
+        cfg_schema_print_man(out, all[i]);
 }

@@ -24,6 +24,28 @@ static int valid_device(const struct cfg_val *v, char *why, size_t size)
     return 1;
 }
 
+/* The SGD block as the trainer checks it: learn's keys, the ParallelTrain block (one
+ * layer up from learn, so composed here), then the CNTK keys learn refuses. */
+static const struct cfg_key sgd_parallel_keys[] = {
+    {.name = "ParallelTrain",
+     .type = CFG_BLOCK,
+     .sub = &parallel_train_schema,
+     .help = "parallel training method and its settings"},
+    {.name = NULL},
+};
+
+static const struct cfg_key *const sgd_more[] = {sgd_parallel_keys, learn_sgd_refused_keys, NULL};
+
+const struct cfg_schema train_sgd_schema = {
+    .name = "SGD",
+    .where = "inside a command block with action=train",
+    .help = "Learning-rate and momentum schedules, regularization and the parallel method.",
+    .keys = learn_sgd_keys,
+    .more = sgd_more,
+};
+
+#define TS(m) CFG_OUT(struct train_settings, m)
+
 static const struct cfg_key top_keys[] = {
     {.name = "command",
      .type = CFG_STRING,
@@ -44,7 +66,8 @@ static const struct cfg_key top_keys[] = {
      .type = CFG_INT,
      .def = "0",
      .flags = CFG_HAS_MIN,
-     .help = "above 0: per-minibatch lines, epoch start lines, config dump"},
+     .help = "above 0: per-minibatch lines, epoch start lines, config dump",
+     TS(trace)},
     {.name = "stderr",
      .type = CFG_PATH,
      .help = "log to this file: rank 0 writes it, rank k writes it with .rank<k> appended"},
@@ -73,11 +96,13 @@ static const struct cfg_key top_keys[] = {
      .type = CFG_INT,
      .def = "1",
      .flags = CFG_HAS_MIN,
-     .help = "partrain extension: base seed for initialization, shuffling and dropout"},
+     .help = "partrain extension: base seed for initialization, shuffling and dropout",
+     TS(seed)},
     {.name = "makeMode",
      .type = CFG_BOOL,
      .def = "true",
-     .help = "restart from the newest finished epoch's model and checkpoint"},
+     .help = "restart from the newest finished epoch's model and checkpoint",
+     TS(make_mode)},
     {.name = "strictConfig",
      .type = CFG_BOOL,
      .def = "false",
@@ -101,11 +126,12 @@ static const struct cfg_key train_cmd_keys[] = {
     {.name = "modelPath",
      .type = CFG_PATH,
      .flags = CFG_REQUIRED,
-     .help = "model file; epoch E is saved as modelPath.E, the last also as modelPath"},
+     .help = "model file; epoch E is saved as modelPath.E, the last also as modelPath",
+     TS(model)},
     {.name = "SGD",
      .type = CFG_BLOCK,
      .flags = CFG_REQUIRED,
-     .sub = &learn_sgd_schema,
+     .sub = &train_sgd_schema,
      .help = "training needs an SGD = [ ... ] block"},
     {.name = "reader",
      .type = CFG_BLOCK,
@@ -153,7 +179,8 @@ static const struct cfg_key test_cmd_keys[] = {
     {.name = "modelPath",
      .type = CFG_PATH,
      .flags = CFG_REQUIRED,
-     .help = "the model file to evaluate"},
+     .help = "the model file to evaluate",
+     TS(model)},
     {.name = "reader",
      .type = CFG_BLOCK,
      .flags = CFG_REQUIRED,
@@ -164,12 +191,14 @@ static const struct cfg_key test_cmd_keys[] = {
      .def = "40960",
      .flags = CFG_HAS_MIN,
      .min = 1,
-     .help = "samples per evaluation minibatch"},
+     .help = "samples per evaluation minibatch",
+     TS(mb_size)},
     {.name = "epochSize",
      .type = CFG_INT,
      .def = "0",
      .flags = CFG_HAS_MIN,
-     .help = "samples to evaluate; 0 = all"},
+     .help = "samples to evaluate; 0 = all",
+     TS(epoch_size)},
     {.name = "BrainScriptNetworkBuilder",
      .type = CFG_TEXT,
      .help = "ignored by action=test: the network comes from modelPath"},
@@ -187,19 +216,33 @@ const struct cfg_schema test_command_schema = {
     .open = 1,
 };
 
-const struct cfg_schema *const train_all_schemas[] = {
-    &train_top_schema,
-    &train_command_schema,
-    &test_command_schema,
-    &learn_sgd_schema,
-    &parallel_train_schema,
-    &parallel_dpsgd_schema,
-    &parallel_ma_schema,
-    &parallel_bmuf_schema,
-    &parallel_asgd_schema,
-    &parallel_asgd_adjust_schema,
-    &reader_schema,
-    &reader_input_schema,
-    &nn_simple_builder_schema,
-    NULL,
-};
+static void add_schema(const struct cfg_schema **all, size_t *n, size_t max,
+                       const struct cfg_schema *s, int walk)
+{
+    for (size_t i = 0; i < *n; i++)
+        if (all[i] == s)
+            return;
+    if (*n < max)
+        all[(*n)++] = s;
+    struct cfg_key_iter it;
+    for (const struct cfg_key *k = cfg_key_first(s, &it); walk && k; k = cfg_key_next(&it))
+        if ((k->type == CFG_BLOCK || k->type == CFG_BLOCK_MAP) && k->sub)
+            add_schema(all, n, max, k->sub, 1);
+}
+
+const struct cfg_schema *const *train_all_schemas(void)
+{
+    static const struct cfg_schema *all[64];
+    static const struct cfg_schema *const roots[] = {&train_top_schema, &train_command_schema,
+                                                     &test_command_schema};
+    size_t n = 0, nroots = sizeof roots / sizeof roots[0];
+    if (all[0])
+        return all;
+    for (size_t i = 0; i < nroots; i++)
+        add_schema(all, &n, 63, roots[i], 0);
+    for (size_t i = 0; i < nroots; i++)
+        for (const struct cfg_key *k = roots[i]->keys; k->name; k++)
+            if ((k->type == CFG_BLOCK || k->type == CFG_BLOCK_MAP) && k->sub)
+                add_schema(all, &n, 63, k->sub, 1);
+    return all;
+}

@@ -52,14 +52,10 @@ int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t m
 
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
 {
-    struct cfg_val model = {0}, mbsize = {0}, esize = {0};
+    struct train_settings ts = {0};
     struct cfg_node *rd = NULL;
     struct reader_config rcfg;
-    int rc = cfg_schema_get(command, &test_command_schema, "modelPath", &model, e);
-    if (rc == 0)
-        rc = cfg_schema_get(command, &test_command_schema, "minibatchSize", &mbsize, e);
-    if (rc == 0)
-        rc = cfg_schema_get(command, &test_command_schema, "epochSize", &esize, e);
+    int rc = cfg_schema_read(command, &test_command_schema, &ts, e);
     if (rc == 0)
         rc = cfg_find_block(command, "reader", &rd, e);
     if (rc == 0)
@@ -70,14 +66,14 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     if (rc == 0)
         rc = backend_cpu_new(&be, e);
     if (rc == 0)
-        rc = nn_load(model.s, be, &net, e);
+        rc = nn_load(ts.model, be, &net, e);
     if (rc == 0)
         rc = reader_open(&rcfg, ctx->log, &r, e);
     double sums[3];
     size_t nmb = 0;
     rc = train_agree(ctx->comm, rc, "to load the model or open the reader", e);
     if (rc == 0)
-        rc = train_evaluate(ctx->comm, net, r, (size_t)mbsize.i, (size_t)esize.i, sums, &nmb, e);
+        rc = train_evaluate(ctx->comm, net, r, (size_t)ts.mb_size, (size_t)ts.epoch_size, sums, &nmb, e);
     if (rc == 0 && comm_rank(ctx->comm) == 0) {
         char eval_name[48], line[1024];
         snprintf(eval_name, sizeof eval_name, "Eval%s", nn_eval_criterion_name(net));

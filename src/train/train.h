@@ -13,8 +13,22 @@ struct comm;
 extern const struct cfg_schema train_top_schema;     /* top level (open) */
 extern const struct cfg_schema train_command_schema; /* a command block with action=train */
 extern const struct cfg_schema test_command_schema;  /* a command block with action=test */
-/* Every schema, NULL-terminated: for --help, the man page and "belongs in" hints. */
-extern const struct cfg_schema *const train_all_schemas[];
+extern const struct cfg_schema train_sgd_schema;     /* SGD: learn's keys + ParallelTrain */
+/* Every schema, NULL-terminated: the top level and the command blocks, then every block
+ * they contain (depth first, each once), for --help, the man page and "belongs in" hints. */
+const struct cfg_schema *const *train_all_schemas(void);
+
+/* What a command block says besides its sub-blocks: the rows of train_command_schema,
+ * test_command_schema and train_top_schema (a command block may override top-level keys)
+ * store into it through cfg_schema_read. */
+struct train_settings {
+    char model[4096];     /* modelPath */
+    long long mb_size;    /* action=test: minibatchSize */
+    long long epoch_size; /* action=test: epochSize */
+    long long trace;      /* traceLevel */
+    long long seed;       /* randomSeed */
+    int make_mode;        /* makeMode */
+};
 
 /* What a running action gets. */
 struct pt_ctx {

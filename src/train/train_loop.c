@@ -64,14 +64,13 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
         rc = reader_config_read(rd, &r->rcfg, e);
     if (rc == 0)
         rc = nn_config_read(snb, &r->ncfg, e);
-    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_command_schema, "modelPath", &v, e)) == 0)
-        snprintf(r->model, sizeof r->model, "%s", v.s);
-    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "makeMode", &v, e)) == 0)
-        r->make_mode = v.b;
-    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "traceLevel", &v, e)) == 0)
-        r->trace = (int)v.i;
-    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "randomSeed", &v, e)) == 0)
-        r->seed = (uint64_t)v.i;
+    struct train_settings ts = {0};
+    if (rc == 0 && (rc = cfg_schema_read(cmd, &train_command_schema, &ts, e)) == 0)
+        rc = cfg_schema_read(cmd, &train_top_schema, &ts, e);
+    memcpy(r->model, ts.model, sizeof r->model);
+    r->make_mode = ts.make_mode;
+    r->trace = (int)ts.trace;
+    r->seed = (uint64_t)ts.seed;
     if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "deviceId", &v, e)) == 0 &&
         strcasecmp(v.s, "auto") != 0 && strcasecmp(v.s, "cpu") != 0 && atoi(v.s) >= 0)
         rc = cfg_error(e, cfg_value_origin(v.node),
@@ -85,12 +84,7 @@ static int parallel_setup(struct run *r, struct pt_err *e)
 {
     r->rank = comm_rank(r->ctx->comm);
     r->workers = comm_size(r->ctx->comm);
-    if (r->workers > 1 && r->pc.method == PAR_NONE)
-        return pt_err_set(e, PT_EUSER,
-                          "error: trainer runs on %d MPI ranks but SGD.ParallelTrain."
-                          "parallelizationMethod is None; set DataParallelSGD (or run one rank)",
-                          r->workers);
-    return 0;
+    return parallel_config_check_workers(&r->pc, r->workers, e);
 }
 
 /* The engine works on the network's arena; its grad-ready hook sees the backward pass. */
@@ -112,7 +106,7 @@ static int engine_setup(struct run *r, struct pt_err *e)
  * rank trains on all the data, identically (warm start). */
 static int parallel_on(const struct run *r, size_t epoch)
 {
-    return r->pc.method != PAR_NONE && (long long)epoch + 1 >= r->pc.start_epoch;
+    return parallel_config_epoch_on(&r->pc, epoch);
 }
 
 /* Training lines: rank 0, or every rank when each has its own log file (stderr=). */
@@ -284,31 +278,15 @@ static int save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
     return after_rank0_io(r, rc, e);
 }
 
-/* CNTK's line: the DataParallelSGD part and the distributed reading part when they apply. */
+/* CNTK's line: the parallel method's part and the distributed reading part when they apply. */
 static void loop_start_line(struct run *r, size_t epoch)
 {
     char line[512] = "Starting minibatch loop";
     size_t len = strlen(line);
     int on = parallel_on(r, epoch);
-    if (on && r->pc.method == PAR_DPSGD) {
-        len += (size_t)snprintf(line + len, sizeof line - len,
-                                ", DataParallelSGD training (myRank = %d, numNodes = %d, "
-                                "numGradientBits = %lld)",
-                                r->rank, r->workers, cfg_sched_int(&r->pc.bits, epoch));
-        if (r->pc.buffered)
-            len += (size_t)snprintf(line + len, sizeof line - len,
-                                    ", BufferedAsyncGradientAggregation is ENABLED");
-    }
-    if (on && r->pc.method == PAR_ASGD) { /* CNTK adds ", Distributed Evaluation is
-                                           * DISABLED": ours is distributed (equal models) */
-        len += (size_t)snprintf(line + len, sizeof line - len,
-                                ", DataParallelASGD training (myRank = %d, numNodes = %d, "
-                                "SamplesSyncToServer = %lld)",
-                                r->rank, r->workers, r->pc.sync_period);
-        if (r->pc.pipeline && !r->pc.sim_ma)
-            len += (size_t)snprintf(line + len, sizeof line - len,
-                                    ", BufferedAsyncGradientAggregation is ENABLED");
-    }
+    if (on) /* the method's own words */
+        len += parallel_config_describe(&r->pc, epoch, r->rank, r->workers, line + len,
+                                        sizeof line - len);
     if (on && r->workers > 1 && r->pc.distributed_reading)
         snprintf(line + len, sizeof line - len, ", distributed reading is ENABLED");
     pt_log_printf(r->ctx->log, "%s.\n", line);
