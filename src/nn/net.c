@@ -11,22 +11,12 @@
 
 #include "nn/nn_internal.h"
 
-/* How an rnnType stacks its layers. */
-struct net_type {
-    enum nn_rnn_type rnn;
-    const char *name;   /* for messages */
-    const char *hidden; /* the kind of every hidden layer */
-    const char *select; /* a kind between the hidden stack and the output layer, or NULL */
-    int output_bias;    /* the (dense, linear) output layer has a bias */
-    int min_sizes;      /* layerSizes entries at least */
+static const struct nn_rnn_kind net_types[] = {
+    {NN_SIMPLENET, "SIMPLENET", "dense", NULL, 1, 2, 1},
+    {NN_LSTM, "LSTM", "lstm", "last_step", 0, 3, 0},
 };
 
-static const struct net_type net_types[] = {
-    {NN_SIMPLENET, "SIMPLENET", "dense", NULL, 1, 2},
-    {NN_LSTM, "LSTM", "lstm", "last_step", 0, 3},
-};
-
-static const struct net_type *find_type(enum nn_rnn_type rnn)
+const struct nn_rnn_kind *nn_rnn_kind(enum nn_rnn_type rnn)
 {
     for (size_t i = 0; i < sizeof net_types / sizeof net_types[0]; i++)
         if (net_types[i].rnn == rnn)
@@ -60,7 +50,7 @@ static int push_kind(struct nn *net, const char *kind, int in, int out, int numb
 static int build_layers(struct nn *net, struct pt_err *e)
 {
     const struct nn_config *c = &net->cfg;
-    const struct net_type *t = find_type(c->rnn);
+    const struct nn_rnn_kind *t = nn_rnn_kind(c->rnn);
     int hidden = c->nsizes - 2, top = c->sizes[hidden], rc = 0;
     net->rnn_name = t->name;
     for (int i = 0; rc == 0 && i < hidden; i++) {
@@ -152,7 +142,7 @@ static int alloc_norm(struct nn *net, struct pt_err *e)
 
 static int check_config(const struct nn_config *c, struct pt_err *e)
 {
-    const struct net_type *t = find_type(c->rnn);
+    const struct nn_rnn_kind *t = nn_rnn_kind(c->rnn);
     if (!t)
         return pt_err_set(e, PT_EINTERNAL, "error: internal: rnnType %d", (int)c->rnn);
     int min = t->min_sizes;

@@ -63,10 +63,10 @@ static int set_sizes(void *out, struct cfg_val *v, struct cfg_node *block, struc
     struct nn_config *c = out;
     const struct cfg_origin *o = origin_of(block, v);
     cfg_origin_str(o, c->origin, sizeof c->origin);
-    int min = c->rnn == NN_LSTM ? 3 : 2, rc = 0;
+    int min = nn_rnn_kind(c->rnn)->min_sizes, rc = 0;
     if (v->n < (size_t)min)
         rc = cfg_error(e, o, "layerSizes: expected input:%s:output (at least %d sizes), got %zu",
-                       c->rnn == NN_LSTM ? "hidden..." : "[hidden...]", min, v->n);
+                       min > 2 ? "hidden..." : "[hidden...]", min, v->n);
     else if (v->n > NN_MAX_HIDDEN + 2)
         rc = cfg_error(e, o, "layerSizes: %zu sizes; at most %d hidden layers are supported", v->n,
                        NN_MAX_HIDDEN);
@@ -261,7 +261,7 @@ int nn_config_write(const struct nn_config *c, char *buf, size_t size)
     struct text_out t = {buf, size, 0};
     if (size)
         buf[0] = '\0';
-    text_add(&t, "rnnType=%s\nlayerSizes=", c->rnn == NN_LSTM ? "LSTM" : "SIMPLENET");
+    text_add(&t, "rnnType=%s\nlayerSizes=", nn_rnn_kind(c->rnn)->name);
     for (int i = 0; i < c->nsizes; i++)
         text_add(&t, "%s%d", i ? ":" : "", c->sizes[i]);
     text_add(&t, "\nlayerTypes=");
@@ -288,7 +288,7 @@ int nn_config_same_layout(const struct nn_config *a, const struct nn_config *b)
     for (int i = 0; i < a->nsizes; i++)
         if (a->sizes[i] != b->sizes[i])
             return 0;
-    for (int i = 0; a->rnn == NN_SIMPLENET && i < a->nsizes - 2; i++)
+    for (int i = 0; nn_rnn_kind(a->rnn)->hidden_acts && i < a->nsizes - 2; i++)
         if (a->acts[i] != b->acts[i])
             return 0;
     return 1;

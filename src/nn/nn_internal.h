@@ -13,6 +13,19 @@
 #define NN_MAX_LAYERS  (2 * NN_MAX_HIDDEN + 3)
 #define NN_MAX_TENSORS (NN_LAYER_MAX_TENSORS * NN_MAX_LAYERS)
 
+/* How an rnnType stacks its layers (the table in net.c; nn_config.c reads it too). */
+struct nn_rnn_kind {
+    enum nn_rnn_type rnn;
+    const char *name;   /* as rnnType spells it, for messages and model files */
+    const char *hidden; /* the layer kind of every hidden layer */
+    const char *select; /* a kind between the hidden stack and the output layer, or NULL */
+    int output_bias;    /* the (dense, linear) output layer has a bias */
+    int min_sizes;      /* layerSizes entries at least */
+    int hidden_acts;    /* hidden layers take layerTypes' activations */
+};
+/* The row of rnn, or NULL for a value outside the table. */
+const struct nn_rnn_kind *nn_rnn_kind(enum nn_rnn_type rnn);
+
 struct nn {
     struct nn_config cfg;
     struct backend *bk;
