@@ -66,20 +66,20 @@ endif
 # tests/test_comm.sh with 1 to 4 ranks.
 check_PROGRAMS += tests/test_comm
 tests_test_comm_SOURCES = tests/test_comm.c tests/test_comm.h tests/test_comm_coll.c \
-	tests/test_comm_v.c tests/test_comm_nb.c tests/test_comm_hier.c
-tests_test_comm_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+	tests/test_comm_v.c tests/test_comm_nb.c tests/test_comm_hier.c tests/tcheck.h tests/tcheck.c
+tests_test_comm_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -I$(top_srcdir)/tests
 tests_test_comm_LDADD = $(PT_LIBS)
 TESTS += tests/test_comm.sh
 EXTRA_DIST += tests/test_comm.sh
 # tests/test_masgd: the ModelAveragingSGD and BlockMomentumSGD engines step by step against
 # references computed from all ranks' models (plain MPI program, run by tests/test_masgd.sh).
 check_PROGRAMS += tests/test_masgd
-tests_test_masgd_SOURCES = tests/test_masgd.c
-tests_test_masgd_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_test_masgd_SOURCES = tests/test_masgd.c tests/tcheck.h tests/tcheck.c
+tests_test_masgd_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -I$(top_srcdir)/tests
 tests_test_masgd_LDADD = $(PT_LIBS)
 # tests/test_asgd: the DataParallelASGD engine: no lost updates (exact), warm-up, pipeline,
 # SimModelAverage, staleness, server state, progress (plain MPI program, tests/test_asgd.sh).
 check_PROGRAMS += tests/test_asgd
-tests_test_asgd_SOURCES = tests/test_asgd.c
-tests_test_asgd_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_test_asgd_SOURCES = tests/test_asgd.c tests/tcheck.h tests/tcheck.c
+tests_test_asgd_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -I$(top_srcdir)/tests
 tests_test_asgd_LDADD = $(PT_LIBS)
