@@ -18,23 +18,22 @@ if ! command -v clang >/dev/null || ! dpkg-query -W libclang-rt-14-dev >/dev/nul
     apt-get update -q && apt-get install -y -q --no-install-recommends clang libclang-rt-14-dev
 fi
 [ -f config.h ] || { echo "fuzz.sh: run scripts/setup.sh (or ./configure) first" >&2; exit 2; }
-core="src/core/err.c"
+# The target links against every library source (all of parsers/ and src/ but main.c),
+# so this list never goes stale when files move; the linker keeps what the target uses.
+lib=$(find parsers src -name '*.c' ! -path src/main.c | LC_ALL=C sort)
 if [ "$target" = cfg ]; then
-    src="tests/fuzz/fuzz_cfg.c parsers/cfg_tree.c parsers/cfg_parse.c parsers/cfg_value.c
-         parsers/cfg_ini.c parsers/cfg_print.c parsers/schema.c $core src/core/log.c
-         src/core/fs.c src/train/actions.c src/train/command_schema.c src/learn/sgd_schema.c
-         src/nn/network_schema.c src/reader/reader_schema.c src/parallel/parallel_schema.c
-         src/math/backend.c"
     dirs="regress seeds"
 else
-    src="tests/fuzz/fuzz_ctf.c parsers/ctf.c $core"
     dirs="regress-ctf seeds-ctf"
 fi
 out=tests/fuzz/fuzz_$target
-# shellcheck disable=SC2086
+blas=$(pkg-config --cflags openblas 2>/dev/null || true)
+mpi=$(pkg-config --cflags ompi-c 2>/dev/null || true)
+# shellcheck disable=SC2046,SC2086
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I. -Isrc $(pkg-config --cflags openblas 2>/dev/null) -o "$out" $src \
-    -linih $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lm
+    -I. -Isrc $blas $mpi -o "$out" "tests/fuzz/fuzz_$target.c" $lib \
+    -linih $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) \
+    $(pkg-config --libs ompi-c 2>/dev/null || echo -lmpi) -lm
 cd tests/fuzz
 mkdir -p "corpus-$target"
 # shellcheck disable=SC2086
