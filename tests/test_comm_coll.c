@@ -24,11 +24,11 @@ static void allreduce_all(struct tctx *t, size_t n)
             int rc = comm_allreduce(t->c, buf, n, ty, (enum comm_op)op, &e);
             int floating = ty == COMM_FLOAT || ty == COMM_DOUBLE;
             if (op == COMM_AVG && !floating)
-                CHECK(tc_err_is(t, rc, &e, PT_EINTERNAL, "COMM_AVG"),
-                         "allreduce %s avg is refused", tc_type_names[k]);
+                CHECK(tc_err_is(t, rc, &e, PT_EINTERNAL, "COMM_AVG"), "allreduce %s avg is refused",
+                      tc_type_names[k]);
             else
                 CHECK(rc == 0 && tc_match(t, ty, (enum comm_op)op, buf, n, t->size),
-                         "allreduce %s %s n=%zu", tc_type_names[k], tc_op_names[op], n);
+                      "allreduce %s %s n=%zu", tc_type_names[k], tc_op_names[op], n);
             free(buf);
         }
     }
@@ -80,9 +80,8 @@ static void bcast_all(struct tctx *t, size_t n)
     struct pt_err e;
     pt_err_clear(&e);
     float f = 0;
-    CHECK(
-        tc_err_is(t, comm_bcast(t->c, &f, 1, COMM_FLOAT, t->size, &e), &e, PT_EINTERNAL, "root"),
-        "bcast refuses a root outside the communicator");
+    CHECK(tc_err_is(t, comm_bcast(t->c, &f, 1, COMM_FLOAT, t->size, &e), &e, PT_EINTERNAL, "root"),
+          "bcast refuses a root outside the communicator");
 }
 
 static void reduce_all(struct tctx *t, size_t n)

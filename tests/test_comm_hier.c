@@ -69,7 +69,7 @@ static void hier_split(struct tctx *t)
     ok = ok && comm_local_rank(t->c) == t->rank % 2 && comm_local_size(t->c) == lsize &&
          comm_node_rank(t->c) == t->rank / 2 && comm_node_count(t->c) == (t->size + 1) / 2;
     CHECK(ok, "ranks_per_node=2: local %d/%d, node %d/%d", comm_local_rank(t->c),
-             comm_local_size(t->c), comm_node_rank(t->c), comm_node_count(t->c));
+          comm_local_size(t->c), comm_node_rank(t->c), comm_node_count(t->c));
 }
 
 void tc_hierarchical(struct tctx *t)
@@ -91,7 +91,7 @@ void tc_hierarchical(struct tctx *t)
     free(hier);
     ok = set_opts(t, -1, 0, 0, 2) && comm_hier_active(t->c) == (t->size >= 3);
     CHECK(ok && exact_ops(t, n), "automatic mode, 2 ranks per node: %s",
-             t->size >= 3 ? "on" : "off");
+          t->size >= 3 ? "on" : "off");
     ok = set_opts(t, -1, 0, 0, 1) && comm_hier_active(t->c) == 0;
     CHECK(ok && exact_ops(t, n), "automatic mode, 1 rank per node: off");
     ok = set_opts(t, -1, 0, 0, 0);
@@ -103,7 +103,7 @@ void tc_hierarchical(struct tctx *t)
     struct comm_options bad = {2, 0, 0, 0};
     pt_err_clear(&e);
     CHECK(tc_err_is(t, comm_set_options(t->c, &bad, &e), &e, PT_EINTERNAL, "hierarchical"),
-             "comm_set_options refuses hierarchical = 2");
+          "comm_set_options refuses hierarchical = 2");
     set_opts(t, -1, 0, 0, 0);
 }
 
@@ -188,7 +188,7 @@ static void fp16_sums(struct tctx *t, size_t n, const char *how)
     float *w = wavy(t->rank, n);
     int ok = comm_allreduce(t->c, w, n, COMM_FLOAT, COMM_SUM, &e) == 0;
     CHECK(ok && near_wavy(t, w, n, 2.0 * t->size * ldexp(1, -11)),
-             "fp16 %s: wavy values within half precision", how);
+          "fp16 %s: wavy values within half precision", how);
     CHECK(tc_same_everywhere(t, w, n * sizeof *w), "fp16 %s: bit-identical", how);
     float s[3] = {t->rank == 0 ? INFINITY : 1.0f, t->rank == 0 ? NAN : 1.0f, 70000.0f};
     ok = comm_allreduce(t->c, s, 3, COMM_FLOAT, COMM_SUM, &e) == 0 && isinf(s[0]) && s[0] > 0 &&
@@ -212,11 +212,10 @@ static void fp16_nonblocking(struct tctx *t, size_t n)
         ok = comm_test(&rx, &done, &e) == 0;
     ok = ok && rx == NULL && comm_wait(&rw, &e) == 0;
     CHECK(ok && tc_match(t, COMM_FLOAT, COMM_AVG, x, n, t->size),
-             "fp16 iallreduce avg of exact values");
-    CHECK(
-             ok && near_wavy(t, w, n, 2.0 * t->size * ldexp(1, -11)) &&
-                 tc_same_everywhere(t, w, n * sizeof *w),
-             "fp16 iallreduce: wavy values within half precision, bit-identical");
+          "fp16 iallreduce avg of exact values");
+    CHECK(ok && near_wavy(t, w, n, 2.0 * t->size * ldexp(1, -11)) &&
+              tc_same_everywhere(t, w, n * sizeof *w),
+          "fp16 iallreduce: wavy values within half precision, bit-identical");
     free(x);
     free(w);
 }

@@ -32,14 +32,13 @@ static void iallreduce_all(struct tctx *t, size_t n)
             int rc = comm_iallreduce(t->c, buf, n, ty, (enum comm_op)op, &req, &e);
             if (op == COMM_AVG && ty != COMM_FLOAT && ty != COMM_DOUBLE) {
                 CHECK(tc_err_is(t, rc, &e, PT_EINTERNAL, "COMM_AVG") && req == NULL,
-                         "iallreduce %s avg is refused", tc_type_names[k]);
+                      "iallreduce %s avg is refused", tc_type_names[k]);
             } else {
                 if (rc == 0)
                     rc = (k + op) % 2 ? comm_wait(&req, &e) : spin(&req, &e);
-                CHECK(
-                    rc == 0 && req == NULL && tc_match(t, ty, (enum comm_op)op, buf, n, t->size),
-                    "iallreduce %s %s n=%zu (%s)", tc_type_names[k], tc_op_names[op], n,
-                    (k + op) % 2 ? "wait" : "test loop");
+                CHECK(rc == 0 && req == NULL && tc_match(t, ty, (enum comm_op)op, buf, n, t->size),
+                      "iallreduce %s %s n=%zu (%s)", tc_type_names[k], tc_op_names[op], n,
+                      (k + op) % 2 ? "wait" : "test loop");
             }
             free(buf);
         }

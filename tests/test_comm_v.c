@@ -79,10 +79,9 @@ static void allgatherv_all(struct tctx *t)
     pt_err_clear(&e);
     size_t *zero = calloc((size_t)t->size, sizeof *zero);
     int x = 0;
-    CHECK(
-             tc_err_is(t, comm_allgatherv(t->c, &x, 1, &x, zero, zero, COMM_INT, &e), &e,
-                       PT_EINTERNAL, "counts say"),
-             "allgatherv refuses n != counts[rank]");
+    CHECK(tc_err_is(t, comm_allgatherv(t->c, &x, 1, &x, zero, zero, COMM_INT, &e), &e, PT_EINTERNAL,
+                    "counts say"),
+          "allgatherv refuses n != counts[rank]");
     free(zero);
 }
 
@@ -166,10 +165,9 @@ static void send_recv(struct tctx *t, size_t n)
     }
     CHECK(ok, "recv from COMM_ANY_SOURCE reports the sender, n=%zu", n);
     pt_err_clear(&e);
-    CHECK(
-             tc_err_is(t, comm_send(t->c, out, 1, COMM_DOUBLE, t->size, 0, &e), &e, PT_EINTERNAL,
-                       "outside"),
-             "send refuses a rank outside the communicator");
+    CHECK(tc_err_is(t, comm_send(t->c, out, 1, COMM_DOUBLE, t->size, 0, &e), &e, PT_EINTERNAL,
+                    "outside"),
+          "send refuses a rank outside the communicator");
     free(out);
     free(in);
 }
