@@ -5,8 +5,9 @@
 #
 # cfg: the config language (tests/fuzz/fuzz_cfg.c); ctf: the CTF line parser
 # (tests/fuzz/fuzz_ctf.c). Needs clang and libclang-rt-14-dev (installed on demand) and a
-# configured tree (config.h). New crashers land in tests/fuzz/ as crash-*; minimize them
-# and keep them in tests/fuzz/regress/ (or regress-ctf/): `make check` replays them.
+# configured tree (config.h; the libraries are built here). New crashers land in
+# tests/fuzz/ as crash-*; minimize them and keep them in tests/fuzz/regress/ (or
+# regress-ctf/): `make check` replays them.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -18,22 +19,24 @@ if ! command -v clang >/dev/null || ! dpkg-query -W libclang-rt-14-dev >/dev/nul
     apt-get update -q && apt-get install -y -q --no-install-recommends clang libclang-rt-14-dev
 fi
 [ -f config.h ] || { echo "fuzz.sh: run scripts/setup.sh (or ./configure) first" >&2; exit 2; }
-core="src/core/err.c"
+# Instrumented: the config language, src/core, every schema and the action table (globs,
+# so the list follows the files). Whatever else they call comes from the libraries the
+# normal build made (not instrumented; clang cannot build all of it).
+make libpartrain.a libptparsers.a libptcore.a >/dev/null
+lib=$(ls parsers/*.c src/core/*.c src/*/*_schema.c src/train/actions.c)
 if [ "$target" = cfg ]; then
-    src="tests/fuzz/fuzz_cfg.c parsers/cfg_*.c parsers/schema.c $core src/core/log.c
-         src/core/fs.c src/train/actions.c src/train/command_schema.c src/learn/sgd_schema.c
-         src/nn/network_schema.c src/reader/reader_schema.c src/parallel/parallel_schema.c
-         src/math/backend.c"
     dirs="regress seeds"
 else
-    src="tests/fuzz/fuzz_ctf.c parsers/ctf.c $core"
     dirs="regress-ctf seeds-ctf"
 fi
 out=tests/fuzz/fuzz_$target
-# shellcheck disable=SC2086
+blas=$(pkg-config --cflags openblas 2>/dev/null || true)
+# shellcheck disable=SC2046,SC2086
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -I. -Isrc $(pkg-config --cflags openblas 2>/dev/null) -o "$out" $src \
-    -linih $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) -lm
+    -I. -Isrc $blas -o "$out" "tests/fuzz/fuzz_$target.c" $lib \
+    libpartrain.a libptparsers.a libptcore.a -linih \
+    $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) \
+    $(pkg-config --libs ompi-c 2>/dev/null || echo -lmpi) -lm
 cd tests/fuzz
 mkdir -p "corpus-$target"
 # shellcheck disable=SC2086

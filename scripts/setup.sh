@@ -11,7 +11,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
 pkgs="build-essential autoconf automake libtool pkg-config \
-      libopenmpi-dev openmpi-bin libopenblas-dev libinih-dev check \
+      libopenmpi-dev openmpi-bin libopenblas-dev libinih-dev check clang-format \
       dataset-fashion-mnist"
 
 as_root() {

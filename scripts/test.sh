@@ -1,22 +1,45 @@
 #!/bin/sh
 # Install what is missing, build, and run every test:
-#   1. `make check` (Check unit tests, CLI tests, real mpiexec -n 2 / -n 4 tests, man-page
-#      sync, fuzz regressions) with -Werror;
-#   2. the same tests again in build-asan/, built with AddressSanitizer + UBSan, so every
-#      error path is also checked for leaks and undefined behaviour.
-# SKIP_ASAN=1 skips the second pass.
+#   1. `make check` (Check unit tests, CLI tests, real mpiexec -n 1..4 tests, man-page
+#      sync, fuzz regressions, the layer and format checks) with -Werror;
+#   2. `make check-long`: the accuracy gates on Fashion-MNIST;
+#   3. `make check` again in build-asan/, built with AddressSanitizer + UBSan, so every
+#      error path is also checked for leaks and undefined behaviour (the long tier is not
+#      repeated there: it trains for minutes and its code paths are in the first tier).
+# SKIP_ASAN=1 skips the third pass, SKIP_LONG=1 the second.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 CONFIGURE_FLAGS="--enable-werror ${CONFIGURE_FLAGS:-}" scripts/setup.sh
+# summary PREFIX LOG...: the count lines of each test's log
+summary() {
+    prefix=$1; shift
+    for f in "$@"; do
+        [ -f "$f" ] || continue
+        grep -hE '^[0-9]+%: Checks|^[0-9]+ passed, [0-9]+ failed|^replayed' "$f" | sed "s|^|$prefix$(basename "$f" .log): |" || true
+    done
+}
+# the long tier's tests (tests/local.mk) and their logs
+long=$(sed -n 's/^LONG_TESTS = //p' Makefile)
+long_logs=$(echo "$long" | sed 's/\.sh/.log/g')
+fast_logs() {
+    for f in tests/*.log; do
+        case " $long_logs " in *" $f "*) ;; *) echo "$f" ;; esac
+    done
+}
 status=0
 make -j"$(nproc)" check || status=$?
-for f in tests/*.log; do
-    case $f in tests/test-suite.log) continue ;; esac
-    grep -hE '^[0-9]+%: Checks|^[0-9]+ passed, [0-9]+ failed|^replayed' "$f" | sed "s|^|$(basename "$f" .log): |" || true
-done
-[ $status -eq 0 ] || { cat tests/test-suite.log 2>/dev/null | tail -60; exit $status; }
+# shellcheck disable=SC2046
+summary "" $(fast_logs)
+[ $status -eq 0 ] || { tail -60 test-suite.log 2>/dev/null; exit $status; }
+if [ "${SKIP_LONG:-0}" != 1 ]; then
+    echo "== long tier (make check-long)"
+    make -j"$(nproc)" check-long || status=$?
+    # shellcheck disable=SC2086
+    summary "long " $long_logs
+    [ $status -eq 0 ] || { tail -60 test-suite-long.log 2>/dev/null; exit $status; }
+fi
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
     # Built from the release tarball (which also proves the tarball is complete).
@@ -37,10 +60,8 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
         export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86"
         make -j"$(nproc)" >/dev/null
         make -j"$(nproc)" check || { tail -80 test-suite.log; exit 1; }
-        for f in tests/*.log; do
-            case $f in tests/test-suite.log) continue ;; esac
-            grep -hE '^[0-9]+%: Checks|^[0-9]+ passed, [0-9]+ failed|^replayed' "$f" | sed "s|^|asan $(basename "$f" .log): |" || true
-        done
+        # shellcheck disable=SC2046
+        summary "asan " $(fast_logs)
     )
 fi
 echo "scripts/test.sh: all tests passed"

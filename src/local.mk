@@ -1,12 +1,22 @@
-# src/: everything above the parsers, then the trainer program.
+# src/: the layers in dependency order (README, Architecture; tests/test_layers.sh checks
+# the includes). Three libraries, each listed once on the link line, highest first:
+#   libpartrain.a  math, comm, data, reader, nn, learn, parallel, train (this fragment and
+#                  src/nn/local.mk)
+#   libptparsers.a parsers/ (parsers/local.mk)
+#   libptcore.a    src/core/ (below)
+noinst_LIBRARIES += libptcore.a
+libptcore_a_SOURCES = \
+	src/core/err.h src/core/err.c src/core/log.h src/core/log.c src/core/fs.h src/core/fs.c \
+	src/core/rng.h src/core/rng.c src/core/blob.h src/core/blob.c src/core/timer.h
+
 noinst_LIBRARIES += libpartrain.a
 libpartrain_a_SOURCES = \
-	src/core/log.h src/core/log.c src/core/fs.h src/core/fs.c src/core/rng.h src/core/rng.c src/core/blob.h src/core/blob.c \
+	src/data/minibatch.h src/data/minibatch.c \
 	src/comm/comm.h src/comm/comm_internal.h src/comm/comm.c src/comm/comm_types.c src/comm/comm_coll.c \
 	src/comm/comm_nb.c src/comm/comm_hier.c src/comm/comm_store.c \
 	src/learn/learn.h src/learn/sgd_schema.c src/learn/learn_config.c src/learn/learner.c \
 	src/nn/nn.h \
-	src/reader/reader.h src/reader/reader_schema.c src/reader/minibatch.h src/reader/minibatch.c \
+	src/reader/reader.h src/reader/reader_schema.c \
 	src/reader/reader_internal.h src/reader/reader_config.c src/reader/ctf_index.c \
 	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/dense_store.h src/reader/dense_store.c src/reader/timeline.h src/reader/timeline.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c src/parallel/engine.c \
@@ -14,11 +24,11 @@ libpartrain_a_SOURCES = \
 	src/parallel/asgd.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
 	src/train/logfmt.h src/train/logfmt.c src/train/train_internal.h src/train/train_loop.c \
-	src/train/evaluate.c src/train/checkpoint.c src/train/stats.c src/core/timer.h \
+	src/train/evaluate.c src/train/checkpoint.c src/train/stats.c \
 	src/math/backend.h src/math/backend.c
 libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(CUDA_CFLAGS)
 
-PT_LIBS = libpartrain.a libptnn.a libpartrain.a libptparsers.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(CUDA_LIBS) -lm
+PT_LIBS = libpartrain.a libptparsers.a libptcore.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(CUDA_LIBS) -lm
 
 if HAVE_CUDA
 libpartrain_a_LIBADD = src/math/cuda_backend.$(OBJEXT)

@@ -41,19 +41,31 @@ tests_test_fuzz_regress_ctf_LDADD = $(PT_LIBS)
 
 TESTS += tests/test_cfg tests/test_cfg_files tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/fuzz_regress.sh \
 	tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh \
-	tests/test_dpsgd.sh tests/test_onebit_fashion.sh tests/test_masgd.sh tests/test_asgd.sh \
-	tests/test_asgd_fashion.sh
+	tests/test_dpsgd.sh tests/test_masgd.sh tests/test_asgd.sh tests/test_layers.sh tests/test_format.sh
 else
 check-local:
 	@echo "make check needs Check (apt-get install check), then re-run ./configure" >&2; exit 1
 endif
+
+# Two tiers. `make check`: unit, MPI, command-line and structure tests (minutes).
+# `make check-long`: the accuracy gates that train on Fashion-MNIST (LONG_TESTS), through
+# the same harness (TESTS_ENVIRONMENT, one .log per test, test-suite-long.log).
+# TEST_EXTENSIONS gives .sh tests a suffix rule, so make knows how to run a test that is
+# named only at make time (TESTS='$(LONG_TESTS)').
+TEST_EXTENSIONS = .sh
+LONG_TESTS = tests/test_onebit_fashion.sh tests/test_asgd_fashion.sh
+check-long:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(LONG_TESTS)' TEST_SUITE_LOG=test-suite-long.log
+.PHONY: check-long
+CLEANFILES += test-suite-long.log
 
 TESTS_ENVIRONMENT = \
 	top_srcdir='$(top_srcdir)' top_builddir='$(top_builddir)' MPIEXEC='$(MPIEXEC)' \
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 EXTRA_DIST += tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh tests/test_dpsgd.sh tests/test_onebit_fashion.sh tests/test_masgd.sh \
 	tests/test_asgd.sh tests/test_asgd_fashion.sh tests/testlib.sh tests/lsan.supp tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh \
-	tests/fuzz/seeds tests/fuzz/regress tests/fuzz/seeds-ctf tests/fuzz/regress-ctf scripts/fuzz.sh tests/data/cntk-legacy.cfg
+	tests/fuzz/seeds tests/fuzz/regress tests/fuzz/seeds-ctf tests/fuzz/regress-ctf scripts/fuzz.sh tests/data/cntk-legacy.cfg \
+	tests/test_layers.sh tests/test_format.sh .clang-format README.md
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test_quantize
@@ -66,20 +78,28 @@ endif
 # tests/test_comm.sh with 1 to 4 ranks.
 check_PROGRAMS += tests/test_comm
 tests_test_comm_SOURCES = tests/test_comm.c tests/test_comm.h tests/test_comm_coll.c \
-	tests/test_comm_v.c tests/test_comm_nb.c tests/test_comm_hier.c
-tests_test_comm_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+	tests/test_comm_v.c tests/test_comm_nb.c tests/test_comm_hier.c tests/tcheck.h tests/tcheck.c
+tests_test_comm_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -I$(top_srcdir)/tests
 tests_test_comm_LDADD = $(PT_LIBS)
 TESTS += tests/test_comm.sh
 EXTRA_DIST += tests/test_comm.sh
 # tests/test_masgd: the ModelAveragingSGD and BlockMomentumSGD engines step by step against
 # references computed from all ranks' models (plain MPI program, run by tests/test_masgd.sh).
 check_PROGRAMS += tests/test_masgd
-tests_test_masgd_SOURCES = tests/test_masgd.c
-tests_test_masgd_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_test_masgd_SOURCES = tests/test_masgd.c tests/tcheck.h tests/tcheck.c
+tests_test_masgd_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -I$(top_srcdir)/tests
 tests_test_masgd_LDADD = $(PT_LIBS)
 # tests/test_asgd: the DataParallelASGD engine: no lost updates (exact), warm-up, pipeline,
 # SimModelAverage, staleness, server state, progress (plain MPI program, tests/test_asgd.sh).
 check_PROGRAMS += tests/test_asgd
-tests_test_asgd_SOURCES = tests/test_asgd.c
-tests_test_asgd_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
+tests_test_asgd_SOURCES = tests/test_asgd.c tests/tcheck.h tests/tcheck.c
+tests_test_asgd_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -I$(top_srcdir)/tests
 tests_test_asgd_LDADD = $(PT_LIBS)
+# tests/test_dpsgd_engine: the DataParallelSGD engine built from config text, against
+# references computed from all ranks' inputs (plain MPI program, tests/test_dpsgd_engine.sh).
+check_PROGRAMS += tests/test_dpsgd_engine
+tests_test_dpsgd_engine_SOURCES = tests/test_dpsgd_engine.c tests/tcheck.h tests/tcheck.c
+tests_test_dpsgd_engine_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -I$(top_srcdir)/tests
+tests_test_dpsgd_engine_LDADD = $(PT_LIBS)
+TESTS += tests/test_dpsgd_engine.sh
+EXTRA_DIST += tests/test_dpsgd_engine.sh

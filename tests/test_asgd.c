@@ -6,7 +6,7 @@
  * every push of every rank, bit for bit: no lost updates. Also: the warm-up factors, the
  * pipeline, SimModelAverage's exact averages, the staleness of a fixed push order, the
  * checkpointed server state, and pushes/pulls progressing while a shard's owner computes
- * without calling MPI. Prints "ok N - what" / "not ok N - what" from rank 0. */
+ * without calling MPI. Prints "ok N - what" / "not ok N - what" from rank 0 (tcheck.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,27 +17,13 @@
 #include "core/blob.h"
 #include "core/timer.h"
 #include "parallel/parallel.h"
+#include "tcheck.h"
 
 #define NP 1003 /* parameters: not a multiple of the rank count (uneven shards) */
 
 static struct comm *C;
-static int rank, size, checks, failed;
+static int rank, size;
 static char tmpdir[256];
-
-static void check(int ok, const char *what)
-{
-    struct pt_err e;
-    pt_err_clear(&e);
-    int first = -1;
-    if (comm_agree(C, ok ? 0 : -1, &first, &e) || first >= 0) {
-        failed++;
-        if (rank == 0)
-            printf("not ok %d - %s (rank %d)\n", ++checks, what, first);
-    } else if (rank == 0) {
-        printf("ok %d - %s\n", ++checks, what);
-    }
-    fflush(stdout);
-}
 
 static void die(const struct pt_err *e)
 {
@@ -132,13 +118,11 @@ static void lost_updates_case(const char *name, int pipeline, int adjust, double
     double tally[3] = {1, 2, 3};
     if (engine_end_epoch(en, tally, &e) < 0)
         die(&e);
-    char what[200];
-    snprintf(what, sizeof what, "%s: a sync every period, none for half a period", name);
-    check(synced, what);
-    snprintf(what, sizeof what, "%s: final model = initial + every push, exactly", name);
-    check(memcmp(w, want, NP * sizeof *w) == 0, what);
-    snprintf(what, sizeof what, "%s: epoch statistics summed over ranks", name);
-    check(tally[0] == size && tally[1] == 2.0 * size && tally[2] == 3.0 * size, what);
+    CHECK(synced, "%s: a sync every period, none for half a period", name);
+    CHECK(memcmp(w, want, NP * sizeof *w) == 0, "%s: final model = initial + every push, exactly",
+          name);
+    CHECK(tally[0] == size && tally[1] == 2.0 * size && tally[2] == 3.0 * size,
+          "%s: epoch statistics summed over ranks", name);
     engine_free(en);
     free(w), free(want);
 }
@@ -184,11 +168,11 @@ static void sim_case(void)
     double tally[3] = {1, 1, 1};
     if (engine_end_epoch(en, tally, &e) < 0)
         die(&e);
-    check(synced, "SimModelAverage: a sync every period");
-    check(exact, "SimModelAverage: each sync gives the exact average of all models");
-    check(memcmp(w, mine, NP * sizeof *w) == 0, "SimModelAverage: unequal shares: final model "
+    CHECK(synced, "SimModelAverage: a sync every period");
+    CHECK(exact, "SimModelAverage: each sync gives the exact average of all models");
+    CHECK(memcmp(w, mine, NP * sizeof *w) == 0, "SimModelAverage: unequal shares: final model "
                                                 "= initial + every rank's deltas / workers");
-    check(tally[2] == size, "SimModelAverage: epoch statistics summed over ranks");
+    CHECK(tally[2] == size, "SimModelAverage: epoch statistics summed over ranks");
     engine_free(en);
     free(w), free(want), free(all), free(mine);
 }
@@ -229,7 +213,7 @@ static void staleness_case(void)
     }
     if (f)
         fclose(f);
-    check(ok && k == 4, "staleness: rank r's first push follows r others, later ones size - 1");
+    CHECK(ok && k == 4, "staleness: rank r's first push follows r others, later ones size - 1");
     free(w);
 }
 
@@ -253,9 +237,9 @@ static void state_case(void)
         die(&e);
     struct engine_state st[4];
     size_t ns = en->ops->state(en, st, 4);
-    check(ns == 2 && st[0].n == NP && memcmp(st[0].data, w, NP * sizeof *w) == 0,
+    CHECK(ns == 2 && st[0].n == NP && memcmp(st[0].data, w, NP * sizeof *w) == 0,
           "state: asgd.server holds the final model");
-    check(ns == 2 && st[1].n == 1 && st[1].data[0] == 3.0f, "state: asgd.syncs = 3 per worker");
+    CHECK(ns == 2 && st[1].n == 1 && st[1].data[0] == 3.0f, "state: asgd.syncs = 3 per worker");
     for (int i = 0; i < NP; i++) /* what a checkpoint would restore */
         st[0].data[i] = (float)(i % 5) - 100.0f;
     st[1].data[0] = 5.0f;
@@ -268,7 +252,7 @@ static void state_case(void)
     int ok = 1;
     for (int i = 0; i < NP; i++)
         ok &= w[i] == (float)(i % 5) - 100.0f + (i == 1 ? 8.0f * (float)size : 0.0f);
-    check(ok, "state: a restored server is what the next pull returns (sync count restored)");
+    CHECK(ok, "state: a restored server is what the next pull returns (sync count restored)");
     engine_free(en);
     free(w);
 }
@@ -305,11 +289,11 @@ static void progress_case(void)
     if (rank == 0 && size > 1)
         printf("# 50 push/pulls took %.4f s while rank %d computed for %.1f s\n", took,
                size - 1, busy);
-    check(took < 0.5 * busy, "progress: others' push/pulls never wait for a computing owner");
+    CHECK(took < 0.5 * busy, "progress: others' push/pulls never wait for a computing owner");
     int ok = 1;
     for (int i = 0; i < NP; i++)
         ok &= w[i] == (i < 50 ? (float)(size > 1 ? size - 1 : 1) : 0.0f);
-    check(ok, "progress: every push landed");
+    CHECK(ok, "progress: every push landed");
     engine_free(en);
     free(w);
 }
@@ -326,6 +310,7 @@ int main(int argc, char **argv)
     rank = comm_rank(C);
     size = comm_size(C);
     snprintf(tmpdir, sizeof tmpdir, "%s", argc > 1 ? argv[1] : "/tmp");
+    tcheck_init(C, "test_asgd");
     lost_updates_case("plain", 0, 0, 0, 1);
     lost_updates_case("pipeline", 1, 0, 0, 1);
     lost_updates_case("staircase warm-up", 0, 2, 0.25, 2);
@@ -334,8 +319,7 @@ int main(int argc, char **argv)
     staleness_case();
     state_case();
     progress_case();
-    if (rank == 0)
-        printf("# %d checks, %d failed (%d ranks)\n", checks, failed, size);
+    int status = tcheck_finish();
     comm_finalize(C);
-    return failed ? 1 : 0;
+    return status;
 }

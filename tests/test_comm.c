@@ -1,8 +1,8 @@
 /* tests/test_comm: every communicator function under real MPI (tests/test_comm.sh runs it
- * with 1 to 4 ranks). Prints TAP-like "ok N - what" / "not ok N - what" from rank 0 and
- * exits non-zero when a check failed. The whole suite runs three times: with the normal
- * piece size, then with pieces of 7 and 1 elements (comm_set_piece), which sends every
- * count through the large-count paths. */
+ * with 1 to 4 ranks). Prints TAP-like "ok N - what" / "not ok N - what" from rank 0
+ * (tcheck.h) and exits non-zero when a check failed. The whole suite runs three times:
+ * with the normal piece size, then with pieces of 7 and 1 elements (comm_set_piece), which
+ * sends every count through the large-count paths. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,30 +16,6 @@ const enum comm_type tc_types[5] = {COMM_FLOAT, COMM_DOUBLE, COMM_INT, COMM_INT6
 const char *const tc_type_names[5] = {"float", "double", "int", "int64", "byte"};
 const char *const tc_op_names[4] = {"sum", "avg", "min", "max"};
 
-int tc_check(struct tctx *t, int ok, const char *fmt, ...)
-{
-    char desc[256];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(desc, sizeof desc, fmt, ap);
-    va_end(ap);
-    struct pt_err e;
-    pt_err_clear(&e);
-    int first = -1;
-    int rc = comm_agree(t->c, ok ? 0 : -1, &first, &e);
-    t->n++;
-    if (rc == 0 && first < 0) {
-        if (t->rank == 0)
-            printf("ok %d - %s%s\n", t->n, desc, t->pass);
-    } else {
-        t->failed++;
-        if (t->rank == 0)
-            printf("not ok %d - %s%s (rank %d) %s\n", t->n, desc, t->pass, first, e.msg);
-    }
-    fflush(stdout);
-    return ok;
-}
-
 void tc_note(const struct tctx *t, const char *fmt, ...)
 {
     char msg[512];
@@ -47,7 +23,7 @@ void tc_note(const struct tctx *t, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    printf("# rank %d: %s%s\n", t->rank, msg, t->pass);
+    printf("# rank %d: %s%s\n", t->rank, msg, tcheck_suffix);
     fflush(stdout);
 }
 
@@ -162,16 +138,15 @@ static void basics(struct tctx *t)
     struct pt_err e;
     pt_err_clear(&e);
     struct comm *c = t->c;
-    tc_check(t, comm_rank(c) >= 0 && comm_rank(c) < comm_size(c), "rank within size");
+    CHECK(comm_rank(c) >= 0 && comm_rank(c) < comm_size(c), "rank within size");
     int lr = comm_local_rank(c), ls = comm_local_size(c);
-    tc_check(t, lr >= 0 && lr < ls && ls <= t->size, "local rank %d of %d", lr, ls);
+    CHECK(lr >= 0 && lr < ls && ls <= t->size, "local rank %d of %d", lr, ls);
     int nr = comm_node_rank(c), nc = comm_node_count(c);
-    tc_check(t, nr >= 0 && nr < nc && nc <= t->size, "node %d of %d", nr, nc);
+    CHECK(nr >= 0 && nr < nc && nc <= t->size, "node %d of %d", nr, nc);
     /* node ranks are numbered by their lowest rank: rank 0 is on node 0 */
     int first = nr;
-    tc_check(t, comm_bcast(c, &first, 1, COMM_INT, 0, &e) == 0 && first == 0,
-             "rank 0 is on node 0");
-    tc_check(t, comm_barrier(c, &e) == 0, "barrier");
+    CHECK(comm_bcast(c, &first, 1, COMM_INT, 0, &e) == 0 && first == 0, "rank 0 is on node 0");
+    CHECK(comm_barrier(c, &e) == 0, "barrier");
 }
 
 static void main_passes(struct tctx *t)
@@ -180,7 +155,7 @@ static void main_passes(struct tctx *t)
     static const char *const names[] = {"", " [piece 7]", " [piece 1]"};
     for (int p = 0; p < 3; p++) {
         comm_set_piece(t->c, pieces[p]);
-        t->pass = names[p];
+        tcheck_suffix = names[p];
         t->small = pieces[p] != 0;
         tc_collectives(t);
         tc_vectors(t);
@@ -191,7 +166,7 @@ static void main_passes(struct tctx *t)
         tc_lists(t);
     }
     comm_set_piece(t->c, 0);
-    t->pass = "";
+    tcheck_suffix = "";
     t->small = 0;
 }
 
@@ -204,15 +179,16 @@ int main(int argc, char **argv)
         fprintf(stderr, "test_comm: %s\n", e.msg);
         return 1;
     }
-    struct tctx t = {c, comm_rank(c), comm_size(c), 0, 0, "", 0};
+    struct tctx t = {c, comm_rank(c), comm_size(c), 0};
+    tcheck_init(c, "test_comm");
     if (t.rank == 0)
         printf("# test_comm with %d rank%s\n", t.size, t.size == 1 ? "" : "s");
     basics(&t);
-    tc_fp16_conversions(&t);
+    tc_fp16_conversions();
     main_passes(&t);
     if (t.rank == 0)
-        printf("1..%d\n# %d of %d checks failed\n", t.n, t.failed, t.n);
-    int failed = t.failed;
+        printf("1..%d\n", tcheck_count());
+    int status = tcheck_finish();
     comm_finalize(c);
-    return failed ? 1 : 0;
+    return status;
 }

@@ -8,19 +8,16 @@
 #include <stdint.h>
 
 #include "comm/comm.h"
+#include "tcheck.h"
 
+/* Checks are CHECK (tcheck.h): collective, every rank passes its verdict. tcheck_suffix
+ * names the piece size that runs. */
 struct tctx {
     struct comm *c;
     int rank, size;
-    int n;            /* checks so far */
-    int failed;       /* checks failed */
-    const char *pass; /* appended to every description: which piece size runs */
-    int small;        /* tiny piece size: keep the big cases out */
+    int small; /* tiny piece size: keep the big cases out */
 };
 
-/* Collective: every rank passes its verdict; rank 0 prints "ok N - desc" or
- * "not ok N - desc (rank R)". Returns ok on this rank. */
-int tc_check(struct tctx *t, int ok, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Local: print "# rank R: message" (detail of a failing comparison). */
 void tc_note(const struct tctx *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Collective: buf[0..bytes) hashes the same on every rank. */
@@ -53,7 +50,7 @@ void tc_p2p_groups(struct tctx *t);
 void tc_nonblocking(struct tctx *t);
 void tc_hierarchical(struct tctx *t);
 void tc_fp16(struct tctx *t);
-void tc_fp16_conversions(struct tctx *t);
+void tc_fp16_conversions(void);
 void tc_lists(struct tctx *t);
 
 #endif

@@ -24,11 +24,11 @@ static void allreduce_all(struct tctx *t, size_t n)
             int rc = comm_allreduce(t->c, buf, n, ty, (enum comm_op)op, &e);
             int floating = ty == COMM_FLOAT || ty == COMM_DOUBLE;
             if (op == COMM_AVG && !floating)
-                tc_check(t, tc_err_is(t, rc, &e, PT_EINTERNAL, "COMM_AVG"),
-                         "allreduce %s avg is refused", tc_type_names[k]);
+                CHECK(tc_err_is(t, rc, &e, PT_EINTERNAL, "COMM_AVG"), "allreduce %s avg is refused",
+                      tc_type_names[k]);
             else
-                tc_check(t, rc == 0 && tc_match(t, ty, (enum comm_op)op, buf, n, t->size),
-                         "allreduce %s %s n=%zu", tc_type_names[k], tc_op_names[op], n);
+                CHECK(rc == 0 && tc_match(t, ty, (enum comm_op)op, buf, n, t->size),
+                      "allreduce %s %s n=%zu", tc_type_names[k], tc_op_names[op], n);
             free(buf);
         }
     }
@@ -54,9 +54,9 @@ static void allreduce_wavy(struct tctx *t, size_t n)
         if (!ok)
             tc_note(t, "wavy element %zu: %.9g / %.17g, want %.17g", i, buf[i], d[i], want);
     }
-    tc_check(t, ok, "allreduce_f32 / f64 of wavy values");
-    tc_check(t, tc_same_everywhere(t, buf, n * sizeof *buf), "allreduce_f32 bit-identical");
-    tc_check(t, tc_same_everywhere(t, d, n * sizeof *d), "allreduce_f64 bit-identical");
+    CHECK(ok, "allreduce_f32 / f64 of wavy values");
+    CHECK(tc_same_everywhere(t, buf, n * sizeof *buf), "allreduce_f32 bit-identical");
+    CHECK(tc_same_everywhere(t, d, n * sizeof *d), "allreduce_f64 bit-identical");
     free(buf);
     free(d);
 }
@@ -75,14 +75,13 @@ static void bcast_all(struct tctx *t, size_t n)
             free(buf);
             free(want);
         }
-        tc_check(t, ok, "bcast of every type from root %d, n=%zu", root, n);
+        CHECK(ok, "bcast of every type from root %d, n=%zu", root, n);
     }
     struct pt_err e;
     pt_err_clear(&e);
     float f = 0;
-    tc_check(
-        t, tc_err_is(t, comm_bcast(t->c, &f, 1, COMM_FLOAT, t->size, &e), &e, PT_EINTERNAL, "root"),
-        "bcast refuses a root outside the communicator");
+    CHECK(tc_err_is(t, comm_bcast(t->c, &f, 1, COMM_FLOAT, t->size, &e), &e, PT_EINTERNAL, "root"),
+          "bcast refuses a root outside the communicator");
 }
 
 static void reduce_all(struct tctx *t, size_t n)
@@ -101,12 +100,12 @@ static void reduce_all(struct tctx *t, size_t n)
                                  root, &e);
             int ok =
                 rc == 0 && (t->rank != root || tc_match(t, ty, (enum comm_op)op, recv, n, t->size));
-            tc_check(t, ok, "reduce %s %s to root %d", tc_type_names[ty], tc_op_names[op], root);
+            CHECK(ok, "reduce %s %s to root %d", tc_type_names[ty], tc_op_names[op], root);
             /* in place at the root */
             rc =
                 comm_reduce(t->c, send, t->rank == 0 ? send : NULL, n, ty, (enum comm_op)op, 0, &e);
             ok = rc == 0 && (t->rank != 0 || tc_match(t, ty, (enum comm_op)op, send, n, t->size));
-            tc_check(t, ok, "reduce %s %s in place at root 0", tc_type_names[ty], tc_op_names[op]);
+            CHECK(ok, "reduce %s %s in place at root 0", tc_type_names[ty], tc_op_names[op]);
             free(send);
             free(recv);
         }
@@ -132,7 +131,7 @@ static void reduce_scatter_all(struct tctx *t)
             comm_reduce_scatter(t->c, send, recv, counts, COMM_FLOAT, (enum comm_op)op, &e) == 0;
         for (size_t i = 0; ok && i < counts[t->rank]; i++)
             ok = recv[i] == tc_ref(COMM_FLOAT, (enum comm_op)op, t->size, off + i);
-        tc_check(t, ok, "reduce_scatter float %s, uneven counts", tc_op_names[op]);
+        CHECK(ok, "reduce_scatter float %s, uneven counts", tc_op_names[op]);
         free(send);
         free(recv);
     }
@@ -157,20 +156,20 @@ static void fixed_all(struct tctx *t, size_t n)
     int ok = comm_allgather(t->c, mine, n, out, COMM_INT, &e) == 0;
     for (size_t i = 0; ok && i < all; i++)
         ok = out[i] == tag_of((int)(i / n), 0, i % n);
-    tc_check(t, ok, "allgather n=%zu", n);
+    CHECK(ok, "allgather n=%zu", n);
     for (int root = 0; root<t->size; root += t->size> 1 ? t->size - 1 : 1) {
         memset(out, 0, all * sizeof *out);
         ok = comm_gather(t->c, mine, n, t->rank == root ? out : NULL, COMM_INT, root, &e) == 0;
         for (size_t i = 0; ok && t->rank == root && i < all; i++)
             ok = out[i] == tag_of((int)(i / n), 0, i % n);
-        tc_check(t, ok, "gather n=%zu to root %d", n, root);
+        CHECK(ok, "gather n=%zu to root %d", n, root);
         for (size_t i = 0; i < all; i++)
             blocks[i] = tag_of(root, (int)(i / n), i % n);
         memset(mine, 0, n * sizeof *mine);
         ok = comm_scatter(t->c, t->rank == root ? blocks : NULL, n, mine, COMM_INT, root, &e) == 0;
         for (size_t i = 0; ok && i < n; i++)
             ok = mine[i] == tag_of(root, t->rank, i);
-        tc_check(t, ok, "scatter n=%zu from root %d", n, root);
+        CHECK(ok, "scatter n=%zu from root %d", n, root);
         for (size_t i = 0; i < n; i++)
             mine[i] = tag_of(t->rank, 0, i);
     }
@@ -179,7 +178,7 @@ static void fixed_all(struct tctx *t, size_t n)
     ok = comm_alltoall(t->c, blocks, n, out, COMM_INT, &e) == 0;
     for (size_t i = 0; ok && i < all; i++)
         ok = out[i] == tag_of((int)(i / n), t->rank, i % n);
-    tc_check(t, ok, "alltoall n=%zu", n);
+    CHECK(ok, "alltoall n=%zu", n);
     free(mine);
     free(out);
     free(blocks);

@@ -68,8 +68,8 @@ static void hier_split(struct tctx *t)
     int lsize = t->size - t->rank / 2 * 2 < 2 ? 1 : 2;
     ok = ok && comm_local_rank(t->c) == t->rank % 2 && comm_local_size(t->c) == lsize &&
          comm_node_rank(t->c) == t->rank / 2 && comm_node_count(t->c) == (t->size + 1) / 2;
-    tc_check(t, ok, "ranks_per_node=2: local %d/%d, node %d/%d", comm_local_rank(t->c),
-             comm_local_size(t->c), comm_node_rank(t->c), comm_node_count(t->c));
+    CHECK(ok, "ranks_per_node=2: local %d/%d, node %d/%d", comm_local_rank(t->c),
+          comm_local_size(t->c), comm_node_rank(t->c), comm_node_count(t->c));
 }
 
 void tc_hierarchical(struct tctx *t)
@@ -84,26 +84,26 @@ void tc_hierarchical(struct tctx *t)
     ok = ok && set_opts(t, 1, 0, 0, 2) &&
          comm_allreduce(t->c, hier, n, COMM_FLOAT, COMM_SUM, &e) == 0;
     ok = ok && near_wavy(t, hier, n, 1e-6) && near_wavy(t, flat, n, 1e-6);
-    tc_check(t, ok, "hierarchical sum equals the flat sum (float tolerance)");
-    tc_check(t, tc_same_everywhere(t, hier, n * sizeof *hier), "hierarchical bit-identical");
-    tc_check(t, exact_ops(t, n), "hierarchical sum/avg/min/max of exact values");
+    CHECK(ok, "hierarchical sum equals the flat sum (float tolerance)");
+    CHECK(tc_same_everywhere(t, hier, n * sizeof *hier), "hierarchical bit-identical");
+    CHECK(exact_ops(t, n), "hierarchical sum/avg/min/max of exact values");
     free(flat);
     free(hier);
     ok = set_opts(t, -1, 0, 0, 2) && comm_hier_active(t->c) == (t->size >= 3);
-    tc_check(t, ok && exact_ops(t, n), "automatic mode, 2 ranks per node: %s",
-             t->size >= 3 ? "on" : "off");
+    CHECK(ok && exact_ops(t, n), "automatic mode, 2 ranks per node: %s",
+          t->size >= 3 ? "on" : "off");
     ok = set_opts(t, -1, 0, 0, 1) && comm_hier_active(t->c) == 0;
-    tc_check(t, ok && exact_ops(t, n), "automatic mode, 1 rank per node: off");
+    CHECK(ok && exact_ops(t, n), "automatic mode, 1 rank per node: off");
     ok = set_opts(t, -1, 0, 0, 0);
     ok = ok &&
          comm_hier_active(t->c) == (comm_node_count(t->c) > 1 && t->size > comm_node_count(t->c));
-    tc_check(t, ok, "automatic mode on the real nodes (%d)", comm_node_count(t->c));
+    CHECK(ok, "automatic mode on the real nodes (%d)", comm_node_count(t->c));
     ok = set_opts(t, 1, 0, 0, 0) && exact_ops(t, n);
-    tc_check(t, ok, "hierarchical forced on the real nodes");
+    CHECK(ok, "hierarchical forced on the real nodes");
     struct comm_options bad = {2, 0, 0, 0};
     pt_err_clear(&e);
-    tc_check(t, tc_err_is(t, comm_set_options(t->c, &bad, &e), &e, PT_EINTERNAL, "hierarchical"),
-             "comm_set_options refuses hierarchical = 2");
+    CHECK(tc_err_is(t, comm_set_options(t->c, &bad, &e), &e, PT_EINTERNAL, "hierarchical"),
+          "comm_set_options refuses hierarchical = 2");
     set_opts(t, -1, 0, 0, 0);
 }
 
@@ -141,41 +141,41 @@ static int sweep(void)
     return 1;
 }
 
-void tc_fp16_conversions(struct tctx *t)
+void tc_fp16_conversions(void)
 {
     int ok = half_is(0.0f, 0) && half_is(-0.0f, 0x8000) && half_is(1.0f, 0x3c00) &&
              half_is(-2.0f, 0xc000) && half_is(0.333333f, 0x3555);
-    tc_check(t, ok, "fp16: zeros, ones, a third");
+    CHECK(ok, "fp16: zeros, ones, a third");
     ok = half_is(65504.0f, 0x7bff) && half_is(65519.0f, 0x7bff) && half_is(65520.0f, 0x7c00) &&
          half_is(1e6f, 0x7c00) && half_is(-1e6f, 0xfc00) && half_is(INFINITY, 0x7c00) &&
          half_is(-INFINITY, 0xfc00);
-    tc_check(t, ok, "fp16: 65504 is the largest, then inf");
+    CHECK(ok, "fp16: 65504 is the largest, then inf");
     uint16_t hn = comm_half_from_float(NAN);
     ok = (hn & 0x7c00) == 0x7c00 && (hn & 0x3ff) != 0 && isnan(comm_float_from_half(hn));
-    tc_check(t, ok, "fp16: nan stays nan");
+    CHECK(ok, "fp16: nan stays nan");
     ok = half_is(6e-8f, 0x0001) && half_is(ldexpf(1, -24), 0x0001) && half_is(ldexpf(1, -25), 0) &&
          half_is(ldexpf(1.0001f, -25), 0x0001) && half_is(ldexpf(3, -25), 0x0002) &&
          half_is(ldexpf(2047, -25), 0x0400) && half_is(ldexpf(1, -14), 0x0400) &&
          half_is(1e-10f, 0) && half_is(1e-40f, 0) && half_is(-ldexpf(1, -24), 0x8001);
-    tc_check(t, ok, "fp16: subnormals, underflow, ties among them");
+    CHECK(ok, "fp16: subnormals, underflow, ties among them");
     ok = half_is(1.0f + ldexpf(1, -11), 0x3c00) && half_is(1.0f + ldexpf(3, -11), 0x3c02) &&
          half_is(1.0f + ldexpf(1, -11) + ldexpf(1, -20), 0x3c01) && half_is(2049.0f, 0x6800) &&
          half_is(2051.0f, 0x6802) && half_is(-2051.0f, 0xe802);
-    tc_check(t, ok, "fp16: ties round to even");
+    CHECK(ok, "fp16: ties round to even");
     ok = comm_float_from_half(0x0001) == ldexpf(1, -24) &&
          comm_float_from_half(0x03ff) == ldexpf(1023, -24) &&
          comm_float_from_half(0x7bff) == 65504.0f && comm_float_from_half(0x7c00) == INFINITY &&
          comm_float_from_half(0xfc00) == -INFINITY && signbit(comm_float_from_half(0x8000)) &&
          comm_float_from_half(0x8000) == 0.0f && isnan(comm_float_from_half(0x7e00));
-    tc_check(t, ok, "fp16 to float: subnormals, 65504, inf, -0, nan");
+    CHECK(ok, "fp16 to float: subnormals, 65504, inf, -0, nan");
     ok = 1;
     for (uint32_t h = 0; ok && h < 0x10000; h++) {
         float f = comm_float_from_half((uint16_t)h);
         ok = isnan(f) ? isnan(comm_float_from_half(comm_half_from_float(f)))
                       : comm_half_from_float(f) == h;
     }
-    tc_check(t, ok, "fp16: every half survives the round trip");
-    tc_check(t, sweep(), "fp16: 200000 floats round to a nearest half, ties even");
+    CHECK(ok, "fp16: every half survives the round trip");
+    CHECK(sweep(), "fp16: 200000 floats round to a nearest half, ties even");
 }
 
 /* fp16 transport under the current options: exact values exactly, wavy ones within half
@@ -184,16 +184,16 @@ static void fp16_sums(struct tctx *t, size_t n, const char *how)
 {
     struct pt_err e;
     pt_err_clear(&e);
-    tc_check(t, exact_ops(t, n), "fp16 %s: exact values exactly", how);
+    CHECK(exact_ops(t, n), "fp16 %s: exact values exactly", how);
     float *w = wavy(t->rank, n);
     int ok = comm_allreduce(t->c, w, n, COMM_FLOAT, COMM_SUM, &e) == 0;
-    tc_check(t, ok && near_wavy(t, w, n, 2.0 * t->size * ldexp(1, -11)),
-             "fp16 %s: wavy values within half precision", how);
-    tc_check(t, tc_same_everywhere(t, w, n * sizeof *w), "fp16 %s: bit-identical", how);
+    CHECK(ok && near_wavy(t, w, n, 2.0 * t->size * ldexp(1, -11)),
+          "fp16 %s: wavy values within half precision", how);
+    CHECK(tc_same_everywhere(t, w, n * sizeof *w), "fp16 %s: bit-identical", how);
     float s[3] = {t->rank == 0 ? INFINITY : 1.0f, t->rank == 0 ? NAN : 1.0f, 70000.0f};
     ok = comm_allreduce(t->c, s, 3, COMM_FLOAT, COMM_SUM, &e) == 0 && isinf(s[0]) && s[0] > 0 &&
          isnan(s[1]) && isinf(s[2]);
-    tc_check(t, ok, "fp16 %s: inf, nan and overflow", how);
+    CHECK(ok, "fp16 %s: inf, nan and overflow", how);
     free(w);
 }
 
@@ -211,12 +211,11 @@ static void fp16_nonblocking(struct tctx *t, size_t n)
     while (ok && !done)
         ok = comm_test(&rx, &done, &e) == 0;
     ok = ok && rx == NULL && comm_wait(&rw, &e) == 0;
-    tc_check(t, ok && tc_match(t, COMM_FLOAT, COMM_AVG, x, n, t->size),
-             "fp16 iallreduce avg of exact values");
-    tc_check(t,
-             ok && near_wavy(t, w, n, 2.0 * t->size * ldexp(1, -11)) &&
-                 tc_same_everywhere(t, w, n * sizeof *w),
-             "fp16 iallreduce: wavy values within half precision, bit-identical");
+    CHECK(ok && tc_match(t, COMM_FLOAT, COMM_AVG, x, n, t->size),
+          "fp16 iallreduce avg of exact values");
+    CHECK(ok && near_wavy(t, w, n, 2.0 * t->size * ldexp(1, -11)) &&
+              tc_same_everywhere(t, w, n * sizeof *w),
+          "fp16 iallreduce: wavy values within half precision, bit-identical");
     free(x);
     free(w);
 }
@@ -265,10 +264,10 @@ void tc_lists(struct tctx *t)
     size_t count = sizeof small / sizeof *small;
     for (int op = COMM_SUM; op <= COMM_MAX; op++) {
         int ok = set_opts(t, -1, 0, 64, 0) && list_run(t, small, count, (enum comm_op)op);
-        tc_check(t, ok, "allreduce_list %s, 16-float buckets, sizes 0..40", tc_op_names[op]);
+        CHECK(ok, "allreduce_list %s, 16-float buckets, sizes 0..40", tc_op_names[op]);
     }
     int ok = set_opts(t, 1, 1, 64, 2) && list_run(t, small, count, COMM_SUM);
-    tc_check(t, ok, "allreduce_list with fp16 and hierarchical");
+    CHECK(ok, "allreduce_list with fp16 and hierarchical");
     set_opts(t, -1, 0, 0, 0);
     if (t->small)
         return;
@@ -276,5 +275,5 @@ void tc_lists(struct tctx *t)
     const size_t big[] = {m - 1, 1, m, m + 1, 3, m - 3, 10, 0};
     ok = list_run(t, big, sizeof big / sizeof *big, COMM_SUM) &&
          list_run(t, big, sizeof big / sizeof *big, COMM_AVG);
-    tc_check(t, ok, "allreduce_list, default bucket, sizes around 4 MiB");
+    CHECK(ok, "allreduce_list, default bucket, sizes around 4 MiB");
 }

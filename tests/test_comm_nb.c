@@ -31,15 +31,14 @@ static void iallreduce_all(struct tctx *t, size_t n)
                 tc_set(ty, buf, i, tc_val(ty, t->rank, i));
             int rc = comm_iallreduce(t->c, buf, n, ty, (enum comm_op)op, &req, &e);
             if (op == COMM_AVG && ty != COMM_FLOAT && ty != COMM_DOUBLE) {
-                tc_check(t, tc_err_is(t, rc, &e, PT_EINTERNAL, "COMM_AVG") && req == NULL,
-                         "iallreduce %s avg is refused", tc_type_names[k]);
+                CHECK(tc_err_is(t, rc, &e, PT_EINTERNAL, "COMM_AVG") && req == NULL,
+                      "iallreduce %s avg is refused", tc_type_names[k]);
             } else {
                 if (rc == 0)
                     rc = (k + op) % 2 ? comm_wait(&req, &e) : spin(&req, &e);
-                tc_check(
-                    t, rc == 0 && req == NULL && tc_match(t, ty, (enum comm_op)op, buf, n, t->size),
-                    "iallreduce %s %s n=%zu (%s)", tc_type_names[k], tc_op_names[op], n,
-                    (k + op) % 2 ? "wait" : "test loop");
+                CHECK(rc == 0 && req == NULL && tc_match(t, ty, (enum comm_op)op, buf, n, t->size),
+                      "iallreduce %s %s n=%zu (%s)", tc_type_names[k], tc_op_names[op], n,
+                      (k + op) % 2 ? "wait" : "test loop");
             }
             free(buf);
         }
@@ -64,14 +63,14 @@ static void overlapping(struct tctx *t, size_t n)
     ok = ok && tc_match(t, COMM_FLOAT, COMM_SUM, a, n, t->size);
     for (size_t i = 0; ok && i < n; i++)
         ok = b[i] == (int)i * 3;
-    tc_check(t, ok, "iallreduce and ibcast in flight together, n=%zu", n);
+    CHECK(ok, "iallreduce and ibcast in flight together, n=%zu", n);
     free(a);
     free(b);
     ra = NULL;
     int done = 0;
     ok = comm_wait(&ra, &e) == 0 && comm_wait(NULL, &e) == 0 && comm_test(&ra, &done, &e) == 0 &&
          done == 1;
-    tc_check(t, ok, "wait and test on no request");
+    CHECK(ok, "wait and test on no request");
 }
 
 static void iallgatherv_all(struct tctx *t)
@@ -103,7 +102,7 @@ static void iallgatherv_all(struct tctx *t)
         for (size_t r = 0; ok && r < p; r++)
             for (size_t i = 0; ok && i <= counts[r]; i++)
                 ok = recv[displs[r] + i] == (i < counts[r] ? (double)r * 1000.0 + (double)i : -1);
-        tc_check(t, ok, "iallgatherv uneven counts%s", in_place ? ", in place" : "");
+        CHECK(ok, "iallgatherv uneven counts%s", in_place ? ", in place" : "");
     }
     free(recv);
     free(send);
@@ -137,7 +136,7 @@ static void ialltoallv_all(struct tctx *t)
     for (size_t r = 0; ok && r < p; r++)
         for (size_t i = 0; ok && i < rc[r]; i++)
             ok = recv[rd[r] + i] == ((int64_t)r << 40) + (int64_t)((size_t)t->rank * 100 + i);
-    tc_check(t, ok, "ialltoallv uneven and zero counts");
+    CHECK(ok, "ialltoallv uneven and zero counts");
     free(send);
     free(recv);
     free(sc);
@@ -161,7 +160,7 @@ static void isend_irecv(struct tctx *t, size_t n)
              comm_wait(&rs, &e) == 0;
     for (size_t i = 0; ok && i < n; i++)
         ok = in[i] == (float)(prev * 1000 + (int)i);
-    tc_check(t, ok, "isend/irecv around the ring, n=%zu", n);
+    CHECK(ok, "isend/irecv around the ring, n=%zu", n);
     /* from anybody: each rank receives the one message its predecessor sends */
     memset(in, 0, n * sizeof *in);
     ok = comm_irecv(t->c, in, n, COMM_FLOAT, COMM_ANY_SOURCE, 12, &rr, &e) == 0 &&
@@ -169,7 +168,7 @@ static void isend_irecv(struct tctx *t, size_t n)
          spin(&rr, &e) == 0;
     for (size_t i = 0; ok && i < n; i++)
         ok = in[i] == (float)(prev * 1000 + (int)i);
-    tc_check(t, ok, "irecv from COMM_ANY_SOURCE, n=%zu", n);
+    CHECK(ok, "irecv from COMM_ANY_SOURCE, n=%zu", n);
     free(out);
     free(in);
 }

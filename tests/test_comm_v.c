@@ -64,13 +64,13 @@ static void allgatherv_all(struct tctx *t)
         for (size_t i = 0; i < l.total; i++)
             recv[i] = -1;
         int ok = comm_allgatherv(t->c, send, n, recv, l.counts, l.displs, COMM_INT, &e) == 0;
-        tc_check(t, ok && gathered(t, recv, &l), "allgatherv uneven counts, salt %d", salt);
+        CHECK(ok && gathered(t, recv, &l), "allgatherv uneven counts, salt %d", salt);
         for (size_t i = 0; i < l.total; i++)
             recv[i] = -1;
         memcpy(recv + l.displs[t->rank], send, n * sizeof *send);
         ok = comm_allgatherv(t->c, recv + l.displs[t->rank], n, recv, l.counts, l.displs, COMM_INT,
                              &e) == 0;
-        tc_check(t, ok && gathered(t, recv, &l), "allgatherv in place, salt %d", salt);
+        CHECK(ok && gathered(t, recv, &l), "allgatherv in place, salt %d", salt);
         free(send);
         free(recv);
         layout_free(&l);
@@ -79,10 +79,9 @@ static void allgatherv_all(struct tctx *t)
     pt_err_clear(&e);
     size_t *zero = calloc((size_t)t->size, sizeof *zero);
     int x = 0;
-    tc_check(t,
-             tc_err_is(t, comm_allgatherv(t->c, &x, 1, &x, zero, zero, COMM_INT, &e), &e,
-                       PT_EINTERNAL, "counts say"),
-             "allgatherv refuses n != counts[rank]");
+    CHECK(tc_err_is(t, comm_allgatherv(t->c, &x, 1, &x, zero, zero, COMM_INT, &e), &e, PT_EINTERNAL,
+                    "counts say"),
+          "allgatherv refuses n != counts[rank]");
     free(zero);
 }
 
@@ -118,7 +117,7 @@ static void alltoallv_all(struct tctx *t)
     for (size_t r = 0; ok && r < p; r++)
         for (size_t i = 0; ok && i < rc[r] + 1; i++)
             ok = recv[rd[r] + i] == (i < rc[r] ? value((int)r, t->rank, i) : -1);
-    tc_check(t, ok, "alltoallv uneven and zero counts, gaps");
+    CHECK(ok, "alltoallv uneven and zero counts, gaps");
     free(send);
     free(recv);
     free(sc);
@@ -147,7 +146,7 @@ static void send_recv(struct tctx *t, size_t n)
             ok = in[i] == value(prev, t->rank, i);
         ok = ok && from == prev;
     }
-    tc_check(t, ok, "send/recv around the ring, n=%zu", n);
+    CHECK(ok, "send/recv around the ring, n=%zu", n);
     /* everybody sends to rank 0, which takes them in arrival order */
     ok = 1;
     if (t->rank > 0) {
@@ -164,12 +163,11 @@ static void send_recv(struct tctx *t, size_t n)
         }
         free(seen);
     }
-    tc_check(t, ok, "recv from COMM_ANY_SOURCE reports the sender, n=%zu", n);
+    CHECK(ok, "recv from COMM_ANY_SOURCE reports the sender, n=%zu", n);
     pt_err_clear(&e);
-    tc_check(t,
-             tc_err_is(t, comm_send(t->c, out, 1, COMM_DOUBLE, t->size, 0, &e), &e, PT_EINTERNAL,
-                       "outside"),
-             "send refuses a rank outside the communicator");
+    CHECK(tc_err_is(t, comm_send(t->c, out, 1, COMM_DOUBLE, t->size, 0, &e), &e, PT_EINTERNAL,
+                    "outside"),
+          "send refuses a rank outside the communicator");
     free(out);
     free(in);
 }
@@ -187,7 +185,7 @@ static void groups(struct tctx *t)
         sum += r;
     }
     int ok = rc == 0 && sub && comm_size(sub) == want_size && comm_rank(sub) == higher;
-    tc_check(t, ok, "split even/odd: size %d, rank %d", want_size, higher);
+    CHECK(ok, "split even/odd: size %d, rank %d", want_size, higher);
     int got = t->rank;
     ok = ok && comm_allreduce(sub, &got, 1, COMM_INT, COMM_SUM, &e) == 0 && got == sum;
     float f[3] = {(float)t->rank, 1, (float)t->rank};
@@ -197,7 +195,7 @@ static void groups(struct tctx *t)
     ok = ok && comm_bcast(sub, &root_rank, 1, COMM_INT, want_size - 1, &e) == 0 &&
          root_rank == t->rank % 2;
     ok = ok && comm_local_size(sub) <= want_size && comm_node_count(sub) >= 1;
-    tc_check(t, ok, "collectives on the even/odd groups");
+    CHECK(ok, "collectives on the even/odd groups");
     comm_free(sub);
     sub = NULL;
     rc = comm_split(t->c, t->rank == 0 ? -1 : 4, 0, &sub, &e);
@@ -206,7 +204,7 @@ static void groups(struct tctx *t)
         got = 1;
         ok = comm_allreduce(sub, &got, 1, COMM_INT, COMM_SUM, &e) == 0 && got == t->size - 1;
     }
-    tc_check(t, ok, "split with color < 0 leaves rank 0 out");
+    CHECK(ok, "split with color < 0 leaves rank 0 out");
     comm_free(sub);
     comm_free(NULL);
 }

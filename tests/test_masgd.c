@@ -4,7 +4,8 @@
  * each sync the test gathers every rank's model, sample count and the engine's block state,
  * and computes the expected new model itself from SPEC 7.2 / 7.3; after the sync it checks
  * the engine's result against it, and that all ranks hold bit-identical models.
- * Prints "ok N - what" / "not ok N - what" from rank 0; exits non-zero on any failure. */
+ * Prints "ok N - what" / "not ok N - what" from rank 0 (tcheck.h); exits non-zero on any
+ * failure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,26 +14,12 @@
 #include "comm/comm.h"
 #include "core/blob.h"
 #include "parallel/parallel.h"
+#include "tcheck.h"
 
 #define NP 1000 /* parameters */
 
 static struct comm *C;
-static int rank, size, checks, failed;
-
-static void check(int ok, const char *what, int step)
-{
-    struct pt_err e;
-    pt_err_clear(&e);
-    int first = -1;
-    if (comm_agree(C, ok ? 0 : -1, &first, &e) || first >= 0) {
-        failed++;
-        if (rank == 0)
-            printf("not ok %d - %s (step %d, rank %d)\n", ++checks, what, step, first);
-    } else if (rank == 0) {
-        printf("ok %d - %s (step %d)\n", ++checks, what, step);
-    }
-    fflush(stdout);
-}
+static int rank, size;
 
 static void die(const struct pt_err *e)
 {
@@ -108,10 +95,9 @@ static void bmuf_case(const char *name, int nesterov, double tc, double per_sync
         w[i] = ((float)(rnd(&seed) % 1001) - 500.0f) * 1e-3f;
     seed = 777u + 31u * (uint32_t)rank;
     struct engine *en = make(&pc, w);
-    check(en->reset_momentum == 1, "BMUF asks for the momentum reset", 0);
+    CHECK(en->reset_momentum == 1, "BMUF asks for the momentum reset (step 0)");
     struct pt_err e;
     pt_err_clear(&e);
-    char what[200];
     for (int step = 1; step <= 6; step++) {
         local_steps(w, &seed);
         struct engine_state st[4];
@@ -130,16 +116,13 @@ static void bmuf_case(const char *name, int nesterov, double tc, double per_sync
         int r = engine_after_update(en, 1, &e);
         if (r < 0)
             die(&e);
-        snprintf(what, sizeof what, "%s: a sync happened", name);
-        check(r == 1, what, step);
-        snprintf(what, sizeof what, "%s: model = reference from the workers' models", name);
-        check(close_to(w, want), what, step);
-        snprintf(what, sizeof what, "%s: block momentum = reference", name);
-        check(close_to(delta, dwant), what, step);
-        snprintf(what, sizeof what, "%s: prev = the new model", name);
-        check(memcmp(prev, w, NP * sizeof *w) == 0, what, step);
-        snprintf(what, sizeof what, "%s: models bit-identical on all ranks", name);
-        check(all_identical(w), what, step);
+        CHECK(r == 1, "%s: a sync happened (step %d)", name, step);
+        CHECK(close_to(w, want), "%s: model = reference from the workers' models (step %d)", name,
+              step);
+        CHECK(close_to(delta, dwant), "%s: block momentum = reference (step %d)", name, step);
+        CHECK(memcmp(prev, w, NP * sizeof *w) == 0, "%s: prev = the new model (step %d)", name,
+              step);
+        CHECK(all_identical(w), "%s: models bit-identical on all ranks (step %d)", name, step);
     }
     engine_free(en);
     free(w), free(all), free(want), free(dwant);
@@ -157,7 +140,7 @@ static void ma_case(void)
     double *want = calloc(NP, sizeof *want);
     uint32_t seed = 4242u + 17u * (uint32_t)rank;
     struct engine *en = make(&pc, w);
-    check(en->reset_momentum == 0 && en->ops->state == NULL, "MA keeps momentum, no state", 0);
+    CHECK(en->reset_momentum == 0 && en->ops->state == NULL, "MA keeps momentum, no state (step 0)");
     struct pt_err e;
     pt_err_clear(&e);
     double total = size * (size + 1) / 2.0;
@@ -172,8 +155,8 @@ static void ma_case(void)
         }
         if (engine_after_update(en, (size_t)rank + 1, &e) != 1)
             die(&e);
-        check(close_to(w, want), "MA: model = sample-weighted average", step);
-        check(all_identical(w), "MA: models bit-identical on all ranks", step);
+        CHECK(close_to(w, want), "MA: model = sample-weighted average (step %d)", step);
+        CHECK(all_identical(w), "MA: models bit-identical on all ranks (step %d)", step);
     }
     engine_free(en);
     free(w), free(all), free(want);
@@ -216,15 +199,12 @@ static void unequal_case(int bmuf)
     for (int k = 0; k < size; k++)
         want[0] += k, want[1] += 2.0 * k, want[2] += 3.0 * (7 + 5 * k);
     const char *m = bmuf ? "BMUF" : "MA";
-    char what[200];
-    snprintf(what, sizeof what, "%s unequal shares: rank's own regular syncs", m);
-    check(regular == steps / 4, what, 0);
-    snprintf(what, sizeof what, "%s unequal shares: every rank did %d syncs", m, max_regular + 1);
-    check(en->perf.syncs == max_regular + 1, what, 0);
-    snprintf(what, sizeof what, "%s unequal shares: global epoch statistics", m);
-    check(memcmp(tally, want, sizeof want) == 0, what, 0);
-    snprintf(what, sizeof what, "%s unequal shares: models bit-identical", m);
-    check(all_identical(w), what, 0);
+    CHECK(regular == steps / 4, "%s unequal shares: rank's own regular syncs (step 0)", m);
+    CHECK(en->perf.syncs == max_regular + 1, "%s unequal shares: every rank did %d syncs (step 0)",
+          m, max_regular + 1);
+    CHECK(memcmp(tally, want, sizeof want) == 0,
+          "%s unequal shares: global epoch statistics (step 0)", m);
+    CHECK(all_identical(w), "%s unequal shares: models bit-identical (step 0)", m);
     engine_free(en);
     free(w);
 }
@@ -240,6 +220,7 @@ int main(int argc, char **argv)
     }
     rank = comm_rank(C);
     size = comm_size(C);
+    tcheck_init(C, "test_masgd");
     double n = size;
     bmuf_case("BMUF Nesterov, default bm", 1, -1, -1, 1.0, 1.0 - 1.0 / n);
     bmuf_case("BMUF plain, time constant", 0, 3.0 * n, -1, 0.7, exp(-n / (3.0 * n)));
@@ -248,8 +229,7 @@ int main(int argc, char **argv)
     ma_case();
     unequal_case(0);
     unequal_case(1);
-    if (rank == 0)
-        printf("# %d checks, %d failed (%d ranks)\n", checks, failed, size);
+    int status = tcheck_finish();
     comm_finalize(C);
-    return failed ? 1 : 0;
+    return status;
 }

@@ -8,7 +8,7 @@
 
 #include "math/backend.h"
 #include "nn/nn.h"
-#include "reader/minibatch.h"
+#include "data/minibatch.h"
 #include "testutil.h"
 
 /* Parse "SimpleNetworkBuilder = [ body ]" (file "n.cfg", the block on line 1) into *out.

@@ -11,7 +11,7 @@
  *              each sequence (labels with one row per sequence) or on every real step
  *              (labels with a row per feature row).
  *
- * The network reads the minibatch inputs "features" and "labels" (reader/minibatch.h).
+ * The network reads the minibatch inputs "features" and "labels" (data/minibatch.h).
  * Criteria and gradients are SUMS over samples (SPEC 5). A training step allocates nothing
  * unless the minibatch is larger (more sequences or more steps) than any before it.
  *

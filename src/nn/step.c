@@ -1,7 +1,7 @@
 /* One minibatch through the network: check and upload the inputs, build the padding
  * masks, forward, criteria, backward.
  *
- * Labels decide the mode (reader/minibatch.h layout, C = steps x nseq columns):
+ * Labels decide the mode (data/minibatch.h layout, C = steps x nseq columns):
  *   labels steps == features steps: a label per step; the criterion sees every column and
  *       counts column (t, s) when t is below both inputs' len[s] (SIMPLENET always);
  *   labels steps == 1 (LSTM only): a label per sequence, classified from its last real
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "nn/nn_internal.h"
-#include "reader/minibatch.h"
+#include "data/minibatch.h"
 
 struct step_inputs {
     struct mb_input *feat, *lab;

@@ -14,7 +14,7 @@
 
 #include "core/log.h"
 #include "parsers/schema.h"
-#include "reader/minibatch.h"
+#include "data/minibatch.h"
 
 extern const struct cfg_schema reader_schema;       /* reader = [ ... ] */
 extern const struct cfg_schema reader_input_schema; /* reader.input.<stream> = [ ... ] */

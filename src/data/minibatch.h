@@ -10,8 +10,8 @@
  *
  * Inputs keep the order of the reader's `input = [ ... ]` block; networks find theirs by
  * name ("features", "labels", as CNTK's SimpleNetworkBuilder does). */
-#ifndef PT_READER_MINIBATCH_H
-#define PT_READER_MINIBATCH_H
+#ifndef PT_DATA_MINIBATCH_H
+#define PT_DATA_MINIBATCH_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /* Minibatch buffers; see minibatch.h. */
-#include "reader/minibatch.h"
+#include "data/minibatch.h"
 
 #include <stdlib.h>
 #include <string.h>
