@@ -463,6 +463,8 @@ START_TEST(lstm_step_backward_sums_and_padding)
 }
 END_TEST
 
+TCase *math_update_tcase(void); /* test_math_update.c */
+
 int main(void)
 {
     Suite *s = suite_create("math");
@@ -482,5 +484,6 @@ int main(void)
     tcase_add_test(tc, lstm_step_forward_reference);
     tcase_add_test(tc, lstm_step_backward_sums_and_padding);
     suite_add_tcase(s, tc);
+    suite_add_tcase(s, math_update_tcase());
     return run_suite(s);
 }

@@ -74,7 +74,7 @@ static int req_finish(struct comm_req **req, int mrc, const char *call, struct p
         rc = comm_mpi_fail(e, mrc, call, r->name);
     } else {
         if (r->half)
-            comm_half_unpack(r->buf, r->half, r->n);
+            bk_half_unpack(r->buf, r->half, r->n);
         if (r->avg)
             comm_divide(r->buf, r->n, r->t, r->c->size);
     }
@@ -149,7 +149,7 @@ int comm_iallreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum 
             req_free(r);
             return PT_ENOMEM;
         }
-        comm_half_pack(r->half, buf, n);
+        bk_half_pack(r->half, buf, n);
         data = (char *)r->half;
         dt = c->half_type;
         es = sizeof *r->half;

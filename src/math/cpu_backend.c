@@ -1,5 +1,5 @@
-/* The CPU backend: host memory, OpenBLAS sgemm, and the element kernels of cpu_kernels.c,
- * cpu_criteria.c and cpu_lstm.c behind struct backend_ops. Single-threaded apart from
+/* The CPU backend: host memory, OpenBLAS sgemm, and the kernels of cpu_kernels.c,
+ * cpu_criteria.c, cpu_lstm.c, cpu_update.c and cpu_quantize.c behind struct backend_ops. Single-threaded apart from
  * OpenBLAS's own threads; nothing here allocates after alloc. Matrix products go to
  * OpenBLAS or, on AVX-512 CPUs, to partrain's kernel (cpu_gemm.h). */
 #include <cblas.h>
@@ -160,6 +160,17 @@ static const struct backend_ops cpu_ops = {
     .criterion = cpu_criterion,
     .lstm_forward = cpu_lstm_forward,
     .lstm_backward = cpu_lstm_backward,
+    .sgd_update = cpu_sgd_update,
+    .adam_update = cpu_adam_update,
+    .adagrad_update = cpu_adagrad_update,
+    .clip_value = cpu_clip_value,
+    .clip_norm = cpu_clip_norm,
+    .soft_threshold = cpu_soft_threshold,
+    .sub_scaled = cpu_sub_scaled,
+    .block_momentum = cpu_block_momentum,
+    .asgd_round = cpu_asgd_round,
+    .quantize = cpu_quantize,
+    .unquantize = cpu_unquantize,
 };
 
 static int gemm_mode = CPU_GEMM_AUTO;

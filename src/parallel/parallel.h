@@ -15,6 +15,7 @@ extern const struct cfg_schema parallel_bmuf_schema;        /* ...BlockMomentumS
 extern const struct cfg_schema parallel_asgd_schema;        /* ...DataParallelASGD */
 extern const struct cfg_schema parallel_asgd_adjust_schema; /* ...AdjustLearningRateAtBeginning */
 
+struct backend;
 struct comm;
 struct nn_tensor;
 
@@ -63,12 +64,16 @@ void parallel_config_free(struct parallel_config *pc);
 const char *parallel_method_name(enum par_method m);
 
 /* The parameter layout an engine works on: the arena's size and its tensor table (arena
- * order, no gaps; a column of a tensor is `rows` consecutive floats). */
+ * order, no gaps; a column of a tensor is `rows` consecutive floats), and the backend whose
+ * device memory holds the parameters and gradients. Engines never dereference that memory:
+ * they compute through bk's ops and hand buffers to the communicator through a stage
+ * (bk_stage_out / bk_stage_in, the identity on the CPU). */
 struct engine_layout {
     size_t n;
     float *params; /* the parameters (model-synchronizing engines replace them) */
     const struct nn_tensor *tensors;
     size_t ntensors;
+    struct backend *bk;
 };
 
 /* A piece of engine state that checkpoints keep (BMUF: the block momentum and the model
@@ -77,6 +82,7 @@ struct engine_state {
     const char *tag;
     float *data;
     size_t n;
+    struct backend *bk; /* data is device memory of bk; NULL: host memory */
 };
 
 /* An engine: the strategy between the backward pass and the learner (DESIGN.md). The
