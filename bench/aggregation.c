@@ -17,6 +17,7 @@
 
 #include "comm/comm.h"
 #include "core/timer.h"
+#include "math/backend.h"
 #include "nn/nn.h"
 #include "parallel/parallel.h"
 
@@ -77,10 +78,15 @@ static struct engine *make(struct comm *c, int bits, int overlap, int fp16)
     pc.hierarchical = -1;
     pc.bucket_bytes = 1 << 20;
     pc.overlap = overlap;
-    struct engine_layout L = {.n = N, .tensors = tensors, .ntensors = NT};
+    static struct backend *bk; /* the CPU backend: the buffers are host memory */
     struct engine *en = NULL;
     struct pt_err e;
     pt_err_clear(&e);
+    if (!bk && backend_cpu_new(&bk, &e)) {
+        fprintf(stderr, "backend: %s\n", e.msg);
+        exit(1);
+    }
+    struct engine_layout L = {.n = N, .tensors = tensors, .ntensors = NT, .bk = bk};
     if (engine_new(&pc, c, NULL, &L, &en, &e) || engine_start_epoch(en, 0, &e)) {
         fprintf(stderr, "engine: %s\n", e.msg);
         exit(1);

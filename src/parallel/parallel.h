@@ -73,7 +73,7 @@ struct engine_layout {
     float *params; /* the parameters (model-synchronizing engines replace them) */
     const struct nn_tensor *tensors;
     size_t ntensors;
-    struct backend *bk;
+    struct backend *bk; /* required by every method but None */
 };
 
 /* A piece of engine state that checkpoints keep (BMUF: the block momentum and the model
