@@ -239,6 +239,13 @@ START_TEST(half_arrays_match_scalar)
         ck_assert_uint_eq(sum[i],
                           bk_half_from_float(bk_float_from_half(h[i]) + bk_float_from_half(h2[i])));
     ck_assert(isnan(bk_float_from_half(sum[0])));
+    /* the backend's fp16 transport ops are these kernels */
+    uint16_t h3[N];
+    bk->ops->half_out(bk, h3, f, N);
+    ck_assert(memcmp(h3, h2, sizeof h3) == 0);
+    bk->ops->half_in(bk, back, h3, N);
+    bk_half_unpack(f, h2, N);
+    assert_same(back, f, N, "half_in");
 }
 END_TEST
 

@@ -120,6 +120,14 @@ int comm_allreduce_float(struct comm *c, float *buf, size_t n, MPI_Op op, int fp
     return rc;
 }
 
+int comm_allreduce_half(struct comm *c, uint16_t *buf, size_t n, struct pt_err *e)
+{
+    const char *name = "comm_allreduce";
+    if (comm_hier_active(c))
+        return comm_hier_pieces(c, buf, n, c->half_type, 2, c->half_sum, name, e);
+    return comm_allreduce_pieces(c->mc, buf, n, c->half_type, 2, c->half_sum, c->piece, name, e);
+}
+
 /* Reduce the bucket of bufs[from..to) (fill elements in all) through c->pack. */
 static int bucket_flush(struct comm *c, float *const *bufs, const size_t *ns, size_t from,
                         size_t to, size_t fill, enum comm_op op, struct pt_err *e)

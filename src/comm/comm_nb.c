@@ -161,6 +161,20 @@ int comm_iallreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum 
     return rc;
 }
 
+int comm_iallreduce_half(struct comm *c, uint16_t *buf, size_t n, struct comm_req **req,
+                         struct pt_err *e)
+{
+    *req = NULL;
+    struct comm_req *r = req_new(c, (n + c->piece - 1) / c->piece, "comm_iallreduce", e);
+    if (!r)
+        return PT_ENOMEM;
+    int rc = post_pieces(r, PIECE_IALLREDUCE, (char *)buf, n, c->half_type, sizeof *buf,
+                         c->half_sum, 0, e);
+    if (rc == 0)
+        *req = r;
+    return rc;
+}
+
 int comm_ibcast(struct comm *c, void *buf, size_t n, enum comm_type t, int root,
                 struct comm_req **req, struct pt_err *e)
 {

@@ -9,6 +9,7 @@
 #include "config.h"
 #include "math/cpu_gemm.h"
 #include "math/cpu_kernels.h"
+#include "math/half.h"
 
 #define CPU_ALIGN 64 /* bytes: a cache line, and whole AVX-512 vectors */
 
@@ -138,6 +139,18 @@ static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int 
                 ldc);
 }
 
+static void cpu_half_out(struct backend *b, uint16_t *host, const float *x, size_t n)
+{
+    (void)b;
+    bk_half_pack(host, x, n);
+}
+
+static void cpu_half_in(struct backend *b, float *x, const uint16_t *host, size_t n)
+{
+    (void)b;
+    bk_half_unpack(x, host, n);
+}
+
 static const struct backend_ops cpu_ops = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -171,6 +184,8 @@ static const struct backend_ops cpu_ops = {
     .asgd_round = cpu_asgd_round,
     .quantize = cpu_quantize,
     .unquantize = cpu_unquantize,
+    .half_out = cpu_half_out,
+    .half_in = cpu_half_in,
 };
 
 static int gemm_mode = CPU_GEMM_AUTO;

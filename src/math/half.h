@@ -1,9 +1,10 @@
 /* IEEE 754 binary16 <-> binary32 over host arrays: the conversion kernels of the fp16
- * allreduce (useFp16AllReduce). The communicator packs a staged float buffer into halves,
- * sums halves inside its MPI reduction, and unpacks the result; these are its kernels.
- * Rounding is to nearest, ties to even; overflow gives inf, NaN stays NaN (quiet),
- * subnormals on both sides are exact or rounded like any value. On x86-64 with F16C the
- * arrays go 8 values per instruction, with the same results as the scalar code. */
+ * allreduce (useFp16AllReduce). The CPU backend's half_out / half_in ops are pack and
+ * unpack; the communicator's MPI reduction over halves is bk_half_sum (and its own fp16
+ * option, comm_options.fp16, packs and unpacks with these too). Rounding is to nearest,
+ * ties to even; overflow gives inf, NaN stays NaN (quiet), subnormals on both sides are
+ * exact or rounded like any value. On x86-64 with F16C the arrays go 8 values per
+ * instruction, with the same results as the scalar code. */
 #ifndef PT_MATH_HALF_H
 #define PT_MATH_HALF_H
 

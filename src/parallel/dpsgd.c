@@ -16,6 +16,10 @@
  *   Hierarchical or overlapBackward=false (the default: on ranks that use every core
  *   the blocking allreduce's tuned algorithms beat libnbc's schedules, measured in
  *   bench/RESULTS.md): one comm_allreduce after backward.
+ *   Device memory reaches the communicator through a stage (bk_stage_out / bk_stage_in,
+ *   the identity on the CPU); with useFp16AllReduce the backend converts to a host buffer
+ *   of halves (half_out), the communicator sums halves (comm_[i]allreduce_half) and
+ *   half_in converts back.
  *
  *   gradientBits = k < 32 (1-bit SGD with error feedback; the quantizers are backend ops,
  *   math/quantize.h):
@@ -75,9 +79,11 @@ struct dpsgd {
     double start_seconds; /* time the in-flight aggregation's start took */
     struct quant q;
     /* the float allreduce in flight works on host, the host view of the device buffer dev
-     * (the identity on the CPU backend) */
+     * (the identity on the CPU backend), or with fp16 on half, dev's values as binary16
+     * (the backend converts; the communicator sums the halves) */
     struct bk_stage stage;
     float *dev, *host;
+    uint16_t *half;
 };
 
 static struct dpsgd *dp_of(struct engine *en)
@@ -251,12 +257,41 @@ static double bytes_per_sync(const struct dpsgd *d)
     return 2.0 * (w - 1.0) / w * elem * (double)d->base.layout.n; /* ring allreduce */
 }
 
-/* The host view of g[first..first+n) for a float allreduce; the whole of g comes back at
- * wait_all. */
+/* The host form of g[first..first+n) for a float allreduce (floats, or halves with fp16);
+ * the whole of g comes back at wait_all. */
 static int stage_out(struct dpsgd *d, float *g, size_t first, size_t n, struct pt_err *e)
 {
+    struct backend *b = d->base.layout.bk;
     d->dev = g;
-    return bk_stage_out(d->base.layout.bk, &d->stage, g, first, n, &d->host, e);
+    if (!d->fp16)
+        return bk_stage_out(b, &d->stage, g, first, n, &d->host, e);
+    if (!d->half && !(d->half = pt_malloc((d->base.layout.n + 1) * sizeof *d->half, e)))
+        return PT_ENOMEM;
+    b->ops->half_out(b, d->half + first, g + first, n);
+    return 0;
+}
+
+/* Start summing the staged [first, first + n) over the ranks. */
+static int start_sum(struct dpsgd *d, size_t first, size_t n, struct comm_req **req,
+                     struct pt_err *e)
+{
+    if (d->fp16)
+        return comm_iallreduce_half(d->base.comm, d->half + first, n, req, e);
+    return comm_iallreduce(d->base.comm, d->host + first, n, COMM_FLOAT, COMM_SUM, req, e);
+}
+
+/* The staged floats back into the device buffer, after every sum completed. */
+static int stage_in(struct dpsgd *d, struct pt_err *e)
+{
+    struct backend *b = d->base.layout.bk;
+    float *g = d->dev;
+    d->dev = NULL;
+    if (!g)
+        return 0;
+    if (!d->fp16)
+        return bk_stage_in(b, g, d->host, 0, d->base.layout.n, e);
+    b->ops->half_in(b, g, d->half, d->base.layout.n);
+    return 0;
 }
 
 /* Start aggregating g (n floats) and stats (nonblocking where MPI allows). */
@@ -272,7 +307,7 @@ static int agg_start(struct dpsgd *d, float *g, double stats[3], struct pt_err *
     if ((rc = stage_out(d, g, 0, n, e)))
         return rc;
     d->nreqs = 1;
-    return comm_iallreduce(c, d->host, n, COMM_FLOAT, COMM_SUM, &d->reqs[0], e);
+    return start_sum(d, 0, n, &d->reqs[0], e);
 }
 
 static int wait_all(struct dpsgd *d, struct pt_err *e)
@@ -284,8 +319,8 @@ static int wait_all(struct dpsgd *d, struct pt_err *e)
     d->nreqs = 0;
     if (rc == 0)
         rc = comm_wait(&d->stats_req, e);
-    if (rc == 0 && d->dev)
-        rc = bk_stage_in(d->base.layout.bk, d->dev, d->host, 0, d->base.layout.n, e);
+    if (rc == 0)
+        rc = stage_in(d, e);
     d->dev = NULL;
     return rc;
 }
@@ -323,8 +358,7 @@ static int start_slices(struct dpsgd *d, float *grads, size_t first, struct pt_e
         size_t lo = d->cut[d->next + 1], hi = d->cut[d->next];
         int rc = stage_out(d, grads, lo, hi - lo, e);
         if (rc == 0)
-            rc = comm_iallreduce(d->base.comm, d->host + lo, hi - lo, COMM_FLOAT, COMM_SUM,
-                                 &d->reqs[d->nreqs++], e);
+            rc = start_sum(d, lo, hi - lo, &d->reqs[d->nreqs++], e);
         d->next++;
         if (rc)
             return rc;
@@ -362,7 +396,8 @@ static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct 
         if (rc == 0)
             rc = stage_out(d, grads, 0, n, e);
         if (rc == 0)
-            rc = comm_allreduce(c, d->host, n, COMM_FLOAT, COMM_SUM, e);
+            rc = d->fp16 ? comm_allreduce_half(c, d->half, n, e)
+                         : comm_allreduce(c, d->host, n, COMM_FLOAT, COMM_SUM, e);
         if (rc == 0)
             rc = wait_all(d, e);
     }
@@ -450,6 +485,7 @@ static void dp_destroy(struct engine *en)
     struct backend *b = en->layout.bk;
     quant_release(&d->q, b);
     bk_stage_free(&d->stage);
+    free(d->half);
     free(d->reqs);
     free(d->cut);
     free(d->bits);
@@ -512,7 +548,8 @@ int dpsgd_setup(struct engine *en, const struct parallel_config *pc, struct pt_e
 {
     struct dpsgd *d = dp_of(en);
     struct comm *c = en->comm;
-    struct comm_options o = {.hierarchical = pc->hierarchical, .fp16 = pc->fp16,
+    /* fp16: the backend converts (half_out / half_in), the communicator sums halves */
+    struct comm_options o = {.hierarchical = pc->hierarchical, .fp16 = 0,
                              .bucket_bytes = (size_t)pc->bucket_bytes};
     int rc = comm_set_options(c, &o, e);
     if (rc)
