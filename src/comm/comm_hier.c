@@ -109,11 +109,7 @@ int comm_allreduce_float(struct comm *c, float *buf, size_t n, MPI_Op op, int fp
     for (size_t off = 0; rc == 0 && off < n; off += step) {
         size_t m = n - off < step ? n - off : step;
         bk_half_pack(c->half, buf + off, m);
-        if (hier)
-            rc = comm_hier_pieces(c, c->half, m, c->half_type, 2, c->half_sum, name, e);
-        else
-            rc = comm_allreduce_pieces(c->mc, c->half, m, c->half_type, 2, c->half_sum, c->piece,
-                                       name, e);
+        rc = comm_allreduce_half(c, c->half, m, e);
         if (rc == 0)
             bk_half_unpack(buf + off, c->half, m);
     }
