@@ -84,12 +84,18 @@ static struct bk_columns table_columns(struct table *t, int bits, int zt)
         t->boff[c] = at;
         at += quant_column_bytes(t->rows[c], bits);
     }
-    return (struct bk_columns){.off = t->off, .rows = t->rows, .boff = t->boff, .c0 = 0,
-                               .c1 = t->ncols, .bits = bits, .zero_threshold = zt};
+    return (struct bk_columns){.off = t->off,
+                               .rows = t->rows,
+                               .boff = t->boff,
+                               .c0 = 0,
+                               .c1 = t->ncols,
+                               .bits = bits,
+                               .zero_threshold = zt};
 }
 
 /* The reference add loop: blocks of 8 so gcc -O2 vectorizes it, as our loops are. */
-__attribute__((noinline)) static void add_loop(float *restrict out, const float *restrict in, size_t n)
+__attribute__((noinline)) static void add_loop(float *restrict out, const float *restrict in,
+                                               size_t n)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -142,15 +148,15 @@ int main(int argc, char **argv)
         best_add = (t2 - t1) < best_add ? t2 - t1 : best_add;
     }
     double copy_gbs = gb * ITERS / best_copy, add_gbs = gb * ITERS / best_add;
-    printf("%-10s %8s %8s %8s %9s %9s %9s\n", "bits", "packed", "enc GB/s", "dec GB/s",
-           "e+d GB/s", "/memcpy", "/add");
+    printf("%-10s %8s %8s %8s %9s %9s %9s\n", "bits", "packed", "enc GB/s", "dec GB/s", "e+d GB/s",
+           "/memcpy", "/add");
     printf("%-10s %7.2fM %8s %8s %9.2f\n", "memcpy", gb * 1e3, "", "", copy_gbs);
     printf("%-10s %7.2fM %8s %8s %9.2f\n", "out+=in", gb * 1e3, "", "", add_gbs);
 
     static const struct {
         const char *name;
         int bits, zt;
-    } modes[] = {{"1 zero", 1, 1}, {"1 mean", 1, 0}, {"2", 2, 0}, {"3", 3, 0},
+    } modes[] = {{"1 zero", 1, 1}, {"1 mean", 1, 0}, {"2", 2, 0},  {"3", 3, 0},
                  {"4", 4, 0},      {"8", 8, 0},      {"16", 16, 0}};
     double checksum = 0;
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {

@@ -22,7 +22,8 @@ START_TEST(schedules_as_cntk)
     struct learn_epoch ep;
     struct pt_err e;
     int rc;
-    struct cfg *c = sgd_cfg("minibatchSize=25; learningRatesPerMB=0.2; momentumPerMB=0.9", &lc, &rc, &e);
+    struct cfg *c =
+        sgd_cfg("minibatchSize=25; learningRatesPerMB=0.2; momentumPerMB=0.9", &lc, &rc, &e);
     ck_assert_int_eq(rc, 0);
     learn_epoch_params(&lc, 0, &ep);
     char buf[64];
@@ -34,7 +35,9 @@ START_TEST(schedules_as_cntk)
     learn_config_free(&lc);
     cfg_free(c);
 
-    c = sgd_cfg("minibatchSize=64:128; learningRatesPerSample=0.01*2:0.001; momentumAsTimeConstant=2500; dropoutRate=0:0.5", &lc, &rc, &e);
+    c = sgd_cfg("minibatchSize=64:128; learningRatesPerSample=0.01*2:0.001; "
+                "momentumAsTimeConstant=2500; dropoutRate=0:0.5",
+                &lc, &rc, &e);
     ck_assert_int_eq(rc, 0);
     learn_epoch_params(&lc, 1, &ep);
     ck_assert_uint_eq(ep.mb_size, 128);
@@ -68,7 +71,8 @@ START_TEST(config_errors)
     int rc;
     struct cfg *c = sgd_cfg("minibatchSize=10", &lc, &rc, &e);
     ck_assert_int_eq(rc, PT_EUSER);
-    ck_assert_str_eq(e.msg, "l.cfg:1:1: error: SGD: no learning rate: set learningRatesPerSample or learningRatesPerMB");
+    ck_assert_str_eq(e.msg, "l.cfg:1:1: error: SGD: no learning rate: set learningRatesPerSample "
+                            "or learningRatesPerMB");
     cfg_free(c);
 }
 END_TEST

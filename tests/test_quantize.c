@@ -74,8 +74,8 @@ static double ref_tree(const double *a)
 }
 
 /* Header, codes and reconstructed values of column v, one value at a time. */
-static void ref_quantize(const float *v, size_t n, int bits, int zt, float hdr[2],
-                         uint32_t *code, float *rec)
+static void ref_quantize(const float *v, size_t n, int bits, int zt, float hdr[2], uint32_t *code,
+                         float *rec)
 {
     double s[8] = {0}, t[8] = {0};
     if (bits == 1 && zt) {
@@ -124,7 +124,7 @@ static void ref_quantize(const float *v, size_t n, int bits, int zt, float hdr[2
     hdr[0] = lower;
     hdr[1] = upper;
     for (size_t i = 0; i < n; i++) {
-        float y = v[i] * scale + 0.5f; /* steps from 0, rounded */
+        float y = v[i] * scale + 0.5f;           /* steps from 0, rounded */
         y = y > (float)-half ? y : (float)-half; /* NaN: the lowest code */
         y = y < (float)half ? y : (float)half;
         int q = (int)floorf(y) + half;
@@ -173,8 +173,13 @@ static struct backend *cpu(void)
 static struct bk_columns one_column(const size_t *rows, int bits, int zt)
 {
     static const size_t zero = 0;
-    return (struct bk_columns){.off = &zero, .rows = rows, .boff = &zero, .c0 = 0, .c1 = 1,
-                               .bits = bits, .zero_threshold = zt};
+    return (struct bk_columns){.off = &zero,
+                               .rows = rows,
+                               .boff = &zero,
+                               .c0 = 0,
+                               .c1 = 1,
+                               .bits = bits,
+                               .zero_threshold = zt};
 }
 
 static void encode_column(const float *col, float *res, size_t rows, int bits, int zt,
@@ -215,8 +220,8 @@ static void check_column(size_t n, int bits, int zt, int with_r)
     decode_column(packed, n, bits, 0, dec);
     for (size_t i = 0; i < n; i++) {
         ck_assert_msg(bit_code(packed, i, bits) == code[i],
-                      "bits %d zt %d rows %zu: code %zu is %u, reference %u (v %a)", bits, zt,
-                      n, i, bit_code(packed, i, bits), code[i], (double)v[i]);
+                      "bits %d zt %d rows %zu: code %zu is %u, reference %u (v %a)", bits, zt, n, i,
+                      bit_code(packed, i, bits), code[i], (double)v[i]);
         ck_assert_msg(dec[i] == rec[i] && signbit(dec[i]) == signbit(rec[i]),
                       "bits %d zt %d rows %zu: value %zu is %a, reference %a", bits, zt, n, i,
                       (double)dec[i], (double)rec[i]);
@@ -226,8 +231,8 @@ static void check_column(size_t n, int bits, int zt, int with_r)
     /* padding bits of the last word are zero */
     size_t used = n * (size_t)bits, total = 8 * (quant_column_bytes(n, bits) - 8);
     for (size_t b = used; b < total; b++)
-        ck_assert_msg(((packed[8 + b / 8] >> (b % 8)) & 1) == 0, "bits %d rows %zu: pad bit",
-                      bits, n);
+        ck_assert_msg(((packed[8 + b / 8] >> (b % 8)) & 1) == 0, "bits %d rows %zu: pad bit", bits,
+                      n);
 }
 
 START_TEST(matches_reference)
@@ -301,8 +306,8 @@ START_TEST(packed_size_and_canary)
                 memset(packed, fillc, sizeof packed);
                 encode_column(g, NULL, n, bits, zt, packed);
                 for (size_t b = size; b < size + 64; b++)
-                    ck_assert_msg(packed[b] == fillc, "bits %d rows %zu: byte %zu written",
-                                  bits, n, b);
+                    ck_assert_msg(packed[b] == fillc, "bits %d rows %zu: byte %zu written", bits, n,
+                                  b);
                 if (pass)
                     ck_assert(memcmp(first, packed, size) == 0);
                 memcpy(first, packed, size);
@@ -468,8 +473,8 @@ START_TEST(levels_hit_zero)
                     ck_assert_msg(dec[i] == 0.0f, "bits %d: 0 -> %a", bits, (double)dec[i]);
                 if (g[i] >= h[0] && g[i] <= h[1])
                     ck_assert_msg(fabs(dec[i] - (double)g[i]) <= half_step_tol(g[i], step),
-                                  "bits %d: %a -> %a (step %a)", bits, (double)g[i],
-                                  (double)dec[i], (double)step);
+                                  "bits %d: %a -> %a (step %a)", bits, (double)g[i], (double)dec[i],
+                                  (double)step);
             }
         }
 }

@@ -196,8 +196,8 @@ struct backend_ops {
                        float a, int nag);
     /* Adam: s1 = b1 s1 + (1-b1) g; s2 = b2 s2 + (1-b2) g^2;
      *       w -= scale s1 / (sqrt(s2) rc2 + eps). */
-    void (*adam_update)(struct backend *b, float *w, const float *g, float *s1, float *s2,
-                        size_t n, float b1, float b2, float scale, float rc2, float eps);
+    void (*adam_update)(struct backend *b, float *w, const float *g, float *s1, float *s2, size_t n,
+                        float b1, float b2, float scale, float rc2, float eps);
     /* AdaGrad: s1 += g^2; w -= step g / (sqrt(s1) + eps). */
     void (*adagrad_update)(struct backend *b, float *w, const float *g, float *s1, size_t n,
                            float step, float eps);
@@ -217,8 +217,8 @@ struct backend_ops {
     void (*block_momentum)(struct backend *b, float *w, float *prev, float *d, const float *g,
                            size_t n, float bm, float gain, int nesterov);
     /* DataParallelASGD's pipelined round: delta = f (w - start); w = start = pulled + delta. */
-    void (*asgd_round)(struct backend *b, float *w, float *start, const float *pulled,
-                       float *delta, size_t n, float f);
+    void (*asgd_round)(struct backend *b, float *w, float *start, const float *pulled, float *delta,
+                       size_t n, float f);
 
     /* Gradient quantization with error feedback (quantize.h: the packed format). The packed
      * bytes are HOST memory (the communicator's buffers); the floats are device memory. */
@@ -263,8 +263,8 @@ struct bk_stage {
 
 /* *h = the host view of x: (*h)[first..first+n) holds x's values. Fails (out of memory, a
  * failed download) with *h = NULL. */
-int bk_stage_out(struct backend *b, struct bk_stage *s, float *x, size_t first, size_t n,
-                 float **h, struct pt_err *e);
+int bk_stage_out(struct backend *b, struct bk_stage *s, float *x, size_t first, size_t n, float **h,
+                 struct pt_err *e);
 /* h[first..first+n) (a view from bk_stage_out of x) back into x. */
 int bk_stage_in(struct backend *b, float *x, const float *h, size_t first, size_t n,
                 struct pt_err *e);

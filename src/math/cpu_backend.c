@@ -1,6 +1,7 @@
 /* The CPU backend: host memory, OpenBLAS sgemm, and the kernels of cpu_kernels.c,
- * cpu_criteria.c, cpu_lstm.c, cpu_update.c and cpu_quantize.c behind struct backend_ops. Single-threaded apart from
- * OpenBLAS's own threads; nothing here allocates after alloc. Matrix products go to
+ * cpu_criteria.c, cpu_lstm.c, cpu_update.c, cpu_quantize.c and half.c behind struct
+ * backend_ops. Single-threaded apart from OpenBLAS's own threads; nothing here allocates
+ * after alloc. Matrix products go to
  * OpenBLAS or, on AVX-512 CPUs, to partrain's kernel (cpu_gemm.h). */
 #include <cblas.h>
 #include <stdlib.h>

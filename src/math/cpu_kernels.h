@@ -123,8 +123,7 @@ void cpu_adagrad_update(struct backend *b, float *w, const float *g, float *s1, 
 void cpu_clip_value(struct backend *b, float *x, size_t n, float max);
 void cpu_clip_norm(struct backend *b, float *x, size_t n, float max);
 void cpu_soft_threshold(struct backend *b, float *w, size_t n, float t);
-void cpu_sub_scaled(struct backend *b, float *y, const float *x, const float *z, size_t n,
-                    float f);
+void cpu_sub_scaled(struct backend *b, float *y, const float *x, const float *z, size_t n, float f);
 void cpu_block_momentum(struct backend *b, float *w, float *prev, float *d, const float *g,
                         size_t n, float bm, float gain, int nesterov);
 void cpu_asgd_round(struct backend *b, float *w, float *start, const float *pulled, float *delta,

@@ -195,8 +195,7 @@ QUANT_CLONES static float stats_sigma(const float *v, size_t rows)
 static struct levels levels_of(float lower, float upper, int bits)
 {
     int32_t steps = (1 << bits) - 1;
-    struct levels lv = {.step = (upper - lower) / (float)steps,
-                        .half = (1 << (bits - 1)) - 1};
+    struct levels lv = {.step = (upper - lower) / (float)steps, .half = (1 << (bits - 1)) - 1};
     lv.scale = upper > lower ? (float)steps / (upper - lower) : 0.0f;
     return lv;
 }
@@ -442,8 +441,8 @@ QUANT_INLINE void decode_levels(const unsigned char *in, size_t rows, int k,
         load_words(in + 4 * (size_t)k * full, w, (n * (size_t)k + 31) / 32);
         unpack_block(w, k, q);
         for (size_t j = 0; j < n; j++)
-            o[j] = accumulate ? o[j] + level_value(q[j], half, step)
-                              : level_value(q[j], half, step);
+            o[j] =
+                accumulate ? o[j] + level_value(q[j], half, step) : level_value(q[j], half, step);
     }
 }
 
@@ -536,8 +535,8 @@ void cpu_quantize(struct backend *b, const struct bk_columns *c, const float *g,
     (void)b;
     for (size_t k = c->c0; k < c->c1; k++) {
         size_t at = c->off[k] - c->fbase;
-        cpu_quant_encode_column(g + at, r ? r + at : NULL, c->rows[k], c->bits,
-                                c->zero_threshold, out + (c->boff[k] - c->bbase));
+        cpu_quant_encode_column(g + at, r ? r + at : NULL, c->rows[k], c->bits, c->zero_threshold,
+                                out + (c->boff[k] - c->bbase));
     }
 }
 

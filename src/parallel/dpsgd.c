@@ -204,9 +204,12 @@ static void quant_release(struct quant *q, struct backend *b)
 static struct bk_columns columns(const struct quant *q, size_t c0, size_t c1, size_t fbase,
                                  size_t bbase)
 {
-    return (struct bk_columns){.off = q->off, .rows = q->rows, .boff = q->boff, .c0 = c0,
-                               .c1 = c1, .fbase = fbase, .bbase = bbase, .bits = q->bits,
-                               .zero_threshold = q->zero_threshold};
+    struct bk_columns c = {.off = q->off, .rows = q->rows, .boff = q->boff, .c0 = c0, .c1 = c1};
+    c.fbase = fbase;
+    c.bbase = bbase;
+    c.bits = q->bits;
+    c.zero_threshold = q->zero_threshold;
+    return c;
 }
 
 /* Steps 1-2: quantize every column of g, start the stripe exchange. */

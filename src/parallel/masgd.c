@@ -53,9 +53,8 @@ static void ma_update(struct masgd *m, double total)
 static void bmuf_update(struct masgd *m)
 {
     struct backend *b = m->base.layout.bk;
-    b->ops->block_momentum(b, m->base.layout.params, m->prev, m->delta, m->work,
-                           m->base.layout.n, (float)m->bm, (float)((1.0 - m->bm) * m->blr),
-                           m->nesterov);
+    b->ops->block_momentum(b, m->base.layout.params, m->prev, m->delta, m->work, m->base.layout.n,
+                           (float)m->bm, (float)((1.0 - m->bm) * m->blr), m->nesterov);
 }
 
 /* x[0..n) summed over the ranks, in place, through a host stage. */
