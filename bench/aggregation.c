@@ -17,6 +17,7 @@
 
 #include "comm/comm.h"
 #include "core/timer.h"
+#include "math/backend.h"
 #include "nn/nn.h"
 #include "parallel/parallel.h"
 
@@ -75,10 +76,15 @@ static struct engine *make(struct comm *c, int bits, int overlap, int fp16)
     struct cfg *cfg = cfg_new();
     struct parallel_config *pc = calloc(1, sizeof *pc);
     struct cfg_node *sgd = NULL;
-    struct engine_layout L = {.n = N, .tensors = tensors, .ntensors = NT};
+    static struct backend *bk; /* the CPU backend: the buffers are host memory */
     struct engine *en = NULL;
     struct pt_err e;
     pt_err_clear(&e);
+    if (!bk && backend_cpu_new(&bk, &e)) {
+        fprintf(stderr, "backend: %s\n", e.msg);
+        exit(1);
+    }
+    struct engine_layout L = {.n = N, .tensors = tensors, .ntensors = NT, .bk = bk};
     if (!cfg || !pc || cfg_load_string(cfg, "bench", text, strlen(text), &e) ||
         cfg_find_block(cfg_root(cfg), "SGD", &sgd, &e) || parallel_config_read(sgd, pc, &e) ||
         engine_new(pc, c, NULL, &L, &en, &e) || engine_start_epoch(en, 0, &e)) {

@@ -1,11 +1,12 @@
-/* bench/quantize_speed: column quantizer speed (src/parallel/quantize.c) on one core.
+/* bench/quantize_speed: column quantizer speed (the CPU backend's quantize / unquantize ops,
+ * src/math/cpu_quantize.c) on one core.
  *
  *   bench/quantize_speed [ROUNDS]     (default 7)
  *
  * The gradient of the Fashion-MNIST MLP's weights: W1 (512x784), W2 (512x512) and W3
  * (10x512), column-major, so 784 + 512 columns of 512 rows and 512 columns of 10 rows
- * (668 672 floats, 2.67 MB). For each bits value it times quant_encode_column over every
- * column (with a persistent residual, as training does) and quant_decode_column over every
+ * (668 672 floats, 2.67 MB). For each bits value it times the quantize op over every
+ * column (with a persistent residual, as training does) and the unquantize op over every
  * column (accumulating, as the stripe owner does), and reports GB/s of float input (4 bytes
  * per value). References over the same floats, in the same run: memcpy, and a plain
  * out += in loop. Best of ROUNDS rounds of ITERS passes each. */
@@ -16,7 +17,7 @@
 #include <time.h>
 
 #include "math/backend.h"
-#include "parallel/quantize.h"
+#include "math/quantize.h"
 
 #define ITERS 20
 
@@ -51,33 +52,50 @@ static size_t total_bytes(int bits)
     return n;
 }
 
-static void encode_all(const float *g, float *r, int bits, int zt, unsigned char *out)
+/* The column table of the whole gradient (as DataParallelSGD builds it) at `bits`. */
+struct table {
+    size_t *off, *rows, *boff, ncols;
+};
+
+static int table_make(struct table *t)
 {
-    for (size_t t = 0; t < NTENSORS; t++) {
-        size_t rows = tensors[t].rows, size = quant_column_bytes(rows, bits);
-        for (size_t c = 0; c < tensors[t].cols; c++) {
-            quant_encode_column(g, r, rows, bits, zt, out);
-            g += rows;
-            r += rows;
-            out += size;
+    t->ncols = 0;
+    for (size_t k = 0; k < NTENSORS; k++)
+        t->ncols += tensors[k].cols;
+    t->off = calloc(t->ncols, sizeof *t->off);
+    t->rows = calloc(t->ncols, sizeof *t->rows);
+    t->boff = calloc(t->ncols, sizeof *t->boff);
+    if (!t->off || !t->rows || !t->boff)
+        return -1;
+    size_t c = 0, at = 0;
+    for (size_t k = 0; k < NTENSORS; k++)
+        for (size_t j = 0; j < tensors[k].cols; j++, c++) {
+            t->off[c] = at;
+            t->rows[c] = tensors[k].rows;
+            at += tensors[k].rows;
         }
-    }
+    return 0;
 }
 
-static void decode_all(const unsigned char *in, int bits, float *out)
+static struct bk_columns table_columns(struct table *t, int bits, int zt)
 {
-    for (size_t t = 0; t < NTENSORS; t++) {
-        size_t rows = tensors[t].rows, size = quant_column_bytes(rows, bits);
-        for (size_t c = 0; c < tensors[t].cols; c++) {
-            quant_decode_column(in, rows, bits, 1, out);
-            in += size;
-            out += rows;
-        }
+    size_t at = 0;
+    for (size_t c = 0; c < t->ncols; c++) {
+        t->boff[c] = at;
+        at += quant_column_bytes(t->rows[c], bits);
     }
+    return (struct bk_columns){.off = t->off,
+                               .rows = t->rows,
+                               .boff = t->boff,
+                               .c0 = 0,
+                               .c1 = t->ncols,
+                               .bits = bits,
+                               .zero_threshold = zt};
 }
 
 /* The reference add loop: blocks of 8 so gcc -O2 vectorizes it, as our loops are. */
-__attribute__((noinline)) static void add_loop(float *restrict out, const float *restrict in, size_t n)
+__attribute__((noinline)) static void add_loop(float *restrict out, const float *restrict in,
+                                               size_t n)
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8)
@@ -95,7 +113,9 @@ int main(int argc, char **argv)
     size_t n = total_floats();
     float *g = malloc(n * sizeof *g), *r = calloc(n, sizeof *r), *out = calloc(n, sizeof *out);
     unsigned char *packed = malloc(total_bytes(16));
-    if (!g || !r || !out || !packed) {
+    struct backend *b = NULL;
+    struct table tab;
+    if (!g || !r || !out || !packed || table_make(&tab) || backend_cpu_new(&b, NULL)) {
         fprintf(stderr, "quantize_speed: out of memory\n");
         return 1;
     }
@@ -128,27 +148,28 @@ int main(int argc, char **argv)
         best_add = (t2 - t1) < best_add ? t2 - t1 : best_add;
     }
     double copy_gbs = gb * ITERS / best_copy, add_gbs = gb * ITERS / best_add;
-    printf("%-10s %8s %8s %8s %9s %9s %9s\n", "bits", "packed", "enc GB/s", "dec GB/s",
-           "e+d GB/s", "/memcpy", "/add");
+    printf("%-10s %8s %8s %8s %9s %9s %9s\n", "bits", "packed", "enc GB/s", "dec GB/s", "e+d GB/s",
+           "/memcpy", "/add");
     printf("%-10s %7.2fM %8s %8s %9.2f\n", "memcpy", gb * 1e3, "", "", copy_gbs);
     printf("%-10s %7.2fM %8s %8s %9.2f\n", "out+=in", gb * 1e3, "", "", add_gbs);
 
     static const struct {
         const char *name;
         int bits, zt;
-    } modes[] = {{"1 zero", 1, 1}, {"1 mean", 1, 0}, {"2", 2, 0}, {"3", 3, 0},
+    } modes[] = {{"1 zero", 1, 1}, {"1 mean", 1, 0}, {"2", 2, 0},  {"3", 3, 0},
                  {"4", 4, 0},      {"8", 8, 0},      {"16", 16, 0}};
     double checksum = 0;
     for (size_t m = 0; m < sizeof modes / sizeof modes[0]; m++) {
         double best_enc = 1e30, best_dec = 1e30;
         memset(r, 0, n * sizeof *r);
+        struct bk_columns cols = table_columns(&tab, modes[m].bits, modes[m].zt);
         for (int round = 0; round < rounds; round++) {
             double t0 = now();
             for (int it = 0; it < ITERS; it++)
-                encode_all(g, r, modes[m].bits, modes[m].zt, packed);
+                b->ops->quantize(b, &cols, g, r, packed);
             double t1 = now();
             for (int it = 0; it < ITERS; it++)
-                decode_all(packed, modes[m].bits, out);
+                b->ops->unquantize(b, &cols, packed, 1, out);
             double t2 = now();
             best_enc = (t1 - t0) < best_enc ? t1 - t0 : best_enc;
             best_dec = (t2 - t1) < best_dec ? t2 - t1 : best_dec;
@@ -167,5 +188,9 @@ int main(int argc, char **argv)
     free(r);
     free(out);
     free(packed);
+    free(tab.off);
+    free(tab.rows);
+    free(tab.boff);
+    backend_free(b);
     return 0;
 }

@@ -16,6 +16,7 @@
 #include "comm/comm.h"
 #include "core/blob.h"
 #include "core/timer.h"
+#include "math/backend.h"
 #include "parallel/parallel.h"
 #include "tcheck.h"
 
@@ -61,10 +62,13 @@ static struct engine *make(struct asgd_config *ac, float *w, const char *perf)
     pc->bucket_bytes = 1 << 20;
     if (perf)
         snprintf(pc->perf_file, sizeof pc->perf_file, "%s/%s", tmpdir, perf);
-    struct engine_layout L = {.n = NP, .params = w};
+    static struct backend *bk; /* the CPU backend, for the whole run */
     struct engine *en = NULL;
     struct pt_err e;
     pt_err_clear(&e);
+    if (!bk && backend_cpu_new(&bk, &e))
+        die(&e);
+    struct engine_layout L = {.n = NP, .params = w, .bk = bk};
     if (engine_new(pc, C, NULL, &L, &en, &e) || engine_start_epoch(en, 0, &e))
         die(&e);
     return en;

@@ -3,6 +3,7 @@
 #include <stdio.h>
 
 #include "learn/learn.h"
+#include "math/backend.h"
 #include "testutil.h"
 
 static struct cfg *sgd_cfg(const char *text, struct learn_config *lc, int *rc, struct pt_err *e)
@@ -21,7 +22,8 @@ START_TEST(schedules_as_cntk)
     struct learn_epoch ep;
     struct pt_err e;
     int rc;
-    struct cfg *c = sgd_cfg("minibatchSize=25; learningRatesPerMB=0.2; momentumPerMB=0.9", &lc, &rc, &e);
+    struct cfg *c =
+        sgd_cfg("minibatchSize=25; learningRatesPerMB=0.2; momentumPerMB=0.9", &lc, &rc, &e);
     ck_assert_int_eq(rc, 0);
     learn_epoch_params(&lc, 0, &ep);
     char buf[64];
@@ -33,7 +35,9 @@ START_TEST(schedules_as_cntk)
     learn_config_free(&lc);
     cfg_free(c);
 
-    c = sgd_cfg("minibatchSize=64:128; learningRatesPerSample=0.01*2:0.001; momentumAsTimeConstant=2500; dropoutRate=0:0.5", &lc, &rc, &e);
+    c = sgd_cfg("minibatchSize=64:128; learningRatesPerSample=0.01*2:0.001; "
+                "momentumAsTimeConstant=2500; dropoutRate=0:0.5",
+                &lc, &rc, &e);
     ck_assert_int_eq(rc, 0);
     learn_epoch_params(&lc, 1, &ep);
     ck_assert_uint_eq(ep.mb_size, 128);
@@ -67,7 +71,8 @@ START_TEST(config_errors)
     int rc;
     struct cfg *c = sgd_cfg("minibatchSize=10", &lc, &rc, &e);
     ck_assert_int_eq(rc, PT_EUSER);
-    ck_assert_str_eq(e.msg, "l.cfg:1:1: error: SGD: no learning rate: set learningRatesPerSample or learningRatesPerMB");
+    ck_assert_str_eq(e.msg, "l.cfg:1:1: error: SGD: no learning rate: set learningRatesPerSample "
+                            "or learningRatesPerMB");
     cfg_free(c);
 }
 END_TEST
@@ -81,13 +86,22 @@ static struct learn_config plain(void)
     return lc;
 }
 
+/* The learners run on the CPU backend (its state and the arrays are host memory). */
+static struct backend *cpu(void)
+{
+    static struct backend *b;
+    if (!b)
+        ck_assert_int_eq(backend_cpu_new(&b, NULL), 0);
+    return b;
+}
+
 START_TEST(momentum_sgd_by_hand)
 {
     struct learn_config lc = plain();
     struct learn_epoch ep = {.mb_size = 4, .lr_per_sample = 0.1, .momentum_per_sample = 0.5};
     struct learner l;
     struct pt_err e;
-    ck_assert_int_eq(learner_init(&l, LEARN_SGD, 2, &e), 0);
+    ck_assert_int_eq(learner_init(&l, cpu(), LEARN_SGD, 2, &e), 0);
     float w[2] = {1, -1}, g[2] = {2, 4};
     struct learn_span span = {0, 2};
     /* N = 2: m = 0.25; sg = 0.75 * 0.1 * g = (0.15, 0.3) */
@@ -115,7 +129,7 @@ START_TEST(regularization_and_clipping)
     struct learn_epoch ep = {.mb_size = 1, .lr_per_sample = 1.0, .momentum_per_sample = 0.0};
     struct learner l;
     struct pt_err e;
-    learner_init(&l, LEARN_SGD, 4, &e);
+    learner_init(&l, cpu(), LEARN_SGD, 4, &e);
     struct learn_span spans[2] = {{0, 2}, {2, 2}};
     /* L2: g += L2 * N * w */
     lc.l2 = 0.5;
@@ -150,13 +164,13 @@ START_TEST(adam_and_adagrad)
     struct learner l;
     struct pt_err e;
     struct learn_span span = {0, 1};
-    learner_init(&l, LEARN_ADAM, 1, &e);
+    learner_init(&l, cpu(), LEARN_ADAM, 1, &e);
     float w = 1, g = 123;
     /* first Adam step: mhat/sqrt(vhat) = sign(g), so w -= lr * N */
     learner_update(&l, &lc, &ep, &w, &g, 2, &span, 1);
     ck_assert(fabsf(w - (1 - 0.02f)) < 1e-5f);
     learner_free(&l);
-    learner_init(&l, LEARN_ADAGRAD, 1, &e);
+    learner_init(&l, cpu(), LEARN_ADAGRAD, 1, &e);
     w = 1;
     g = -3;
     learner_update(&l, &lc, &ep, &w, &g, 2, &span, 1);
@@ -165,6 +179,23 @@ START_TEST(adam_and_adagrad)
     learner_update(&l, &lc, &ep, &w, &g, 2, &span, 1);
     ck_assert(fabsf(w - (1.02f + 0.02f * 4 / 5)) < 1e-5f); /* sqrt(9 + 16) = 5 */
     learner_free(&l);
+}
+END_TEST
+
+START_TEST(learner_registry)
+{
+    const struct learner_kind *k = learner_kind_find("adam");
+    ck_assert(k && k->type == LEARN_ADAM && k->nstate == 2 && !k->reset);
+    ck_assert(learner_kind_of(LEARN_SGD) == learner_kind_find("None"));
+    ck_assert_int_eq(learner_kind_of(LEARN_ADAGRAD)->nstate, 1);
+    ck_assert(learner_kind_find("RMSProp") == NULL);
+    struct learner l;
+    struct pt_err e;
+    pt_err_clear(&e);
+    ck_assert_int_eq(learner_init(&l, cpu(), LEARN_ADAM, 3, &e), 0);
+    ck_assert(l.s1 && l.s2 && l.s1[2] == 0.0f && l.s2[2] == 0.0f);
+    learner_free(&l);
+    ck_assert_int_eq(learner_init(&l, cpu(), (enum learn_type)42, 3, &e), PT_EINTERNAL);
 }
 END_TEST
 
@@ -177,6 +208,7 @@ static Suite *suite(void)
     tcase_add_test(t, momentum_sgd_by_hand);
     tcase_add_test(t, regularization_and_clipping);
     tcase_add_test(t, adam_and_adagrad);
+    tcase_add_test(t, learner_registry);
     suite_add_tcase(s, t);
     return s;
 }

@@ -13,6 +13,7 @@
 
 #include "comm/comm.h"
 #include "core/blob.h"
+#include "math/backend.h"
 #include "parallel/parallel.h"
 #include "tcheck.h"
 
@@ -42,10 +43,13 @@ static void local_steps(float *w, uint32_t *seed)
 
 static struct engine *make(const struct parallel_config *pc, float *w)
 {
-    struct engine_layout L = {.n = NP, .params = w};
+    static struct backend *bk; /* the CPU backend, for the whole run */
     struct engine *en = NULL;
     struct pt_err e;
     pt_err_clear(&e);
+    if (!bk && backend_cpu_new(&bk, &e))
+        die(&e);
+    struct engine_layout L = {.n = NP, .params = w, .bk = bk};
     if (engine_new(pc, C, NULL, &L, &en, &e) || engine_start_epoch(en, 0, &e))
         die(&e);
     return en;

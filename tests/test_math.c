@@ -194,8 +194,8 @@ START_TEST(own_gemm_matches_double_reference)
         ck_assert_int_eq(backend_cpu_set_gemm(CPU_GEMM_AVX512, &err), PT_EUSER);
         return;
     }
-    static const int shapes[][3] = {{32, 12, 1}, {1, 1, 1}, {33, 13, 257}, {300, 30, 300},
-                                     {8, 3080, 260}, {512, 25, 10}, {77, 45, 600}, {50, 7, 40}};
+    static const int shapes[][3] = {{32, 12, 1},    {1, 1, 1},     {33, 13, 257}, {300, 30, 300},
+                                    {8, 3080, 260}, {512, 25, 10}, {77, 45, 600}, {50, 7, 40}};
     struct cpu_gemm *g = cpu_gemm_new();
     ck_assert_ptr_nonnull(g);
     uint64_t s = 7;
@@ -463,6 +463,8 @@ START_TEST(lstm_step_backward_sums_and_padding)
 }
 END_TEST
 
+TCase *math_update_tcase(void); /* test_math_update.c */
+
 int main(void)
 {
     Suite *s = suite_create("math");
@@ -482,5 +484,6 @@ int main(void)
     tcase_add_test(tc, lstm_step_forward_reference);
     tcase_add_test(tc, lstm_step_backward_sums_and_padding);
     suite_add_tcase(s, tc);
+    suite_add_tcase(s, math_update_tcase());
     return run_suite(s);
 }

@@ -12,7 +12,8 @@
 #include <math.h>
 #include <stdint.h>
 
-#include "parallel/quantize.h"
+#include "math/backend.h"
+#include "math/quantize.h"
 #include "testutil.h"
 
 /* The reference's float arithmetic as written, like quantize.c's (no fused a*b+c). */
@@ -73,8 +74,8 @@ static double ref_tree(const double *a)
 }
 
 /* Header, codes and reconstructed values of column v, one value at a time. */
-static void ref_quantize(const float *v, size_t n, int bits, int zt, float hdr[2],
-                         uint32_t *code, float *rec)
+static void ref_quantize(const float *v, size_t n, int bits, int zt, float hdr[2], uint32_t *code,
+                         float *rec)
 {
     double s[8] = {0}, t[8] = {0};
     if (bits == 1 && zt) {
@@ -123,7 +124,7 @@ static void ref_quantize(const float *v, size_t n, int bits, int zt, float hdr[2
     hdr[0] = lower;
     hdr[1] = upper;
     for (size_t i = 0; i < n; i++) {
-        float y = v[i] * scale + 0.5f; /* steps from 0, rounded */
+        float y = v[i] * scale + 0.5f;           /* steps from 0, rounded */
         y = y > (float)-half ? y : (float)-half; /* NaN: the lowest code */
         y = y < (float)half ? y : (float)half;
         int q = (int)floorf(y) + half;
@@ -159,6 +160,42 @@ static double half_step_tol(float v, double step)
     return 0.5 * step + 4 * FLT_EPSILON * (fabs((double)v) + step);
 }
 
+/* ---- one column through the CPU backend's ops ---- */
+
+static struct backend *cpu(void)
+{
+    static struct backend *b;
+    if (!b)
+        ck_assert_int_eq(backend_cpu_new(&b, NULL), 0);
+    return b;
+}
+
+static struct bk_columns one_column(const size_t *rows, int bits, int zt)
+{
+    static const size_t zero = 0;
+    return (struct bk_columns){.off = &zero,
+                               .rows = rows,
+                               .boff = &zero,
+                               .c0 = 0,
+                               .c1 = 1,
+                               .bits = bits,
+                               .zero_threshold = zt};
+}
+
+static void encode_column(const float *col, float *res, size_t rows, int bits, int zt,
+                          unsigned char *out)
+{
+    struct bk_columns c = one_column(&rows, bits, zt);
+    cpu()->ops->quantize(cpu(), &c, col, res, out);
+}
+
+static void decode_column(const unsigned char *in, size_t rows, int bits, int accumulate,
+                          float *out)
+{
+    struct bk_columns c = one_column(&rows, bits, 0);
+    cpu()->ops->unquantize(cpu(), &c, in, accumulate, out);
+}
+
 /* ---- tests ---- */
 
 static float g[MAXROWS], r0[MAXROWS], r[MAXROWS], v[MAXROWS], dec[MAXROWS], rec[MAXROWS];
@@ -175,16 +212,16 @@ static void check_column(size_t n, int bits, int zt, int with_r)
     }
     float hdr[2], got[2];
     ref_quantize(v, n, bits, zt, hdr, code, rec);
-    quant_encode_column(g, with_r ? r : NULL, n, bits, zt, packed);
+    encode_column(g, with_r ? r : NULL, n, bits, zt, packed);
     memcpy(got, packed, sizeof got);
     ck_assert_msg(got[0] == hdr[0] && got[1] == hdr[1],
                   "bits %d zt %d rows %zu: header (%a, %a), reference (%a, %a)", bits, zt, n,
                   (double)got[0], (double)got[1], (double)hdr[0], (double)hdr[1]);
-    quant_decode_column(packed, n, bits, 0, dec);
+    decode_column(packed, n, bits, 0, dec);
     for (size_t i = 0; i < n; i++) {
         ck_assert_msg(bit_code(packed, i, bits) == code[i],
-                      "bits %d zt %d rows %zu: code %zu is %u, reference %u (v %a)", bits, zt,
-                      n, i, bit_code(packed, i, bits), code[i], (double)v[i]);
+                      "bits %d zt %d rows %zu: code %zu is %u, reference %u (v %a)", bits, zt, n, i,
+                      bit_code(packed, i, bits), code[i], (double)v[i]);
         ck_assert_msg(dec[i] == rec[i] && signbit(dec[i]) == signbit(rec[i]),
                       "bits %d zt %d rows %zu: value %zu is %a, reference %a", bits, zt, n, i,
                       (double)dec[i], (double)rec[i]);
@@ -194,8 +231,8 @@ static void check_column(size_t n, int bits, int zt, int with_r)
     /* padding bits of the last word are zero */
     size_t used = n * (size_t)bits, total = 8 * (quant_column_bytes(n, bits) - 8);
     for (size_t b = used; b < total; b++)
-        ck_assert_msg(((packed[8 + b / 8] >> (b % 8)) & 1) == 0, "bits %d rows %zu: pad bit",
-                      bits, n);
+        ck_assert_msg(((packed[8 + b / 8] >> (b % 8)) & 1) == 0, "bits %d rows %zu: pad bit", bits,
+                      n);
 }
 
 START_TEST(matches_reference)
@@ -267,10 +304,10 @@ START_TEST(packed_size_and_canary)
             for (int pass = 0; pass < 2; pass++) {
                 unsigned char fillc = pass ? 0x5A : 0xA5;
                 memset(packed, fillc, sizeof packed);
-                quant_encode_column(g, NULL, n, bits, zt, packed);
+                encode_column(g, NULL, n, bits, zt, packed);
                 for (size_t b = size; b < size + 64; b++)
-                    ck_assert_msg(packed[b] == fillc, "bits %d rows %zu: byte %zu written",
-                                  bits, n, b);
+                    ck_assert_msg(packed[b] == fillc, "bits %d rows %zu: byte %zu written", bits, n,
+                                  b);
                 if (pass)
                     ck_assert(memcmp(first, packed, size) == 0);
                 memcpy(first, packed, size);
@@ -279,7 +316,7 @@ START_TEST(packed_size_and_canary)
             float out[MAXROWS + 8];
             for (size_t i = 0; i < MAXROWS + 8; i++)
                 out[i] = -7.0f;
-            quant_decode_column(packed, n, bits, 0, out);
+            decode_column(packed, n, bits, 0, out);
             for (size_t i = n; i < MAXROWS + 8; i++)
                 ck_assert(out[i] == -7.0f);
         }
@@ -295,10 +332,10 @@ START_TEST(decode_accumulates)
             size_t n = row_counts[ri];
             fill(g, n, m);
             fill(v, n, m + 2);
-            quant_encode_column(g, NULL, n, bits, zt, packed);
-            quant_decode_column(packed, n, bits, 0, dec);
+            encode_column(g, NULL, n, bits, zt, packed);
+            decode_column(packed, n, bits, 0, dec);
             memcpy(r, v, n * sizeof *r);
-            quant_decode_column(packed, n, bits, 1, r);
+            decode_column(packed, n, bits, 1, r);
             for (size_t i = 0; i < n; i++)
                 ck_assert(r[i] == v[i] + dec[i]);
         }
@@ -312,12 +349,12 @@ START_TEST(known_bytes)
     const float col[5] = {1.0f, -1.0f, 2.0f, -3.0f, 0.0f};
     unsigned char out[16];
     float h[2];
-    quant_encode_column(col, NULL, 5, 1, 1, out);
+    encode_column(col, NULL, 5, 1, 1, out);
     memcpy(h, out, sizeof h);
     ck_assert(h[0] == -2.0f && h[1] == 1.0f);
     ck_assert(out[8] == 0x15 && out[9] == 0 && out[10] == 0 && out[11] == 0); /* 1 0 1 0 1 */
     /* 4 bits: sigma = sqrt(15/5), codes from 0..14, 0 has code 7 */
-    quant_encode_column(col, NULL, 5, 4, 1, out);
+    encode_column(col, NULL, 5, 4, 1, out);
     uint32_t q[5];
     float hdr[2];
     ref_quantize(col, 5, 4, 1, hdr, q, rec);
@@ -339,17 +376,17 @@ START_TEST(edge_columns)
         /* all zeros: header (0, 0), every value +0, residual 0 */
         memset(g, 0, sizeof g);
         memset(r, 0, sizeof r);
-        quant_encode_column(g, r, n, bits, zt, packed);
+        encode_column(g, r, n, bits, zt, packed);
         memcpy(h, packed, sizeof h);
         ck_assert(h[0] == 0.0f && h[1] == 0.0f && !signbit(h[0]) && !signbit(h[1]));
-        quant_decode_column(packed, n, bits, 0, dec);
+        decode_column(packed, n, bits, 0, dec);
         for (size_t i = 0; i < n; i++)
             ck_assert(dec[i] == 0.0f && !signbit(dec[i]) && r[i] == 0.0f);
         /* constant column */
         for (size_t i = 0; i < n; i++)
             g[i] = 0.375f;
-        quant_encode_column(g, NULL, n, bits, zt, packed);
-        quant_decode_column(packed, n, bits, 0, dec);
+        encode_column(g, NULL, n, bits, zt, packed);
+        decode_column(packed, n, bits, 0, dec);
         for (size_t i = 0; i < n; i++) {
             if (bits == 1)
                 ck_assert(dec[i] == 0.375f); /* mean = the constant, d = 0 */
@@ -358,22 +395,22 @@ START_TEST(edge_columns)
         }
         /* rows == 0: the header only */
         memset(packed, 0xEE, 16);
-        quant_encode_column(g, r, 0, bits, zt, packed);
+        encode_column(g, r, 0, bits, zt, packed);
         memcpy(h, packed, sizeof h);
         ck_assert(h[0] == 0.0f && h[1] == 0.0f && packed[8] == 0xEE);
-        quant_decode_column(packed, 0, bits, 1, dec);
+        decode_column(packed, 0, bits, 1, dec);
     }
     /* all positive, zero threshold: the empty negative side reconstructs to 0 */
     for (size_t i = 0; i < n; i++)
         g[i] = (float)(i + 1);
-    quant_encode_column(g, NULL, n, 1, 1, packed);
+    encode_column(g, NULL, n, 1, 1, packed);
     float h[2];
     memcpy(h, packed, sizeof h);
     ck_assert(h[0] == 0.0f && h[1] == 50.5f);
     /* all negative: the empty non-negative side is 0 */
     for (size_t i = 0; i < n; i++)
         g[i] = -(float)(i + 1);
-    quant_encode_column(g, NULL, n, 1, 1, packed);
+    encode_column(g, NULL, n, 1, 1, packed);
     memcpy(h, packed, sizeof h);
     ck_assert(h[0] == -50.5f && h[1] == 0.0f);
     /* sigma = 0 in float though the column is not all zeros (its squares underflow) */
@@ -381,8 +418,8 @@ START_TEST(edge_columns)
         g[i] = i == 3 ? FLT_TRUE_MIN : 0.0f;
     for (int bits = 2; bits <= 16; bits++) {
         memset(r, 0, n * sizeof *r);
-        quant_encode_column(g, r, n, bits, 0, packed);
-        quant_decode_column(packed, n, bits, 0, dec);
+        encode_column(g, r, n, bits, 0, packed);
+        decode_column(packed, n, bits, 0, dec);
         for (size_t i = 0; i < n; i++)
             ck_assert(dec[i] == 0.0f && !signbit(dec[i]) && r[i] == g[i]);
     }
@@ -400,8 +437,8 @@ START_TEST(hostile_values)
         mode_of(m, &bits, &zt);
         for (size_t i = 0; i < n; i++)
             g[i] = huge[i % 6];
-        quant_encode_column(g, NULL, n, bits, zt, packed);
-        quant_decode_column(packed, n, bits, 0, dec);
+        encode_column(g, NULL, n, bits, zt, packed);
+        decode_column(packed, n, bits, 0, dec);
         for (size_t i = 0; i < n; i++)
             ck_assert_msg(isfinite(dec[i]), "bits %d zt %d: %g", bits, zt, (double)dec[i]);
         const float bad[] = {NAN, INFINITY, -INFINITY, 1.0f, -1.0f, 0.0f};
@@ -410,8 +447,8 @@ START_TEST(hostile_values)
                 g[i] = bad[(i + (size_t)k) % 6];
                 r[i] = k == 6 ? NAN : 0.0f;
             }
-            quant_encode_column(g, r, n, bits, zt, packed);
-            quant_decode_column(packed, n, bits, 1, dec);
+            encode_column(g, r, n, bits, zt, packed);
+            decode_column(packed, n, bits, 1, dec);
         }
     }
 }
@@ -426,8 +463,8 @@ START_TEST(levels_hit_zero)
             fill(g, n, rep);
             for (size_t i = 0; i < n; i += 5)
                 g[i] = 0.0f;
-            quant_encode_column(g, NULL, n, bits, 0, packed);
-            quant_decode_column(packed, n, bits, 0, dec);
+            encode_column(g, NULL, n, bits, 0, packed);
+            decode_column(packed, n, bits, 0, dec);
             float h[2];
             memcpy(h, packed, sizeof h);
             float step = (h[1] - h[0]) / (float)((1 << bits) - 1);
@@ -436,8 +473,8 @@ START_TEST(levels_hit_zero)
                     ck_assert_msg(dec[i] == 0.0f, "bits %d: 0 -> %a", bits, (double)dec[i]);
                 if (g[i] >= h[0] && g[i] <= h[1])
                     ck_assert_msg(fabs(dec[i] - (double)g[i]) <= half_step_tol(g[i], step),
-                                  "bits %d: %a -> %a (step %a)", bits, (double)g[i],
-                                  (double)dec[i], (double)step);
+                                  "bits %d: %a -> %a (step %a)", bits, (double)g[i], (double)dec[i],
+                                  (double)step);
             }
         }
 }
@@ -466,8 +503,8 @@ static void feedback(int bits, int zt, int fixed)
             vmax = fmaxf(vmax, fabsf(g[i] + r[i]));
             gmax = fmaxf(gmax, fabsf(g[i]));
         }
-        quant_encode_column(g, r, N, bits, zt, packed);
-        quant_decode_column(packed, N, bits, 0, dec);
+        encode_column(g, r, N, bits, zt, packed);
+        decode_column(packed, N, bits, 0, dec);
         for (size_t i = 0; i < N; i++) {
             sum_d[i] += dec[i];
             rmax[t >= T / 2] = fmaxf(rmax[t >= T / 2], fabsf(r[i]));
@@ -505,12 +542,12 @@ START_TEST(any_alignment)
         mode_of(m, &bits, &zt);
         size_t n = 1000, size = quant_column_bytes(n, bits);
         fill(g, n, m);
-        quant_encode_column(g, NULL, n, bits, zt, packed);
+        encode_column(g, NULL, n, bits, zt, packed);
         for (size_t off = 1; off < 8; off += 2) {
-            quant_encode_column(g, NULL, n, bits, zt, buf + off);
+            encode_column(g, NULL, n, bits, zt, buf + off);
             ck_assert(memcmp(buf + off, packed, size) == 0);
-            quant_decode_column(packed, n, bits, 0, dec);
-            quant_decode_column(buf + off, n, bits, 0, rec);
+            decode_column(packed, n, bits, 0, dec);
+            decode_column(buf + off, n, bits, 0, rec);
             ck_assert(memcmp(dec, rec, n * sizeof *dec) == 0);
         }
     }

@@ -22,6 +22,7 @@
 #define PT_COMM_COMM_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/err.h"
 
@@ -78,6 +79,10 @@ int comm_barrier(struct comm *c, struct pt_err *e);
  * (hierarchical, fp16). Every rank ends with bit-identical results. */
 int comm_allreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum comm_op op,
                    struct pt_err *e);
+/* In-place sum over all ranks of n IEEE binary16 values (useFp16AllReduce: the caller
+ * packed them, e.g. with the backend's half_out; each partial sum is rounded to half),
+ * hierarchical when the options say so. Bit-identical on every rank. */
+int comm_allreduce_half(struct comm *c, uint16_t *buf, size_t n, struct pt_err *e);
 /* Shorthands kept for the training loop: in-place sums. */
 int comm_allreduce_f32(struct comm *c, float *buf, size_t n, struct pt_err *e);
 int comm_allreduce_f64(struct comm *c, double *buf, size_t n, struct pt_err *e);
@@ -155,6 +160,9 @@ void comm_free(struct comm *sub);
 struct comm_req;
 int comm_iallreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum comm_op op,
                     struct comm_req **req, struct pt_err *e);
+/* comm_allreduce_half, nonblocking (always flat). */
+int comm_iallreduce_half(struct comm *c, uint16_t *buf, size_t n, struct comm_req **req,
+                         struct pt_err *e);
 int comm_ibcast(struct comm *c, void *buf, size_t n, enum comm_type t, int root,
                 struct comm_req **req, struct pt_err *e);
 int comm_iallgatherv(struct comm *c, const void *send, size_t n, void *recv,

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "comm/comm.h"
+#include "math/half.h"
 
 /* Largest element count handed to one MPI call: MPI counts are int. */
 #define COMM_PIECE_MAX ((size_t)1 << 30)
@@ -38,12 +39,16 @@ struct comm {
  * displacements above it through the large-count paths. 0 restores the default. */
 void comm_set_piece(struct comm *c, size_t elems);
 
-/* IEEE 754 binary16 <-> binary32. Rounds to nearest, ties to even; overflow gives inf,
- * NaN stays NaN (quiet), subnormals on both sides are exact or rounded like any value. */
-uint16_t comm_half_from_float(float f);
-float comm_float_from_half(uint16_t h);
-void comm_half_pack(uint16_t *dst, const float *src, size_t n);
-void comm_half_unpack(float *dst, const uint16_t *src, size_t n);
+/* IEEE 754 binary16 <-> binary32: the kernels are math/half.h's (these names stay for
+ * tests/test_comm_hier.c). */
+static inline uint16_t comm_half_from_float(float f)
+{
+    return bk_half_from_float(f);
+}
+static inline float comm_float_from_half(uint16_t h)
+{
+    return bk_float_from_half(h);
+}
 
 /* Record "error: CALL (NAME) failed: <MPI's message>" and return PT_ESYS (or e's code). */
 int comm_mpi_fail(struct pt_err *e, int rc, const char *call, const char *name);

@@ -74,7 +74,7 @@ static int req_finish(struct comm_req **req, int mrc, const char *call, struct p
         rc = comm_mpi_fail(e, mrc, call, r->name);
     } else {
         if (r->half)
-            comm_half_unpack(r->buf, r->half, r->n);
+            bk_half_unpack(r->buf, r->half, r->n);
         if (r->avg)
             comm_divide(r->buf, r->n, r->t, r->c->size);
     }
@@ -149,13 +149,27 @@ int comm_iallreduce(struct comm *c, void *buf, size_t n, enum comm_type t, enum 
             req_free(r);
             return PT_ENOMEM;
         }
-        comm_half_pack(r->half, buf, n);
+        bk_half_pack(r->half, buf, n);
         data = (char *)r->half;
         dt = c->half_type;
         es = sizeof *r->half;
         mop = c->half_sum;
     }
     rc = post_pieces(r, PIECE_IALLREDUCE, data, n, dt, es, mop, 0, e);
+    if (rc == 0)
+        *req = r;
+    return rc;
+}
+
+int comm_iallreduce_half(struct comm *c, uint16_t *buf, size_t n, struct comm_req **req,
+                         struct pt_err *e)
+{
+    *req = NULL;
+    struct comm_req *r = req_new(c, (n + c->piece - 1) / c->piece, "comm_iallreduce", e);
+    if (!r)
+        return PT_ENOMEM;
+    int rc = post_pieces(r, PIECE_IALLREDUCE, (char *)buf, n, c->half_type, sizeof *buf,
+                         c->half_sum, 0, e);
     if (rc == 0)
         *req = r;
     return rc;

@@ -1,13 +1,17 @@
 /* Learners and schedules (SPEC 5): CNTK's momentum SGD (unit-gain, per-sample learning
  * rates, gradients summed over the minibatch), Nesterov, L1/L2, clipping, and the Adam and
  * AdaGrad extensions. Everything works on flat float arrays laid out like the network's
- * parameter arena, so the parallel engines can move learner state as one buffer. */
+ * parameter arena, so the parallel engines can move learner state as one buffer. The
+ * learners keep the formulas' parameters; the loops over the arrays are backend ops
+ * (math/backend.h). */
 #ifndef PT_LEARN_LEARN_H
 #define PT_LEARN_LEARN_H
 
 #include <stddef.h>
 
 #include "parsers/schema.h"
+
+struct backend;
 
 /* Keys of the SGD = [ ... ] block as learn reads it: learn_sgd_keys (stored into struct
  * learn_config), then learn_sgd_refused_keys (CNTK keys partrain refuses). The trainer
@@ -60,22 +64,46 @@ struct learn_span {
     size_t offset, count;
 };
 
-/* Learner state: one or two buffers shaped like the parameters. */
+/* Learner state: one or two buffers shaped like the parameters, device memory of the
+ * backend the learner was made with (ops->alloc). */
 struct learner {
     enum learn_type type;
+    const struct learner_kind *kind;
+    struct backend *bk;
     size_t n;
     float *s1; /* SGD: smoothed gradient; Adam: first moment; AdaGrad: sum of squares */
     float *s2; /* Adam: second moment */
     long long steps;
 };
 
-int learner_init(struct learner *l, enum learn_type type, size_t n, struct pt_err *e);
+/* The learner registry (learner.c): one row per gradUpdateType. A new learner is a row, a
+ * backend op for its update, and the choice in the SGD schema. */
+struct learner_kind {
+    const char *name;     /* gradUpdateType's value: "None" (momentum SGD), "Adam", "AdaGrad" */
+    enum learn_type type; /* also the learner number in checkpoints */
+    int nstate;           /* state buffers (s1, s2) */
+    /* One update of l->n parameters w with the regularized, clipped gradient g of `samples`
+     * samples (through the backend's op). */
+    void (*update)(struct learner *l, const struct learn_config *lc,
+                   const struct learn_epoch *ep, float *w, const float *g, size_t samples);
+    /* Zero the state a model synchronization invalidates; NULL: nothing to do. */
+    void (*reset)(struct learner *l);
+};
+
+/* The row of a type (NULL for an unknown one), or of a name (case-insensitive). */
+const struct learner_kind *learner_kind_of(enum learn_type type);
+const struct learner_kind *learner_kind_find(const char *name);
+
+/* State for n parameters on backend b (zeroed). On failure l holds nothing to free. */
+int learner_init(struct learner *l, struct backend *b, enum learn_type type, size_t n,
+                 struct pt_err *e);
 void learner_free(struct learner *l);
 /* Zero the momentum (BMUF resetSGDMomentum; new epochs keep it, as CNTK does). */
 void learner_reset(struct learner *l);
 
 /* One update of w[0..n) with the summed gradient g of `samples` samples (g is modified:
- * regularized and clipped in place). spans cover the arena tensor by tensor. */
+ * regularized and clipped in place). spans cover the arena tensor by tensor. w and g are
+ * device memory of the learner's backend. */
 void learner_update(struct learner *l, const struct learn_config *lc, const struct learn_epoch *ep,
                     float *w, float *g, size_t samples, const struct learn_span *spans,
                     size_t nspans);

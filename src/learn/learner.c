@@ -1,4 +1,5 @@
-/* The update rules of SPEC 5 over flat arrays; see learn.h.
+/* The update rules of SPEC 5 and the learner registry; see learn.h. The formulas'
+ * parameters are computed here, the loops over the arena are backend ops.
  *
  * Momentum SGD (unit gain), with m = momentumPerSample^N for N samples:
  *     g  += L2 * N * w                      (before the update)
@@ -10,128 +11,129 @@
  *     beta2 = 0.999, eps = 1e-8, bias corrected; step lr * N * mhat / (sqrt(vhat) + eps).
  * AdaGrad (extension): acc += g^2; w -= lr * N * g / (sqrt(acc) + eps). */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "learn/learn.h"
+#include "math/backend.h"
 
-#define ADAM_BETA2 0.999
-#define ADAM_EPS 1e-8
+#define ADAM_BETA2  0.999
+#define ADAM_EPS    1e-8
 #define ADAGRAD_EPS 1e-8
 
-int learner_init(struct learner *l, enum learn_type type, size_t n, struct pt_err *e)
+/* ------------------------------------------------------------------ the rules */
+
+static double minibatch_momentum(const struct learn_epoch *ep, size_t samples)
+{
+    return pow(ep->momentum_per_sample, (double)samples);
+}
+
+static void sgd_update(struct learner *l, const struct learn_config *lc,
+                       const struct learn_epoch *ep, float *w, const float *g, size_t samples)
+{
+    float m = (float)minibatch_momentum(ep, samples), lr = (float)ep->lr_per_sample;
+    l->bk->ops->sgd_update(l->bk, w, g, l->s1, l->n, m, (1.0f - m) * lr, lc->nag);
+}
+
+static void sgd_reset(struct learner *l)
+{
+    l->bk->ops->fill(l->bk, l->s1, l->n, 0.0f);
+}
+
+static void adam_update(struct learner *l, const struct learn_config *lc,
+                        const struct learn_epoch *ep, float *w, const float *g, size_t samples)
+{
+    (void)lc;
+    double beta1 = minibatch_momentum(ep, samples), step = ep->lr_per_sample * (double)samples;
+    l->steps++;
+    double c1 = 1.0 - pow(beta1, (double)l->steps), c2 = 1.0 - pow(ADAM_BETA2, (double)l->steps);
+    float scale = (float)(step / (c1 > 0 ? c1 : 1)), rc2 = (float)(1.0 / sqrt(c2));
+    l->bk->ops->adam_update(l->bk, w, g, l->s1, l->s2, l->n, (float)beta1, (float)ADAM_BETA2, scale,
+                            rc2, (float)ADAM_EPS);
+}
+
+static void adagrad_update(struct learner *l, const struct learn_config *lc,
+                           const struct learn_epoch *ep, float *w, const float *g, size_t samples)
+{
+    (void)lc;
+    float step = (float)(ep->lr_per_sample * (double)samples);
+    l->bk->ops->adagrad_update(l->bk, w, g, l->s1, l->n, step, (float)ADAGRAD_EPS);
+}
+
+/* ------------------------------------------------------------------ the registry */
+
+static const struct learner_kind kinds[] = {
+    {"None", LEARN_SGD, 1, sgd_update, sgd_reset},
+    {"Adam", LEARN_ADAM, 2, adam_update, NULL},
+    {"AdaGrad", LEARN_ADAGRAD, 1, adagrad_update, NULL},
+};
+#define NKINDS (sizeof kinds / sizeof kinds[0])
+
+const struct learner_kind *learner_kind_of(enum learn_type type)
+{
+    for (size_t i = 0; i < NKINDS; i++)
+        if (kinds[i].type == type)
+            return &kinds[i];
+    return NULL;
+}
+
+const struct learner_kind *learner_kind_find(const char *name)
+{
+    for (size_t i = 0; i < NKINDS; i++)
+        if (strcasecmp(kinds[i].name, name) == 0)
+            return &kinds[i];
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ the learner */
+
+int learner_init(struct learner *l, struct backend *b, enum learn_type type, size_t n,
+                 struct pt_err *e)
 {
     memset(l, 0, sizeof *l);
+    l->kind = learner_kind_of(type);
+    if (!l->kind)
+        return pt_err_set(e, PT_EINTERNAL, "error: unknown learner type %d", (int)type);
     l->type = type;
+    l->bk = b;
     l->n = n;
-    l->s1 = calloc(n ? n : 1, sizeof *l->s1);
-    if (type == LEARN_ADAM)
-        l->s2 = calloc(n ? n : 1, sizeof *l->s2);
-    if (!l->s1 || (type == LEARN_ADAM && !l->s2)) {
-        learner_free(l);
-        return pt_err_set(e, PT_ENOMEM, "error: out of memory (learner state of %zu values)", n);
-    }
+    float **state[2] = {&l->s1, &l->s2};
+    for (int i = 0; i < l->kind->nstate && i < 2; i++)
+        if (bk_alloc_zero(b, n, state[i], e)) {
+            learner_free(l);
+            return pt_err_context(e, "for the learner state of %zu values", n);
+        }
     return 0;
 }
 
 void learner_free(struct learner *l)
 {
-    free(l->s1);
-    free(l->s2);
+    if (l->bk) {
+        l->bk->ops->release(l->bk, l->s1);
+        l->bk->ops->release(l->bk, l->s2);
+    }
     l->s1 = l->s2 = NULL;
 }
 
 void learner_reset(struct learner *l)
 {
-    if (l->type == LEARN_SGD)
-        memset(l->s1, 0, l->n * sizeof *l->s1);
+    if (l->kind && l->kind->reset)
+        l->kind->reset(l);
 }
 
-static void clip(const struct learn_config *lc, float *g, size_t samples,
+/* Clipping is per tensor, as in CNTK. */
+static void clip(struct learner *l, const struct learn_config *lc, float *g, size_t samples,
                  const struct learn_span *spans, size_t nspans)
 {
     if (isinf(lc->clip))
         return;
+    struct backend *b = l->bk;
     float max = (float)(lc->clip * (double)samples);
     for (size_t t = 0; t < nspans; t++) {
-        float *x = g + spans[t].offset;
-        size_t n = spans[t].count;
-        if (lc->clip_truncation) {
-            for (size_t i = 0; i < n; i++)
-                x[i] = x[i] > max ? max : x[i] < -max ? -max : x[i];
-            continue;
-        }
-        double norm = 0;
-        for (size_t i = 0; i < n; i++)
-            norm += (double)x[i] * x[i];
-        norm = sqrt(norm);
-        if (norm > max) {
-            float s = (float)(max / norm);
-            for (size_t i = 0; i < n; i++)
-                x[i] *= s;
-        }
-    }
-}
-
-static void soft_threshold(float *w, size_t n, float t)
-{
-    for (size_t i = 0; i < n; i++)
-        w[i] = w[i] > t ? w[i] - t : w[i] < -t ? w[i] + t : 0.0f;
-}
-
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
-/* AVX2 without FMA: the vector code rounds exactly as the scalar code (bit-identical
- * models on every CPU). */
-#define LEARN_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define LEARN_CLONES
-#endif
-#define LEARN_BLOCK 16
-
-/* Momentum SGD over n parameters. restrict and fixed-size blocks let gcc -O2 vectorize the
- * loop (plain pointers that may alias kept it scalar: 0.29 ms per MLP step). */
-LEARN_CLONES static void sgd_loop(int nag, float m, float a, float *restrict sg,
-                                  float *restrict w, const float *restrict g, size_t n)
-{
-    size_t i = 0;
-    if (!nag) {
-        for (; i + LEARN_BLOCK <= n; i += LEARN_BLOCK)
-            for (size_t k = i; k < i + LEARN_BLOCK; k++) {
-                sg[k] = m * sg[k] + a * g[k];
-                w[k] -= sg[k];
-            }
-        for (; i < n; i++) {
-            sg[i] = m * sg[i] + a * g[i];
-            w[i] -= sg[i];
-        }
-        return;
-    }
-    for (; i + LEARN_BLOCK <= n; i += LEARN_BLOCK)
-        for (size_t k = i; k < i + LEARN_BLOCK; k++) {
-            sg[k] = m * sg[k] + a * g[k];
-            w[k] -= m * sg[k] + a * g[k];
-        }
-    for (; i < n; i++) {
-        sg[i] = m * sg[i] + a * g[i];
-        w[i] -= m * sg[i] + a * g[i];
-    }
-}
-
-static void sgd(struct learner *l, int nag, float m, float lr, float *w, const float *g)
-{
-    sgd_loop(nag, m, (1.0f - m) * lr, l->s1, w, g, l->n);
-}
-
-static void adam(struct learner *l, double beta1, double step, float *w, const float *g)
-{
-    l->steps++;
-    double c1 = 1.0 - pow(beta1, (double)l->steps), c2 = 1.0 - pow(ADAM_BETA2, (double)l->steps);
-    float b1 = (float)beta1, b2 = (float)ADAM_BETA2;
-    float scale = (float)(step / (c1 > 0 ? c1 : 1)), rc2 = (float)(1.0 / sqrt(c2));
-    for (size_t i = 0; i < l->n; i++) {
-        l->s1[i] = b1 * l->s1[i] + (1 - b1) * g[i];
-        l->s2[i] = b2 * l->s2[i] + (1 - b2) * g[i] * g[i];
-        w[i] -= scale * l->s1[i] / (sqrtf(l->s2[i]) * rc2 + (float)ADAM_EPS);
+        if (lc->clip_truncation)
+            b->ops->clip_value(b, g + spans[t].offset, spans[t].count, max);
+        else
+            b->ops->clip_norm(b, g + spans[t].offset, spans[t].count, max);
     }
 }
 
@@ -139,26 +141,12 @@ void learner_update(struct learner *l, const struct learn_config *lc, const stru
                     float *w, float *g, size_t samples, const struct learn_span *spans,
                     size_t nspans)
 {
+    struct backend *b = l->bk;
     double N = (double)samples;
-    if (lc->l2 > 0) {
-        float k = (float)(lc->l2 * N);
-        for (size_t i = 0; i < l->n; i++)
-            g[i] += k * w[i];
-    }
-    clip(lc, g, samples, spans, nspans);
-    double m = pow(ep->momentum_per_sample, N);
-    float lr = (float)ep->lr_per_sample;
-    if (l->type == LEARN_SGD) {
-        sgd(l, lc->nag, (float)m, lr, w, g);
-    } else if (l->type == LEARN_ADAM) {
-        adam(l, m, ep->lr_per_sample * N, w, g);
-    } else {
-        float step = (float)(ep->lr_per_sample * N);
-        for (size_t i = 0; i < l->n; i++) {
-            l->s1[i] += g[i] * g[i];
-            w[i] -= step * g[i] / (sqrtf(l->s1[i]) + (float)ADAGRAD_EPS);
-        }
-    }
+    if (lc->l2 > 0)
+        b->ops->axpy(b, g, w, l->n, (float)(lc->l2 * N));
+    clip(l, lc, g, samples, spans, nspans);
+    l->kind->update(l, lc, ep, w, g, samples);
     if (lc->l1 > 0)
-        soft_threshold(w, l->n, (float)(ep->lr_per_sample * lc->l1 * N));
+        b->ops->soft_threshold(b, w, l->n, (float)(ep->lr_per_sample * lc->l1 * N));
 }

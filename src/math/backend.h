@@ -3,7 +3,10 @@
  * Two parts:
  *  1. Start-up helpers (backend.c, in libpartrain.a): a description of the CPU backend
  *     (OpenBLAS kernel and threads), BLAS thread control and a probe of the CUDA devices.
- *  2. struct backend: the vtable every network computation goes through (libptnn.a).
+ *  2. struct backend: the vtable every computation over parameter, gradient and learner
+ *     memory goes through (libptnn.a): the network's layers, the optimizer updates, the
+ *     parallel engines' model updates and gradient quantizers, and the staging of buffers
+ *     to and from the communicator.
  *     `cpu` runs on OpenBLAS (cpu_backend.c; kernels in cpu_kernels.c, cpu_criteria.c,
  *     cpu_lstm.c); a cuBLAS backend implements the same table later (cuda_backend.cu:
  *     cudaMalloc'd device pointers, cublasSgemm, one CUDA kernel per element op, errors
@@ -130,6 +133,18 @@ struct bk_lstm_bwd {
     float *dpeep;        /* H x 3: dL/dpeep of this step ADDED */
 };
 
+/* A run of matrix columns for the quantizers (quantize.h): column c, c0 <= c < c1, is rows[c]
+ * floats at x + (off[c] - fbase) and its packed form, quant_column_bytes(rows[c], bits)
+ * bytes, at bytes + (boff[c] - bbase), for the float buffer x and byte buffer `bytes` an op
+ * is given. */
+struct bk_columns {
+    const size_t *off, *rows, *boff;
+    size_t c0, c1;
+    size_t fbase, bbase;
+    int bits;           /* 1..16 (other values: the ops touch nothing) */
+    int zero_threshold; /* 1 bit: the threshold is 0 (else the column mean) */
+};
+
 struct backend;
 
 struct backend_ops {
@@ -173,6 +188,52 @@ struct backend_ops {
     void (*criterion)(struct backend *b, enum bk_crit_kind kind, const struct bk_crit *c);
     void (*lstm_forward)(struct backend *b, const struct bk_lstm_fwd *s);
     void (*lstm_backward)(struct backend *b, const struct bk_lstm_bwd *s);
+
+    /* The optimizer (learn/learner.c keeps the formulas' parameters; see learn.h). All over
+     * n values of one arena-shaped layout: w parameters, g the summed gradient, s1/s2 state. */
+    /* Momentum SGD, unit gain: s1 = m s1 + a g; w -= s1 (nag: w -= m s1 + a g). */
+    void (*sgd_update)(struct backend *b, float *w, const float *g, float *s1, size_t n, float m,
+                       float a, int nag);
+    /* Adam: s1 = b1 s1 + (1-b1) g; s2 = b2 s2 + (1-b2) g^2;
+     *       w -= scale s1 / (sqrt(s2) rc2 + eps). */
+    void (*adam_update)(struct backend *b, float *w, const float *g, float *s1, float *s2, size_t n,
+                        float b1, float b2, float scale, float rc2, float eps);
+    /* AdaGrad: s1 += g^2; w -= step g / (sqrt(s1) + eps). */
+    void (*adagrad_update)(struct backend *b, float *w, const float *g, float *s1, size_t n,
+                           float step, float eps);
+    /* Gradient clipping of one tensor: every value into [-max, max] (clip_value), or the
+     * whole tensor scaled by max / ||x|| when its norm (summed in double) exceeds max. */
+    void (*clip_value)(struct backend *b, float *x, size_t n, float max);
+    void (*clip_norm)(struct backend *b, float *x, size_t n, float max);
+    /* L1: w = w - t for w > t, w + t for w < -t, else 0. */
+    void (*soft_threshold)(struct backend *b, float *w, size_t n, float t);
+
+    /* Model synchronization (parallel engines). */
+    /* y = f (x - z); f == 1 gives the exact difference. */
+    void (*sub_scaled)(struct backend *b, float *y, const float *x, const float *z, size_t n,
+                       float f);
+    /* BlockMomentumSGD with g = the sum of the workers' (prev - w_k):
+     *   d = bm d + gain g;  w = prev = prev - d  (nesterov: - bm d more). */
+    void (*block_momentum)(struct backend *b, float *w, float *prev, float *d, const float *g,
+                           size_t n, float bm, float gain, int nesterov);
+    /* DataParallelASGD's pipelined round: delta = f (w - start); w = start = pulled + delta. */
+    void (*asgd_round)(struct backend *b, float *w, float *start, const float *pulled, float *delta,
+                       size_t n, float f);
+
+    /* Gradient quantization with error feedback (quantize.h: the packed format). The packed
+     * bytes are HOST memory (the communicator's buffers); the floats are device memory. */
+    /* Columns c->c0..c1 of g (+ r): packed into out; r (NULL: none) = the new residual. */
+    void (*quantize)(struct backend *b, const struct bk_columns *c, const float *g, float *r,
+                     unsigned char *out);
+    /* Columns c->c0..c1 reconstructed from in: out = values, or out += values (accumulate). */
+    void (*unquantize)(struct backend *b, const struct bk_columns *c, const unsigned char *in,
+                       int accumulate, float *out);
+
+    /* fp16 transport (useFp16AllReduce): the floats of x as IEEE binary16 in HOST memory
+     * (the buffer the communicator sums), and back; rounding as in math/half.h. On a
+     * device the conversion runs there and half the bytes cross the bus. */
+    void (*half_out)(struct backend *b, uint16_t *host, const float *x, size_t n);
+    void (*half_in)(struct backend *b, float *x, const uint16_t *host, size_t n);
 };
 
 struct backend {
@@ -187,6 +248,34 @@ int backend_cpu_new(struct backend **out, struct pt_err *e);
 
 /* Free a backend (NULL is a no-op). Buffers it allocated must be released first. */
 void backend_free(struct backend *b);
+
+/* ------------------------------------------------------------------ staging for comm */
+
+/* The communicator works on host memory. Engines hand it device buffers through a stage:
+ * bk_stage_out gives a host view of x[first..first+n), bk_stage_in brings what the
+ * communicator wrote there back into x. On a host-memory backend (the CPU) both are the
+ * identity: the view is x itself, nothing is copied. A device backend downloads into the
+ * stage's host mirror (grown as needed; the mirror of x[i] is at view[i]) and uploads. */
+struct bk_stage {
+    float *host;
+    size_t cap; /* floats */
+};
+
+/* *h = the host view of x: (*h)[first..first+n) holds x's values. Fails (out of memory, a
+ * failed download) with *h = NULL. */
+int bk_stage_out(struct backend *b, struct bk_stage *s, float *x, size_t first, size_t n, float **h,
+                 struct pt_err *e);
+/* h[first..first+n) (a view from bk_stage_out of x) back into x. */
+int bk_stage_in(struct backend *b, float *x, const float *h, size_t first, size_t n,
+                struct pt_err *e);
+/* The host view of x[0..n) without copying its values, for a buffer the communicator only
+ * writes (the receive side of a pull); bk_stage_in brings them back. */
+int bk_stage_for_write(struct backend *b, struct bk_stage *s, float *x, size_t n, float **h,
+                       struct pt_err *e);
+void bk_stage_free(struct bk_stage *s);
+
+/* Allocate n floats set to zero (calloc-like), through b. */
+int bk_alloc_zero(struct backend *b, size_t n, float **out, struct pt_err *e);
 
 /* A uniform number in [0, 1) for draw `index` of stream `seed`: a stateless hash
  * (splitmix64 finalizer), so any backend and any thread order give the same numbers. */

@@ -1,6 +1,7 @@
-/* The CPU backend: host memory, OpenBLAS sgemm, and the element kernels of cpu_kernels.c,
- * cpu_criteria.c and cpu_lstm.c behind struct backend_ops. Single-threaded apart from
- * OpenBLAS's own threads; nothing here allocates after alloc. Matrix products go to
+/* The CPU backend: host memory, OpenBLAS sgemm, and the kernels of cpu_kernels.c,
+ * cpu_criteria.c, cpu_lstm.c, cpu_update.c, cpu_quantize.c and half.c behind struct
+ * backend_ops. Single-threaded apart from OpenBLAS's own threads; nothing here allocates
+ * after alloc. Matrix products go to
  * OpenBLAS or, on AVX-512 CPUs, to partrain's kernel (cpu_gemm.h). */
 #include <cblas.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include "config.h"
 #include "math/cpu_gemm.h"
 #include "math/cpu_kernels.h"
+#include "math/half.h"
 
 #define CPU_ALIGN 64 /* bytes: a cache line, and whole AVX-512 vectors */
 
@@ -138,6 +140,18 @@ static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int 
                 ldc);
 }
 
+static void cpu_half_out(struct backend *b, uint16_t *host, const float *x, size_t n)
+{
+    (void)b;
+    bk_half_pack(host, x, n);
+}
+
+static void cpu_half_in(struct backend *b, float *x, const uint16_t *host, size_t n)
+{
+    (void)b;
+    bk_half_unpack(x, host, n);
+}
+
 static const struct backend_ops cpu_ops = {
     .name = "cpu",
     .alloc = cpu_alloc,
@@ -160,6 +174,19 @@ static const struct backend_ops cpu_ops = {
     .criterion = cpu_criterion,
     .lstm_forward = cpu_lstm_forward,
     .lstm_backward = cpu_lstm_backward,
+    .sgd_update = cpu_sgd_update,
+    .adam_update = cpu_adam_update,
+    .adagrad_update = cpu_adagrad_update,
+    .clip_value = cpu_clip_value,
+    .clip_norm = cpu_clip_norm,
+    .soft_threshold = cpu_soft_threshold,
+    .sub_scaled = cpu_sub_scaled,
+    .block_momentum = cpu_block_momentum,
+    .asgd_round = cpu_asgd_round,
+    .quantize = cpu_quantize,
+    .unquantize = cpu_unquantize,
+    .half_out = cpu_half_out,
+    .half_in = cpu_half_in,
 };
 
 static int gemm_mode = CPU_GEMM_AUTO;

@@ -100,6 +100,35 @@ void cpu_dropout(struct backend *b, float *y, float *mask, const float *x, size_
 /* cpu_criteria.c */
 void cpu_criterion(struct backend *b, enum bk_crit_kind kind, const struct bk_crit *c);
 
+/* cpu_quantize.c: one column (the packed format: quantize.h). Quantize v = g + r (r ==
+ * NULL: v = g) into out and, when r is not NULL, store the error feedback r = v -
+ * reconstruct(quantize(v)); zero_threshold matters only for bits == 1; g and r may not
+ * overlap out. Decode: out = values (accumulate == 0) or out += values. */
+void cpu_quant_encode_column(const float *g, float *r, size_t rows, int bits, int zero_threshold,
+                             unsigned char *out);
+void cpu_quant_decode_column(const unsigned char *in, size_t rows, int bits, int accumulate,
+                             float *out);
+void cpu_quantize(struct backend *b, const struct bk_columns *c, const float *g, float *r,
+                  unsigned char *out);
+void cpu_unquantize(struct backend *b, const struct bk_columns *c, const unsigned char *in,
+                    int accumulate, float *out);
+
+/* cpu_update.c: the optimizer and the engines' model updates (see backend_ops) */
+void cpu_sgd_update(struct backend *b, float *w, const float *g, float *s1, size_t n, float m,
+                    float a, int nag);
+void cpu_adam_update(struct backend *b, float *w, const float *g, float *s1, float *s2, size_t n,
+                     float b1, float b2, float scale, float rc2, float eps);
+void cpu_adagrad_update(struct backend *b, float *w, const float *g, float *s1, size_t n,
+                        float step, float eps);
+void cpu_clip_value(struct backend *b, float *x, size_t n, float max);
+void cpu_clip_norm(struct backend *b, float *x, size_t n, float max);
+void cpu_soft_threshold(struct backend *b, float *w, size_t n, float t);
+void cpu_sub_scaled(struct backend *b, float *y, const float *x, const float *z, size_t n, float f);
+void cpu_block_momentum(struct backend *b, float *w, float *prev, float *d, const float *g,
+                        size_t n, float bm, float gain, int nesterov);
+void cpu_asgd_round(struct backend *b, float *w, float *start, const float *pulled, float *delta,
+                    size_t n, float f);
+
 /* cpu_lstm.c */
 void cpu_lstm_forward(struct backend *b, const struct bk_lstm_fwd *s);
 void cpu_lstm_backward(struct backend *b, const struct bk_lstm_bwd *s);

@@ -39,6 +39,7 @@
 
 #include "comm/comm.h"
 #include "core/timer.h"
+#include "math/backend.h"
 #include "parallel/parallel.h"
 
 #define ASGD_BINS 64 /* staleness histogram: 0 .. 62, and 63 or more */
@@ -52,6 +53,8 @@ struct asgd {
     long long per_adjust;
     size_t period, since;
     float *start, *delta, *pulled; /* see the header; pulled: pipeline only */
+    struct bk_stage push_stage, pull_stage; /* host views handed to the store */
+    float *pull_dev, *pull_host;            /* the pull in flight: lands in pull_dev */
     long long syncs;               /* t: this worker's syncs, all epochs */
     float syncs_state;             /* checkpoint: syncs per worker (mean) */
     int have_server;               /* the store holds the model */
@@ -143,26 +146,57 @@ static void report(struct asgd *a, double t0, double t1, double comm_s, long lon
 /* delta = f (w - start) */
 static void make_delta(struct asgd *a, float f)
 {
-    const float *w = a->base.layout.params;
-    for (size_t i = 0; i < a->base.layout.n; i++)
-        a->delta[i] = f * (w[i] - a->start[i]);
+    struct backend *b = a->base.layout.bk;
+    b->ops->sub_scaled(b, a->delta, a->base.layout.params, a->start, a->base.layout.n, f);
+}
+
+/* w = start (the model just pulled). */
+static void take_start(struct asgd *a)
+{
+    struct backend *b = a->base.layout.bk;
+    b->ops->copy(b, a->base.layout.params, a->start, a->base.layout.n);
+}
+
+/* comm_store_start with device buffers: add (NULL: none) goes out through a host stage,
+ * get (NULL: none) is read into a host stage and lands in get at store_wait. */
+static int store_start(struct asgd *a, float *add, float *get, struct pt_err *e)
+{
+    struct backend *b = a->base.layout.bk;
+    size_t n = a->base.layout.n;
+    float *hadd = NULL, *hget = NULL;
+    int rc = add ? bk_stage_out(b, &a->push_stage, add, 0, n, &hadd, e) : 0;
+    if (rc == 0 && get)
+        rc = bk_stage_for_write(b, &a->pull_stage, get, n, &hget, e);
+    if (rc == 0)
+        rc = comm_store_start(a->store, hadd, hget, e);
+    a->pull_dev = rc == 0 ? get : NULL;
+    a->pull_host = hget;
+    return rc;
+}
+
+/* comm_store_wait, then the pull that completed into its device buffer. */
+static int store_wait(struct asgd *a, struct pt_err *e)
+{
+    int rc = comm_store_wait(a->store, e);
+    if (rc == 0 && a->pull_dev)
+        rc = bk_stage_in(a->base.layout.bk, a->pull_dev, a->pull_host, 0, a->base.layout.n, e);
+    a->pull_dev = NULL;
+    return rc;
 }
 
 static int sync_plain(struct asgd *a, struct pt_err *e)
 {
-    struct engine *en = &a->base;
-    size_t n = en->layout.n;
     double t0 = pt_now();
     long long stale = 0;
     make_delta(a, push_factor(a, ++a->syncs));
     int rc = count_push(a, &stale, e);
     if (rc == 0)
-        rc = comm_store_start(a->store, a->delta, a->start, e);
+        rc = store_start(a, a->delta, a->start, e);
     if (rc == 0)
-        rc = comm_store_wait(a->store, e);
+        rc = store_wait(a, e);
     if (rc)
         return rc;
-    memcpy(en->layout.params, a->start, n * sizeof *a->start);
+    take_start(a);
     double t1 = pt_now();
     report(a, t0, t1, t1 - t0, stale, (double)a->since, 0);
     a->since = 0;
@@ -172,25 +206,19 @@ static int sync_plain(struct asgd *a, struct pt_err *e)
 static int sync_pipelined(struct asgd *a, struct pt_err *e)
 {
     struct engine *en = &a->base;
-    float *w = en->layout.params;
+    struct backend *b = en->layout.bk;
     double t0 = pt_now();
-    int rc = comm_store_wait(a->store, e); /* the previous round's exchange */
+    int rc = store_wait(a, e); /* the previous round's exchange */
     double waited = pt_now() - t0;
     long long stale = 0;
     if (rc)
         return rc;
     float f = push_factor(a, ++a->syncs);
-    for (size_t i = 0; i < en->layout.n; i++) {
-        float d = f * (w[i] - a->start[i]);
-        float x = a->pulled[i] + d;
-        a->delta[i] = d;
-        w[i] = x;
-        a->start[i] = x;
-    }
+    b->ops->asgd_round(b, en->layout.params, a->start, a->pulled, a->delta, en->layout.n, f);
     double t1 = pt_now();
     rc = count_push(a, &stale, e);
     if (rc == 0)
-        rc = comm_store_start(a->store, a->delta, a->pulled, e);
+        rc = store_start(a, a->delta, a->pulled, e);
     if (rc)
         return rc;
     double t2 = pt_now();
@@ -207,7 +235,7 @@ static int sync_sim(struct asgd *a, int done, double tally[3], int *all_done, st
     int rc = 0;
     if (a->since > 0) {
         make_delta(a, push_factor(a, ++a->syncs));
-        rc = comm_store_start(a->store, a->delta, NULL, e);
+        rc = store_start(a, a->delta, NULL, e);
     }
     if (rc == 0)
         rc = comm_store_complete(a->store, e);
@@ -215,11 +243,11 @@ static int sync_sim(struct asgd *a, int done, double tally[3], int *all_done, st
     if (rc == 0)
         rc = comm_allreduce_f64(en->comm, hdr, 5, e);
     if (rc == 0 && hdr[0] > 0) {
-        rc = comm_store_start(a->store, NULL, a->start, e);
+        rc = store_start(a, NULL, a->start, e);
         if (rc == 0)
-            rc = comm_store_wait(a->store, e);
+            rc = store_wait(a, e);
         if (rc == 0)
-            memcpy(en->layout.params, a->start, en->layout.n * sizeof *a->start);
+            take_start(a);
         if (rc == 0) /* nobody pushes the next round before every rank pulled this one */
             rc = comm_barrier(en->comm, e);
     }
@@ -280,16 +308,15 @@ static void staleness_line(struct asgd *a, const double *hist, double pushes)
 static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
 {
     struct engine *en = &a->base;
-    size_t n = en->layout.n;
     double t0 = pt_now();
     long long stale = 0;
     /* with the pipeline, start is the pulled model plus the push just completed: w - start
      * is what this worker learned since its last push, as without */
-    int rc = comm_store_wait(a->store, e), pushed = 0;
+    int rc = store_wait(a, e), pushed = 0;
     if (rc == 0 && a->since > 0) {
         make_delta(a, push_factor(a, ++a->syncs));
         if ((rc = count_push(a, &stale, e)) == 0)
-            rc = comm_store_start(a->store, a->delta, NULL, e);
+            rc = store_start(a, a->delta, NULL, e);
         pushed = 1;
     }
     if (rc == 0)
@@ -299,13 +326,13 @@ static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
     if (rc == 0)
         rc = comm_allreduce_f64(en->comm, all, ASGD_HDR + ASGD_BINS, e);
     if (rc == 0)
-        rc = comm_store_start(a->store, NULL, a->start, e);
+        rc = store_start(a, NULL, a->start, e);
     if (rc == 0)
-        rc = comm_store_wait(a->store, e);
+        rc = store_wait(a, e);
     if (rc)
         return pt_err_context(e, "in DataParallelASGD's final push/pull of epoch %zu",
                               en->epoch + 1);
-    memcpy(en->layout.params, a->start, n * sizeof *a->start);
+    take_start(a);
     memcpy(tally, all, 3 * sizeof *tally);
     a->syncs_state = (float)(all[3] / a->workers);
     double pushes = 0;
@@ -339,13 +366,24 @@ static int as_end_epoch(struct engine *en, double tally[3], struct pt_err *e)
     return 1;
 }
 
+/* This rank's shard of the store := x's (through a host stage of the shard). */
+static int write_own(struct asgd *a, float *x, struct pt_err *e)
+{
+    size_t first, count;
+    comm_store_shard(a->store, comm_rank(a->base.comm), &first, &count);
+    float *h = NULL;
+    int rc = bk_stage_out(a->base.layout.bk, &a->push_stage, x, first, count, &h, e);
+    return rc ? rc : comm_store_write_own(a->store, h, e);
+}
+
 static int as_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
 {
     struct asgd *a = as_of(en);
+    struct backend *b = en->layout.bk;
     size_t n = en->layout.n;
     int rc = 0;
     if (!a->have_server || a->loaded) /* the server's model: a checkpoint's, or ours */
-        rc = comm_store_write_own(a->store, a->loaded ? a->start : en->layout.params, e);
+        rc = write_own(a, a->loaded ? a->start : en->layout.params, e);
     a->have_server = 1;
     a->loaded = 0;
     long long now = 0; /* pushes so far: nobody pushes before the barrier */
@@ -355,9 +393,9 @@ static int as_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
         rc = comm_barrier(en->comm, e);
     if (rc)
         return pt_err_context(e, "while DataParallelASGD starts epoch %zu", epoch + 1);
-    memcpy(a->start, en->layout.params, n * sizeof *a->start);
+    b->ops->copy(b, a->start, en->layout.params, n);
     if (a->pipeline)
-        memcpy(a->pulled, en->layout.params, n * sizeof *a->pulled);
+        b->ops->copy(b, a->pulled, en->layout.params, n);
     a->seen_base = a->seen_flight = now;
     a->own_base = 0;
     a->since = 0;
@@ -373,8 +411,8 @@ static size_t as_state(struct engine *en, struct engine_state *out, size_t max)
     struct asgd *a = as_of(en);
     if (max < 2)
         return 0;
-    out[0] = (struct engine_state){"asgd.server", a->start, en->layout.n};
-    out[1] = (struct engine_state){"asgd.syncs", &a->syncs_state, 1};
+    out[0] = (struct engine_state){"asgd.server", a->start, en->layout.n, en->layout.bk};
+    out[1] = (struct engine_state){"asgd.syncs", &a->syncs_state, 1, NULL};
     return 2;
 }
 
@@ -388,10 +426,15 @@ static void as_state_loaded(struct engine *en, int loaded)
 static void as_destroy(struct engine *en)
 {
     struct asgd *a = as_of(en);
+    struct backend *b = en->layout.bk;
     comm_store_free(a->store);
-    free(a->start);
-    free(a->delta);
-    free(a->pulled);
+    if (b) {
+        b->ops->release(b, a->start);
+        b->ops->release(b, a->delta);
+        b->ops->release(b, a->pulled);
+    }
+    bk_stage_free(&a->push_stage);
+    bk_stage_free(&a->pull_stage);
     free(a);
 }
 
@@ -425,12 +468,11 @@ static int asgd_setup(struct engine *en, const struct parallel_config *pc, struc
     a->adjust = c->adjust.type;
     a->coef = c->adjust.coef;
     a->per_adjust = c->adjust.per > 0 ? c->adjust.per : 1;
-    size_t n = en->layout.n ? en->layout.n : 1;
-    a->start = calloc(n, sizeof *a->start);
-    a->delta = calloc(n, sizeof *a->delta);
-    a->pulled = a->pipeline ? calloc(n, sizeof *a->pulled) : NULL;
-    if (!a->start || !a->delta || (a->pipeline && !a->pulled))
-        return pt_err_set(e, PT_ENOMEM, "error: out of memory (DataParallelASGD buffers)");
+    size_t n = en->layout.n;
+    struct backend *b = en->layout.bk;
+    if (bk_alloc_zero(b, n, &a->start, e) || bk_alloc_zero(b, n, &a->delta, e) ||
+        (a->pipeline && bk_alloc_zero(b, n, &a->pulled, e)))
+        return pt_err_context(e, "for the DataParallelASGD buffers");
     int rc = comm_store_new(en->comm, en->layout.n, &a->store, e);
     return rc ? pt_err_context(e, "while creating DataParallelASGD's parameter store") : 0;
 }

@@ -16,8 +16,13 @@
  *   Hierarchical or overlapBackward=false (the default: on ranks that use every core
  *   the blocking allreduce's tuned algorithms beat libnbc's schedules, measured in
  *   bench/RESULTS.md): one comm_allreduce after backward.
+ *   Device memory reaches the communicator through a stage (bk_stage_out / bk_stage_in,
+ *   the identity on the CPU); with useFp16AllReduce the backend converts to a host buffer
+ *   of halves (half_out), the communicator sums halves (comm_[i]allreduce_half) and
+ *   half_in converts back.
  *
- *   gradientBits = k < 32 (1-bit SGD with error feedback; quantizer in quantize.c):
+ *   gradientBits = k < 32 (1-bit SGD with error feedback; the quantizers are backend ops,
+ *   math/quantize.h):
  *   1     v = g + r1 per column, quantize (r1 = v - reconstruction), all columns
  *   2     alltoallv: stripe s (a contiguous run of columns) goes to its owner, rank s
  *   3     the owner sums the N reconstructions of its stripe, re-quantizes the sum with
@@ -36,9 +41,10 @@
 
 #include "comm/comm.h"
 #include "core/timer.h"
+#include "math/backend.h"
+#include "math/quantize.h"
 #include "nn/nn.h"
 #include "parallel/parallel.h"
-#include "parallel/quantize.h"
 
 /* The quantized exchange's layout and buffers. */
 struct quant {
@@ -79,6 +85,12 @@ struct dpsgd {
     int cur, pending;
     double start_seconds; /* time the in-flight aggregation's start took */
     struct quant q;
+    /* the float allreduce in flight works on host, the host view of the device buffer dev
+     * (the identity on the CPU backend), or with fp16 on half, dev's values as binary16
+     * (the backend converts; the communicator sums the halves) */
+    struct bk_stage stage;
+    float *dev, *host;
+    uint16_t *half;
 };
 
 static struct dpsgd *dp_of(struct engine *en)
@@ -106,9 +118,10 @@ static int quant_layout(struct quant *q, const struct engine_layout *L, int work
     q->boff = calloc(ncols + 1, sizeof *q->boff);
     q->first = calloc(w + 1, sizeof *q->first);
     q->scount = calloc(4 * w, sizeof *q->scount);
-    q->r1 = calloc(L->n ? L->n : 1, sizeof *q->r1);
-    if (!q->off || !q->rows || !q->boff || !q->first || !q->scount || !q->r1)
+    if (!q->off || !q->rows || !q->boff || !q->first || !q->scount)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory (quantizer layout)");
+    if (L->bk->ops->alloc(L->bk, L->n, &q->r1, e))
+        return pt_err_context(e, "for the quantizer residuals");
     q->sdispl = q->scount + w;
     q->rcount = q->sdispl + w;
     q->rdispl = q->rcount + w;
@@ -141,8 +154,8 @@ static int grow(unsigned char **p, size_t *cap, size_t want, struct pt_err *e)
 }
 
 /* Byte offsets, counts and buffers for `bits`; residuals zeroed (a new epoch). */
-static int quant_prepare(struct quant *q, int bits, int rank, int workers, size_t n,
-                         struct pt_err *e)
+static int quant_prepare(struct quant *q, struct backend *b, int bits, int rank, int workers,
+                         size_t n, struct pt_err *e)
 {
     q->bits = bits;
     q->boff[0] = 0;
@@ -159,13 +172,12 @@ static int quant_prepare(struct quant *q, int bits, int rank, int workers, size_
             q->bytes += (double)q->scount[s] + (double)own;
     }
     size_t lo = col_start(q, q->first[rank], n), hi = col_start(q, q->first[rank + 1], n);
-    free(q->r2);
-    free(q->sum);
-    q->r2 = calloc(hi - lo + 1, sizeof *q->r2);
-    q->sum = calloc(hi - lo + 1, sizeof *q->sum);
-    if (!q->r2 || !q->sum)
-        return pt_err_set(e, PT_ENOMEM, "error: out of memory (quantizer residuals)");
-    memset(q->r1, 0, n * sizeof *q->r1);
+    b->ops->release(b, q->r2);
+    b->ops->release(b, q->sum);
+    q->r2 = q->sum = NULL;
+    if (bk_alloc_zero(b, hi - lo, &q->r2, e) || bk_alloc_zero(b, hi - lo, &q->sum, e))
+        return pt_err_context(e, "for the quantizer residuals");
+    b->ops->fill(b, q->r1, n, 0.0f);
     size_t total = q->boff[q->ncols] ? q->boff[q->ncols] : 1;
     size_t cap_all = q->cap_send;
     int rc = grow(&q->send, &q->cap_send, total, e);
@@ -176,16 +188,18 @@ static int quant_prepare(struct quant *q, int bits, int rank, int workers, size_
     return rc;
 }
 
-static void quant_release(struct quant *q)
+static void quant_release(struct quant *q, struct backend *b)
 {
     free(q->off);
     free(q->rows);
     free(q->boff);
     free(q->first);
     free(q->scount);
-    free(q->r1);
-    free(q->r2);
-    free(q->sum);
+    if (b) {
+        b->ops->release(b, q->r1);
+        b->ops->release(b, q->r2);
+        b->ops->release(b, q->sum);
+    }
     free(q->send);
     free(q->recv);
     free(q->all);
@@ -193,13 +207,25 @@ static void quant_release(struct quant *q)
 
 /* ------------------------------------------------------------------ quantized exchange */
 
+/* Columns c0..c1 of the quantized layout; floats from fbase, bytes from bbase. */
+static struct bk_columns columns(const struct quant *q, size_t c0, size_t c1, size_t fbase,
+                                 size_t bbase)
+{
+    struct bk_columns c = {.off = q->off, .rows = q->rows, .boff = q->boff, .c0 = c0, .c1 = c1};
+    c.fbase = fbase;
+    c.bbase = bbase;
+    c.bits = q->bits;
+    c.zero_threshold = q->zero_threshold;
+    return c;
+}
+
 /* Steps 1-2: quantize every column of g, start the stripe exchange. */
 static int quant_start(struct dpsgd *d, const float *g, struct pt_err *e)
 {
     struct quant *q = &d->q;
-    for (size_t c = 0; c < q->ncols; c++)
-        quant_encode_column(g + q->off[c], q->r1 + q->off[c], q->rows[c], q->bits,
-                            q->zero_threshold, q->send + q->boff[c]);
+    struct backend *b = d->base.layout.bk;
+    struct bk_columns all = columns(q, 0, q->ncols, 0, 0);
+    b->ops->quantize(b, &all, g, q->r1, q->send);
     return comm_ialltoallv(d->base.comm, q->send, q->scount, q->sdispl, q->recv, q->rcount,
                            q->rdispl, COMM_BYTE, &q->req, e);
 }
@@ -215,22 +241,19 @@ static int quant_finish(struct dpsgd *d, float *g, struct pt_err *e)
         return rc;
     size_t c0 = q->first[rank], c1 = q->first[rank + 1], n = d->base.layout.n;
     size_t lo = col_start(q, c0, n);
-    memset(q->sum, 0, (col_start(q, c1, n) - lo) * sizeof *q->sum);
-    for (int s = 0; s < workers; s++) {
-        const unsigned char *from = q->recv + q->rdispl[s] - q->boff[c0];
-        for (size_t col = c0; col < c1; col++)
-            quant_decode_column(from + q->boff[col], q->rows[col], q->bits, 1,
-                                q->sum + (q->off[col] - lo));
-    }
-    for (size_t col = c0; col < c1; col++)
-        quant_encode_column(q->sum + (q->off[col] - lo), q->r2 + (q->off[col] - lo),
-                            q->rows[col], q->bits, q->zero_threshold, q->all + q->boff[col]);
+    struct backend *b = d->base.layout.bk;
+    b->ops->fill(b, q->sum, col_start(q, c1, n) - lo, 0.0f);
+    struct bk_columns stripe = columns(q, c0, c1, lo, q->boff[c0]);
+    for (int s = 0; s < workers; s++)
+        b->ops->unquantize(b, &stripe, q->recv + q->rdispl[s], 1, q->sum);
+    stripe.bbase = 0;
+    b->ops->quantize(b, &stripe, q->sum, q->r2, q->all);
     rc = comm_allgatherv(c, q->all + q->sdispl[rank], q->scount[rank], q->all, q->scount,
                          q->sdispl, COMM_BYTE, e);
     if (rc)
         return rc;
-    for (size_t col = 0; col < q->ncols; col++)
-        quant_decode_column(q->all + q->boff[col], q->rows[col], q->bits, 0, g + q->off[col]);
+    struct bk_columns all = columns(q, 0, q->ncols, 0, 0);
+    b->ops->unquantize(b, &all, q->all, 0, g);
     return 0;
 }
 
@@ -244,17 +267,57 @@ static double bytes_per_sync(const struct dpsgd *d)
     return 2.0 * (w - 1.0) / w * elem * (double)d->base.layout.n; /* ring allreduce */
 }
 
+/* The host form of g[first..first+n) for a float allreduce (floats, or halves with fp16);
+ * the whole of g comes back at wait_all. */
+static int stage_out(struct dpsgd *d, float *g, size_t first, size_t n, struct pt_err *e)
+{
+    struct backend *b = d->base.layout.bk;
+    d->dev = g;
+    if (!d->fp16)
+        return bk_stage_out(b, &d->stage, g, first, n, &d->host, e);
+    if (!d->half && !(d->half = pt_malloc((d->base.layout.n + 1) * sizeof *d->half, e)))
+        return PT_ENOMEM;
+    b->ops->half_out(b, d->half + first, g + first, n);
+    return 0;
+}
+
+/* Start summing the staged [first, first + n) over the ranks. */
+static int start_sum(struct dpsgd *d, size_t first, size_t n, struct comm_req **req,
+                     struct pt_err *e)
+{
+    if (d->fp16)
+        return comm_iallreduce_half(d->base.comm, d->half + first, n, req, e);
+    return comm_iallreduce(d->base.comm, d->host + first, n, COMM_FLOAT, COMM_SUM, req, e);
+}
+
+/* The staged floats back into the device buffer, after every sum completed. */
+static int stage_in(struct dpsgd *d, struct pt_err *e)
+{
+    struct backend *b = d->base.layout.bk;
+    float *g = d->dev;
+    d->dev = NULL;
+    if (!g)
+        return 0;
+    if (!d->fp16)
+        return bk_stage_in(b, g, d->host, 0, d->base.layout.n, e);
+    b->ops->half_in(b, g, d->half, d->base.layout.n);
+    return 0;
+}
+
 /* Start aggregating g (n floats) and stats (nonblocking where MPI allows). */
 static int agg_start(struct dpsgd *d, float *g, double stats[3], struct pt_err *e)
 {
     struct comm *c = d->base.comm;
+    size_t n = d->base.layout.n;
     int rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
     if (rc)
         return rc;
     if (d->bits_now < 32)
         return quant_start(d, g, e);
+    if ((rc = stage_out(d, g, 0, n, e)))
+        return rc;
     d->nreqs = 1;
-    return comm_iallreduce(c, g, d->base.layout.n, COMM_FLOAT, COMM_SUM, &d->reqs[0], e);
+    return start_sum(d, 0, n, &d->reqs[0], e);
 }
 
 static int wait_all(struct dpsgd *d, struct pt_err *e)
@@ -266,6 +329,9 @@ static int wait_all(struct dpsgd *d, struct pt_err *e)
     d->nreqs = 0;
     if (rc == 0)
         rc = comm_wait(&d->stats_req, e);
+    if (rc == 0)
+        rc = stage_in(d, e);
+    d->dev = NULL;
     return rc;
 }
 
@@ -300,8 +366,9 @@ static int start_slices(struct dpsgd *d, float *grads, size_t first, struct pt_e
 {
     while (d->next + 1 < d->ncuts && d->cut[d->next + 1] >= first) {
         size_t lo = d->cut[d->next + 1], hi = d->cut[d->next];
-        int rc = comm_iallreduce(d->base.comm, grads + lo, hi - lo, COMM_FLOAT, COMM_SUM,
-                                 &d->reqs[d->nreqs++], e);
+        int rc = stage_out(d, grads, lo, hi - lo, e);
+        if (rc == 0)
+            rc = start_sum(d, lo, hi - lo, &d->reqs[d->nreqs++], e);
         d->next++;
         if (rc)
             return rc;
@@ -337,9 +404,12 @@ static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct 
     } else { /* the statistics travel while the blocking allreduce runs */
         rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
         if (rc == 0)
-            rc = comm_allreduce(c, grads, n, COMM_FLOAT, COMM_SUM, e);
+            rc = stage_out(d, grads, 0, n, e);
         if (rc == 0)
-            rc = comm_wait(&d->stats_req, e);
+            rc = d->fp16 ? comm_allreduce_half(c, d->half, n, e)
+                         : comm_allreduce(c, d->host, n, COMM_FLOAT, COMM_SUM, e);
+        if (rc == 0)
+            rc = wait_all(d, e);
     }
     d->next = 0;
     return rc;
@@ -350,6 +420,7 @@ static int aggregate_buffered(struct dpsgd *d, float *grads, double stats[3], do
                               struct pt_err *e)
 {
     size_t n = d->base.layout.n;
+    struct backend *b = d->base.layout.bk;
     int f = d->cur, g = 1 - f, had = d->pending, rc = 0;
     double t0 = pt_now();
     if (had)
@@ -357,11 +428,11 @@ static int aggregate_buffered(struct dpsgd *d, float *grads, double stats[3], do
     *wait = pt_now() - t0;
     if (rc)
         return rc;
-    memcpy(d->buf[g], grads, n * sizeof *grads);
+    b->ops->copy(b, d->buf[g], grads, n);
     memcpy(d->bstats[g], stats, sizeof d->bstats[g]);
     rc = agg_start(d, d->buf[g], d->bstats[g], e);
     if (had) {
-        memcpy(grads, d->buf[f], n * sizeof *grads);
+        b->ops->copy(b, grads, d->buf[f], n);
         memcpy(stats, d->bstats[f], sizeof d->bstats[f]);
     } else {
         stats[0] = stats[1] = stats[2] = 0.0;
@@ -397,7 +468,7 @@ static int dp_flush(struct engine *en, float *grads, double stats[3], struct pt_
     int rc = agg_finish(d, d->buf[d->cur], e);
     if (rc)
         return rc;
-    memcpy(grads, d->buf[d->cur], en->layout.n * sizeof *grads);
+    en->layout.bk->ops->copy(en->layout.bk, grads, d->buf[d->cur], en->layout.n);
     memcpy(stats, d->bstats[d->cur], sizeof d->bstats[d->cur]);
     return 1;
 }
@@ -413,19 +484,24 @@ static int dp_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
         return 0;
     if (!d->q.off && quant_layout(&d->q, &en->layout, comm_size(en->comm), e))
         return pt_err_context(e, "while setting up %d-bit DataParallelSGD", d->bits_now);
-    return quant_prepare(&d->q, d->bits_now, comm_rank(en->comm), comm_size(en->comm),
-                         en->layout.n, e);
+    return quant_prepare(&d->q, en->layout.bk, d->bits_now, comm_rank(en->comm),
+                         comm_size(en->comm), en->layout.n, e);
 }
 
 static void dp_destroy(struct engine *en)
 {
     struct dpsgd *d = dp_of(en);
     /* requests still in flight exist only after a failure, when the process ends */
-    quant_release(&d->q);
+    struct backend *b = en->layout.bk;
+    quant_release(&d->q, b);
+    bk_stage_free(&d->stage);
+    free(d->half);
     free(d->reqs);
     free(d->cut);
-    free(d->buf[0]);
-    free(d->buf[1]);
+    if (b) {
+        b->ops->release(b, d->buf[0]);
+        b->ops->release(b, d->buf[1]);
+    }
     free(d);
 }
 
@@ -477,7 +553,8 @@ static int dpsgd_setup(struct engine *en, const struct parallel_config *pc, stru
 {
     struct dpsgd *d = dp_of(en);
     struct comm *c = en->comm;
-    struct comm_options o = {.hierarchical = pc->hierarchical, .fp16 = pc->fp16,
+    /* fp16: the backend converts (half_out / half_in), the communicator sums halves */
+    struct comm_options o = {.hierarchical = pc->hierarchical, .fp16 = 0,
                              .bucket_bytes = (size_t)pc->bucket_bytes};
     int rc = comm_set_options(c, &o, e);
     if (rc)
@@ -491,10 +568,10 @@ static int dpsgd_setup(struct engine *en, const struct parallel_config *pc, stru
         return -1;
     if (!d->buffered)
         return 0;
-    d->buf[0] = malloc((en->layout.n + 1) * sizeof(float));
-    d->buf[1] = malloc((en->layout.n + 1) * sizeof(float));
-    if (!d->buf[0] || !d->buf[1])
-        return pt_err_set(e, PT_ENOMEM, "error: out of memory (buffered aggregation)");
+    struct backend *b = en->layout.bk;
+    if (b->ops->alloc(b, en->layout.n, &d->buf[0], e) ||
+        b->ops->alloc(b, en->layout.n, &d->buf[1], e))
+        return pt_err_context(e, "for the buffered aggregation");
     return 0;
 }
 

@@ -21,6 +21,7 @@
 
 #include "comm/comm.h"
 #include "core/timer.h"
+#include "math/backend.h"
 #include "parallel/parallel.h"
 
 struct masgd {
@@ -29,6 +30,7 @@ struct masgd {
     size_t per_worker; /* local samples between syncs */
     double bm, blr, tc_per_worker;
     float *prev, *delta, *work; /* BMUF: model after the last sync, block momentum, G */
+    struct bk_stage stage;      /* host view of the allreduced buffer */
     int have_prev;
     size_t since; /* local samples since the last sync */
     /* SPEC 9 statistics, per epoch */
@@ -44,25 +46,27 @@ static struct masgd *ma_of(struct engine *en)
 
 static void ma_update(struct masgd *m, double total)
 {
-    float f = (float)((double)m->since / total);
-    float *w = m->base.layout.params;
-    for (size_t i = 0; i < m->base.layout.n; i++)
-        w[i] *= f;
+    struct backend *b = m->base.layout.bk;
+    b->ops->scale(b, m->base.layout.params, m->base.layout.n, (float)((double)m->since / total));
 }
 
 static void bmuf_update(struct masgd *m)
 {
-    float *w = m->base.layout.params, *prev = m->prev, *d = m->delta, *g = m->work;
-    float b = (float)m->bm, gain = (float)((1.0 - m->bm) * m->blr);
-    for (size_t i = 0; i < m->base.layout.n; i++) {
-        float di = b * d[i] + gain * g[i];
-        float x = prev[i] - di;
-        if (m->nesterov)
-            x -= b * di;
-        d[i] = di;
-        w[i] = x;
-        prev[i] = x;
-    }
+    struct backend *b = m->base.layout.bk;
+    b->ops->block_momentum(b, m->base.layout.params, m->prev, m->delta, m->work, m->base.layout.n,
+                           (float)m->bm, (float)((1.0 - m->bm) * m->blr), m->nesterov);
+}
+
+/* x[0..n) summed over the ranks, in place, through a host stage. */
+static int allreduce_staged(struct masgd *m, float *x, struct pt_err *e)
+{
+    struct backend *b = m->base.layout.bk;
+    size_t n = m->base.layout.n;
+    float *h = NULL;
+    int rc = bk_stage_out(b, &m->stage, x, 0, n, &h, e);
+    if (rc == 0)
+        rc = comm_allreduce_f32(m->base.comm, h, n, e);
+    return rc ? rc : bk_stage_in(b, x, h, 0, n, e);
 }
 
 static void report(struct masgd *m, double t0, double t1, double comm_s, double total)
@@ -114,15 +118,15 @@ static int sync_models(struct masgd *m, int done, double tally[3], int *all_done
     if (rc == 0 && total > 0) {
         double t = pt_now();
         if (m->bmuf) {
-            for (size_t i = 0; i < n; i++)
-                m->work[i] = m->prev[i] - en->layout.params[i];
-            rc = comm_allreduce_f32(c, m->work, n, e);
+            struct backend *b = en->layout.bk;
+            b->ops->sub_scaled(b, m->work, m->prev, en->layout.params, n, 1.0f);
+            rc = allreduce_staged(m, m->work, e);
             comm_s += pt_now() - t;
             if (rc == 0)
                 bmuf_update(m);
         } else {
             ma_update(m, total);
-            rc = comm_allreduce_f32(c, en->layout.params, n, e);
+            rc = allreduce_staged(m, en->layout.params, e);
             comm_s += pt_now() - t;
         }
     }
@@ -150,7 +154,7 @@ static int ms_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
     if (!m->bmuf)
         return 0;
     if (!m->have_prev) { /* first parallel epoch: the common model is the last sync's */
-        memcpy(m->prev, en->layout.params, en->layout.n * sizeof *m->prev);
+        en->layout.bk->ops->copy(en->layout.bk, m->prev, en->layout.params, en->layout.n);
         m->have_prev = 1;
     }
     if (en->log)
@@ -194,8 +198,8 @@ static size_t ms_state(struct engine *en, struct engine_state *out, size_t max)
     struct masgd *m = ma_of(en);
     if (!m->bmuf || max < 2)
         return 0;
-    out[0] = (struct engine_state){"bmuf.delta", m->delta, en->layout.n};
-    out[1] = (struct engine_state){"bmuf.prev", m->prev, en->layout.n};
+    out[0] = (struct engine_state){"bmuf.delta", m->delta, en->layout.n, en->layout.bk};
+    out[1] = (struct engine_state){"bmuf.prev", m->prev, en->layout.n, en->layout.bk};
     return 2;
 }
 
@@ -206,15 +210,19 @@ static void ms_state_loaded(struct engine *en, int loaded)
         return;
     m->have_prev = loaded;
     if (!loaded)
-        memset(m->delta, 0, en->layout.n * sizeof *m->delta);
+        en->layout.bk->ops->fill(en->layout.bk, m->delta, en->layout.n, 0.0f);
 }
 
 static void ms_destroy(struct engine *en)
 {
     struct masgd *m = ma_of(en);
-    free(m->prev);
-    free(m->delta);
-    free(m->work);
+    struct backend *b = en->layout.bk;
+    if (b) {
+        b->ops->release(b, m->prev);
+        b->ops->release(b, m->delta);
+        b->ops->release(b, m->work);
+    }
+    bk_stage_free(&m->stage);
     free(m);
 }
 
@@ -277,12 +285,11 @@ static int masgd_setup(struct engine *en, const struct parallel_config *pc, stru
     m->blr = mc->block_lr;
     m->nesterov = mc->nesterov;
     en->reset_momentum = mc->reset_momentum;
-    size_t n = en->layout.n ? en->layout.n : 1;
-    m->prev = calloc(n, sizeof *m->prev);
-    m->delta = calloc(n, sizeof *m->delta);
-    m->work = calloc(n, sizeof *m->work);
-    if (!m->prev || !m->delta || !m->work)
-        return pt_err_set(e, PT_ENOMEM, "error: out of memory (BlockMomentumSGD state)");
+    size_t n = en->layout.n;
+    struct backend *b = en->layout.bk;
+    if (bk_alloc_zero(b, n, &m->prev, e) || bk_alloc_zero(b, n, &m->delta, e) ||
+        bk_alloc_zero(b, n, &m->work, e))
+        return pt_err_context(e, "for the BlockMomentumSGD state");
     return 0;
 }
 

@@ -11,6 +11,7 @@
 extern const struct cfg_schema parallel_train_schema;       /* SGD.ParallelTrain */
 extern const struct cfg_schema parallel_asgd_adjust_schema; /* ...AdjustLearningRateAtBeginning */
 
+struct backend;
 struct comm;
 struct engine;
 struct nn_tensor;
@@ -108,12 +109,16 @@ struct asgd_config {
 };
 
 /* The parameter layout an engine works on: the arena's size and its tensor table (arena
- * order, no gaps; a column of a tensor is `rows` consecutive floats). */
+ * order, no gaps; a column of a tensor is `rows` consecutive floats), and the backend whose
+ * device memory holds the parameters and gradients. Engines never dereference that memory:
+ * they compute through bk's ops and hand buffers to the communicator through a stage
+ * (bk_stage_out / bk_stage_in, the identity on the CPU). */
 struct engine_layout {
     size_t n;
     float *params; /* the parameters (model-synchronizing engines replace them) */
     const struct nn_tensor *tensors;
     size_t ntensors;
+    struct backend *bk; /* required by every method but None */
 };
 
 /* A piece of engine state that checkpoints keep (BMUF: the block momentum and the model
@@ -122,6 +127,7 @@ struct engine_state {
     const char *tag;
     float *data;
     size_t n;
+    struct backend *bk; /* data is device memory of bk; NULL: host memory */
 };
 
 /* An engine: the strategy between the backward pass and the learner (DESIGN.md). The

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/blob.h"
+#include "math/backend.h"
 #include "parallel/parallel.h"
 #include "train/train_internal.h"
 
@@ -15,6 +16,19 @@ void ckp_path(char *buf, size_t size, const char *model_path, uint64_t epoch)
 }
 
 #define CKP_MAX_ENGINE 4
+
+/* Section tag from n floats at x, device memory of b (NULL: host memory). */
+static int write_floats(struct blob_writer *w, const char *tag, struct backend *b, float *x,
+                        size_t n, struct pt_err *e)
+{
+    struct bk_stage st = {0};
+    float *h = x;
+    int rc = b ? bk_stage_out(b, &st, x, 0, n, &h, e) : 0;
+    if (rc == 0)
+        rc = blob_write_section(w, tag, h, n * sizeof *h, e);
+    bk_stage_free(&st);
+    return rc;
+}
 
 int ckp_save(const char *path, const struct ckp_state *st, const struct learner *l,
              struct engine *en, struct pt_err *e)
@@ -31,11 +45,11 @@ int ckp_save(const char *path, const struct ckp_state *st, const struct learner 
     if (rc == 0)
         rc = blob_write_section(&w, "steps", &steps, sizeof steps, e);
     if (rc == 0)
-        rc = blob_write_section(&w, "learner.s1", l->s1, l->n * sizeof *l->s1, e);
+        rc = write_floats(&w, "learner.s1", l->bk, l->s1, l->n, e);
     if (rc == 0 && l->s2)
-        rc = blob_write_section(&w, "learner.s2", l->s2, l->n * sizeof *l->s2, e);
+        rc = write_floats(&w, "learner.s2", l->bk, l->s2, l->n, e);
     for (size_t i = 0; rc == 0 && i < nes; i++)
-        rc = blob_write_section(&w, es[i].tag, es[i].data, es[i].n * sizeof *es[i].data, e);
+        rc = write_floats(&w, es[i].tag, es[i].bk, es[i].data, es[i].n, e);
     if (rc == 0)
         return blob_write_commit(&w, e);
     blob_write_abort(&w);
@@ -53,6 +67,21 @@ static int take(const struct blob *b, const char *tag, void *dst, size_t len, co
     return 0;
 }
 
+/* Section tag into n floats at x, device memory of b (NULL: host memory). */
+static int take_floats(const struct blob *bl, const char *tag, struct backend *b, float *x,
+                       size_t n, const char *path, struct pt_err *e)
+{
+    struct bk_stage st = {0};
+    float *h = x;
+    int rc = b ? bk_stage_for_write(b, &st, x, n, &h, e) : 0;
+    if (rc == 0)
+        rc = take(bl, tag, h, n * sizeof *h, path, e);
+    if (rc == 0 && b)
+        rc = bk_stage_in(b, x, h, 0, n, e);
+    bk_stage_free(&st);
+    return rc;
+}
+
 /* The engine's sections: all there (1), none there (-1), or the engine keeps none (0). */
 static int take_engine(const struct blob *b, struct engine *en, const char *path, int *status,
                        struct pt_err *e)
@@ -65,7 +94,7 @@ static int take_engine(const struct blob *b, struct engine *en, const char *path
     *status = nes == 0 ? 0 : found == 0 ? -1 : 1;
     int rc = 0;
     for (size_t i = 0; rc == 0 && found > 0 && i < nes; i++)
-        rc = take(b, es[i].tag, es[i].data, es[i].n * sizeof *es[i].data, path, e);
+        rc = take_floats(b, es[i].tag, es[i].bk, es[i].data, es[i].n, path, e);
     return rc;
 }
 
@@ -87,9 +116,9 @@ int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct e
     if (rc == 0)
         rc = take(&b, "steps", &steps, sizeof steps, path, e);
     if (rc == 0)
-        rc = take(&b, "learner.s1", l->s1, l->n * sizeof *l->s1, path, e);
+        rc = take_floats(&b, "learner.s1", l->bk, l->s1, l->n, path, e);
     if (rc == 0 && l->s2)
-        rc = take(&b, "learner.s2", l->s2, l->n * sizeof *l->s2, path, e);
+        rc = take_floats(&b, "learner.s2", l->bk, l->s2, l->n, path, e);
     if (rc == 0)
         rc = take_engine(&b, en, path, engine_state, e);
     if (rc == 0) {

@@ -96,7 +96,8 @@ static int grad_ready(void *ctx, size_t first, struct pt_err *e)
 
 static int engine_setup(struct run *r, struct pt_err *e)
 {
-    struct engine_layout layout = {.n = nn_param_count(r->net), .params = nn_params(r->net)};
+    struct engine_layout layout = {.n = nn_param_count(r->net), .params = nn_params(r->net),
+                                   .bk = r->be};
     layout.tensors = nn_tensors(r->net, &layout.ntensors);
     return engine_new(&r->pc, r->ctx->comm, r->rank == 0 || r->ctx->log->own ? r->ctx->log : NULL,
                       &layout, &r->engine, e);
@@ -135,6 +136,21 @@ static uint64_t newest_epoch(const struct run *r)
     return 0;
 }
 
+/* Rank 0's parameters to every rank, through a host stage (the identity on the CPU). */
+static int bcast_params(struct run *r, struct pt_err *e)
+{
+    struct bk_stage st = {0};
+    size_t n = nn_param_count(r->net);
+    float *h = NULL;
+    int rc = bk_stage_out(r->be, &st, nn_params(r->net), 0, n, &h, e);
+    if (rc == 0)
+        rc = comm_bcast_f32(r->ctx->comm, h, n, 0, e);
+    if (rc == 0)
+        rc = bk_stage_in(r->be, nn_params(r->net), h, 0, n, e);
+    bk_stage_free(&st);
+    return rc;
+}
+
 static int build(struct run *r, struct pt_err *e)
 {
     int rc = backend_cpu_new(&r->be, e);
@@ -155,11 +171,11 @@ static int build(struct run *r, struct pt_err *e)
             rc = train_feature_stats(r->reader, r->net, r->ncfg.mean_var_norm, r->ncfg.need_prior, e);
     }
     if (rc == 0 && r->workers > 1) /* one model everywhere, whatever happened before */
-        rc = comm_bcast_f32(r->ctx->comm, nn_params(r->net), nn_param_count(r->net), 0, e);
+        rc = bcast_params(r, e);
     if (rc == 0)
         rc = engine_setup(r, e);
     if (rc == 0)
-        rc = learner_init(&r->learner, r->lc.type, nn_param_count(r->net), e);
+        rc = learner_init(&r->learner, r->be, r->lc.type, nn_param_count(r->net), e);
     if (rc == 0) {
         const struct nn_tensor *t = nn_tensors(r->net, &r->nspans);
         r->spans = calloc(r->nspans ? r->nspans : 1, sizeof *r->spans);

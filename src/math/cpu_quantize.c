@@ -1,4 +1,5 @@
-/* Column quantizers of 1-bit SGD (SPEC 7.1); the packed format is described in quantize.h.
+/* The CPU backend's column quantizers of 1-bit SGD (SPEC 7.1): backend_ops.quantize and
+ * unquantize; the packed format is described in quantize.h.
  *
  * Blocks. A column is processed in blocks of 32 values: 32 codes of k bits fill exactly k
  * 32-bit words for every k in 1..16, so no word is shared by two blocks, the packers keep no
@@ -44,7 +45,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "parallel/quantize.h"
+#include "math/cpu_kernels.h"
+#include "math/quantize.h"
 
 /* No a*b+c fused into one fma, whatever -march says (see Determinism): a fused
  * v - (q - half) * step would differ from v minus the decoded value, and a build with FMA
@@ -193,8 +195,7 @@ QUANT_CLONES static float stats_sigma(const float *v, size_t rows)
 static struct levels levels_of(float lower, float upper, int bits)
 {
     int32_t steps = (1 << bits) - 1;
-    struct levels lv = {.step = (upper - lower) / (float)steps,
-                        .half = (1 << (bits - 1)) - 1};
+    struct levels lv = {.step = (upper - lower) / (float)steps, .half = (1 << (bits - 1)) - 1};
     lv.scale = upper > lower ? (float)steps / (upper - lower) : 0.0f;
     return lv;
 }
@@ -440,8 +441,8 @@ QUANT_INLINE void decode_levels(const unsigned char *in, size_t rows, int k,
         load_words(in + 4 * (size_t)k * full, w, (n * (size_t)k + 31) / 32);
         unpack_block(w, k, q);
         for (size_t j = 0; j < n; j++)
-            o[j] = accumulate ? o[j] + level_value(q[j], half, step)
-                              : level_value(q[j], half, step);
+            o[j] =
+                accumulate ? o[j] + level_value(q[j], half, step) : level_value(q[j], half, step);
     }
 }
 
@@ -478,8 +479,8 @@ static void store_header(unsigned char *out, float a, float b)
     memcpy(out, h, sizeof h);
 }
 
-void quant_encode_column(const float *g, float *r, size_t rows, int bits, int zero_threshold,
-                         unsigned char *out)
+void cpu_quant_encode_column(const float *g, float *r, size_t rows, int bits, int zero_threshold,
+                             unsigned char *out)
 {
     if (bits < 1 || bits > 16)
         return;
@@ -510,8 +511,8 @@ void quant_encode_column(const float *g, float *r, size_t rows, int bits, int ze
     encode_k(v, r, rows, bits, &lv, codes);
 }
 
-void quant_decode_column(const unsigned char *in, size_t rows, int bits, int accumulate,
-                         float *out)
+void cpu_quant_decode_column(const unsigned char *in, size_t rows, int bits, int accumulate,
+                             float *out)
 {
     if (bits < 1 || bits > 16)
         return;
@@ -524,4 +525,26 @@ void quant_decode_column(const unsigned char *in, size_t rows, int bits, int acc
     }
     struct levels lv = levels_of(h[0], h[1], bits);
     decode_k(codes, rows, bits, &lv, accumulate, out);
+}
+
+/* ---- the backend ops: a run of columns ---- */
+
+void cpu_quantize(struct backend *b, const struct bk_columns *c, const float *g, float *r,
+                  unsigned char *out)
+{
+    (void)b;
+    for (size_t k = c->c0; k < c->c1; k++) {
+        size_t at = c->off[k] - c->fbase;
+        cpu_quant_encode_column(g + at, r ? r + at : NULL, c->rows[k], c->bits, c->zero_threshold,
+                                out + (c->boff[k] - c->bbase));
+    }
+}
+
+void cpu_unquantize(struct backend *b, const struct bk_columns *c, const unsigned char *in,
+                    int accumulate, float *out)
+{
+    (void)b;
+    for (size_t k = c->c0; k < c->c1; k++)
+        cpu_quant_decode_column(in + (c->boff[k] - c->bbase), c->rows[k], c->bits, accumulate,
+                                out + (c->off[k] - c->fbase));
 }

@@ -1,4 +1,6 @@
-/* Column quantizers of 1-bit SGD (SPEC 7.1), with error feedback.
+/* Column quantizers of 1-bit SGD (SPEC 7.1), with error feedback: the packed format. The
+ * codecs are backend ops (backend_ops.quantize / unquantize over a struct bk_columns; the
+ * CPU's in cpu_quantize.c).
  *
  * A column is `rows` consecutive floats (a column of a column-major weight matrix, or a
  * whole bias vector). Its packed form is a header of two floats followed by the codes:
@@ -18,25 +20,14 @@
  * 32) bytes, and columns can be laid out back to back at 4-byte alignment. Headers and
  * words are stored with memcpy (no alignment demands on the buffer).
  *
- * Every function is deterministic and pure C (no MPI, no threads): the same inputs give
- * the same bytes on every rank. */
-#ifndef PT_PARALLEL_QUANTIZE_H
-#define PT_PARALLEL_QUANTIZE_H
+ * The codecs are deterministic: the same inputs give the same bytes on every rank (and
+ * every backend must give the CPU's bytes). */
+#ifndef PT_MATH_QUANTIZE_H
+#define PT_MATH_QUANTIZE_H
 
 #include <stddef.h>
 
 /* Bytes of one packed column of `rows` values at `bits` (1..16). */
 size_t quant_column_bytes(size_t rows, int bits);
-
-/* Quantize v = g + r (r == NULL: v = g) into out (quant_column_bytes bytes) and, when r is
- * not NULL, store the error feedback r = v - reconstruct(quantize(v)). zero_threshold
- * matters only for bits == 1. g and r may not overlap out. */
-void quant_encode_column(const float *g, float *r, size_t rows, int bits, int zero_threshold,
-                         unsigned char *out);
-
-/* Reconstruct a packed column into out[0..rows): out = values (accumulate == 0) or out +=
- * values (accumulate != 0). */
-void quant_decode_column(const unsigned char *in, size_t rows, int bits, int accumulate,
-                         float *out);
 
 #endif

@@ -1,0 +1,70 @@
+/* Staging of device buffers for the communicator, and zeroed allocation; see backend.h.
+ * Written once over ops->upload / ops->download, so every backend has them; on a
+ * host-memory backend they cost nothing. */
+#include <stdlib.h>
+
+#include "math/backend.h"
+
+/* Make the stage's mirror hold at least n floats. */
+static int stage_reserve(struct bk_stage *s, size_t n, struct pt_err *e)
+{
+    if (s->cap >= n && s->host)
+        return 0;
+    float *h = pt_realloc(s->host, (n ? n : 1) * sizeof *h, e);
+    if (!h)
+        return e ? e->code : PT_ENOMEM;
+    s->host = h;
+    s->cap = n;
+    return 0;
+}
+
+int bk_stage_out(struct backend *b, struct bk_stage *s, float *x, size_t first, size_t n, float **h,
+                 struct pt_err *e)
+{
+    *h = x;
+    if (b->host_memory)
+        return 0;
+    *h = NULL;
+    int rc = stage_reserve(s, first + n, e);
+    if (rc == 0)
+        rc = b->ops->download(b, s->host + first, x + first, n, e);
+    if (rc == 0)
+        *h = s->host;
+    return rc;
+}
+
+int bk_stage_in(struct backend *b, float *x, const float *h, size_t first, size_t n,
+                struct pt_err *e)
+{
+    if (b->host_memory || h == x)
+        return 0;
+    return b->ops->upload(b, x + first, h + first, n, e);
+}
+
+int bk_stage_for_write(struct backend *b, struct bk_stage *s, float *x, size_t n, float **h,
+                       struct pt_err *e)
+{
+    *h = x;
+    if (b->host_memory)
+        return 0;
+    *h = NULL;
+    int rc = stage_reserve(s, n, e);
+    if (rc == 0)
+        *h = s->host;
+    return rc;
+}
+
+void bk_stage_free(struct bk_stage *s)
+{
+    free(s->host);
+    s->host = NULL;
+    s->cap = 0;
+}
+
+int bk_alloc_zero(struct backend *b, size_t n, float **out, struct pt_err *e)
+{
+    int rc = b->ops->alloc(b, n, out, e);
+    if (rc == 0)
+        b->ops->fill(b, *out, n, 0.0f);
+    return rc;
+}
