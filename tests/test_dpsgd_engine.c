@@ -22,7 +22,8 @@
 #include "core/blob.h"
 #include "nn/nn.h"
 #include "parallel/parallel.h"
-#include "parallel/quantize.h"
+#include "math/backend.h"
+#include "math/quantize.h"
 #include "parsers/cfg.h"
 #include "tcheck.h"
 
@@ -75,6 +76,17 @@ static void stats_sum(int t, double want[3])
 }
 
 /* A DataParallelSGD engine from the text of an SGD block's ParallelTrain settings. */
+/* The CPU backend (the engine's, and the reference codecs'), for the whole run. */
+static struct backend *cpu(void)
+{
+    static struct backend *bk;
+    struct pt_err e;
+    pt_err_clear(&e);
+    if (!bk && backend_cpu_new(&bk, &e))
+        die(&e);
+    return bk;
+}
+
 static struct engine *engine_from_text(const char *parallel_train, float *params)
 {
     char text[1024];
@@ -88,7 +100,8 @@ static struct engine *engine_from_text(const char *parallel_train, float *params
     struct cfg_node *sgd = NULL;
     struct parallel_config pc;
     struct engine *en = NULL;
-    struct engine_layout L = {.n = NP, .params = params, .tensors = tensors, .ntensors = NT};
+    struct engine_layout L = {
+        .n = NP, .params = params, .tensors = tensors, .ntensors = NT, .bk = cpu()};
     if (!cfg || cfg_load_string(cfg, "<test>", text, strlen(text), &e) ||
         cfg_find_block(cfg_root(cfg), "SGD", &sgd, &e) || parallel_config_read(sgd, &pc, &e) ||
         engine_new(&pc, C, NULL, &L, &en, &e) || engine_start_epoch(en, 0, &e))
@@ -206,6 +219,25 @@ struct qref {
     unsigned char *buf;
 };
 
+/* One column through the backend's codecs (the engine's own kernels, called directly). */
+static void encode_column(const float *col, float *res, size_t rows, int bits, int zt,
+                          unsigned char *out)
+{
+    static const size_t zero = 0;
+    struct bk_columns c = {.off = &zero, .rows = &rows, .boff = &zero, .c0 = 0, .c1 = 1,
+                           .bits = bits, .zero_threshold = zt};
+    cpu()->ops->quantize(cpu(), &c, col, res, out);
+}
+
+static void decode_column(const unsigned char *in, size_t rows, int bits, int accumulate,
+                          float *out)
+{
+    static const size_t zero = 0;
+    struct bk_columns c = {.off = &zero, .rows = &rows, .boff = &zero, .c0 = 0, .c1 = 1,
+                           .bits = bits};
+    cpu()->ops->unquantize(cpu(), &c, in, accumulate, out);
+}
+
 static void qref_step(struct qref *q, int t, float *out)
 {
     memset(q->sum, 0, NP * sizeof *q->sum);
@@ -215,11 +247,11 @@ static void qref_step(struct qref *q, int t, float *out)
             for (int r = 0; r < size; r++) {
                 for (size_t i = 0; i < rows; i++)
                     q->v[i] = grad_of(r, t, off + i, 0);
-                quant_encode_column(q->v, q->r1[r] + off, rows, q->bits, q->zt, q->buf);
-                quant_decode_column(q->buf, rows, q->bits, 1, q->sum + off);
+                encode_column(q->v, q->r1[r] + off, rows, q->bits, q->zt, q->buf);
+                decode_column(q->buf, rows, q->bits, 1, q->sum + off);
             }
-            quant_encode_column(q->sum + off, q->r2 + off, rows, q->bits, q->zt, q->buf);
-            quant_decode_column(q->buf, rows, q->bits, 0, out + off);
+            encode_column(q->sum + off, q->r2 + off, rows, q->bits, q->zt, q->buf);
+            decode_column(q->buf, rows, q->bits, 0, out + off);
         }
 }
 

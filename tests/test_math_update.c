@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "math/backend.h"
-#include "math/half.h"
+#include "core/half.h"
 #include "math/quantize.h"
 #include "testutil.h"
 

@@ -22,7 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "math/half.h"
+#include "core/half.h"
 
 /* MPI_User_function over the 2-byte type: inout[i] = half(in[i] + inout[i]). */
 static void half_sum(void *in, void *inout, int *len, MPI_Datatype *dt)

@@ -7,7 +7,7 @@
 #include <stdint.h>
 
 #include "comm/comm.h"
-#include "math/half.h"
+#include "core/half.h"
 
 /* Largest element count handed to one MPI call: MPI counts are int. */
 #define COMM_PIECE_MAX ((size_t)1 << 30)
@@ -39,7 +39,7 @@ struct comm {
  * displacements above it through the large-count paths. 0 restores the default. */
 void comm_set_piece(struct comm *c, size_t elems);
 
-/* IEEE 754 binary16 <-> binary32: the kernels are math/half.h's (these names stay for
+/* IEEE 754 binary16 <-> binary32: the kernels are core/half.h's (these names stay for
  * tests/test_comm_hier.c). */
 static inline uint16_t comm_half_from_float(float f)
 {

@@ -230,7 +230,7 @@ struct backend_ops {
                        int accumulate, float *out);
 
     /* fp16 transport (useFp16AllReduce): the floats of x as IEEE binary16 in HOST memory
-     * (the buffer the communicator sums), and back; rounding as in math/half.h. On a
+     * (the buffer the communicator sums), and back; rounding as in core/half.h. On a
      * device the conversion runs there and half the bytes cross the bus. */
     void (*half_out)(struct backend *b, uint16_t *host, const float *x, size_t n);
     void (*half_in)(struct backend *b, float *x, const uint16_t *host, size_t n);

@@ -10,7 +10,7 @@
 #include "config.h"
 #include "math/cpu_gemm.h"
 #include "math/cpu_kernels.h"
-#include "math/half.h"
+#include "core/half.h"
 
 #define CPU_ALIGN 64 /* bytes: a cache line, and whole AVX-512 vectors */
 

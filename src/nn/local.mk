@@ -4,7 +4,7 @@ libpartrain_a_SOURCES += \
 	src/math/backend.h src/math/cpu_kernels.h src/math/cpu_backend.c src/math/cpu_kernels.c \
 	src/math/cpu_gemm.h src/math/cpu_gemm.c \
 	src/math/cpu_criteria.c src/math/cpu_lstm.c src/math/cpu_update.c src/math/quantize.h \
-	src/math/cpu_quantize.c src/math/backend_stage.c src/math/half.h src/math/half.c \
+	src/math/cpu_quantize.c src/math/backend_stage.c \
 	src/nn/nn.h src/nn/nn_internal.h src/nn/nn_init.c src/nn/nn_config.c src/nn/dense.c \
 	src/nn/lstm.c src/nn/net.c src/nn/step.c src/nn/model_io.c \
 	src/nn/layer.h src/nn/layer.c src/nn/dropout.c src/nn/last_step.c

@@ -70,7 +70,8 @@ struct dpsgd_config {
 
 struct dpsgd {
     struct engine base;
-    const struct dpsgd_config *cfg;
+    long long *bits;   /* gradientBits per epoch (the engine's own copy), nbits of them; */
+    size_t nbits;      /* the last repeats */
     int bits_now, buffered, overlap, fp16;
     size_t bucket; /* floats */
     size_t *cut;   /* slice k = grads[cut[k+1]..cut[k]), cut[0] = n, last cut = 0 */
@@ -479,7 +480,7 @@ static int dp_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
     en->epoch = epoch;
     d->pending = 0;
     d->next = 0;
-    d->bits_now = (int)cfg_sched_int(&d->cfg->bits, epoch);
+    d->bits_now = (int)d->bits[epoch < d->nbits ? epoch : d->nbits - 1];
     if (d->bits_now == 32)
         return 0;
     if (!d->q.off && quant_layout(&d->q, &en->layout, comm_size(en->comm), e))
@@ -496,6 +497,7 @@ static void dp_destroy(struct engine *en)
     quant_release(&d->q, b);
     bk_stage_free(&d->stage);
     free(d->half);
+    free(d->bits);
     free(d->reqs);
     free(d->cut);
     if (b) {
@@ -520,7 +522,12 @@ static int dpsgd_new(const struct parallel_config *pc, struct engine **out, stru
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     d->base.ops = &dpsgd_ops;
     *out = &d->base;
-    d->cfg = c;
+    /* a copy: the engine outlives the config it was made from */
+    d->nbits = c->bits.n ? c->bits.n : 1;
+    if (!(d->bits = malloc(d->nbits * sizeof *d->bits)))
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    for (size_t i = 0; i < d->nbits; i++)
+        d->bits[i] = cfg_sched_int(&c->bits, i);
     d->buffered = c->buffered;
     d->overlap = pc->overlap;
     d->fp16 = pc->fp16;

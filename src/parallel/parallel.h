@@ -186,8 +186,8 @@ struct engine {
     struct engine_perf perf;
 };
 
-/* The engine of pc's method on comm over the given layout (pc and the tensors must
- * outlive the engine). */
+/* The engine of pc's method on comm over the given layout (the tensors must outlive the
+ * engine; pc need not: an engine copies what it keeps). */
 int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_log *log,
                const struct engine_layout *layout, struct engine **out, struct pt_err *e);
 void engine_free(struct engine *en);

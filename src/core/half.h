@@ -5,8 +5,8 @@
  * ties to even; overflow gives inf, NaN stays NaN (quiet), subnormals on both sides are
  * exact or rounded like any value. On x86-64 with F16C the arrays go 8 values per
  * instruction, with the same results as the scalar code. */
-#ifndef PT_MATH_HALF_H
-#define PT_MATH_HALF_H
+#ifndef PT_CORE_HALF_H
+#define PT_CORE_HALF_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 /* IEEE 754 binary16 conversions for the fp16 allreduce (useFp16AllReduce); see half.h.
  * x86-64 with F16C converts 8 values per instruction (round to nearest even, like the scalar
  * code); the scalar code finishes the tail and serves other machines. */
-#include "math/half.h"
+#include "core/half.h"
 
 #include <string.h>
 
