@@ -24,8 +24,8 @@
 #define NT 6
 
 static struct nn_tensor tensors[NT] = {
-    {"W0", 0, 512, 784},           {"B0", 401408, 512, 1}, {"W1", 401920, 512, 512},
-    {"B1", 664064, 512, 1},        {"W2", 664576, 10, 512}, {"B2", 669696, 10, 1},
+    {"W0", 0, 512, 784},    {"B0", 401408, 512, 1},  {"W1", 401920, 512, 512},
+    {"B1", 664064, 512, 1}, {"W2", 664576, 10, 512}, {"B2", 669696, 10, 1},
 };
 static const size_t N = 669706;
 
@@ -110,18 +110,23 @@ int main(int argc, char **argv)
     }
     if (rank == 0) {
         const char *core = getenv("OPENBLAS_CORETYPE");
-        printf("aggregation of %zu floats (fashion-mlp), %d ranks, %d rounds; OPENBLAS_CORETYPE=%s\n",
-               N, comm_size(c), rounds, core ? core : "(unset)");
+        printf(
+            "aggregation of %zu floats (fashion-mlp), %d ranks, %d rounds; OPENBLAS_CORETYPE=%s\n",
+            N, comm_size(c), rounds, core ? core : "(unset)");
         printf("%-34s %12s %8s %12s %8s\n", "what", "ms/aggr", "ratio", "bytes sent", "ratio");
     }
     struct {
         const char *name;
         int bits, overlap, fp16, bare;
     } rows[] = {
-        {"bare MPI_Allreduce (reference)", 32, 0, 0, 1}, {"engine 32 bits, 1 MiB slices", 32, 1, 0, 0},
-        {"engine 32 bits, one allreduce", 32, 0, 0, 0},  {"engine 32 bits, fp16 transport", 32, 0, 1, 0},
-        {"engine 16 bits", 16, 0, 0, 0},                 {"engine 8 bits", 8, 0, 0, 0},
-        {"engine 4 bits", 4, 0, 0, 0},                   {"engine 2 bits", 2, 0, 0, 0},
+        {"bare MPI_Allreduce (reference)", 32, 0, 0, 1},
+        {"engine 32 bits, 1 MiB slices", 32, 1, 0, 0},
+        {"engine 32 bits, one allreduce", 32, 0, 0, 0},
+        {"engine 32 bits, fp16 transport", 32, 0, 1, 0},
+        {"engine 16 bits", 16, 0, 0, 0},
+        {"engine 8 bits", 8, 0, 0, 0},
+        {"engine 4 bits", 4, 0, 0, 0},
+        {"engine 2 bits", 2, 0, 0, 0},
         {"engine 1 bit", 1, 0, 0, 0},
     };
     /* three passes over all rows, best median per row: the rows share the same noise */
@@ -137,8 +142,8 @@ int main(int argc, char **argv)
             engine_free(en);
         }
     for (size_t k = 0; rank == 0 && k < NROWS; k++)
-        printf("%-34s %12.3f %8.3f %12.0f %8.4f\n", rows[k].name, best[k] * 1e3,
-               best[k] / best[0], bytes[k], bytes[k] / bytes[0]);
+        printf("%-34s %12.3f %8.3f %12.0f %8.4f\n", rows[k].name, best[k] * 1e3, best[k] / best[0],
+               bytes[k], bytes[k] / bytes[0]);
     free(g);
     free(src);
     comm_finalize(c);

@@ -178,8 +178,8 @@ static int fail(const struct cursor *c, const char *what, const char *alias)
     if (alias)
         return pt_err_set(c->e, PT_EUSER, "%s:%zu:%d: error: input '%s': %s, got \"%s\"",
                           c->at->file, c->at->line, col_of(c), alias, what, tok);
-    return pt_err_set(c->e, PT_EUSER, "%s:%zu:%d: error: %s, got \"%s\"", c->at->file,
-                      c->at->line, col_of(c), what, tok);
+    return pt_err_set(c->e, PT_EUSER, "%s:%zu:%d: error: %s, got \"%s\"", c->at->file, c->at->line,
+                      col_of(c), what, tok);
 }
 
 static void skip_ws(struct cursor *c)
@@ -319,8 +319,10 @@ int ctf_parse_line(const struct ctf_input *inputs, int ninputs, struct ctf_colum
     int rc = 0;
     if (c.p < c.end && (unsigned)(*c.p - '0') < 10) {
         if (!ids)
-            rc = fail(&c, "unexpected sequence id (this file has none: its first line starts "
-                          "with '|')", NULL);
+            rc = fail(&c,
+                      "unexpected sequence id (this file has none: its first line starts "
+                      "with '|')",
+                      NULL);
         const char *q = c.p;
         uint64_t id = 0;
         while (rc == 0 && q < c.end && (unsigned)(*q - '0') < 10) {

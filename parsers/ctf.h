@@ -41,9 +41,9 @@ struct ctf_column {
 struct ctf_line {
     int has_id;
     uint64_t id;
-    int empty;                   /* blank or comment-only line: no rows */
-    unsigned rows;               /* bit i set: input i got a row */
-    unsigned padded;             /* bit i set: input i was zero-padded */
+    int empty;       /* blank or comment-only line: no rows */
+    unsigned rows;   /* bit i set: input i got a row */
+    unsigned padded; /* bit i set: input i was zero-padded */
 };
 
 /* Where the line is, for messages: "file:line:col: error: ...". */

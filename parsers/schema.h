@@ -32,8 +32,8 @@ enum {
     CFG_REQUIRED = 1u << 0,
     CFG_HAS_MIN = 1u << 1,
     CFG_HAS_MAX = 1u << 2,
-    CFG_MIN_EXCL = 1u << 3,  /* value > min */
-    CFG_MAX_EXCL = 1u << 4,  /* value < max */
+    CFG_MIN_EXCL = 1u << 3,   /* value > min */
+    CFG_MAX_EXCL = 1u << 4,   /* value < max */
     CFG_DEPRECATED = 1u << 5, /* an alias that draws a warning */
     CFG_LOCAL = 1u << 6       /* looked up in its own block only, not in enclosing ones */
 };

@@ -83,8 +83,9 @@ static void pause_randomly(unsigned *seed)
 /* The push factor of sync t for (adjust, c, M), from SPEC 7.4. */
 static double factor_of(int adjust, double c, long long M, long long t)
 {
-    double f = adjust == 1 ? c + (1.0 - c) * (double)t / (double)M
-               : adjust == 2 ? c * (double)(t / M + 1) : 1.0;
+    double f = adjust == 1   ? c + (1.0 - c) * (double)t / (double)M
+               : adjust == 2 ? c * (double)(t / M + 1)
+                             : 1.0;
     return f > 1.0 ? 1.0 : f;
 }
 
@@ -291,8 +292,8 @@ static void progress_case(void)
     if (engine_end_epoch(en, tally, &e) < 0)
         die(&e);
     if (rank == 0 && size > 1)
-        printf("# 50 push/pulls took %.4f s while rank %d computed for %.1f s\n", took,
-               size - 1, busy);
+        printf("# 50 push/pulls took %.4f s while rank %d computed for %.1f s\n", took, size - 1,
+               busy);
     CHECK(took < 0.5 * busy, "progress: others' push/pulls never wait for a computing owner");
     int ok = 1;
     for (int i = 0; i < NP; i++)

@@ -74,7 +74,8 @@ START_TEST(damaged_files)
         ck_assert_int_eq(blob_read(cut, magic, 3, "checkpoint", &b, &e), PT_EUSER);
         bytes[i] ^= 0x40;
     }
-    snprintf(want, sizeof want, "%s: error: checkpoint file format version 3; this trainer reads version 4", path);
+    snprintf(want, sizeof want,
+             "%s: error: checkpoint file format version 3; this trainer reads version 4", path);
     pt_err_clear(&e);
     ck_assert_int_eq(blob_read(path, magic, 4, "checkpoint", &b, &e), PT_EUSER);
     ck_assert_str_eq(e.msg, want);
@@ -90,7 +91,8 @@ START_TEST(damaged_files)
     fclose(f);
     pt_err_clear(&e);
     ck_assert_int_eq(blob_read(cut, magic, 3, "model", &b, &e), PT_EUSER);
-    snprintf(want, sizeof want, "%s: error: model file is corrupted or truncated (checksum mismatch)", cut);
+    snprintf(want, sizeof want,
+             "%s: error: model file is corrupted or truncated (checksum mismatch)", cut);
     ck_assert_str_eq(e.msg, want);
 }
 END_TEST

@@ -31,11 +31,30 @@ static void release(struct fixture *f)
 
 START_TEST(floats_match_strtod)
 {
-    const char *fixed[] = {"0",     "1",      "-1",      "0.5",    ".5",     "-.25",  "1e3",
-                           "1E-3",  "+2.5e+2", "0.003922", "123456789", "3.4028234e38",
-                           "1e-45", "1.17549435e-38", "0.1", "0.2", "0.30000001",
-                           "12345678901234567890123", "0.000000000000000000000000000001",
-                           "9.999999e-5", "00012.50", "5e22", "5e23", "7e-23"};
+    const char *fixed[] = {"0",
+                           "1",
+                           "-1",
+                           "0.5",
+                           ".5",
+                           "-.25",
+                           "1e3",
+                           "1E-3",
+                           "+2.5e+2",
+                           "0.003922",
+                           "123456789",
+                           "3.4028234e38",
+                           "1e-45",
+                           "1.17549435e-38",
+                           "0.1",
+                           "0.2",
+                           "0.30000001",
+                           "12345678901234567890123",
+                           "0.000000000000000000000000000001",
+                           "9.999999e-5",
+                           "00012.50",
+                           "5e22",
+                           "5e23",
+                           "7e-23"};
     for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
         float got = -1;
         const char *s = fixed[i], *end = s + strlen(s);
@@ -55,7 +74,8 @@ START_TEST(floats_match_strtod)
         if (form == 0)
             snprintf(buf, sizeof buf, "%u", m);
         else if (form == 1)
-            snprintf(buf, sizeof buf, "%s%u.%0*u", (seed & 1) ? "-" : "", m / 1000, frac ? frac : 1, m % 1000);
+            snprintf(buf, sizeof buf, "%s%u.%0*u", (seed & 1) ? "-" : "", m / 1000, frac ? frac : 1,
+                     m % 1000);
         else
             snprintf(buf, sizeof buf, "%u.%ue%d", m % 10, m, ex);
         float got, want = (float)strtod(buf, NULL);
@@ -76,7 +96,8 @@ END_TEST
 START_TEST(dense_sparse_and_ids)
 {
     struct fixture f = {0};
-    ck_assert_int_eq(parse(&f, "12 |labels 0 1 0 |features 1 2.5 -3 4e1 |words 3:1 99:0.5\r", 1), 0);
+    ck_assert_int_eq(parse(&f, "12 |labels 0 1 0 |features 1 2.5 -3 4e1 |words 3:1 99:0.5\r", 1),
+                     0);
     ck_assert_int_eq(f.line.has_id, 1);
     ck_assert_uint_eq(f.line.id, 12);
     ck_assert_uint_eq(f.line.rows, 7);
@@ -125,18 +146,26 @@ START_TEST(errors_and_rollback)
         int ids;
         const char *msg;
     } cases[] = {
-        {"|features 1 2 3 4 5", 0, "d.ctf:7:19: error: input 'features': more values than its dim, got \"5\""},
-        {"|labels 1 0 0 |features 1 2x", 0, "d.ctf:7:27: error: input 'features': expected a number, got \"2x\""},
-        {"|words 3:1 100:1", 0, "d.ctf:7:12: error: input 'words': sparse index not below its dim, got \"100:1\""},
+        {"|features 1 2 3 4 5", 0,
+         "d.ctf:7:19: error: input 'features': more values than its dim, got \"5\""},
+        {"|labels 1 0 0 |features 1 2x", 0,
+         "d.ctf:7:27: error: input 'features': expected a number, got \"2x\""},
+        {"|words 3:1 100:1", 0,
+         "d.ctf:7:12: error: input 'words': sparse index not below its dim, got \"100:1\""},
         {"|words 3-1", 0, "d.ctf:7:8: error: input 'words': expected index:value, got \"3-1\""},
         {"|words 3:", 0, "d.ctf:7:10: error: input 'words': expected a number after ':', got \"\""},
-        {"|features 1 |features 2", 0, "d.ctf:7:14: error: input 'features': input appears twice on one line, got \"features\""},
+        {"|features 1 |features 2", 0,
+         "d.ctf:7:14: error: input 'features': input appears twice on one line, got \"features\""},
         {"features 1 2", 0, "d.ctf:7:1: error: expected '|' and an input name, got \"features\""},
         {"| 1 2", 0, "d.ctf:7:2: error: '|' must be followed by an input name, got \"\""},
-        {"5 |features 1", 0, "d.ctf:7:1: error: unexpected sequence id (this file has none: its first line starts with '|'), got \"5\""},
-        {"|features 1", 1, "d.ctf:7:1: error: expected a sequence id at the start of the line, got \"|features\""},
+        {"5 |features 1", 0,
+         "d.ctf:7:1: error: unexpected sequence id (this file has none: its first line starts with "
+         "'|'), got \"5\""},
+        {"|features 1", 1,
+         "d.ctf:7:1: error: expected a sequence id at the start of the line, got \"|features\""},
         {"5x |features 1", 1, "d.ctf:7:1: error: expected a sequence id (digits), got \"5x\""},
-        {"|labels 1 \xff", 0, "d.ctf:7:11: error: input 'labels': expected a number, got \"\\xFF\""},
+        {"|labels 1 \xff", 0,
+         "d.ctf:7:11: error: input 'labels': expected a number, got \"\\xFF\""},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ck_assert_int_eq(parse(&f, cases[i].text, cases[i].ids), PT_EUSER);

@@ -224,8 +224,13 @@ static void encode_column(const float *col, float *res, size_t rows, int bits, i
                           unsigned char *out)
 {
     static const size_t zero = 0;
-    struct bk_columns c = {.off = &zero, .rows = &rows, .boff = &zero, .c0 = 0, .c1 = 1,
-                           .bits = bits, .zero_threshold = zt};
+    struct bk_columns c = {.off = &zero,
+                           .rows = &rows,
+                           .boff = &zero,
+                           .c0 = 0,
+                           .c1 = 1,
+                           .bits = bits,
+                           .zero_threshold = zt};
     cpu()->ops->quantize(cpu(), &c, col, res, out);
 }
 
@@ -233,8 +238,8 @@ static void decode_column(const unsigned char *in, size_t rows, int bits, int ac
                           float *out)
 {
     static const size_t zero = 0;
-    struct bk_columns c = {.off = &zero, .rows = &rows, .boff = &zero, .c0 = 0, .c1 = 1,
-                           .bits = bits};
+    struct bk_columns c = {
+        .off = &zero, .rows = &rows, .boff = &zero, .c0 = 0, .c1 = 1, .bits = bits};
     cpu()->ops->unquantize(cpu(), &c, in, accumulate, out);
 }
 

@@ -6,26 +6,32 @@ START_TEST(spec_lines)
 {
     char buf[1024];
     logfmt_epoch_start(buf, sizeof buf, 1, 0.02, 0.9, 237.29);
-    ck_assert_str_eq(buf, "Starting Epoch 1: learning rate per sample = 0.020000  effective momentum = "
-                          "0.900000  momentum as time constant = 237.3 samples");
+    ck_assert_str_eq(buf,
+                     "Starting Epoch 1: learning rate per sample = 0.020000  effective momentum = "
+                     "0.900000  momentum as time constant = 237.3 samples");
     struct logfmt_crit c[2] = {{"CrossEntropyWithSoftmax", 0.69973267 * 250, 250},
                                {"EvalClassificationError", 126, 250}};
     logfmt_progress(buf, sizeof buf, 1, 4, 1, 10, -1, 2, c, 2, 250 / 12368.3, 250);
-    ck_assert_str_eq(buf, " Epoch[ 1 of 4]-Minibatch[   1-  10]: CrossEntropyWithSoftmax = 0.69973267 * 250; "
-                          "EvalClassificationError = 0.50400000 * 250; time = 0.0202s; samplesPerSecond = 12368.3");
+    ck_assert_str_eq(
+        buf,
+        " Epoch[ 1 of 4]-Minibatch[   1-  10]: CrossEntropyWithSoftmax = 0.69973267 * 250; "
+        "EvalClassificationError = 0.50400000 * 250; time = 0.0202s; samplesPerSecond = 12368.3");
     logfmt_progress(buf, sizeof buf, 2, 4, 1, 10, 2.5, 2, c, 2, 250 / 12368.3, 250);
-    ck_assert_ptr_nonnull(strstr(buf, " Epoch[ 2 of 4]-Minibatch[   1-  10, 2.50%]: CrossEntropyWithSoftmax"));
+    ck_assert_ptr_nonnull(
+        strstr(buf, " Epoch[ 2 of 4]-Minibatch[   1-  10, 2.50%]: CrossEntropyWithSoftmax"));
     struct logfmt_crit f[2] = {{"CrossEntropyWithSoftmax", 0.70804124 * 10000, 10000},
                                {"EvalClassificationError", 4938, 10000}};
     logfmt_epoch_end(buf, sizeof buf, 1, 4, f, 2, 10000, 0.02f, 0.910351);
-    ck_assert_str_eq(buf, "Finished Epoch[ 1 of 4]: [Training] CrossEntropyWithSoftmax = 0.70804124 * 10000; "
-                          "EvalClassificationError = 0.49380000 * 10000; totalSamplesSeen = 10000; "
-                          "learningRatePerSample = 0.02; epochTime=0.910351s");
+    ck_assert_str_eq(
+        buf, "Finished Epoch[ 1 of 4]: [Training] CrossEntropyWithSoftmax = 0.70804124 * 10000; "
+             "EvalClassificationError = 0.49380000 * 10000; totalSamplesSeen = 10000; "
+             "learningRatePerSample = 0.02; epochTime=0.910351s");
     struct logfmt_crit r[2] = {{"EvalClassificationError", 30, 603},
                                {"CrossEntropyWithSoftmax", 0.10813542 * 603, 603}};
     logfmt_final(buf, sizeof buf, 1, 2, r, 2, 1);
-    ck_assert_str_eq(buf, "Final Results: Minibatch[1-2]: EvalClassificationError = 0.04975124 * 603; "
-                          "CrossEntropyWithSoftmax = 0.10813542 * 603; perplexity = 1.11419862");
+    ck_assert_str_eq(buf,
+                     "Final Results: Minibatch[1-2]: EvalClassificationError = 0.04975124 * 603; "
+                     "CrossEntropyWithSoftmax = 0.10813542 * 603; perplexity = 1.11419862");
 }
 END_TEST
 

@@ -144,7 +144,8 @@ static void ma_case(void)
     double *want = calloc(NP, sizeof *want);
     uint32_t seed = 4242u + 17u * (uint32_t)rank;
     struct engine *en = make(&pc, w);
-    CHECK(en->reset_momentum == 0 && en->ops->state == NULL, "MA keeps momentum, no state (step 0)");
+    CHECK(en->reset_momentum == 0 && en->ops->state == NULL,
+          "MA keeps momentum, no state (step 0)");
     struct pt_err e;
     pt_err_clear(&e);
     double total = size * (size + 1) / 2.0;

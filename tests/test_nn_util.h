@@ -156,7 +156,8 @@ static inline int grad_check_rate(struct nn *net, struct minibatch *mb, size_t p
          * differences say nothing there, so such probes are skipped when the analytic
          * gradient equals one side's slope (at most 2 % of probes). */
         double f0 = crit_at(net, mb, host, k, 0.0f, rate);
-        double fwd = (f_up - f0) / ((double)up - host[k]), bwd = (f0 - f_down) / (host[k] - (double)down);
+        double fwd = (f_up - f0) / ((double)up - host[k]),
+               bwd = (f0 - f_down) / (host[k] - (double)down);
         int nonsmooth = fabs(fwd - bwd) > 2e-2 * fmax(fabs(fwd), fabs(bwd)) + 2 * abs_tol;
         int one_side = fabs(ana - fwd) <= 1e-2 * fabs(fwd) + abs_tol ||
                        fabs(ana - bwd) <= 1e-2 * fabs(bwd) + abs_tol;
@@ -181,7 +182,8 @@ static inline int grad_check_rate(struct nn *net, struct minibatch *mb, size_t p
                     sqrt(diff2[i] / num2[i]));
             failures++;
         }
-    ck_assert_msg(kinks * 50 <= *checked, "grad_check: %d of %d probes sit on a kink", kinks, *checked);
+    ck_assert_msg(kinks * 50 <= *checked, "grad_check: %d of %d probes sit on a kink", kinks,
+                  *checked);
     ck_assert_int_eq(nn_set_params(net, host, &e), 0);
     free(host);
     free(grad);

@@ -118,7 +118,8 @@ END_TEST
 START_TEST(file_quirks)
 {
     dir = enter_tmpdir();
-    write_file(dir, "q.ctf", "\xEF\xBB\xBF\n  \n|x 1 2 |y 3\n|# just a comment\n\n|x 4 |y 5 |z 9 9");
+    write_file(dir, "q.ctf",
+               "\xEF\xBB\xBF\n  \n|x 1 2 |y 3\n|# just a comment\n\n|x 4 |y 5 |z 9 9");
     struct reader_config rc = conf("q.ctf");
     struct pt_log log;
     pt_log_init(&log);
@@ -132,7 +133,10 @@ START_TEST(file_quirks)
     fclose(log.out);
     ck_assert_uint_eq(reader_sequences(r), 2);
     char want[600];
-    snprintf(want, sizeof want, "%s/q.ctf:6: warning: input 'x' has fewer than 2 values; zero-padded (1 row like this)\n", dir);
+    snprintf(
+        want, sizeof want,
+        "%s/q.ctf:6: warning: input 'x' has fewer than 2 values; zero-padded (1 row like this)\n",
+        dir);
     ck_assert_str_eq(buf, want);
     free(buf);
     struct minibatch mb = {0};
@@ -154,14 +158,17 @@ START_TEST(errors_and_max_errors)
     pt_err_clear(&e);
     ck_assert_int_eq(reader_open(&rc, NULL, &r, &e), PT_EUSER);
     char want[600];
-    snprintf(want, sizeof want, "%s/b.ctf:2:6: error: input 'x': expected a number, got \"two\"", dir);
+    snprintf(want, sizeof want, "%s/b.ctf:2:6: error: input 'x': expected a number, got \"two\"",
+             dir);
     ck_assert_str_eq(e.msg, want);
     ck_assert_ptr_null(r);
     rc.max_errors = 1;
     pt_err_clear(&e);
     ck_assert_int_eq(reader_open(&rc, NULL, &r, &e), PT_EUSER);
-    snprintf(want, sizeof want, "%s/b.ctf:4:8: error: input 'x': more values than its dim, got \"7\"; "
-                                "2 malformed rows, more than maxErrors=1", dir);
+    snprintf(want, sizeof want,
+             "%s/b.ctf:4:8: error: input 'x': more values than its dim, got \"7\"; "
+             "2 malformed rows, more than maxErrors=1",
+             dir);
     ck_assert_str_eq(e.msg, want);
     rc.max_errors = 2;
     r = open_ok(&rc);
@@ -177,7 +184,9 @@ START_TEST(errors_and_max_errors)
     rc = conf("none.ctf");
     pt_err_clear(&e);
     ck_assert_int_eq(reader_open(&rc, NULL, &r, &e), PT_EUSER);
-    snprintf(want, sizeof want, "r.cfg:3:5: error: cannot read data file '%s/none.ctf': No such file or directory", dir);
+    snprintf(want, sizeof want,
+             "r.cfg:3:5: error: cannot read data file '%s/none.ctf': No such file or directory",
+             dir);
     ck_assert_str_eq(e.msg, want);
     write_file(dir, "e.ctf", "\n\n|# nothing\n");
     rc = conf("e.ctf");
@@ -226,8 +235,8 @@ START_TEST(randomized_every_sequence_once)
     ck_assert_uint_eq(epoch_ids(r, 0, 0, 0, 1, 32, a, NULL, NULL), 500);
     ck_assert_uint_eq(epoch_ids(r, 1, 0, 0, 1, 32, b, NULL, NULL), 500);
     ck_assert_uint_eq(epoch_ids(r, 0, 0, 0, 1, 32, c, NULL, NULL), 500);
-    ck_assert_int_eq(memcmp(a, c, sizeof a), 0);  /* deterministic */
-    ck_assert_int_ne(memcmp(a, b, sizeof a), 0);  /* epochs differ */
+    ck_assert_int_eq(memcmp(a, c, sizeof a), 0); /* deterministic */
+    ck_assert_int_ne(memcmp(a, b, sizeof a), 0); /* epochs differ */
     int seen[500] = {0}, moved = 0;
     for (int i = 0; i < 500; i++) {
         seen[a[i]]++;
@@ -352,11 +361,14 @@ END_TEST
 START_TEST(config_from_block)
 {
     struct pt_err e;
-    struct cfg *c = load("c.cfg", "reader=[readerType=CNTKTextFormatReader; file=d.ctf; randomize=none\n"
-                                  " input=[features=[dim=784; format=dense]; labels=[dim=10; format=sparse; alias=L]]]\n"
-                                  "bad=[file=f; input=[a=[dim=1;format=dense;alias=z]; b=[dim=1;format=dense;alias=z]]]\n"
-                                  "two=[file=f; input=[a=[dim=1;format=dense;definesMBSize=1]; b=[dim=1;format=dense;definesMBSize=t]]]\n",
-                     &e);
+    struct cfg *c = load(
+        "c.cfg",
+        "reader=[readerType=CNTKTextFormatReader; file=d.ctf; randomize=none\n"
+        " input=[features=[dim=784; format=dense]; labels=[dim=10; format=sparse; alias=L]]]\n"
+        "bad=[file=f; input=[a=[dim=1;format=dense;alias=z]; b=[dim=1;format=dense;alias=z]]]\n"
+        "two=[file=f; input=[a=[dim=1;format=dense;definesMBSize=1]; "
+        "b=[dim=1;format=dense;definesMBSize=t]]]\n",
+        &e);
     struct reader_config rc;
     ck_assert_int_eq(reader_config_read(node_at(c, "reader"), &rc, &e), 0);
     ck_assert_str_eq(rc.file, "d.ctf");

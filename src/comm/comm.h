@@ -97,8 +97,7 @@ int comm_allreduce_list(struct comm *c, float *const *bufs, const size_t *ns, si
                         enum comm_op op, struct pt_err *e);
 
 /* Rank root's buf[0..n) to everybody. */
-int comm_bcast(struct comm *c, void *buf, size_t n, enum comm_type t, int root,
-               struct pt_err *e);
+int comm_bcast(struct comm *c, void *buf, size_t n, enum comm_type t, int root, struct pt_err *e);
 int comm_bcast_f32(struct comm *c, float *buf, size_t n, int root, struct pt_err *e);
 
 /* Reduce send[0..n) of every rank into recv[0..n) at root (recv is ignored elsewhere).
@@ -115,30 +114,29 @@ int comm_allgather(struct comm *c, const void *send, size_t n, void *recv, enum 
                    struct pt_err *e);
 /* Rank r contributes counts[r] elements (n must equal counts[rank]), placed at recv +
  * displs[r] (in elements). send may point into recv at displs[rank] (in place). */
-int comm_allgatherv(struct comm *c, const void *send, size_t n, void *recv,
-                    const size_t *counts, const size_t *displs, enum comm_type t,
-                    struct pt_err *e);
+int comm_allgatherv(struct comm *c, const void *send, size_t n, void *recv, const size_t *counts,
+                    const size_t *displs, enum comm_type t, struct pt_err *e);
 /* Root receives size * n elements in rank order (recv ignored elsewhere). */
-int comm_gather(struct comm *c, const void *send, size_t n, void *recv, enum comm_type t,
-                int root, struct pt_err *e);
+int comm_gather(struct comm *c, const void *send, size_t n, void *recv, enum comm_type t, int root,
+                struct pt_err *e);
 /* Root's send holds size * n elements; rank r receives block r. */
-int comm_scatter(struct comm *c, const void *send, size_t n, void *recv, enum comm_type t,
-                 int root, struct pt_err *e);
+int comm_scatter(struct comm *c, const void *send, size_t n, void *recv, enum comm_type t, int root,
+                 struct pt_err *e);
 /* Block r of send (n elements each) goes to rank r; recv block r comes from rank r. */
 int comm_alltoall(struct comm *c, const void *send, size_t n, void *recv, enum comm_type t,
                   struct pt_err *e);
 /* Variable-size all-to-all; counts and displacements in elements, one per rank. */
-int comm_alltoallv(struct comm *c, const void *send, const size_t *scounts,
-                   const size_t *sdispls, void *recv, const size_t *rcounts,
-                   const size_t *rdispls, enum comm_type t, struct pt_err *e);
+int comm_alltoallv(struct comm *c, const void *send, const size_t *scounts, const size_t *sdispls,
+                   void *recv, const size_t *rcounts, const size_t *rdispls, enum comm_type t,
+                   struct pt_err *e);
 
 /* Point to point (blocking). src may be COMM_ANY_SOURCE; *from (may be NULL) receives
  * the sender. tag >= 0. */
 #define COMM_ANY_SOURCE (-1)
 int comm_send(struct comm *c, const void *buf, size_t n, enum comm_type t, int dest, int tag,
               struct pt_err *e);
-int comm_recv(struct comm *c, void *buf, size_t n, enum comm_type t, int src, int tag,
-              int *from, struct pt_err *e);
+int comm_recv(struct comm *c, void *buf, size_t n, enum comm_type t, int src, int tag, int *from,
+              struct pt_err *e);
 
 /* Split into groups (collective): ranks with the same color form a communicator, ordered
  * by key then old rank. color < 0: this rank joins none and *out is NULL. The new
@@ -165,13 +163,12 @@ int comm_iallreduce_half(struct comm *c, uint16_t *buf, size_t n, struct comm_re
                          struct pt_err *e);
 int comm_ibcast(struct comm *c, void *buf, size_t n, enum comm_type t, int root,
                 struct comm_req **req, struct pt_err *e);
-int comm_iallgatherv(struct comm *c, const void *send, size_t n, void *recv,
-                     const size_t *counts, const size_t *displs, enum comm_type t,
-                     struct comm_req **req, struct pt_err *e);
-int comm_ialltoallv(struct comm *c, const void *send, const size_t *scounts,
-                    const size_t *sdispls, void *recv, const size_t *rcounts,
-                    const size_t *rdispls, enum comm_type t, struct comm_req **req,
-                    struct pt_err *e);
+int comm_iallgatherv(struct comm *c, const void *send, size_t n, void *recv, const size_t *counts,
+                     const size_t *displs, enum comm_type t, struct comm_req **req,
+                     struct pt_err *e);
+int comm_ialltoallv(struct comm *c, const void *send, const size_t *scounts, const size_t *sdispls,
+                    void *recv, const size_t *rcounts, const size_t *rdispls, enum comm_type t,
+                    struct comm_req **req, struct pt_err *e);
 int comm_isend(struct comm *c, const void *buf, size_t n, enum comm_type t, int dest, int tag,
                struct comm_req **req, struct pt_err *e);
 int comm_irecv(struct comm *c, void *buf, size_t n, enum comm_type t, int src, int tag,

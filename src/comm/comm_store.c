@@ -28,8 +28,8 @@
 struct comm_store {
     struct comm *c;
     MPI_Win win, cwin;
-    float *mine;          /* this rank's shard (window memory) */
-    int64_t *counter;     /* rank 0: the push counter (window memory) */
+    float *mine;      /* this rank's shard (window memory) */
+    int64_t *counter; /* rank 0: the push counter (window memory) */
     size_t n, piece;
     size_t *first, *count; /* per rank: its shard */
     MPI_Request *reqs;
@@ -188,7 +188,8 @@ int comm_store_complete(struct comm_store *s, struct pt_err *e)
     if (rc)
         return rc;
     int mrc = MPI_Win_flush_all(s->win);
-    return mrc == MPI_SUCCESS ? 0 : comm_mpi_fail(e, mrc, "MPI_Win_flush_all", "comm_store_complete");
+    return mrc == MPI_SUCCESS ? 0
+                              : comm_mpi_fail(e, mrc, "MPI_Win_flush_all", "comm_store_complete");
 }
 
 int comm_store_write_own(struct comm_store *s, const float *full, struct pt_err *e)
@@ -197,8 +198,8 @@ int comm_store_write_own(struct comm_store *s, const float *full, struct pt_err 
     for (size_t off = 0; off < s->count[r] && rc == MPI_SUCCESS; off += s->piece) {
         size_t left = s->count[r] - off;
         int k = (int)(left < s->piece ? left : s->piece);
-        rc = MPI_Accumulate(full + s->first[r] + off, k, MPI_FLOAT, r, (MPI_Aint)off, k,
-                            MPI_FLOAT, MPI_REPLACE, s->win);
+        rc = MPI_Accumulate(full + s->first[r] + off, k, MPI_FLOAT, r, (MPI_Aint)off, k, MPI_FLOAT,
+                            MPI_REPLACE, s->win);
     }
     if (rc == MPI_SUCCESS)
         rc = MPI_Win_flush(r, s->win);

@@ -39,8 +39,8 @@ static void le64(unsigned char *b, uint64_t v)
         b[i] = (unsigned char)(v >> (8 * i));
 }
 
-int blob_write_begin(struct blob_writer *w, const char *path, const char magic[8],
-                     uint32_t version, struct pt_err *e)
+int blob_write_begin(struct blob_writer *w, const char *path, const char magic[8], uint32_t version,
+                     struct pt_err *e)
 {
     memset(w, 0, sizeof *w);
     if (strlen(path) >= sizeof w->path)
@@ -82,8 +82,8 @@ static int finish_hash(struct blob_writer *w, struct pt_err *e)
 {
     unsigned char cnt[4];
     le32(cnt, w->sections);
-    if (fflush(w->f) != 0 || fseek(w->f, w->count_at, SEEK_SET) != 0 || fwrite(cnt, 1, 4, w->f) != 4 ||
-        fflush(w->f) != 0 || fseek(w->f, 0, SEEK_SET) != 0)
+    if (fflush(w->f) != 0 || fseek(w->f, w->count_at, SEEK_SET) != 0 ||
+        fwrite(cnt, 1, 4, w->f) != 4 || fflush(w->f) != 0 || fseek(w->f, 0, SEEK_SET) != 0)
         return pt_err_set(e, PT_ESYS, "error: writing '%s': %s", w->tmp, strerror(errno));
     uint64_t h = BLOB_FNV_START;
     unsigned char buf[1 << 16];
@@ -159,7 +159,8 @@ static int slurp(const char *path, const char *what, struct blob *out, struct pt
         int err = f ? EISDIR : errno;
         if (f)
             fclose(f);
-        return pt_err_set(e, PT_EUSER, "%s: error: cannot read %s file: %s", path, what, strerror(err));
+        return pt_err_set(e, PT_EUSER, "%s: error: cannot read %s file: %s", path, what,
+                          strerror(err));
     }
     out->size = (size_t)st.st_size;
     out->bytes = malloc(out->size ? out->size : 1);
@@ -179,15 +180,19 @@ int blob_read(const char *path, const char magic[8], uint32_t version, const cha
     int rc = slurp(path, what, out, e);
     const unsigned char *b = out->bytes;
     if (rc == 0 && (out->size < 8 || memcmp(b, magic, 8) != 0))
-        rc = pt_err_set(e, PT_EUSER, "%s: error: not a partrain %s file (wrong magic number)", path, what);
+        rc = pt_err_set(e, PT_EUSER, "%s: error: not a partrain %s file (wrong magic number)", path,
+                        what);
     if (rc == 0 && out->size < 24)
-        rc = pt_err_set(e, PT_EUSER, "%s: error: truncated %s file (%zu bytes)", path, what, out->size);
+        rc = pt_err_set(e, PT_EUSER, "%s: error: truncated %s file (%zu bytes)", path, what,
+                        out->size);
     if (rc == 0 && (out->version = rd32(b + 8)) != version)
-        rc = pt_err_set(e, PT_EUSER, "%s: error: %s file format version %u; this trainer reads version %u",
-                        path, what, out->version, version);
+        rc = pt_err_set(e, PT_EUSER,
+                        "%s: error: %s file format version %u; this trainer reads version %u", path,
+                        what, out->version, version);
     if (rc == 0 && rd64(b + out->size - 8) != blob_fnv1a(BLOB_FNV_START, b, out->size - 8))
-        rc = pt_err_set(e, PT_EUSER, "%s: error: %s file is corrupted or truncated (checksum mismatch)",
-                        path, what);
+        rc = pt_err_set(e, PT_EUSER,
+                        "%s: error: %s file is corrupted or truncated (checksum mismatch)", path,
+                        what);
     uint32_t n = rc == 0 ? rd32(b + 12) : 0;
     if (rc == 0 && n > (out->size - 24) / (BLOB_TAG + 8))
         rc = pt_err_set(e, PT_EUSER, "%s: error: %s file is damaged (section count)", path, what);
@@ -196,7 +201,8 @@ int blob_read(const char *path, const char magic[8], uint32_t version, const cha
     size_t pos = 16, end = out->size - 8;
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
         if (end - pos < BLOB_TAG + 8 || rd64(b + pos + BLOB_TAG) > end - pos - BLOB_TAG - 8) {
-            rc = pt_err_set(e, PT_EUSER, "%s: error: %s file is damaged (section %u)", path, what, i);
+            rc = pt_err_set(e, PT_EUSER, "%s: error: %s file is damaged (section %u)", path, what,
+                            i);
             break;
         }
         memcpy(out->sec[i].tag, b + pos, BLOB_TAG);

@@ -26,8 +26,8 @@ struct blob_writer {
 };
 
 /* Start writing path (creating its directory). magic: exactly 8 bytes. */
-int blob_write_begin(struct blob_writer *w, const char *path, const char magic[8],
-                     uint32_t version, struct pt_err *e);
+int blob_write_begin(struct blob_writer *w, const char *path, const char magic[8], uint32_t version,
+                     struct pt_err *e);
 int blob_write_section(struct blob_writer *w, const char *tag, const void *data, size_t len,
                        struct pt_err *e);
 /* Finish: checksum, fsync, rename into place. On failure the old file is untouched. */

@@ -25,7 +25,8 @@ int mb_input_reset(struct mb_input *in, size_t nseq, size_t steps, struct pt_err
     if (nseq > in->cap_len) {
         uint32_t *l = realloc(in->len, (nseq ? nseq : 1) * sizeof *l);
         if (!l)
-            return pt_err_set(e, PT_ENOMEM, "error: out of memory (minibatch of %zu sequences)", nseq);
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory (minibatch of %zu sequences)",
+                              nseq);
         in->len = l;
         in->cap_len = nseq;
     }

@@ -22,9 +22,9 @@
 struct mb_input {
     char name[64];
     int dim;
-    size_t steps;   /* longest sequence of this input in the minibatch */
-    float *data;    /* dim x (steps * nseq), see above */
-    uint32_t *len;  /* rows of each sequence of this input (nseq entries) */
+    size_t steps;  /* longest sequence of this input in the minibatch */
+    float *data;   /* dim x (steps * nseq), see above */
+    uint32_t *len; /* rows of each sequence of this input (nseq entries) */
     size_t cap_data, cap_len;
 };
 

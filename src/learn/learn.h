@@ -27,17 +27,17 @@ enum learn_type { LEARN_SGD, LEARN_ADAM, LEARN_ADAGRAD };
 struct learn_config {
     enum learn_type type;
     long long max_epochs, epoch_size;
-    struct cfg_val mb_size;   /* minibatchSize (integer schedule) */
-    struct cfg_val lr;        /* learningRatesPerSample, or PerMB when lr_per_mb */
+    struct cfg_val mb_size; /* minibatchSize (integer schedule) */
+    struct cfg_val lr;      /* learningRatesPerSample, or PerMB when lr_per_mb */
     int lr_per_mb;
-    struct cfg_val momentum;  /* per MB, per sample or time constant (momentum_kind) */
+    struct cfg_val momentum; /* per MB, per sample or time constant (momentum_kind) */
     enum { MOMENTUM_PER_MB, MOMENTUM_PER_SAMPLE, MOMENTUM_TIME_CONSTANT } momentum_kind;
     struct cfg_val dropout;
     int nag;
     double l1, l2;
-    double clip;              /* clippingThresholdPerSample; +inf = off */
+    double clip; /* clippingThresholdPerSample; +inf = off */
     int clip_truncation;
-    double min_lr;            /* minLearningRatePerSample */
+    double min_lr; /* minLearningRatePerSample */
     long long show_every, show_first, trace;
     int keep_checkpoints;
 };
@@ -84,8 +84,8 @@ struct learner_kind {
     int nstate;           /* state buffers (s1, s2) */
     /* One update of l->n parameters w with the regularized, clipped gradient g of `samples`
      * samples (through the backend's op). */
-    void (*update)(struct learner *l, const struct learn_config *lc,
-                   const struct learn_epoch *ep, float *w, const float *g, size_t samples);
+    void (*update)(struct learner *l, const struct learn_config *lc, const struct learn_epoch *ep,
+                   float *w, const float *g, size_t samples);
     /* Zero the state a model synchronization invalidates; NULL: nothing to do. */
     void (*reset)(struct learner *l);
 };

@@ -97,8 +97,8 @@ static void pack_panel(float *restrict dst, const float *src, size_t lane_stride
 
 /* op(A)'s rows [i0, i0 + mc) x steps [p0, p0 + kc) into MR-row panels: A(i, p) is
  * a[i + p lda], or a[p + i lda] transposed. */
-static void pack_a(float *dst, int ta, const float *a, size_t lda, size_t i0, size_t p0,
-                   size_t mc, size_t kc)
+static void pack_a(float *dst, int ta, const float *a, size_t lda, size_t i0, size_t p0, size_t mc,
+                   size_t kc)
 {
     for (size_t ir = 0; ir < mc; ir += MR, dst += kc * MR) {
         size_t rows = mc - ir < MR ? mc - ir : MR;
@@ -111,8 +111,8 @@ static void pack_a(float *dst, int ta, const float *a, size_t lda, size_t i0, si
 
 /* op(B)'s steps [p0, p0 + kc) x columns [j0, j0 + nc) into NR-column panels: B(p, j) is
  * b[p + j ldb], or b[j + p ldb] transposed. */
-static void pack_b(float *dst, int tb, const float *b, size_t ldb, size_t p0, size_t j0,
-                   size_t kc, size_t nc)
+static void pack_b(float *dst, int tb, const float *b, size_t ldb, size_t p0, size_t j0, size_t kc,
+                   size_t nc)
 {
     for (size_t jr = 0; jr < nc; jr += NR, dst += kc * NR) {
         size_t cols = nc - jr < NR ? nc - jr : NR;
@@ -127,8 +127,7 @@ static void pack_b(float *dst, int tb, const float *b, size_t ldb, size_t p0, si
 /* The MR x NR tile at c (rows < m, columns < n are stored) = alpha A-panel . B-panel +
  * beta c (beta == 0: c is not read). */
 AVX512 static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
-                                float *c, size_t ldc, size_t m, size_t n, float alpha,
-                                float beta)
+                                float *c, size_t ldc, size_t m, size_t n, float alpha, float beta)
 {
     __m512 lo[NR], hi[NR];
 #pragma GCC unroll 12

@@ -43,7 +43,7 @@
 #include "parallel/parallel.h"
 
 #define ASGD_BINS 64 /* staleness histogram: 0 .. 62, and 63 or more */
-#define ASGD_HDR 4   /* end-of-epoch allreduce: tally[3], syncs; then the histogram */
+#define ASGD_HDR  4  /* end-of-epoch allreduce: tally[3], syncs; then the histogram */
 
 struct asgd {
     struct engine base;
@@ -52,15 +52,15 @@ struct asgd {
     double coef;
     long long per_adjust;
     size_t period, since;
-    float *start, *delta, *pulled; /* see the header; pulled: pipeline only */
-    struct bk_stage push_stage, pull_stage; /* host views handed to the store */
-    float *pull_dev, *pull_host;            /* the pull in flight: lands in pull_dev */
-    long long syncs;               /* t: this worker's syncs, all epochs */
-    float syncs_state;             /* checkpoint: syncs per worker (mean) */
-    int have_server;               /* the store holds the model */
-    int loaded;                    /* start holds a checkpoint's server model */
+    float *start, *delta, *pulled;              /* see the header; pulled: pipeline only */
+    struct bk_stage push_stage, pull_stage;     /* host views handed to the store */
+    float *pull_dev, *pull_host;                /* the pull in flight: lands in pull_dev */
+    long long syncs;                            /* t: this worker's syncs, all epochs */
+    float syncs_state;                          /* checkpoint: syncs per worker (mean) */
+    int have_server;                            /* the store holds the model */
+    int loaded;                                 /* start holds a checkpoint's server model */
     long long seen_base, own_base, seen_flight; /* staleness bookkeeping */
-    double hist[ASGD_BINS];                      /* this epoch, this rank */
+    double hist[ASGD_BINS];                     /* this epoch, this rank */
     /* syncPerfStats */
     double rep_t0, rep_comm;
     long long rep_samples, rep_total;
@@ -297,9 +297,10 @@ static void staleness_line(struct asgd *a, const double *hist, double pushes)
         if (hist[b] > 0)
             max = b;
     }
-    pt_log_printf(en->log, "DataParallelASGD epoch %zu: %.0f pushes by %d workers; staleness "
-                           "(other workers' pushes between a pull and the next push): mean "
-                           "%.2f, median %lld, 90th percentile %lld, max %lld%s\n",
+    pt_log_printf(en->log,
+                  "DataParallelASGD epoch %zu: %.0f pushes by %d workers; staleness "
+                  "(other workers' pushes between a pull and the next push): mean "
+                  "%.2f, median %lld, 90th percentile %lld, max %lld%s\n",
                   en->epoch + 1, pushes, a->workers, sum / pushes, med, p90, max,
                   max == ASGD_BINS - 1 ? " or more" : "");
 }

@@ -70,11 +70,11 @@ struct dpsgd_config {
 
 struct dpsgd {
     struct engine base;
-    long long *bits;   /* gradientBits per epoch (the engine's own copy), nbits of them; */
-    size_t nbits;      /* the last repeats */
+    long long *bits; /* gradientBits per epoch (the engine's own copy), nbits of them; */
+    size_t nbits;    /* the last repeats */
     int bits_now, buffered, overlap, fp16;
-    size_t bucket; /* floats */
-    size_t *cut;   /* slice k = grads[cut[k+1]..cut[k]), cut[0] = n, last cut = 0 */
+    size_t bucket;      /* floats */
+    size_t *cut;        /* slice k = grads[cut[k+1]..cut[k]), cut[0] = n, last cut = 0 */
     size_t ncuts, next; /* slices 0..next are in flight */
     struct comm_req **reqs;
     size_t nreqs;
@@ -249,8 +249,8 @@ static int quant_finish(struct dpsgd *d, float *g, struct pt_err *e)
         b->ops->unquantize(b, &stripe, q->recv + q->rdispl[s], 1, q->sum);
     stripe.bbase = 0;
     b->ops->quantize(b, &stripe, q->sum, q->r2, q->all);
-    rc = comm_allgatherv(c, q->all + q->sdispl[rank], q->scount[rank], q->all, q->scount,
-                         q->sdispl, COMM_BYTE, e);
+    rc = comm_allgatherv(c, q->all + q->sdispl[rank], q->scount[rank], q->all, q->scount, q->sdispl,
+                         COMM_BYTE, e);
     if (rc)
         return rc;
     struct bk_columns all = columns(q, 0, q->ncols, 0, 0);
@@ -453,8 +453,8 @@ static int dp_after_backward(struct engine *en, float *grads, double stats[3], s
     double t1 = pt_now();
     if (rc)
         return rc;
-    engine_perf_sync(en, t0, t1, d->buffered ? wait : t1 - t0, bytes_per_sync(d), mine,
-                     d->bits_now, 1, "");
+    engine_perf_sync(en, t0, t1, d->buffered ? wait : t1 - t0, bytes_per_sync(d), mine, d->bits_now,
+                     1, "");
     if (d->buffered && en->log && en->perf.every > 0 && en->perf.syncs % en->perf.every == 0)
         pt_log_printf(en->log, "\t\tAsync gradient aggregation wait time: %.6g\n", wait);
     return 0;
@@ -561,8 +561,8 @@ static int dpsgd_setup(struct engine *en, const struct parallel_config *pc, stru
     struct dpsgd *d = dp_of(en);
     struct comm *c = en->comm;
     /* fp16: the backend converts (half_out / half_in), the communicator sums halves */
-    struct comm_options o = {.hierarchical = pc->hierarchical, .fp16 = 0,
-                             .bucket_bytes = (size_t)pc->bucket_bytes};
+    struct comm_options o = {
+        .hierarchical = pc->hierarchical, .fp16 = 0, .bucket_bytes = (size_t)pc->bucket_bytes};
     int rc = comm_set_options(c, &o, e);
     if (rc)
         return rc;

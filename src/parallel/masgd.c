@@ -78,35 +78,36 @@ static void report(struct masgd *m, double t0, double t1, double comm_s, double 
     m->rep_local += (double)m->since;
     struct pt_log *log = en->log;
     if (log)
-        pt_log_printf(log, "\t\t(model aggregation stats): %d-th sync point was hit, introducing a "
-                           "%.2f-seconds latency this time; accumulated time on sync point = %.2f "
-                           "seconds , average latency = %.2f seconds\n",
+        pt_log_printf(log,
+                      "\t\t(model aggregation stats): %d-th sync point was hit, introducing a "
+                      "%.2f-seconds latency this time; accumulated time on sync point = %.2f "
+                      "seconds , average latency = %.2f seconds\n",
                       (int)m->hits, t1 - t0, m->hit_seconds, m->hit_seconds / (double)m->hits);
     long long f = en->perf.every;
     if (f > 0 && (m->hits % f == 0 || m->hits <= 5)) {
         double secs = t1 - m->rep_t0;
         double k = secs > 0 ? m->rep_total / secs / 1000.0 : 0.0;
         if (log)
-            pt_log_printf(log,
-                          "\t\t(model aggregation stats) %d-th sync: %8.2f seconds since last report "
-                          "(%.2f seconds on comm.); %d samples processed by %d workers (%d by me);\n"
-                          "\t\t(model aggregation stats) %d-th sync: totalThroughput = %.2fk "
-                          "samplesPerSecond , throughputPerWorker = %.2fk samplesPerSecond\n",
-                          (int)m->hits, secs, comm_s, (int)m->rep_total, m->workers,
-                          (int)m->rep_local, (int)m->hits, k, k / m->workers);
+            pt_log_printf(
+                log,
+                "\t\t(model aggregation stats) %d-th sync: %8.2f seconds since last report "
+                "(%.2f seconds on comm.); %d samples processed by %d workers (%d by me);\n"
+                "\t\t(model aggregation stats) %d-th sync: totalThroughput = %.2fk "
+                "samplesPerSecond , throughputPerWorker = %.2fk samplesPerSecond\n",
+                (int)m->hits, secs, comm_s, (int)m->rep_total, m->workers, (int)m->rep_local,
+                (int)m->hits, k, k / m->workers);
         m->rep_t0 = t1;
         m->rep_total = m->rep_local = 0;
     }
     double n = (double)en->layout.n, w = m->workers;
     double bytes = 2.0 * (w - 1.0) / w * 4.0 * n + 5 * sizeof(double);
-    engine_perf_sync(en, t0, t1, comm_s, total > 0 ? bytes : 5 * sizeof(double),
-                     (double)m->since, 32, 0, "");
+    engine_perf_sync(en, t0, t1, comm_s, total > 0 ? bytes : 5 * sizeof(double), (double)m->since,
+                     32, 0, "");
 }
 
 /* One synchronization. done: this rank's data is used up; tally: its epoch statistics
  * (replaced by the global ones when every rank is done). */
-static int sync_models(struct masgd *m, int done, double tally[3], int *all_done,
-                       struct pt_err *e)
+static int sync_models(struct masgd *m, int done, double tally[3], int *all_done, struct pt_err *e)
 {
     struct engine *en = &m->base;
     struct comm *c = en->comm;
@@ -158,10 +159,11 @@ static int ms_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
         m->have_prev = 1;
     }
     if (en->log)
-        pt_log_printf(en->log, "Parallel training (%d workers) using BlockMomentumSGD with block "
-                               "momentum = %6.4f, block momentum time constant (per worker) = "
-                               "%6.4f, block learning rate = %6.4f, block size per worker = %d "
-                               "samples, %s%s\n",
+        pt_log_printf(en->log,
+                      "Parallel training (%d workers) using BlockMomentumSGD with block "
+                      "momentum = %6.4f, block momentum time constant (per worker) = "
+                      "%6.4f, block learning rate = %6.4f, block size per worker = %d "
+                      "samples, %s%s\n",
                       m->workers, m->bm, m->tc_per_worker, m->blr, (int)m->per_worker,
                       m->nesterov ? "using Nesterov-style block momentum, " : "",
                       en->reset_momentum ? "resetting SGD momentum after sync." : ".");

@@ -181,7 +181,7 @@ struct engine {
     struct pt_log *log; /* may be NULL */
     struct engine_layout layout;
     size_t epoch;
-    int reset_momentum; /* zero the learner's momentum after each synchronization */
+    int reset_momentum;  /* zero the learner's momentum after each synchronization */
     double slow_seconds; /* testing (testSlowRank): busy-wait after each minibatch */
     struct engine_perf perf;
 };

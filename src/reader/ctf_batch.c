@@ -143,8 +143,9 @@ static int parse_chunk(struct reader *r, size_t id, struct chunk *c, struct pt_e
         dense_store_seal(&c->dense[i]);
     }
     if (rc == 0 && c->nseq != last - first)
-        rc = pt_err_set(e, PT_EUSER, "%s: error: the data file changed while training (chunk %zu "
-                                     "holds %zu sequences, the index says %zu)",
+        rc = pt_err_set(e, PT_EUSER,
+                        "%s: error: the data file changed while training (chunk %zu "
+                        "holds %zu sequences, the index says %zu)",
                         r->rc.file, id, c->nseq, last - first);
     c->id = rc ? SIZE_MAX : id;
     return rc;

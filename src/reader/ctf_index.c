@@ -9,7 +9,7 @@
 
 #include "reader/reader_internal.h"
 
-#define INDEX_BUF (8u << 20)
+#define INDEX_BUF          (8u << 20)
 #define MAX_SHOWN_WARNINGS 5
 
 void reader_ctf_inputs(const struct reader_config *rc, struct ctf_input *out)
@@ -48,7 +48,7 @@ struct pass {
     size_t rows[CTF_MAX_INPUTS];   /* rows of each input in the open sequence */
     size_t padded[CTF_MAX_INPUTS]; /* zero-padded rows, and where the first was */
     size_t padded_line[CTF_MAX_INPUTS];
-    long long bad;                 /* malformed lines skipped */
+    long long bad; /* malformed lines skipped */
     uint64_t prev_id, chunk_start;
     int open;      /* a sequence is open */
     int ids_known; /* the id style is settled by the first non-blank line */
@@ -156,7 +156,8 @@ static int one_line(struct pass *p, const char *s, size_t len, uint64_t offset, 
     struct ctf_line line;
     struct pt_err le;
     pt_err_clear(&le);
-    int rc = ctf_parse_line(p->in, p->rc->ninputs, p->cols, s, len, p->ix->has_ids, &at, &line, &le);
+    int rc =
+        ctf_parse_line(p->in, p->rc->ninputs, p->cols, s, len, p->ix->has_ids, &at, &line, &le);
     for (int i = 0; i < p->rc->ninputs; i++)
         ctf_column_clear(&p->cols[i]);
     if (rc == PT_ENOMEM)
@@ -193,7 +194,8 @@ static int scan(struct pass *p, int fd, struct pt_err *e)
             if (got < 0 && errno == EINTR)
                 continue;
             if (got < 0) {
-                rc = pt_err_set(e, PT_EUSER, "%s: error: read failed: %s", p->rc->file, strerror(errno));
+                rc = pt_err_set(e, PT_EUSER, "%s: error: read failed: %s", p->rc->file,
+                                strerror(errno));
                 break;
             }
             eof = got == 0;
@@ -265,8 +267,8 @@ int ctf_index_build(const struct reader_config *rc, struct pt_log *log, struct c
     for (int i = 0; i < rc->ninputs; i++)
         ctf_column_free(&p.cols[i]);
     if (r == 0 && ix->total_samples == 0)
-        r = cfg_error(e, &rc->file_origin, "data file '%s' holds no samples of the configured inputs",
-                      rc->file);
+        r = cfg_error(e, &rc->file_origin,
+                      "data file '%s' holds no samples of the configured inputs", rc->file);
     if (r == 0 && ix->nseq > 0)
         ix->nchunks++;
     if (r == 0) {
@@ -280,7 +282,8 @@ int ctf_index_build(const struct reader_config *rc, struct pt_log *log, struct c
         ix->chunk_first[ix->nchunks] = ix->nseq;
         report_padding(&p);
         if (log && p.bad > MAX_SHOWN_WARNINGS)
-            pt_log_printf(log, "%s: warning: %lld malformed rows skipped in all\n", rc->file, p.bad);
+            pt_log_printf(log, "%s: warning: %lld malformed rows skipped in all\n", rc->file,
+                          p.bad);
     }
     if (r)
         ctf_index_free(ix);

@@ -88,12 +88,15 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
                               strerror(errno));
     }
     if (rcode == 0) {
-        r->src = (struct tl_source){.nseq = r->ix.nseq, .nchunks = r->ix.nchunks,
+        r->src = (struct tl_source){.nseq = r->ix.nseq,
+                                    .nchunks = r->ix.nchunks,
                                     .seq_chunk = r->ix.seq_chunk,
                                     .seq_samples = r->ix.seq_samples,
                                     .chunk_first = r->ix.chunk_first};
-        r->tp = (struct tl_params){.randomize = rc->randomize, .seed = rc->seed,
-                                   .window = rc->window, .sample_window = rc->sample_window};
+        r->tp = (struct tl_params){.randomize = rc->randomize,
+                                   .seed = rc->seed,
+                                   .window = rc->window,
+                                   .sample_window = rc->sample_window};
         r->ncache = cache_slots(r);
         r->cache = calloc(r->ncache ? r->ncache : 1, sizeof *r->cache);
         if (!r->cache)
@@ -167,7 +170,8 @@ int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct p
         size_t len = r->ix.seq_samples[seq];
         if (total > 0 && total + len > mb_size)
             break;
-        uint32_t owner_key = r->rc.by_sequence || r->split_by_sequence ? (uint32_t)(picked++) : r->sweep.key[r->k];
+        uint32_t owner_key =
+            r->rc.by_sequence || r->split_by_sequence ? (uint32_t)(picked++) : r->sweep.key[r->k];
         if ((int)(owner_key % (uint32_t)r->workers) == r->rank) {
             if (n == r->cap_pick) {
                 size_t cap = r->cap_pick ? r->cap_pick * 2 : 256;

@@ -17,10 +17,10 @@ struct dense_hash;
 
 struct dense_store {
     size_t dim;
-    size_t rows;           /* rows held */
-    size_t cap;            /* rows of capacity */
-    uint8_t *code;         /* rows x dim codes into table, while packed */
-    float *val;            /* rows x dim floats, once not packed */
+    size_t rows;   /* rows held */
+    size_t cap;    /* rows of capacity */
+    uint8_t *code; /* rows x dim codes into table, while packed */
+    float *val;    /* rows x dim floats, once not packed */
     float table[256];
     int ntable;
     struct dense_hash *hash; /* value -> code, while appending (dense_store_seal frees it) */

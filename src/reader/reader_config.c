@@ -31,14 +31,16 @@ static int read_inputs(struct cfg_node *block, struct reader_config *rc, struct 
         if (rc->ninputs == CTF_MAX_INPUTS)
             return cfg_error(e, cfg_origin_of(n), "reader: more than %d inputs", CTF_MAX_INPUTS);
         if (!cfg_is_block(n))
-            return cfg_error(e, cfg_origin_of(n), "reader input '%s' must be a block [ dim=...; format=... ]",
+            return cfg_error(e, cfg_origin_of(n),
+                             "reader input '%s' must be a block [ dim=...; format=... ]",
                              cfg_key(n));
         struct reader_input *in = &rc->inputs[rc->ninputs];
         if ((r = read_input(n, in, e)))
             return r;
         for (int i = 0; i < rc->ninputs; i++)
             if (strcmp(rc->inputs[i].alias, in->alias) == 0)
-                return cfg_error(e, cfg_origin_of(n), "reader inputs '%s' and '%s' have the same alias '%s'",
+                return cfg_error(e, cfg_origin_of(n),
+                                 "reader inputs '%s' and '%s' have the same alias '%s'",
                                  rc->inputs[i].name, in->name, in->alias);
         defines += in->defines_mb;
         rc->ninputs++;
@@ -46,7 +48,8 @@ static int read_inputs(struct cfg_node *block, struct reader_config *rc, struct 
     if (rc->ninputs == 0)
         return cfg_error(e, cfg_origin_of(inputs), "reader: input = [ ... ] declares no inputs");
     if (defines > 1)
-        return cfg_error(e, cfg_origin_of(inputs), "reader: only one input may set definesMBSize=true");
+        return cfg_error(e, cfg_origin_of(inputs),
+                         "reader: only one input may set definesMBSize=true");
     return 0;
 }
 

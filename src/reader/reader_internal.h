@@ -7,14 +7,14 @@
 #include "reader/timeline.h"
 
 struct ctf_index {
-    int has_ids;             /* lines carry sequence ids (grouping lines into sequences) */
-    uint64_t data_start;     /* byte offset after a BOM */
+    int has_ids;         /* lines carry sequence ids (grouping lines into sequences) */
+    uint64_t data_start; /* byte offset after a BOM */
     uint64_t file_bytes;
     size_t nseq, nchunks, total_samples;
-    uint64_t *seq_offset;    /* byte offset of each sequence's first line */
+    uint64_t *seq_offset; /* byte offset of each sequence's first line */
     uint32_t *seq_samples;
     uint32_t *seq_chunk;
-    size_t *chunk_first;     /* nchunks + 1 entries */
+    size_t *chunk_first; /* nchunks + 1 entries */
     size_t cap_seq;
 };
 
@@ -33,10 +33,10 @@ struct chunk {
     size_t id; /* SIZE_MAX: empty slot */
     uint64_t used;
     size_t nseq;
-    struct ctf_column cols[CTF_MAX_INPUTS]; /* sparse inputs; dense ones pass through */
+    struct ctf_column cols[CTF_MAX_INPUTS];   /* sparse inputs; dense ones pass through */
     struct dense_store dense[CTF_MAX_INPUTS]; /* dense inputs, packed */
-    uint32_t *row0; /* nseq x ninputs: first row of (sequence, input) */
-    uint32_t *rows; /* nseq x ninputs: its row count */
+    uint32_t *row0;                           /* nseq x ninputs: first row of (sequence, input) */
+    uint32_t *rows;                           /* nseq x ninputs: its row count */
     size_t cap_seq;
 };
 
@@ -51,10 +51,10 @@ struct reader {
     struct tl_sweep sweep;
     uint64_t sweep_no; /* which sweep `sweep` holds; UINT64_MAX: none */
     /* the walk through the current epoch */
-    uint64_t w;      /* sweep of the next sequence */
-    size_t k;        /* its position in the sweep */
-    uint64_t next;   /* global sample index where it starts */
-    uint64_t end;    /* the epoch ends before this sample */
+    uint64_t w;    /* sweep of the next sequence */
+    size_t k;      /* its position in the sweep */
+    uint64_t next; /* global sample index where it starts */
+    uint64_t end;  /* the epoch ends before this sample */
     int rank, workers;
     int split_by_sequence; /* reader_split_by_sequence */
     /* chunks in memory */

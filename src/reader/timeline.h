@@ -21,15 +21,15 @@
 /* The index as the timeline sees it: sequences in file order. */
 struct tl_source {
     size_t nseq, nchunks;
-    const uint32_t *seq_chunk;    /* chunk of each sequence (non-decreasing) */
-    const uint32_t *seq_samples;  /* samples of each sequence */
-    const size_t *chunk_first;    /* first sequence of each chunk; chunk_first[nchunks] = nseq */
+    const uint32_t *seq_chunk;   /* chunk of each sequence (non-decreasing) */
+    const uint32_t *seq_samples; /* samples of each sequence */
+    const size_t *chunk_first;   /* first sequence of each chunk; chunk_first[nchunks] = nseq */
 };
 
 struct tl_params {
     int randomize;
     uint64_t seed;
-    size_t window;     /* chunks, or samples when sample_window */
+    size_t window; /* chunks, or samples when sample_window */
     int sample_window;
 };
 

@@ -61,8 +61,10 @@ static int take(const struct blob *b, const char *tag, void *dst, size_t len, co
 {
     const struct blob_section *s = blob_find(b, tag);
     if (!s || s->len != len)
-        return pt_err_set(e, PT_EUSER, "%s: error: checkpoint does not fit this training "
-                                       "(section '%s' %s)", path, tag, s ? "has another size" : "missing");
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: checkpoint does not fit this training "
+                          "(section '%s' %s)",
+                          path, tag, s ? "has another size" : "missing");
     memcpy(dst, s->data, len);
     return 0;
 }
@@ -110,9 +112,11 @@ int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct e
     int64_t steps = 0;
     rc = take(&b, "meta", meta, sizeof meta, path, e);
     if (rc == 0 && (meta[3] != (uint64_t)l->type || meta[4] != (uint64_t)l->n))
-        rc = pt_err_set(e, PT_EUSER, "%s: error: checkpoint is for another network or learner "
-                                     "(%llu parameters, learner %llu; this run: %zu, %d)",
-                        path, (unsigned long long)meta[4], (unsigned long long)meta[3], l->n, (int)l->type);
+        rc = pt_err_set(e, PT_EUSER,
+                        "%s: error: checkpoint is for another network or learner "
+                        "(%llu parameters, learner %llu; this run: %zu, %d)",
+                        path, (unsigned long long)meta[4], (unsigned long long)meta[3], l->n,
+                        (int)l->type);
     if (rc == 0)
         rc = take(&b, "steps", &steps, sizeof steps, path, e);
     if (rc == 0)

@@ -2,8 +2,9 @@
  * action=train with cvReader. Both are distributed: with more than one rank each rank
  * evaluates its share of every global minibatch (the reader's partition) and the sums are
  * allreduced, so the numbers equal one worker's. CNTK's lines:
- *   Final Results: Minibatch[1-K]: EvalClassificationError = ... * N; CrossEntropyWithSoftmax = ... * N; perplexity = ...
- *   Finished Epoch[ 1 of 3]: [Validate] CrossEntropyWithSoftmax = ... * N; EvalClassificationError = ... * N */
+ *   Final Results: Minibatch[1-K]: EvalClassificationError = ... * N; CrossEntropyWithSoftmax = ...
+ * * N; perplexity = ... Finished Epoch[ 1 of 3]: [Validate] CrossEntropyWithSoftmax = ... * N;
+ * EvalClassificationError = ... * N */
 #include <stdio.h>
 #include <string.h>
 
@@ -73,7 +74,8 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     size_t nmb = 0;
     rc = train_agree(ctx->comm, rc, "to load the model or open the reader", e);
     if (rc == 0)
-        rc = train_evaluate(ctx->comm, net, r, (size_t)ts.mb_size, (size_t)ts.epoch_size, sums, &nmb, e);
+        rc = train_evaluate(ctx->comm, net, r, (size_t)ts.mb_size, (size_t)ts.epoch_size, sums,
+                            &nmb, e);
     if (rc == 0 && comm_rank(ctx->comm) == 0) {
         char eval_name[48], line[1024];
         snprintf(eval_name, sizeof eval_name, "Eval%s", nn_eval_criterion_name(net));

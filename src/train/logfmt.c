@@ -67,8 +67,8 @@ void logfmt_epoch_start(char *buf, size_t size, int epoch, double lr_per_sample,
 }
 
 void logfmt_progress(char *buf, size_t size, int epoch, int max_epochs, int first_mb, int last_mb,
-                     double percent, int digits, const struct logfmt_crit *c, int n,
-                     double seconds, double samples)
+                     double percent, int digits, const struct logfmt_crit *c, int n, double seconds,
+                     double samples)
 {
     size_t o = 0;
     buf[0] = '\0';
@@ -81,8 +81,9 @@ void logfmt_progress(char *buf, size_t size, int epoch, int max_epochs, int firs
         seconds > 0 ? samples / seconds : 0.0);
 }
 
-void logfmt_epoch_end(char *buf, size_t size, int epoch, int max_epochs, const struct logfmt_crit *c,
-                      int n, size_t total_samples, float lr_per_sample, double seconds)
+void logfmt_epoch_end(char *buf, size_t size, int epoch, int max_epochs,
+                      const struct logfmt_crit *c, int n, size_t total_samples, float lr_per_sample,
+                      double seconds)
 {
     size_t o = 0;
     buf[0] = '\0';
@@ -102,8 +103,8 @@ static void joined(char *buf, size_t size, size_t *o, const struct logfmt_crit *
     }
 }
 
-void logfmt_validate(char *buf, size_t size, int epoch, int max_epochs,
-                     const struct logfmt_crit *c, int n)
+void logfmt_validate(char *buf, size_t size, int epoch, int max_epochs, const struct logfmt_crit *c,
+                     int n)
 {
     size_t o = 0;
     buf[0] = '\0';

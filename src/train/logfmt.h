@@ -1,10 +1,11 @@
 /* CNTK's log lines (SPEC 9), formatted byte for byte. Pure: text into a caller's buffer.
  *
- *  Starting Epoch 1: learning rate per sample = 0.020000  effective momentum = 0.900000  momentum as time constant = 237.3 samples
- *   Epoch[ 1 of 4]-Minibatch[   1-  10]: CE = 0.69973267 * 250; Err = 0.50400000 * 250; time = 0.0202s; samplesPerSecond = 12368.3
- *   Epoch[ 2 of 4]-Minibatch[   1-  10, 2.50%]: ...
- *  Finished Epoch[ 1 of 4]: [Training] CE = ... * 10000; totalSamplesSeen = 10000; learningRatePerSample = 0.02; epochTime=0.910351s
- *  Final Results: Minibatch[1-2]: Err = 0.04975124 * 603; CE = 0.10813542 * 603; perplexity = 1.11419862
+ *  Starting Epoch 1: learning rate per sample = 0.020000  effective momentum = 0.900000  momentum
+ * as time constant = 237.3 samples Epoch[ 1 of 4]-Minibatch[   1-  10]: CE = 0.69973267 * 250; Err
+ * = 0.50400000 * 250; time = 0.0202s; samplesPerSecond = 12368.3 Epoch[ 2 of 4]-Minibatch[   1-
+ * 10, 2.50%]: ... Finished Epoch[ 1 of 4]: [Training] CE = ... * 10000; totalSamplesSeen = 10000;
+ * learningRatePerSample = 0.02; epochTime=0.910351s Final Results: Minibatch[1-2]: Err = 0.04975124
+ * * 603; CE = 0.10813542 * 603; perplexity = 1.11419862
  */
 #ifndef PT_TRAIN_LOGFMT_H
 #define PT_TRAIN_LOGFMT_H
@@ -30,13 +31,14 @@ void logfmt_epoch_start(char *buf, size_t size, int epoch, double lr_per_sample,
                         double effective_momentum, double time_constant);
 /* percent < 0: no percentage (first epoch of a full pass). */
 void logfmt_progress(char *buf, size_t size, int epoch, int max_epochs, int first_mb, int last_mb,
-                     double percent, int digits, const struct logfmt_crit *c, int n,
-                     double seconds, double samples);
-void logfmt_epoch_end(char *buf, size_t size, int epoch, int max_epochs, const struct logfmt_crit *c,
-                      int n, size_t total_samples, float lr_per_sample, double seconds);
+                     double percent, int digits, const struct logfmt_crit *c, int n, double seconds,
+                     double samples);
+void logfmt_epoch_end(char *buf, size_t size, int epoch, int max_epochs,
+                      const struct logfmt_crit *c, int n, size_t total_samples, float lr_per_sample,
+                      double seconds);
 /* "Finished Epoch[ 1 of 3]: [Validate] A = ... * N; B = ... * N" (cvReader). */
-void logfmt_validate(char *buf, size_t size, int epoch, int max_epochs,
-                     const struct logfmt_crit *c, int n);
+void logfmt_validate(char *buf, size_t size, int epoch, int max_epochs, const struct logfmt_crit *c,
+                     int n);
 /* perplexity_of: index of the cross-entropy criterion whose exp() is appended, or -1. */
 void logfmt_final(char *buf, size_t size, int first_mb, int last_mb, const struct logfmt_crit *c,
                   int n, int perplexity_of);

@@ -39,7 +39,8 @@ static int finish(struct acc *a, struct nn *net, int fdim, int ldim, int mean_va
 {
     int rc = 0;
     if (mean_var) {
-        float *mean = malloc((size_t)fdim * sizeof *mean), *inv = malloc((size_t)fdim * sizeof *inv);
+        float *mean = malloc((size_t)fdim * sizeof *mean),
+              *inv = malloc((size_t)fdim * sizeof *inv);
         for (int i = 0; mean && inv && i < fdim; i++) {
             double m = a->sum[i] / a->frames, var = a->sq[i] / a->frames - m * m;
             mean[i] = (float)m;
@@ -61,8 +62,7 @@ static int finish(struct acc *a, struct nn *net, int fdim, int ldim, int mean_va
     return rc;
 }
 
-int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prior,
-                        struct pt_err *e)
+int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prior, struct pt_err *e)
 {
     struct minibatch mb = {0};
     struct acc a = {0};
@@ -70,7 +70,8 @@ int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prio
     while (rc == 0 && (rc = reader_next(r, 4096, &mb, e)) == 0 && mb.global_samples) {
         struct mb_input *f = mb_find(&mb, "features"), *l = mb_find(&mb, "labels");
         if (!f || !l) {
-            rc = pt_err_set(e, PT_EUSER, "error: the reader needs inputs named 'features' and 'labels'");
+            rc = pt_err_set(e, PT_EUSER,
+                            "error: the reader needs inputs named 'features' and 'labels'");
             break;
         }
         if (!a.sum) {

@@ -75,7 +75,8 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
         strcasecmp(v.s, "auto") != 0 && strcasecmp(v.s, "cpu") != 0 && atoi(v.s) >= 0)
         rc = cfg_error(e, cfg_value_origin(v.node),
                        "deviceId=%s: training on a GPU is not available yet (the cuBLAS backend "
-                       "has no compute kernels in this build); use deviceId=cpu or auto", v.s);
+                       "has no compute kernels in this build); use deviceId=cpu or auto",
+                       v.s);
     return rc;
 }
 
@@ -96,8 +97,8 @@ static int grad_ready(void *ctx, size_t first, struct pt_err *e)
 
 static int engine_setup(struct run *r, struct pt_err *e)
 {
-    struct engine_layout layout = {.n = nn_param_count(r->net), .params = nn_params(r->net),
-                                   .bk = r->be};
+    struct engine_layout layout = {
+        .n = nn_param_count(r->net), .params = nn_params(r->net), .bk = r->be};
     layout.tensors = nn_tensors(r->net, &layout.ntensors);
     return engine_new(&r->pc, r->ctx->comm, r->rank == 0 || r->ctx->log->own ? r->ctx->log : NULL,
                       &layout, &r->engine, e);
@@ -164,11 +165,13 @@ static int build(struct run *r, struct pt_err *e)
         model_name(r, path, sizeof path, done);
         rc = nn_load(path, r->be, &r->net, e);
         if (rc == 0 && may_log(r))
-            pt_log_printf(r->ctx->log, "Starting from checkpoint. Loading network from '%s'.\n", path);
+            pt_log_printf(r->ctx->log, "Starting from checkpoint. Loading network from '%s'.\n",
+                          path);
     } else if (rc == 0) {
         rc = nn_new(&r->ncfg, r->be, r->seed, &r->net, e);
         if (rc == 0 && (r->ncfg.mean_var_norm || r->ncfg.need_prior))
-            rc = train_feature_stats(r->reader, r->net, r->ncfg.mean_var_norm, r->ncfg.need_prior, e);
+            rc = train_feature_stats(r->reader, r->net, r->ncfg.mean_var_norm, r->ncfg.need_prior,
+                                     e);
     }
     if (rc == 0 && r->workers > 1) /* one model everywhere, whatever happened before */
         rc = bcast_params(r, e);
@@ -191,14 +194,17 @@ static int build(struct run *r, struct pt_err *e)
         pt_err_clear(&ce);
         int engine_state = 0;
         if (ckp_load(path, &r->st, &r->learner, r->engine, &engine_state, &ce)) {
-            pt_log_printf(r->ctx->log, "%s\nwarning: continuing from %s without its checkpoint: "
-                                       "learner state reset\n", ce.msg, path);
+            pt_log_printf(r->ctx->log,
+                          "%s\nwarning: continuing from %s without its checkpoint: "
+                          "learner state reset\n",
+                          ce.msg, path);
             learner_reset(&r->learner);
             r->st.epochs_done = done;
         } else if (engine_state < 0 && may_log(r)) {
-            pt_log_printf(r->ctx->log, "warning: checkpoint '%s' has no %s state (written by "
-                                       "another method?): it starts afresh\n", path,
-                          r->engine->ops->name);
+            pt_log_printf(r->ctx->log,
+                          "warning: checkpoint '%s' has no %s state (written by "
+                          "another method?): it starts afresh\n",
+                          path, r->engine->ops->name);
         }
         if (r->engine->ops->state_loaded)
             r->engine->ops->state_loaded(r->engine, engine_state > 0);
@@ -389,13 +395,15 @@ static int check_models_agree(struct run *r, size_t epoch, struct pt_err *e)
         rc = comm_allgather(r->ctx->comm, &mine, 1, all, COMM_INT64, e);
     for (int k = 1; rc == 0 && k < r->workers; k++)
         if (all[k] != all[0])
-            rc = pt_err_set(e, PT_EINTERNAL, "error: after epoch %zu the model of rank %d differs "
-                                             "from rank 0's (checksums %016llx, %016llx)",
+            rc = pt_err_set(e, PT_EINTERNAL,
+                            "error: after epoch %zu the model of rank %d differs "
+                            "from rank 0's (checksums %016llx, %016llx)",
                             epoch + 1, k, (unsigned long long)all[k], (unsigned long long)all[0]);
     if (rc == 0 && r->trace >= 2 && may_log(r))
-        pt_log_printf(r->ctx->log, "Epoch %zu: the models of all %d ranks are identical "
-                                   "(checksum %016llx).\n", epoch + 1, r->workers,
-                      (unsigned long long)all[0]);
+        pt_log_printf(r->ctx->log,
+                      "Epoch %zu: the models of all %d ranks are identical "
+                      "(checksum %016llx).\n",
+                      epoch + 1, r->workers, (unsigned long long)all[0]);
     free(all);
     return rc;
 }
@@ -442,9 +450,10 @@ static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, 
     nn_set_grad_ready(r->net, on && r->engine->ops->grad_ready ? grad_ready : NULL, r);
     reader_split_by_sequence(r->reader, split && !r->pc.distributed_reading);
     if (rc == 0)
-        rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size,
-                                split ? r->rank : 0, split ? r->workers : 1, e);
-    while (rc == 0 && (rc = reader_next(r->reader, ep->mb_size, &mb, e)) == 0 && mb.global_samples) {
+        rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size, split ? r->rank : 0,
+                                split ? r->workers : 1, e);
+    while (rc == 0 && (rc = reader_next(r->reader, ep->mb_size, &mb, e)) == 0 &&
+           mb.global_samples) {
         if ((rc = step(r, &mb, ep, on, stats, e)))
             break;
         nmb++;
@@ -464,8 +473,10 @@ static int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, 
     if (rc)
         return rc;
     if (!isfinite(all.train))
-        return pt_err_set(e, PT_EUSER, "error: epoch %zu: the training criterion is not finite "
-                                       "(diverged); lower the learning rate", epoch + 1);
+        return pt_err_set(e, PT_EUSER,
+                          "error: epoch %zu: the training criterion is not finite "
+                          "(diverged); lower the learning rate",
+                          epoch + 1);
     r->mbs_last_epoch = nmb;
     r->st.samples_seen += all.samples;
     r->st.epochs_done = epoch + 1;
@@ -520,8 +531,9 @@ int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         struct learn_epoch ep;
         learn_epoch_params(&r.lc, epoch, &ep);
         if (ep.lr_per_sample < r.lc.min_lr) {
-            pt_log_printf(ctx->log, "Learning rate per sample %.8g is below minLearningRatePerSample "
-                                    "%.8g: training stops after %zu epochs.\n",
+            pt_log_printf(ctx->log,
+                          "Learning rate per sample %.8g is below minLearningRatePerSample "
+                          "%.8g: training stops after %zu epochs.\n",
                           ep.lr_per_sample, r.lc.min_lr, epoch);
             break;
         }
