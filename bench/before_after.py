@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """bench/before_after.py: this tree's trainer against an earlier revision's, same invocation.
 
-    /usr/bin/python3 bench/before_after.py --base REV [--repeats N] [--quick]
+    /usr/bin/python3 bench/before_after.py --base REV [--repeats N] [--only WORD] [--quick]
 
 A refactoring must keep speed and results. This driver builds REV in a temporary git
 worktree, then runs both trainers on the same data, alternating
@@ -12,7 +12,7 @@ numbers (the "Finished Epoch" lines without their times): a refactoring that cha
 arithmetic must print the same digits (DataParallelASGD is asynchronous: its numbers
 depend on timing and are not compared).
 
-Cases: the MLP and the LSTM on one thread (cpuGemm=auto), DataParallelSGD 32-bit and
+--only WORD runs the cases whose name contains WORD. Cases: the MLP and the LSTM on one thread (cpuGemm=auto), DataParallelSGD 32-bit and
 1-bit, BlockMomentumSGD and DataParallelASGD on 2 ranks. Needs a built tree (setup.sh),
 data/fashion-mnist and a quiet machine."""
 import os
@@ -75,6 +75,7 @@ def main():
     rev = args[args.index("--base") + 1]
     repeats = int(args[args.index("--repeats") + 1]) if "--repeats" in args else 3
     quick = "--quick" in args
+    only = args[args.index("--only") + 1] if "--only" in args else ""
     base_rev = subprocess.run(["git", "-C", HERE, "rev-parse", "--short", rev], check=True,
                               capture_output=True, text=True).stdout.strip()
     head = subprocess.run(["git", "-C", HERE, "describe", "--always", "--dirty"], check=True,
@@ -85,7 +86,7 @@ def main():
     try:
         print(f"{'case':18} {'base/s':>9} {'new/s':>9} {'new/base':>9}  same numbers")
         with Foreign() as load:
-            for case in CASES:
+            for case in [c for c in CASES if only in c[0]]:
                 best = {"base": 0.0, "new": 0.0}
                 nums = {}
                 for _ in range(repeats):
