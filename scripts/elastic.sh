@@ -122,7 +122,9 @@ ranks=$n
 restarts=0
 extra=''
 while :; do
-    say "launching $([ -n "$ranks" ] && echo "$ranks ranks" || echo "every slot")${hostfile:+ of the hosts in $work/hosts}${extra:+ (restart $restarts of $max_restarts)}"
+    on=''
+    [ -z "$hostfile" ] || on=" on hosts $(awk 'NF && $1 !~ /^#/ { print $1 }' "$work/hosts" | tr '\n' ' ' | sed 's/ $//')"
+    say "launching $([ -n "$ranks" ] && echo "$ranks ranks" || echo "every slot")$on${extra:+ (restart $restarts of $max_restarts)}"
     if [ -n "$extra" ]; then launch "$@" "$extra"; else launch "$@"; fi
     [ "$st" -eq 0 ] && { say "training finished${extra:+ after $restarts restart(s)}"; exit 0; }
     # Open MPI: "... process rank R with PID P on node H exited on signal S (Name)."
@@ -161,7 +163,7 @@ while :; do
         fi
         mv "$work/hosts.new" "$work/hosts"
         [ -s "$work/hosts" ] || { say "$what in epoch $epoch; no hosts left: giving up"; exit "$st"; }
-        where="the hosts left ($(awk '{ print $1 }' "$work/hosts" | tr '\n' ' ' | sed 's/ $//'))"
+        where="the hosts left"
     fi
     if [ -n "$ranks" ]; then
         ranks=$((ranks - 1))
