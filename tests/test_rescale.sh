@@ -66,6 +66,14 @@ for m in DP32 DP1 MA BM AS; do
     resume w$m.4 r$m.42 2 $M $W
     same f$m.2 r$m.42
 done
+# ASGD resumed inside a longer warm phase: the checkpoint it writes there holds the model
+# of that epoch as the server model (not the one it resumed from)
+W3="$PT.parallelizationStartEpoch=3"
+run vAS.2 2 $AS $W3 $E1
+run gAS.1 1 $AS $W3
+resume vAS.2 vAS.21 1 $AS $W3 $E2
+resume vAS.21 vAS.211 1 $AS $W3
+same gAS.1 vAS.211
 has rDP32.24.err "Resuming DataParallelSGD on 4 workers: the checkpoint holds no per-rank state"
 has rMA.42.err "Resuming ModelAveragingSGD on 2 workers: the checkpoint holds no per-rank state"
 has rBM.24.err "Resuming BlockMomentumSGD on 4 workers: block momentum and the model after the last sync carried over from the checkpoint (block momentum per sync now 0.9000)"

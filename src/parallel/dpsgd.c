@@ -501,7 +501,7 @@ static void dp_state_loaded(struct engine *en, int loaded)
         pt_log_printf(en->log,
                       "Resuming DataParallelSGD on %d workers: the checkpoint holds no "
                       "per-rank state (quantization residuals start at zero in every epoch); "
-                      "every worker starts from its model and learner state\n",
+                      "every worker starts from the checkpoint's model and learner state\n",
                       comm_size(en->comm));
 }
 

@@ -220,11 +220,12 @@ static void ms_state_loaded(struct engine *en, int loaded)
     struct masgd *m = ma_of(en);
     if (!m->bmuf) {
         if (en->log)
-            pt_log_printf(en->log,
-                          "Resuming ModelAveragingSGD on %d workers: the checkpoint holds no "
-                          "per-rank state; every worker starts from its model and learner "
-                          "state\n",
-                          m->workers);
+            pt_log_printf(
+                en->log,
+                "Resuming ModelAveragingSGD on %d workers: the checkpoint holds no "
+                "per-rank state; every worker starts from the checkpoint's model and learner "
+                "state\n",
+                m->workers);
         return;
     }
     m->have_prev = loaded;
