@@ -407,11 +407,20 @@ static int as_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
     return 0;
 }
 
+/* The checkpoint holds the whole server model, not this rank's shard: at an epoch's end
+ * every rank pulled it whole into start. A resume on any number of ranks writes each new
+ * shard from it (as_start_epoch), so the server is resharded for the new rank count. Before
+ * the first parallel epoch (a warm start, also one resumed from a checkpoint) the store was
+ * never written: the server model is then the model itself, as the first parallel epoch
+ * would make it. syncs: the mean of the workers' sync counts, which every worker of the
+ * resumed run continues from. */
 static size_t as_state(struct engine *en, struct engine_state *out, size_t max)
 {
     struct asgd *a = as_of(en);
     if (max < 2)
         return 0;
+    if (!a->have_server)
+        en->layout.bk->ops->copy(en->layout.bk, a->start, en->layout.params, en->layout.n);
     out[0] = (struct engine_state){"asgd.server", a->start, en->layout.n, en->layout.bk};
     out[1] = (struct engine_state){"asgd.syncs", &a->syncs_state, 1, NULL};
     return 2;
@@ -422,6 +431,21 @@ static void as_state_loaded(struct engine *en, int loaded)
     struct asgd *a = as_of(en);
     a->loaded = loaded;
     a->syncs = loaded ? (long long)llroundf(a->syncs_state) : 0;
+    if (!en->log)
+        return;
+    size_t first, count;
+    comm_store_shard(a->store, comm_rank(en->comm), &first, &count);
+    if (loaded)
+        pt_log_printf(en->log,
+                      "Resuming DataParallelASGD on %d workers: the checkpoint's server model "
+                      "(%zu parameters) resharded over %d ranks (%zu on this one); every "
+                      "worker continues at sync %lld\n",
+                      a->workers, en->layout.n, a->workers, count, a->syncs);
+    else
+        pt_log_printf(en->log,
+                      "Resuming DataParallelASGD on %d workers: no server model in the "
+                      "checkpoint; the server starts from the model\n",
+                      a->workers);
 }
 
 static void as_destroy(struct engine *en)

@@ -489,6 +489,22 @@ static int dp_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
                          comm_size(en->comm), en->layout.n, e);
 }
 
+/* A resume, on any number of workers. The quantization residuals (r1 per rank, r2 per
+ * stripe owner) are per-rank state, but zeroed at every epoch's start (quant_prepare), so
+ * at an epoch boundary there is nothing to carry: checkpoints hold none, and a resume on
+ * another rank count loses nothing a same-count resume keeps. The buffered aggregation is
+ * flushed at every epoch's end. */
+static void dp_state_loaded(struct engine *en, int loaded)
+{
+    (void)loaded;
+    if (en->log)
+        pt_log_printf(en->log,
+                      "Resuming DataParallelSGD on %d workers: the checkpoint holds no "
+                      "per-rank state (quantization residuals start at zero in every epoch); "
+                      "every worker starts from the checkpoint's model and learner state\n",
+                      comm_size(en->comm));
+}
+
 static void dp_destroy(struct engine *en)
 {
     struct dpsgd *d = dp_of(en);
@@ -512,6 +528,7 @@ static const struct engine_ops dpsgd_ops = {.name = "DataParallelSGD",
                                             .grad_ready = dp_grad_ready,
                                             .after_backward = dp_after_backward,
                                             .flush = dp_flush,
+                                            .state_loaded = dp_state_loaded,
                                             .destroy = dp_destroy};
 
 static int dpsgd_new(const struct parallel_config *pc, struct engine **out, struct pt_err *e)

@@ -195,24 +195,53 @@ static int ms_end_epoch(struct engine *en, double tally[3], struct pt_err *e)
     return 1;
 }
 
+/* BMUF's checkpointed state: the block momentum D and the model after the last sync. Both
+ * are equal on every rank at an epoch's end (the final sync set them), so they carry over
+ * to any number of workers as they are; the block momentum per sync is the new rank
+ * count's (setup). Before the first parallel epoch (a warm start) no sync happened: the
+ * model after the last sync is the model itself, and D is zero, as the first parallel
+ * epoch would set them. */
 static size_t ms_state(struct engine *en, struct engine_state *out, size_t max)
 {
     struct masgd *m = ma_of(en);
     if (!m->bmuf || max < 2)
         return 0;
+    if (!m->have_prev)
+        en->layout.bk->ops->copy(en->layout.bk, m->prev, en->layout.params, en->layout.n);
     out[0] = (struct engine_state){"bmuf.delta", m->delta, en->layout.n, en->layout.bk};
     out[1] = (struct engine_state){"bmuf.prev", m->prev, en->layout.n, en->layout.bk};
     return 2;
 }
 
+/* A resume, on any number of workers: says what carried over (the log line a relaunch on
+ * fewer ranks leaves). Every worker takes the checkpoint's learner state (rank 0's). */
 static void ms_state_loaded(struct engine *en, int loaded)
 {
     struct masgd *m = ma_of(en);
-    if (!m->bmuf)
+    if (!m->bmuf) {
+        if (en->log)
+            pt_log_printf(
+                en->log,
+                "Resuming ModelAveragingSGD on %d workers: the checkpoint holds no "
+                "per-rank state; every worker starts from the checkpoint's model and learner "
+                "state\n",
+                m->workers);
         return;
+    }
     m->have_prev = loaded;
     if (!loaded)
         en->layout.bk->ops->fill(en->layout.bk, m->delta, en->layout.n, 0.0f);
+    if (en->log && loaded)
+        pt_log_printf(en->log,
+                      "Resuming BlockMomentumSGD on %d workers: block momentum and the model "
+                      "after the last sync carried over from the checkpoint (block momentum "
+                      "per sync now %6.4f)\n",
+                      m->workers, m->bm);
+    else if (en->log)
+        pt_log_printf(en->log,
+                      "Resuming BlockMomentumSGD on %d workers: no block state in the "
+                      "checkpoint; block momentum starts at zero\n",
+                      m->workers);
 }
 
 static void ms_destroy(struct engine *en)
@@ -232,6 +261,7 @@ static const struct engine_ops ma_ops = {.name = "ModelAveragingSGD",
                                          .start_epoch = ms_start_epoch,
                                          .after_update = ms_after_update,
                                          .end_epoch = ms_end_epoch,
+                                         .state_loaded = ms_state_loaded,
                                          .destroy = ms_destroy};
 
 static const struct engine_ops bmuf_ops = {.name = "BlockMomentumSGD",
