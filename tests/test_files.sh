@@ -66,7 +66,7 @@ rm -f m.dnn* log.lnk
 
 # temporaries of dead runs of this host are removed, with a log line; those of another
 # host, or of a live process, stay
-host=$(hostname | sed 's/[^A-Za-z0-9_-]/_/g' | cut -c1-64)
+host=$(uname -n | sed 's/[^A-Za-z0-9_-]/_/g' | cut -c1-64)
 dead=$(sh -c 'echo $$')
 for f in ".m.dnn.1.tmp.$host.$dead.abcdef" ".m.dnn.2.ckp.tmp.$host.$dead.ghijkl" \
     ".m.dnn.tmp.otherhost.$dead.abcdef" ".m.dnn.tmp.$host.$$.abcdef" ".m.dnnx.tmp.$host.$dead.abcdef"; do
