@@ -53,6 +53,10 @@ expect 1 tr train.SGD.ParallelTrain.perfStatsFile=d.ctf
 has "$tmp/err" "error: perfStatsFile: '$tmp/d.ctf' is an input"
 expect 1 tr stderr=m.dnn
 has "$tmp/err" "error: stderr: 'm.dnn' is also written as modelPath (t.cfg:5:"
+# on two ranks: every rank stops (no hang), the data file intact
+mpi -n 2 "$T" configFile=t.cfg Dir=. stderr=d.ctf >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 1 ] && ok || { no "2 ranks, stderr=d.ctf: wanted exit 1"; cat "$tmp/err"; }
+has "$tmp/err" "error: stderr: '$tmp/d.ctf' is an input"
 unchanged "outputs over inputs"
 [ ! -e m.dnn ] && [ ! -e m.dnn.1 ] && ok || no "a refused run wrote a model"
 

@@ -113,12 +113,14 @@ static int model_of(struct cfg_node *cmd, int train, struct output *o)
     struct pt_err ignored;
     pt_err_clear(&ignored);
     const struct cfg_schema *s = train ? &train_command_schema : &test_command_schema;
-    if (cfg_schema_get(cmd, s, "modelPath", &v, &ignored) || !v.s || !v.s[0])
-        return 0;
-    o->key = "modelPath";
-    o->path = v.s;
-    set_origin(o, v.node);
-    return 1;
+    int found = cfg_schema_get(cmd, s, "modelPath", &v, &ignored) == 0 && v.s && v.s[0];
+    if (found) { /* the string belongs to the config */
+        o->key = "modelPath";
+        o->path = v.s;
+        set_origin(o, v.node);
+    }
+    cfg_val_free(&v);
+    return found;
 }
 
 static int perf_of(struct cfg_node *cmd, struct output *o)
@@ -161,6 +163,7 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
         outs[*nouts].path = logname;
         set_origin(&outs[(*nouts)++], v.node);
     }
+    cfg_val_free(&v);
     for (size_t i = 0; rc == 0 && i < n && *nouts + 2 <= MAX_OUTPUTS; i++) {
         int train = cmds[i].action->schema == &train_command_schema;
         rc = note_readers(cmds[i].block, ins, e);
