@@ -55,6 +55,19 @@ int cfg_load_file(struct cfg *c, const char *path, const struct cfg_origin *at, 
 int cfg_load_string(struct cfg *c, const char *name, const char *text, size_t len,
                     struct pt_err *e);
 
+/* cfg_load_string_opts options. CFG_LOAD_PLAIN: text that must not reach anything beyond
+ * itself (a model file's network description): include= is an error, so is any `$` in a
+ * value (no $variable$ expansion), and the text is legacy syntax whatever its name. The
+ * options stay on for the whole config, blocks parsed later included. */
+#define CFG_LOAD_PLAIN 1u
+int cfg_load_string_opts(struct cfg *c, const char *name, const char *text, size_t len,
+                         unsigned options, struct pt_err *e);
+
+/* Real paths of the config files read so far (configFile= and include=), i in
+ * [0, cfg_file_count). */
+size_t cfg_file_count(const struct cfg *c);
+const char *cfg_file(const struct cfg *c, size_t i);
+
 /* Apply one command-line argument `key=value` (argument number argno, for origins):
  * same syntax as a config line, including `block=[...]` merges and dotted paths. */
 int cfg_apply_arg(struct cfg *c, const char *arg, int argno, struct pt_err *e);

@@ -85,6 +85,7 @@ struct cfg {
     size_t nloaded;
     char **warnings;
     size_t nwarnings;
+    unsigned options; /* CFG_LOAD_* (cfg_load_string_opts) */
 };
 
 /* New, empty config whose text is read by `reader` (which must outlive it). NULL on out of

@@ -86,7 +86,7 @@ static int parse_text(struct cfg_node *block, const char *name, const char *text
         text += 3;
         len -= 3;
     }
-    if (ends_with_ci(name, ".ini"))
+    if (ends_with_ci(name, ".ini") && !(block->cfg->options & CFG_LOAD_PLAIN))
         return cfg_parse_ini(block, name, text, len, dir, e);
     struct cfg_seg seg = {
         .text = (char *)text,
@@ -162,6 +162,8 @@ static int read_file(struct cfg_node *block, const char *path, const char *dir, 
 static int include_file(struct cfg_node *block, const char *path, const char *dir,
                         const struct cfg_origin *at, struct pt_err *e)
 {
+    if (block->cfg->options & CFG_LOAD_PLAIN)
+        return cfg_error(e, at, "include= is not allowed here: this text may not read files");
     return read_file(block, path, dir, 1, at, e);
 }
 
@@ -198,6 +200,23 @@ int cfg_load_string(struct cfg *c, const char *name, const char *text, size_t le
     if (!iname || !dir)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     return parse_text(&c->root, iname, text, len, dir, e);
+}
+
+int cfg_load_string_opts(struct cfg *c, const char *name, const char *text, size_t len,
+                         unsigned options, struct pt_err *e)
+{
+    c->options |= options;
+    return cfg_load_string(c, name, text, len, e);
+}
+
+size_t cfg_file_count(const struct cfg *c)
+{
+    return c->nloaded;
+}
+
+const char *cfg_file(const struct cfg *c, size_t i)
+{
+    return i < c->nloaded ? c->loaded[i] : NULL;
 }
 
 int cfg_apply_arg(struct cfg *c, const char *arg, int argno, struct pt_err *e)

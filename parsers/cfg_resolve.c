@@ -87,6 +87,10 @@ int cfg_value(struct cfg_node *n, const char **out, struct pt_err *e)
         *out = n->value;
         return 0;
     }
+    if (n->cfg->options & CFG_LOAD_PLAIN)
+        return cfg_error(e, &n->vorigin,
+                         "'$' in the value of '%s': variables ($name$) are not allowed here",
+                         cfg_path(n, path, sizeof path));
     if (n->resolving)
         return cfg_error(e, &n->vorigin, "variable cycle: '%s' refers to itself",
                          cfg_path(n, path, sizeof path));

@@ -9,6 +9,7 @@
  * Files are read through `gzip -dc` (no zlib needed) and the output is written to a
  * temporary name and renamed, so an existing OUT is never left half-written. */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -143,7 +144,9 @@ int main(int argc, char **argv)
         snprintf(pix[v], sizeof pix[v], "%.4g", v / 255.0);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
-    FILE *f = fopen(tmp, "w");
+    /* a new file: never an existing one, nor through a link planted at the name */
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!f) {
         free(im.data);
         free(lb.data);

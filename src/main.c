@@ -150,8 +150,6 @@ int main(int argc, char **argv)
     memset(&cl, 0, sizeof cl);
     int rc = cfg ? cmdline_apply(argc, argv, cfg, &cl, &e)
                  : pt_err_set(&e, PT_ENOMEM, "error: out of memory");
-    if (rc == 0)
-        rc = open_log(cfg, &log, rank, &e);
     if (rc == 0 && cl.print_config && rank == 0) {
         int problems = 0;
         rc = cfg_print(cfg, stdout, &problems, &e);
@@ -164,6 +162,12 @@ int main(int argc, char **argv)
     size_t ncmds = 0;
     if (rc == 0)
         rc = train_check_config(cfg, cmds, MAX_COMMANDS, &ncmds, &e);
+    /* the log opens once the run's inputs are known (never over one of them), and not at
+     * all for --print-config (a dry run creates no files) */
+    if (rc == 0 && !cl.print_config)
+        rc = train_check_files(cfg, cmds, ncmds, rank, &e);
+    if (rc == 0 && !cl.print_config)
+        rc = open_log(cfg, &log, rank, &e);
     if (rank == 0 && cfg)
         for (size_t i = 0; i < cfg_warning_count(cfg); i++)
             pt_log_printf(&log, "%s\n", cfg_warning(cfg, i));
@@ -177,8 +181,12 @@ int main(int argc, char **argv)
     if (status == 0 && !cl.print_config) {
         struct pt_ctx ctx = {.cfg = cfg, .comm = comm, .log = &log};
         rc = start_up(cfg, comm, &log, &e);
+        if (rc == 0)
+            train_remove_stale(cmds, ncmds, &log);
         for (size_t i = 0; i < ncmds && rc == 0; i++)
             rc = cmds[i].action->run(&ctx, cmds[i].block, &e);
+        if (rc == 0) /* a log that could not be written (disk full) fails the run */
+            rc = pt_log_check(&log, &e);
         status = comm_agree(comm, rc, &failed, &agree);
         if (agree.code)
             agreement_failed(&log, &agree, comm);

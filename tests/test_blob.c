@@ -1,4 +1,9 @@
-/* Checkpoint container (src/core/blob.c): round trip, atomic replacement, damaged files. */
+/* Checkpoint container (src/core/blob.c): round trip, atomic replacement, damaged files;
+ * the safe writes under it (src/core/fs.c): no symlink followed, unique temporaries, stale
+ * temporaries of dead processes removed. */
+#include <dirent.h>
+#include <sys/wait.h>
+
 #include "core/blob.h"
 #include "testutil.h"
 
@@ -14,6 +19,52 @@ static void write_two(const char *path, int version)
     ck_assert_int_eq(blob_write_section(&w, "params", v, sizeof v, &e), 0);
     ck_assert_int_eq(blob_write_section(&w, "empty", NULL, 0, &e), 0);
     ck_assert_msg(blob_write_commit(&w, &e) == 0, "%s", e.msg);
+}
+
+/* Entries of dir besides . and .. */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    ck_assert_ptr_nonnull(d);
+    int n = 0;
+    for (struct dirent *de; (de = readdir(d));)
+        n += strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+/* This host's name as a temporary's name carries it. */
+static void host_tag(char *buf, size_t size)
+{
+    char h[256] = "";
+    gethostname(h, sizeof h - 1);
+    size_t i = 0;
+    for (; h[i] && i + 1 < size && i < 64; i++)
+        buf[i] = (h[i] >= 'a' && h[i] <= 'z') || (h[i] >= 'A' && h[i] <= 'Z') ||
+                         (h[i] >= '0' && h[i] <= '9') || h[i] == '-' || h[i] == '_'
+                     ? h[i]
+                     : '_';
+    buf[i] = '\0';
+}
+
+static void touch(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int same_text(const char *path, const char *text)
+{
+    char buf[256] = "";
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return strcmp(buf, text) == 0;
 }
 
 START_TEST(round_trip)
@@ -35,9 +86,9 @@ START_TEST(round_trip)
     ck_assert_ptr_null(blob_find(&b, "nothere"));
     blob_free(&b);
     /* no temporary file is left behind */
-    char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    ck_assert_int_ne(access(tmp, F_OK), 0);
+    char sub[600];
+    snprintf(sub, sizeof sub, "%s/sub/dir", dir);
+    ck_assert_int_eq(entries(sub), 1);
 }
 END_TEST
 
@@ -121,6 +172,89 @@ START_TEST(abort_keeps_old_file)
 }
 END_TEST
 
+/* A symlink at the target: refused, the file it points to unchanged, nothing left. */
+START_TEST(symlink_target_refused)
+{
+    const char *dir = enter_tmpdir();
+    ck_assert_int_eq(mkdir("d", 0755), 0);
+    touch("victim", "precious");
+    ck_assert_int_eq(symlink("../victim", "d/m.ckp"), 0);
+    struct blob_writer w;
+    struct pt_err e;
+    pt_err_clear(&e);
+    ck_assert_int_eq(blob_write_begin(&w, "d/m.ckp", magic, 3, &e), PT_EUSER);
+    ck_assert_msg(strstr(e.msg, "d/m.ckp: error: cannot write checkpoint: it is a symbolic link"),
+                  "%s", e.msg);
+    ck_assert(same_text("victim", "precious"));
+    ck_assert_int_eq(entries("d"), 1);
+    /* nor a directory */
+    ck_assert_int_eq(mkdir("d/x.ckp", 0755), 0);
+    pt_err_clear(&e);
+    ck_assert_int_eq(blob_write_begin(&w, "d/x.ckp", magic, 3, &e), PT_EUSER);
+    ck_assert_msg(strstr(e.msg, "it exists and is not a regular file"), "%s", e.msg);
+    (void)dir;
+}
+END_TEST
+
+/* The temporary: .<base>.tmp.<host>.<pid>.<6 chars>, a new file, mode 0644 less umask. */
+START_TEST(temporary_name)
+{
+    const char *dir = enter_tmpdir();
+    char host[80], want[200];
+    host_tag(host, sizeof host);
+    snprintf(want, sizeof want, ".m.ckp.tmp.%s.%ld.", host, (long)getpid());
+    struct blob_writer w;
+    struct pt_err e;
+    pt_err_clear(&e);
+    mode_t old = umask(022);
+    ck_assert_int_eq(blob_write_begin(&w, "m.ckp", magic, 3, &e), 0);
+    umask(old);
+    ck_assert_int_eq(strncmp(strrchr(w.out.tmp, '/') ? strrchr(w.out.tmp, '/') + 1 : w.out.tmp,
+                             want, strlen(want)),
+                     0);
+    ck_assert_uint_eq(strlen(w.out.tmp), strlen(want) + 6);
+    struct stat st;
+    ck_assert_int_eq(lstat(w.out.tmp, &st), 0);
+    ck_assert(S_ISREG(st.st_mode));
+    ck_assert_int_eq(st.st_mode & 0777, 0644);
+    blob_write_abort(&w);
+    ck_assert_int_eq(entries(dir), 0);
+}
+END_TEST
+
+static void count_removed(void *arg, const char *name)
+{
+    (void)name;
+    ++*(int *)arg;
+}
+
+/* Only temporaries of this host whose process is gone are removed. */
+START_TEST(stale_temporaries)
+{
+    enter_tmpdir();
+    char host[80], name[300];
+    host_tag(host, sizeof host);
+    pid_t child = fork();
+    if (child == 0)
+        _exit(0);
+    ck_assert_int_eq(waitpid(child, NULL, 0), child);
+    snprintf(name, sizeof name, ".m.dnn.3.ckp.tmp.%s.%ld.abcdef", host, (long)child);
+    touch(name, "dead");
+    snprintf(name, sizeof name, ".m.dnn.tmp.%s.%ld.abcdef", host, (long)child);
+    touch(name, "dead");
+    snprintf(name, sizeof name, ".m.dnn.2.tmp.%s.%ld.abcdef", host, (long)getpid());
+    touch(name, "alive");
+    touch(".m.dnn.2.tmp.otherhost.1.abcdef", "other host");
+    snprintf(name, sizeof name, ".m.dnnx.tmp.%s.%ld.abcdef", host, (long)child);
+    touch(name, "another target");
+    touch("m.dnn", "the model");
+    int removed = 0;
+    ck_assert_int_eq(pt_fs_remove_stale("m.dnn", count_removed, &removed), 2);
+    ck_assert_int_eq(removed, 2);
+    ck_assert_int_eq(entries("."), 4);
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("blob");
@@ -128,6 +262,9 @@ static Suite *suite(void)
     tcase_add_test(t, round_trip);
     tcase_add_test(t, damaged_files);
     tcase_add_test(t, abort_keeps_old_file);
+    tcase_add_test(t, symlink_target_refused);
+    tcase_add_test(t, temporary_name);
+    tcase_add_test(t, stale_temporaries);
     suite_add_tcase(s, t);
     return s;
 }

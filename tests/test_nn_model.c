@@ -265,7 +265,7 @@ START_TEST(save_errors_and_overwrite)
     struct pt_err e = {0};
     pt_err_clear(&e);
     ck_assert_int_eq(nn_save(a, "no/such/dir/m.dnn", &e), PT_ESYS);
-    ck_assert_msg(strstr(e.msg, "no/such/dir/m.dnn.tmp: error: cannot write model file: No such "
+    ck_assert_msg(strstr(e.msg, "no/such/dir/m.dnn: error: cannot write model file: No such "
                                 "file or directory"),
                   "%s", e.msg);
     ck_assert_int_eq(nn_save(a, "m.dnn", &e), 0);

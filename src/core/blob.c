@@ -23,7 +23,7 @@ uint64_t blob_fnv1a(uint64_t h, const void *data, size_t len)
 static int put(struct blob_writer *w, const void *data, size_t len, struct pt_err *e)
 {
     if (len && fwrite(data, 1, len, w->f) != len)
-        return pt_err_set(e, PT_ESYS, "error: writing '%s': %s", w->tmp, strerror(errno));
+        return pt_err_set(e, PT_ESYS, "error: writing '%s': %s", w->out.path, strerror(errno));
     return 0;
 }
 
@@ -43,16 +43,15 @@ int blob_write_begin(struct blob_writer *w, const char *path, const char magic[8
                      struct pt_err *e)
 {
     memset(w, 0, sizeof *w);
-    if (strlen(path) >= sizeof w->path)
-        return pt_err_set(e, PT_EUSER, "error: path too long: %.80s...", path);
-    snprintf(w->path, sizeof w->path, "%s", path);
-    snprintf(w->tmp, sizeof w->tmp, "%s.tmp.%ld", path, (long)getpid());
-    int rc = pt_make_parent_dirs(path, e);
+    int rc = pt_file_begin(&w->out, path, 1, "checkpoint", e);
     if (rc)
         return rc;
-    w->f = fopen(w->tmp, "w+b");
-    if (!w->f)
-        return pt_err_set(e, PT_ESYS, "error: cannot create '%s': %s", w->tmp, strerror(errno));
+    w->f = fdopen(w->out.fd, "w+b");
+    if (!w->f) {
+        rc = pt_err_set(e, PT_ESYS, "error: cannot create '%s': %s", path, strerror(errno));
+        pt_file_abort(&w->out);
+        return rc;
+    }
     unsigned char head[16];
     memcpy(head, magic, 8);
     le32(head + 8, version);
@@ -84,17 +83,17 @@ static int finish_hash(struct blob_writer *w, struct pt_err *e)
     le32(cnt, w->sections);
     if (fflush(w->f) != 0 || fseek(w->f, w->count_at, SEEK_SET) != 0 ||
         fwrite(cnt, 1, 4, w->f) != 4 || fflush(w->f) != 0 || fseek(w->f, 0, SEEK_SET) != 0)
-        return pt_err_set(e, PT_ESYS, "error: writing '%s': %s", w->tmp, strerror(errno));
+        return pt_err_set(e, PT_ESYS, "error: writing '%s': %s", w->out.path, strerror(errno));
     uint64_t h = BLOB_FNV_START;
     unsigned char buf[1 << 16];
     for (size_t got; (got = fread(buf, 1, sizeof buf, w->f)) > 0;)
         h = blob_fnv1a(h, buf, got);
     if (ferror(w->f) || fseek(w->f, 0, SEEK_END) != 0)
-        return pt_err_set(e, PT_ESYS, "error: reading back '%s'", w->tmp);
+        return pt_err_set(e, PT_ESYS, "error: reading back '%s'", w->out.path);
     unsigned char tail[8];
     le64(tail, h);
     if (fwrite(tail, 1, 8, w->f) != 8)
-        return pt_err_set(e, PT_ESYS, "error: writing '%s': %s", w->tmp, strerror(errno));
+        return pt_err_set(e, PT_ESYS, "error: writing '%s': %s", w->out.path, strerror(errno));
     return 0;
 }
 
@@ -102,40 +101,26 @@ int blob_write_commit(struct blob_writer *w, struct pt_err *e)
 {
     int rc = finish_hash(w, e);
     if (rc == 0 && (fflush(w->f) != 0 || fsync(fileno(w->f)) != 0))
-        rc = pt_err_set(e, PT_ESYS, "error: flushing '%s': %s", w->tmp, strerror(errno));
+        rc = pt_err_set(e, PT_ESYS, "error: flushing '%s': %s", w->out.path, strerror(errno));
     if (fclose(w->f) != 0 && rc == 0)
-        rc = pt_err_set(e, PT_ESYS, "error: closing '%s': %s", w->tmp, strerror(errno));
+        rc = pt_err_set(e, PT_ESYS, "error: closing '%s': %s", w->out.path, strerror(errno));
     w->f = NULL;
-    if (rc == 0 && rename(w->tmp, w->path) != 0)
-        rc = pt_err_set(e, PT_ESYS, "error: renaming '%s' to '%s': %s", w->tmp, w->path,
-                        strerror(errno));
-    if (rc) {
+    w->out.fd = -1; /* closed with w->f, after its fsync */
+    if (rc == 0)
+        rc = pt_file_commit(&w->out, "checkpoint", e);
+    if (rc)
         blob_write_abort(w);
-        return rc;
-    }
-    /* make the rename itself durable */
-    char dir[4096];
-    snprintf(dir, sizeof dir, "%s", w->path);
-    char *slash = strrchr(dir, '/');
-    if (slash)
-        *(slash == dir ? slash + 1 : slash) = '\0';
-    else
-        snprintf(dir, sizeof dir, ".");
-    int fd = open(dir, O_RDONLY | O_DIRECTORY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-    return 0;
+    return rc;
 }
 
 void blob_write_abort(struct blob_writer *w)
 {
-    if (w->f)
+    if (w->f) {
         fclose(w->f);
+        w->out.fd = -1;
+    }
     w->f = NULL;
-    if (w->tmp[0])
-        unlink(w->tmp);
+    pt_file_abort(&w->out);
 }
 
 static uint64_t rd64(const unsigned char *b)

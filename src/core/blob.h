@@ -3,7 +3,8 @@
  * Layout (little-endian):  magic[8] | u32 version | u32 sections |
  *                          { tag[16] (NUL-padded) | u64 length | bytes } ... |
  *                          u64 FNV-1a-64 of everything before it
- * Writing goes to PATH.tmp.<pid>, is fsync'd, renamed over PATH, and the directory is
+ * Writing goes through pt_file_begin/commit (core/fs.h): a unique temporary in PATH's
+ * directory, never through a symlink, fsync'd, renamed over PATH, and the directory is
  * fsync'd: a crash leaves either the old file or the new one, never a torn one. Reading
  * refuses a foreign magic, another version, a truncated file or a checksum mismatch, with
  * a message naming the file. */
@@ -15,12 +16,13 @@
 #include <stdio.h>
 
 #include "core/err.h"
+#include "core/fs.h"
 
 #define BLOB_TAG 16
 
 struct blob_writer {
-    FILE *f;
-    char path[4096], tmp[4200];
+    FILE *f;                /* over out.fd */
+    struct pt_file_out out; /* the target and its temporary */
     uint32_t sections;
     long count_at; /* file offset of the section count */
 };

@@ -15,6 +15,8 @@ void pt_log_init(struct pt_log *l)
     l->own = 0;
     l->timestamping = 0;
     l->at_line_start = 1;
+    l->write_errno = 0;
+    l->name[0] = '\0';
 }
 
 int pt_log_open(struct pt_log *l, const char *path, int rank, struct pt_err *e)
@@ -29,14 +31,18 @@ int pt_log_open(struct pt_log *l, const char *path, int rank, struct pt_err *e)
     if (pt_make_parent_dirs(name, &dir_err))
         return pt_err_set(e, PT_EUSER, "error: stderr=%s: cannot open log file '%s': %s", path,
                           name, dir_err.msg + strlen("error: "));
-    FILE *f = fopen(name, "w");
-    if (!f)
+    FILE *f = NULL;
+    struct pt_err open_err;
+    pt_err_clear(&open_err);
+    if (pt_fs_open_stream(name, &f, &open_err))
         return pt_err_set(e, PT_EUSER, "error: stderr=%s: cannot open log file '%s': %s", path,
-                          name, strerror(errno));
+                          name, open_err.msg);
     pt_log_close(l);
     l->out = f;
     l->own = 1;
     l->at_line_start = 1;
+    l->write_errno = 0;
+    snprintf(l->name, sizeof l->name, "%s", name);
     return 0;
 }
 
@@ -47,7 +53,8 @@ static void stamp(struct pt_log *l)
     char buf[32];
     localtime_r(&t, &tm);
     strftime(buf, sizeof buf, "%m/%d/%Y %H:%M:%S: ", &tm);
-    fputs(buf, l->out);
+    if (fputs(buf, l->out) == EOF && !l->write_errno)
+        l->write_errno = errno ? errno : EIO;
 }
 
 void pt_log_printf(struct pt_log *l, const char *fmt, ...)
@@ -75,12 +82,27 @@ void pt_log_printf(struct pt_log *l, const char *fmt, ...)
             stamp(l);
         char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
-        fwrite(p, 1, len, l->out);
+        if (fwrite(p, 1, len, l->out) != len && !l->write_errno)
+            l->write_errno = errno ? errno : EIO;
         l->at_line_start = nl != NULL;
         p += len;
     }
-    fflush(l->out);
+    if (fflush(l->out) != 0 && !l->write_errno)
+        l->write_errno = errno ? errno : EIO;
     free(big);
+}
+
+int pt_log_check(struct pt_log *l, struct pt_err *e)
+{
+    if (fflush(l->out) != 0 && !l->write_errno)
+        l->write_errno = errno ? errno : EIO;
+    if (!l->write_errno)
+        return 0;
+    if (l->own)
+        return pt_err_set(e, PT_ESYS, "error: cannot write log file '%s' (stderr=): %s", l->name,
+                          strerror(l->write_errno));
+    return pt_err_set(e, PT_ESYS, "error: cannot write the log to standard error: %s",
+                      strerror(l->write_errno));
 }
 
 void pt_log_close(struct pt_log *l)

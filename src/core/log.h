@@ -12,15 +12,21 @@ struct pt_log {
     int own;          /* out was opened by pt_log_open */
     int timestamping; /* prefix "MM/DD/YYYY HH:MM:SS: " */
     int at_line_start;
+    int write_errno; /* first failed write (0: none) */
+    char name[4096]; /* the file's name, for messages ("" for stderr) */
 };
 
 /* Log to stderr, no timestamps. */
 void pt_log_init(struct pt_log *l);
-/* Log to path (rank 0) or path.rank<k>, creating its directory; truncates. On failure the
- * log stays on stderr. */
+/* Log to path (rank 0) or path.rank<k>, creating its directory; truncates a regular file
+ * (never through a symlink); a device or pipe (/dev/null, /dev/stderr) is written as is.
+ * On failure the log stays on stderr. */
 int pt_log_open(struct pt_log *l, const char *path, int rank, struct pt_err *e);
 /* printf to the log; each new line gets the timestamp prefix when enabled. */
 void pt_log_printf(struct pt_log *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Whether every write so far reached the log (flushing it first): 0, or PT_ESYS with a
+ * message naming the file (a full disk must not end a run with status 0). */
+int pt_log_check(struct pt_log *l, struct pt_err *e);
 /* Flush and close a file opened by pt_log_open; back to stderr. */
 void pt_log_close(struct pt_log *l);
 

@@ -16,18 +16,20 @@
  *                   u32 Q, Q floats label prior (Q = 0: none)
  *   24+P    8     FNV-1a 64 of bytes [0, 24+P)
  *
- * Saving writes "path.tmp", fsyncs it, renames it over path and fsyncs the directory, so
- * a crash leaves either the old or the new model. Loading checks, in order: magic, version,
+ * Saving writes a unique temporary next to path (never through a symlink; core/fs.h),
+ * fsyncs it, renames it over path and fsyncs the directory, so a crash leaves either the
+ * old or the new model. The description is parsed with include= and $variables$ off: a
+ * model file cannot make the trainer read another file. Loading checks, in order: magic, version,
  * byte order, length, checksum, then every field against the bytes left. */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/fs.h"
 #include "nn/nn_internal.h"
 
 #define MODEL_MAGIC   "PTMODEL\x1a"
@@ -116,44 +118,21 @@ static int write_all(int fd, const unsigned char *p, size_t n)
     return 0;
 }
 
-/* Make a finished rename durable (best effort: some file systems refuse directory fsync). */
-static void sync_parent_dir(const char *path)
-{
-    char copy[4096];
-    snprintf(copy, sizeof copy, "%s", path);
-    int fd = open(dirname(copy), O_RDONLY);
-    if (fd >= 0) {
-        fsync(fd);
-        close(fd);
-    }
-}
-
+/* Through core/fs.h's safe replacement: a unique temporary, never through a symlink. The
+ * directory is not created (nn_save's contract). */
 static int write_atomic(const char *path, const unsigned char *buf, size_t n, struct pt_err *e)
 {
-    char tmp[4096];
-    if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp)
-        return pt_err_set(e, PT_EUSER, "%s: error: model file name too long", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0)
-        return pt_err_set(e, PT_ESYS, "%s: error: cannot write model file: %s", tmp,
-                          strerror(errno));
-    int bad = write_all(fd, buf, n) || fsync(fd);
-    int err = errno;
-    if (close(fd) && !bad) {
-        bad = 1;
-        err = errno;
+    struct pt_file_out o;
+    int rc = pt_file_begin(&o, path, 0, "model file", e);
+    if (rc)
+        return rc;
+    if (write_all(o.fd, buf, n)) {
+        rc =
+            pt_err_set(e, PT_ESYS, "%s: error: cannot write model file: %s", path, strerror(errno));
+        pt_file_abort(&o);
+        return rc;
     }
-    if (!bad && rename(tmp, path)) {
-        bad = 1;
-        err = errno;
-    }
-    if (bad) {
-        unlink(tmp);
-        return pt_err_set(e, PT_ESYS, "%s: error: cannot write model file: %s", path,
-                          strerror(err));
-    }
-    sync_parent_dir(path);
-    return 0;
+    return pt_file_commit(&o, "model file", e);
 }
 
 int nn_save(struct nn *net, const char *path, struct pt_err *e)
@@ -315,7 +294,7 @@ static int parse_description(const struct model_file *f, struct nn_config *cfg, 
     struct cfg *c = cfg_new();
     if (!c)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    int rc = cfg_load_string(c, f->path, f->desc, f->desc_len, e);
+    int rc = cfg_load_string_opts(c, f->path, f->desc, f->desc_len, CFG_LOAD_PLAIN, e);
     if (rc == 0)
         rc = nn_config_read(cfg_root(c), cfg, e);
     cfg_free(c);

@@ -162,10 +162,11 @@ static int open_perf_file(const struct parallel_config *pc, struct engine *en, s
         snprintf(name, sizeof name, "%s.rank%d", pc->perf_file, rank);
     if (pt_make_parent_dirs(name, e))
         return pt_err_context(e, "while creating perfStatsFile '%s'", name);
-    en->perf.file = fopen(name, "w");
-    if (!en->perf.file)
-        return pt_err_set(e, PT_ESYS, "error: cannot write perfStatsFile '%s': %s", name,
-                          strerror(errno));
+    /* never through a symlink to a file; a device (/dev/null) is fine */
+    struct pt_err why;
+    pt_err_clear(&why);
+    if (pt_fs_open_stream(name, &en->perf.file, &why))
+        return pt_err_set(e, why.code, "error: cannot write perfStatsFile '%s': %s", name, why.msg);
     setvbuf(en->perf.file, NULL, _IOLBF, 0);
     return 0;
 }

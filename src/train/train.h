@@ -61,6 +61,16 @@ struct train_command {
 int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, size_t *n,
                        struct pt_err *e);
 
+/* Before the log opens (every rank): refuse a run that would write over a file it reads
+ * (config files, the readers' data files, the model a test evaluates) with the log
+ * (stderr=, this rank's name), modelPath (and modelPath.E, .ckp, .rank<k>) or perfStatsFile,
+ * or that would write the log as one of the other files. */
+int train_check_files(struct cfg *cfg, const struct train_command *cmds, size_t n, int rank,
+                      struct pt_err *e);
+/* Remove the temporaries that killed runs of this host left next to the model files the
+ * commands write (core/fs.h's rule), one log line each. */
+void train_remove_stale(const struct train_command *cmds, size_t n, struct pt_log *log);
+
 /* Command-line flags (everything else becomes config). */
 struct cmdline {
     int help;

@@ -1,0 +1,224 @@
+/* What a run reads and what it writes, checked at start-up: no file it writes (the log,
+ * modelPath and its per-epoch files, perfStatsFile) may be a file it reads (a config file,
+ * a reader's data file, the model a test evaluates), and the log may not be one of the
+ * other written files. Also the removal of temporaries that killed runs left next to the
+ * model files. See core/fs.h for how the files themselves are written. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "core/fs.h"
+#include "train/train_internal.h"
+
+/* An output and the files written under its name. */
+struct output {
+    const char *key;  /* "modelPath" */
+    const char *path; /* as configured */
+    char at[512];     /* where it was set */
+    char *canon;      /* pt_fs_canonical(path), or NULL */
+};
+
+/* name is base itself or base followed by ".E", ".ckp", ".rank<k>" parts (modelPath.3,
+ * modelPath.3.ckp, modelPath.3.rank1, log.rank2): one of the files written as base. */
+static int family_member(const char *base, const char *name)
+{
+    size_t bl = strlen(base);
+    if (strncmp(name, base, bl) != 0)
+        return 0;
+    for (const char *p = name + bl; *p;) {
+        if (*p != '.')
+            return 0;
+        p++;
+        if (strncmp(p, "ckp", 3) == 0 && (p[3] == '.' || !p[3]))
+            p += 3;
+        else {
+            if (strncmp(p, "rank", 4) == 0)
+                p += 4;
+            if (!isdigit((unsigned char)*p))
+                return 0;
+            while (isdigit((unsigned char)*p))
+                p++;
+        }
+    }
+    return 1;
+}
+
+/* Whether real (a canonical path) is written as out. */
+static int written_as(const struct output *out, const char *real)
+{
+    if (!out->canon || !real)
+        return 0;
+    const char *slash = strrchr(out->canon, '/'), *rslash = strrchr(real, '/');
+    size_t dl = (size_t)(slash - out->canon);
+    return rslash && (size_t)(rslash - real) == dl && strncmp(out->canon, real, dl) == 0 &&
+           family_member(slash + 1, rslash + 1);
+}
+
+static int check_output(const struct pt_inputs *ins, const struct output *out, struct pt_err *e)
+{
+    /* models are replaced by rename, which would replace a link: refuse it now rather than
+     * after an epoch (the log and perfStatsFile are checked when they open) */
+    struct stat st;
+    if (strcmp(out->key, "modelPath") == 0 && lstat(out->path, &st) == 0 && S_ISLNK(st.st_mode))
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: %s: '%s' is a symbolic link, and nothing is written "
+                          "through a symlink (remove it, or name the real file)",
+                          out->at, out->key, out->path);
+    const struct pt_input *hit = pt_inputs_find(ins, out->path);
+    for (size_t i = 0; !hit && i < ins->n; i++)
+        if (written_as(out, ins->v[i].real))
+            hit = &ins->v[i];
+    if (!hit)
+        return 0;
+    return pt_err_set(e, PT_EUSER,
+                      "%s: error: %s: '%s' is an input (%s); refusing to write over it", out->at,
+                      out->key, hit->real, hit->what);
+}
+
+static void set_origin(struct output *o, struct cfg_node *n)
+{
+    if (n)
+        cfg_origin_str(cfg_value_origin(n), o->at, sizeof o->at);
+    else
+        snprintf(o->at, sizeof o->at, "<default>");
+}
+
+/* The data files of cmd's reader and cvReader; errors are left to the action. */
+static int note_readers(struct cfg_node *cmd, struct pt_inputs *ins, struct pt_err *e)
+{
+    static const char *const blocks[] = {"reader", "cvReader"};
+    for (int i = 0; i < 2; i++) {
+        struct cfg_node *rd = NULL;
+        struct reader_config rc;
+        struct pt_err ignored;
+        pt_err_clear(&ignored);
+        if (cfg_find_block(cmd, blocks[i], &rd, &ignored) || !rd ||
+            reader_config_read(rd, &rc, &ignored))
+            continue;
+        char what[1200], where[512], path[512];
+        snprintf(what, sizeof what, "the data file of %s, %s", cfg_path(rd, path, sizeof path),
+                 cfg_origin_str(&rc.file_origin, where, sizeof where));
+        int rc2 = pt_inputs_add(ins, rc.file, what, e);
+        if (rc2)
+            return rc2;
+    }
+    return 0;
+}
+
+/* modelPath of a command (train writes it, test reads it). */
+static int model_of(struct cfg_node *cmd, int train, struct output *o)
+{
+    struct cfg_val v = {0};
+    struct pt_err ignored;
+    pt_err_clear(&ignored);
+    const struct cfg_schema *s = train ? &train_command_schema : &test_command_schema;
+    int found = cfg_schema_get(cmd, s, "modelPath", &v, &ignored) == 0 && v.s && v.s[0];
+    if (found) { /* the string belongs to the config */
+        o->key = "modelPath";
+        o->path = v.s;
+        set_origin(o, v.node);
+    }
+    cfg_val_free(&v);
+    return found;
+}
+
+static int perf_of(struct cfg_node *cmd, struct output *o)
+{
+    struct cfg_node *sgd = NULL, *pt = NULL, *n = NULL;
+    const char *s = NULL;
+    struct pt_err ignored;
+    pt_err_clear(&ignored);
+    if (cfg_find_block(cmd, "SGD", &sgd, &ignored) || !sgd ||
+        cfg_find_block(sgd, "ParallelTrain", &pt, &ignored) || !pt ||
+        cfg_find_local(pt, "perfStatsFile", &n, &ignored) || !n || cfg_value(n, &s, &ignored) ||
+        !s[0])
+        return 0;
+    o->key = "perfStatsFile";
+    o->path = s;
+    set_origin(o, n);
+    return 1;
+}
+
+#define MAX_OUTPUTS 130
+
+/* Inputs and outputs of every command; outs[0] is the log when there is one. */
+static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, int rank,
+                   struct pt_inputs *ins, struct output *outs, size_t *nouts, char *logname,
+                   size_t lsize, struct pt_err *e)
+{
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < cfg_file_count(cfg); i++)
+        rc = pt_inputs_add(ins, cfg_file(cfg, i), "a config file", e);
+    struct cfg_val v = {0};
+    struct pt_err ignored;
+    pt_err_clear(&ignored);
+    if (rc == 0 && cfg_schema_get(cfg_root(cfg), &train_top_schema, "stderr", &v, &ignored) == 0 &&
+        v.node && v.s && v.s[0]) {
+        if (rank == 0)
+            snprintf(logname, lsize, "%s", v.s);
+        else
+            snprintf(logname, lsize, "%s.rank%d", v.s, rank);
+        outs[*nouts].key = "stderr";
+        outs[*nouts].path = logname;
+        set_origin(&outs[(*nouts)++], v.node);
+    }
+    cfg_val_free(&v);
+    for (size_t i = 0; rc == 0 && i < n && *nouts + 2 <= MAX_OUTPUTS; i++) {
+        int train = cmds[i].action->schema == &train_command_schema;
+        rc = note_readers(cmds[i].block, ins, e);
+        struct output model = {0};
+        if (rc == 0 && model_of(cmds[i].block, train, &model)) {
+            char what[1200], block[512];
+            snprintf(what, sizeof what, "the model that %s evaluates, modelPath at %s",
+                     cfg_path(cmds[i].block, block, sizeof block), model.at);
+            if (train)
+                outs[(*nouts)++] = model;
+            else
+                rc = pt_inputs_add(ins, model.path, what, e);
+        }
+        if (rc == 0 && train && perf_of(cmds[i].block, &outs[*nouts]))
+            ++*nouts;
+    }
+    for (size_t i = 0; i < *nouts; i++)
+        outs[i].canon = pt_fs_canonical(outs[i].path);
+    return rc;
+}
+
+int train_check_files(struct cfg *cfg, const struct train_command *cmds, size_t n, int rank,
+                      struct pt_err *e)
+{
+    struct pt_inputs ins = {0};
+    struct output outs[MAX_OUTPUTS];
+    size_t nouts = 0;
+    char logname[4200] = "";
+    int rc = collect(cfg, cmds, n, rank, &ins, outs, &nouts, logname, sizeof logname, e);
+    for (size_t i = 0; rc == 0 && i < nouts; i++)
+        rc = check_output(&ins, &outs[i], e);
+    /* the log and the other outputs: the same file written twice */
+    int has_log = nouts && strcmp(outs[0].key, "stderr") == 0;
+    for (size_t i = 1; rc == 0 && has_log && i < nouts; i++)
+        if (written_as(&outs[i], outs[0].canon))
+            rc = pt_err_set(e, PT_EUSER,
+                            "%s: error: stderr: '%s' is also written as %s (%s); refusing to "
+                            "write both",
+                            outs[0].at, outs[0].path, outs[i].key, outs[i].at);
+    for (size_t i = 0; i < nouts; i++)
+        free(outs[i].canon);
+    pt_inputs_free(&ins);
+    return rc;
+}
+
+static void note_removed(void *arg, const char *name)
+{
+    pt_log_printf(arg, "Removed '%s', a temporary file of a run that did not finish\n", name);
+}
+
+void train_remove_stale(const struct train_command *cmds, size_t n, struct pt_log *log)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct output model = {0};
+        if (cmds[i].action->schema == &train_command_schema && model_of(cmds[i].block, 1, &model))
+            pt_fs_remove_stale(model.path, note_removed, log);
+    }
+}
