@@ -1,6 +1,7 @@
 /* Schema-driven validation, typed reads, --help and man text; see schema.h. */
 #include "parsers/schema.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -157,6 +158,24 @@ static int bad_choice(const struct cfg_node *n, const struct cfg_key *k, const c
     return cfg_error(e, o, "%s: expected one of %s, got \"%s\"", k->name, k->choices, ex);
 }
 
+/* Reals are finite unless the key says otherwise: an infinite (1#INF, inf, 1e400) or
+ * float-overflowing rate would be accepted here and only turn the model into NaNs an epoch
+ * later, with no origin. The trainer computes in 32-bit floats, so beyond FLT_MAX is the
+ * same infinity. */
+static int finite_check(const struct cfg_node *n, const struct cfg_key *k, const char *text,
+                        double v, struct pt_err *e)
+{
+    if ((k->flags & CFG_ALLOW_INF) || fabs(v) <= FLT_MAX)
+        return 0;
+    static const struct cfg_origin def = {.file = "<default>"};
+    char ex[128], path[512];
+    pt_excerpt(ex, sizeof ex, text, strlen(text), 60);
+    return cfg_error(
+        e, n ? cfg_value_origin(n) : &def, "%s: expected a finite number%s, got \"%s\"",
+        n ? cfg_path(n, path, sizeof path) : k->name,
+        isinf(v) ? "" : " (at most 3.4e38 in magnitude: training uses 32-bit floats)", ex);
+}
+
 static int parse_typed(struct cfg_node *n, const struct cfg_key *k, const char *s,
                        struct cfg_val *out, struct pt_err *e);
 
@@ -184,6 +203,8 @@ static int parse_typed(struct cfg_node *n, const struct cfg_key *k, const char *
         return rc ? rc : range_check(n, k, (double)out->i, e);
     case CFG_REAL:
         rc = cfg_to_double(n, s, &out->d, e);
+        if (rc == 0)
+            rc = finite_check(n, k, s, out->d, e);
         return rc ? rc : range_check(n, k, out->d, e);
     case CFG_STRING:
     case CFG_PATH:
@@ -226,6 +247,8 @@ static int parse_typed(struct cfg_node *n, const struct cfg_key *k, const char *
             out->dlist[i] = (double)out->ilist[i];
         } else {
             rc = cfg_to_double(n, out->slist.items[i], &out->dlist[i], e);
+            if (rc == 0)
+                rc = finite_check(n, k, out->slist.items[i], out->dlist[i], e);
         }
         if (rc == 0)
             rc = range_check(n, k, out->dlist[i], e);

@@ -35,7 +35,9 @@ enum {
     CFG_MIN_EXCL = 1u << 3,   /* value > min */
     CFG_MAX_EXCL = 1u << 4,   /* value < max */
     CFG_DEPRECATED = 1u << 5, /* an alias that draws a warning */
-    CFG_LOCAL = 1u << 6       /* looked up in its own block only, not in enclosing ones */
+    CFG_LOCAL = 1u << 6,      /* looked up in its own block only, not in enclosing ones */
+    CFG_ALLOW_INF = 1u << 7   /* CFG_REAL(_SCHED): +-infinity (1#INF) is a value; without it
+                                 every real must be finite and within float range */
 };
 
 struct cfg_schema;

@@ -10,9 +10,10 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
+# check, clang-format, clang and libclang-rt-14-dev (libFuzzer) are for scripts/test.sh
 pkgs="build-essential autoconf automake libtool pkg-config \
       libopenmpi-dev openmpi-bin libopenblas-dev libinih-dev check clang-format \
-      dataset-fashion-mnist"
+      clang libclang-rt-14-dev dataset-fashion-mnist"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

@@ -2,11 +2,13 @@
 # Install what is missing, build, and run every test:
 #   1. `make check` (Check unit tests, CLI tests, real mpiexec -n 1..4 tests, man-page
 #      sync, fuzz regressions, the layer and format checks) with -Werror;
-#   2. `make check-long`: the accuracy gates on Fashion-MNIST;
-#   3. `make check` again in build-asan/, built with AddressSanitizer + UBSan, so every
+#   2. a smoke run of both fuzzers (scripts/fuzz.sh cfg, ctf; FUZZ_SECONDS each, default
+#      15): a crash, leak or timeout fails the run and leaves the input in tests/fuzz/;
+#   3. `make check-long`: the accuracy gates on Fashion-MNIST;
+#   4. `make check` again in build-asan/, built with AddressSanitizer + UBSan, so every
 #      error path is also checked for leaks and undefined behaviour (the long tier is not
 #      repeated there: it trains for minutes and its code paths are in the first tier).
-# SKIP_ASAN=1 skips the third pass, SKIP_LONG=1 the second.
+# SKIP_FUZZ=1 skips the second pass, SKIP_LONG=1 the third, SKIP_ASAN=1 the fourth.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -33,6 +35,24 @@ make -j"$(nproc)" check || status=$?
 # shellcheck disable=SC2046
 summary "" $(fast_logs)
 [ $status -eq 0 ] || { tail -60 test-suite.log 2>/dev/null; exit $status; }
+if [ "${SKIP_FUZZ:-0}" != 1 ]; then
+    # A short run on every CI pass keeps the fuzzers building and catches what a change
+    # makes easy to find; long runs stay manual (scripts/fuzz.sh cfg 600).
+    echo "== fuzz smoke (scripts/fuzz.sh cfg and ctf, ${FUZZ_SECONDS:-15} s each)"
+    flog=$(mktemp)
+    for target in cfg ctf; do
+        if ! scripts/fuzz.sh "$target" "${FUZZ_SECONDS:-15}" >"$flog" 2>&1; then
+            tail -40 "$flog"
+            echo "fuzz $target failed: the input is tests/fuzz/crash-* (or leak-*, timeout-*);"
+            echo "replay it with tests/fuzz/fuzz_$target FILE, fix the bug and keep the input in"
+            echo "tests/fuzz/regress$([ "$target" = ctf ] && echo -ctf)/ (make check replays it)"
+            rm -f "$flog"
+            exit 1
+        fi
+        grep -h '^Done [0-9]* runs' "$flog" | sed "s|^|fuzz $target: |"
+    done
+    rm -f "$flog"
+fi
 if [ "${SKIP_LONG:-0}" != 1 ]; then
     echo "== long tier (make check-long)"
     make -j"$(nproc)" check-long || status=$?

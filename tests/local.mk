@@ -43,6 +43,7 @@ TESTS += tests/test_cfg tests/test_cfg_files tests/test_schema tests/test_cmdlin
 	tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh \
 	tests/test_dpsgd.sh tests/test_masgd.sh tests/test_asgd.sh tests/test_rescale.sh tests/test_elastic.sh tests/test_layers.sh tests/test_format.sh tests/test_files.sh \
 	tests/test_backend_boundary.sh
+TESTS += tests/test_accept.sh
 else
 check-local:
 	@echo "make check needs Check (apt-get install check), then re-run ./configure" >&2; exit 1
@@ -67,6 +68,7 @@ EXTRA_DIST += tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh t
 	tests/test_asgd.sh tests/test_rescale.sh tests/test_elastic.sh tests/test_asgd_fashion.sh tests/testlib.sh tests/lsan.supp tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_files.sh \
 	tests/fuzz/seeds tests/fuzz/regress tests/fuzz/seeds-ctf tests/fuzz/regress-ctf scripts/fuzz.sh tests/data/cntk-legacy.cfg \
 	tests/test_layers.sh tests/test_format.sh tests/test_backend_boundary.sh .clang-format README.md
+EXTRA_DIST += tests/test_accept.sh
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test_quantize

@@ -331,8 +331,15 @@ START_TEST(keep_in_memory_frame_mode_sparse)
     ck_assert_int_eq(memcmp(ia, ib, na * sizeof *ia), 0);
     reader_close(a);
     reader_close(b);
-    /* frame mode: every row its own sample */
-    rc = conf("k.ctf");
+    /* frame mode: every row its own sample (so every row needs every input) */
+    char path[512];
+    snprintf(path, sizeof path, "%s/f.ctf", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < 200; i++)
+        for (int t = 0; t < 1 + i % 3; t++)
+            fprintf(f, "%d |x %d %d |y %d\n", i, i, t, i);
+    fclose(f);
+    rc = conf("f.ctf");
     rc.frame_mode = 1;
     a = open_ok(&rc);
     ck_assert_uint_eq(reader_sequences(a), reader_sweep_samples(a));
@@ -367,7 +374,8 @@ START_TEST(config_from_block)
         " input=[features=[dim=784; format=dense]; labels=[dim=10; format=sparse; alias=L]]]\n"
         "bad=[file=f; input=[a=[dim=1;format=dense;alias=z]; b=[dim=1;format=dense;alias=z]]]\n"
         "two=[file=f; input=[a=[dim=1;format=dense;definesMBSize=1]; "
-        "b=[dim=1;format=dense;definesMBSize=t]]]\n",
+        "b=[dim=1;format=dense;definesMBSize=t]]]\n"
+        "huge=[file=f; input=[a=[dim=1073741825;format=dense]]]\n",
         &e);
     struct reader_config rc;
     ck_assert_int_eq(reader_config_read(node_at(c, "reader"), &rc, &e), 0);
@@ -383,7 +391,127 @@ START_TEST(config_from_block)
     pt_err_clear(&e);
     ck_assert_int_eq(reader_config_read(node_at(c, "two"), &rc, &e), PT_EUSER);
     ck_assert_str_eq(e.msg, "c.cfg:4:14: error: reader: only one input may set definesMBSize=true");
+    /* refused at its origin, not clamped */
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_config_read(node_at(c, "huge"), &rc, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "c.cfg:5:29: error: dim: 1073741825 is out of range: must be >= 1 and "
+                            "<= 1073741824 (2^30)");
     cfg_free(c);
+}
+END_TEST
+
+/* reader_open's error for file name (in dir) with config rc, or "" when it opens. */
+static const char *open_error(const struct reader_config *rc, struct pt_err *e)
+{
+    struct reader *r = NULL;
+    pt_err_clear(e);
+    if (reader_open(rc, NULL, &r, e) == 0) {
+        reader_close(r);
+        return "";
+    }
+    ck_assert_ptr_null(r);
+    return e->msg;
+}
+
+#define EXPECT_OPEN_ERROR(rc, fmt, ...)                                                            \
+    do {                                                                                           \
+        char want_[1200];                                                                          \
+        struct pt_err e_;                                                                          \
+        snprintf(want_, sizeof want_, fmt, __VA_ARGS__);                                           \
+        ck_assert_str_eq(open_error(rc, &e_), want_);                                              \
+    } while (0)
+
+START_TEST(missing_inputs_and_typos)
+{
+    dir = enter_tmpdir();
+    const char *decl = "the reader declares |x (dense, dim 2), |y (dense, dim 1)";
+    /* a misspelled alias: the row lacks x, whatever maxErrors says (CNTK: "Input is empty") */
+    write_file(dir, "m.ctf", "|x 1 2 |y 1\n|featurs 1 2 |y 2\n|x 3 4 |y 3\n");
+    struct reader_config rc = conf("m.ctf");
+    for (int tolerate = 0; tolerate < 2; tolerate++) {
+        rc.max_errors = tolerate ? 10 : 0;
+        EXPECT_OPEN_ERROR(&rc,
+                          "%s/m.ctf:2: error: the line has no row of input 'x' (|x); %s; "
+                          "%s/m.ctf:2 has '|featurs', which is not declared (a misspelled alias?)",
+                          dir, decl, dir);
+    }
+    /* an input left out, no typo */
+    write_file(dir, "n.ctf", "|x 1 2 |y 1\n|x 1 2\n");
+    rc = conf("n.ctf");
+    EXPECT_OPEN_ERROR(&rc, "%s/n.ctf:2: error: the line has no row of input 'y' (|y); %s", dir,
+                      decl);
+    /* sequences: a sequence needs a row of every input, not every line */
+    write_file(dir, "s.ctf", "1 |x 1 2 |y 1\n1 |x 2 2\n2 |x 3 4\n2 |x 5 6 |Y 1\n3 |x 1 1 |y 0\n");
+    rc = conf("s.ctf");
+    EXPECT_OPEN_ERROR(&rc,
+                      "%s/s.ctf:3: error: sequence 2 (from this line) has no row of input 'y' "
+                      "(|y); %s; %s/s.ctf:4 has '|Y', which is not declared (a misspelled alias?)",
+                      dir, decl, dir);
+    /* the alias is named with the stream when they differ */
+    write_file(dir, "a.ctf", "|x 1 2\n");
+    rc = conf("a.ctf");
+    snprintf(rc.inputs[1].alias, 64, "lab");
+    EXPECT_OPEN_ERROR(&rc,
+                      "%s/a.ctf:1: error: the line has no row of input 'y' (|lab); the reader "
+                      "declares |x (dense, dim 2), |lab (y: dense, dim 1)",
+                      dir);
+    /* a line of undeclared inputs only is a row that cannot be read: maxErrors counts it */
+    write_file(dir, "u.ctf", "|x 1 2 |y 1\n|featurs 1 2 |# note\n|x 3 4 |y 0\n");
+    rc = conf("u.ctf");
+    EXPECT_OPEN_ERROR(&rc,
+                      "%s/u.ctf:2: error: no declared input on the line ('|featurs' is not "
+                      "declared; %s)",
+                      dir, decl);
+    rc.max_errors = 1;
+    struct reader *r = open_ok(&rc);
+    ck_assert_uint_eq(reader_sequences(r), 2);
+    reader_close(r);
+    /* undeclared inputs next to every declared one are skipped (SPEC 6) */
+    write_file(dir, "w.ctf", "|x 1 2 |y 1 |weights 3\n|# c\n");
+    rc = conf("w.ctf");
+    r = open_ok(&rc);
+    ck_assert_uint_eq(reader_sequences(r), 1);
+    reader_close(r);
+}
+END_TEST
+
+START_TEST(one_hot_labels)
+{
+    dir = enter_tmpdir();
+    struct reader_config rc;
+    const char *rows[][2] = {
+        {"0 0 0", "no value 1"},           {"0 2 0", "value 2 at index 1"},
+        {"1 0 1", "2 values 1"},           {"0.9 0.1 0", "value 0.9 at index 0"},
+        {"0 1 -1", "value -1 at index 2"},
+    };
+    for (size_t k = 0; k < sizeof rows / sizeof rows[0]; k++) {
+        char text[128];
+        snprintf(text, sizeof text, "|x 1 2 |y 0 0 1\n|x 1 2 |y %s\n", rows[k][0]);
+        write_file(dir, "o.ctf", text);
+        rc = conf("o.ctf");
+        rc.inputs[1].dim = 3;
+        struct pt_err e;
+        ck_assert_str_eq(open_error(&rc, &e), ""); /* no classification: any values */
+        ck_assert_int_eq(reader_config_one_hot(&rc, "y", "the criterion CrossEntropyWithSoftmax"),
+                         1);
+        rc.max_errors = 100; /* well-formed text: not a row to skip */
+        EXPECT_OPEN_ERROR(
+            &rc,
+            "%s/o.ctf:2: error: input 'y' (|y): expected a one-hot label row (one "
+            "value 1, the others 0) for the criterion CrossEntropyWithSoftmax, got %s",
+            dir, rows[k][1]);
+    }
+    /* sparse labels: the entries that are there */
+    write_file(dir, "p.ctf", "|x 1 2 |y 2:1\n|x 1 2 |y 0:0 1:1\n|x 1 2 |y 1:0.5\n");
+    rc = conf("p.ctf");
+    rc.inputs[1].dim = 3;
+    rc.inputs[1].sparse = 1;
+    ck_assert_int_eq(reader_config_one_hot(&rc, "y", "ClassificationError"), 1);
+    ck_assert_int_eq(reader_config_one_hot(&rc, "labels", "ClassificationError"), 0);
+    EXPECT_OPEN_ERROR(&rc,
+                      "%s/p.ctf:3: error: input 'y' (|y): expected a one-hot label row (one value "
+                      "1, the others 0) for ClassificationError, got value 0.5 at index 1",
+                      dir);
 }
 END_TEST
 
@@ -540,6 +668,8 @@ static Suite *suite(void)
     tcase_add_test(t, epoch_size_spans_sweeps);
     tcase_add_test(t, keep_in_memory_frame_mode_sparse);
     tcase_add_test(t, config_from_block);
+    tcase_add_test(t, missing_inputs_and_typos);
+    tcase_add_test(t, one_hot_labels);
     tcase_add_test(t, dense_store_packs_losslessly);
     tcase_add_test(t, dense_values_exact_packed_or_not);
     tcase_add_test(t, line_longer_than_a_read_piece);

@@ -109,6 +109,16 @@ START_TEST(type_and_range_errors)
     CHECK_ERR("d=[epochs=1; rate=0.1:0]",
               "s.cfg:1:19: error: rate: 0 is out of range: must be > 0");
     CHECK_ERR("d=[epochs=1; ratio=1]", "s.cfg:1:20: error: ratio: 1 is out of range: must be < 1");
+    /* reals are finite, in a schedule as alone, however infinity is spelled */
+    CHECK_ERR("d=[epochs=1; rate=0.1:1e400]",
+              "s.cfg:1:19: error: d.rate: expected a finite number, got \"1e400\"");
+    CHECK_ERR("d=[epochs=1; ratio=inf]",
+              "s.cfg:1:20: error: d.ratio: expected a finite number, got \"inf\"");
+    CHECK_ERR("d=[epochs=1; ratio=-1#INF]",
+              "s.cfg:1:20: error: d.ratio: expected a finite number, got \"-1#INF\"");
+    CHECK_ERR("d=[epochs=1; rate=1e39]",
+              "s.cfg:1:19: error: d.rate: expected a finite number (at most 3.4e38 in magnitude: "
+              "training uses 32-bit floats), got \"1e39\"");
     CHECK_ERR("d=[epochs=1; flag=maybe]",
               "s.cfg:1:19: error: d.flag: expected a boolean (true/false/t/f/1/0), got \"maybe\"");
     CHECK_ERR("d=[epochs=1; kind=delta]",
@@ -387,6 +397,15 @@ START_TEST(trainer_config_valid)
         cfg_warning(c, 0),
         "t.cfg:9:25: warning: 'syncFrequencyInFrames' is deprecated; use 'blockSizePerWorker'");
     cfg_free(c);
+    /* the one real key that takes infinity, however it is spelled */
+    const char *inf[] = {"train.SGD.clippingThresholdPerSample=1#INF",
+                         "train.SGD.clippingThresholdPerSample=1e400"};
+    for (size_t i = 0; i < 2; i++) {
+        c = load("t.cfg", good_train, &e);
+        ck_assert_int_eq(cfg_apply_arg(c, inf[i], 1, &e), 0);
+        ck_assert_msg(train_check_config(c, cmds, 8, &n, &e) == 0, "%s", e.msg);
+        cfg_free(c);
+    }
 }
 END_TEST
 
@@ -446,6 +465,13 @@ START_TEST(trainer_config_errors)
          "<command line>:arg1: error: format: expected one of dense|sparse, got \"csv\""},
         {"train.SGD.dropoutRate=1",
          "<command line>:arg1: error: dropoutRate: 1 is out of range: must be < 1"},
+        {"train.SGD.learningRatesPerMB=0.1:1e400",
+         "<command line>:arg1: error: train.SGD.learningRatesPerMB: expected a finite number, got "
+         "\"1e400\""},
+        /* infinity is a value here (no clipping), so only the range refuses -1#INF */
+        {"train.SGD.clippingThresholdPerSample=-1#INF",
+         "<command line>:arg1: error: clippingThresholdPerSample: -inf is out of range: must be "
+         "> 0"},
     };
     cfg_free(c);
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {

@@ -128,7 +128,7 @@ const struct cfg_key learn_sgd_keys[] = {
     {.name = "clippingThresholdPerSample",
      .type = CFG_REAL,
      .def = "1#INF",
-     .flags = MIN0 | CFG_MIN_EXCL,
+     .flags = MIN0 | CFG_MIN_EXCL | CFG_ALLOW_INF,
      .help = "gradient clipping threshold per sample (times N); 1#INF = no clipping",
      LC(clip)},
     {.name = "gradientClippingWithTruncation",

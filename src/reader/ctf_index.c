@@ -53,6 +53,9 @@ struct pass {
     int open;      /* a sequence is open */
     int ids_known; /* the id style is settled by the first non-blank line */
     size_t lineno;
+    size_t seq_line;     /* where the open sequence starts */
+    char unknown[72];    /* the first undeclared "|alias" in the open sequence ("": none) */
+    size_t unknown_line; /* and its line */
 };
 
 static int push_seq(struct pass *p, uint64_t offset, struct pt_err *e)
@@ -88,12 +91,119 @@ static int push_seq(struct pass *p, uint64_t offset, struct pt_err *e)
     return 0;
 }
 
+/* "|x (dense, dim 2), |L (labels: sparse, dim 10)": what the config declares. */
+static void declared_inputs(const struct reader_config *rc, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < rc->ninputs && o < size; i++) {
+        const struct reader_input *in = &rc->inputs[i];
+        int same = strcmp(in->name, in->alias) == 0;
+        o += (size_t)snprintf(buf + o, size - o, "%s|%s (%s%s%s, dim %d)", i ? ", " : "", in->alias,
+                              same ? "" : in->name, same ? "" : ": ",
+                              in->sparse ? "sparse" : "dense", in->dim);
+    }
+}
+
+/* A sequence without a row of input i: CNTK rejects it ("Input is empty in sequence") and
+ * so do we, whatever maxErrors says: training on it would drop it or feed zeros silently.
+ * A line's undeclared alias is the usual cause (|featurs), so it is named too. */
+static int missing_input(struct pass *p, int i, struct pt_err *e)
+{
+    char decl[1024], seq[96] = "";
+    const struct reader_input *in = &p->rc->inputs[i];
+    declared_inputs(p->rc, decl, sizeof decl);
+    if (p->ix->has_ids && !p->rc->skip_ids && !p->rc->frame_mode)
+        snprintf(seq, sizeof seq, "sequence %llu (from this line) ",
+                 (unsigned long long)p->prev_id);
+    else
+        snprintf(seq, sizeof seq, "the line ");
+    pt_err_set(e, PT_EUSER,
+               "%s:%zu: error: %shas no row of input '%s' (|%s); the reader declares %s",
+               p->rc->file, p->seq_line, seq, in->name, in->alias, decl);
+    if (p->unknown[0])
+        pt_err_context(e, "%s:%zu has '%s', which is not declared (a misspelled alias?)",
+                       p->rc->file, p->unknown_line, p->unknown);
+    return PT_EUSER;
+}
+
+/* The first "|name" on the line that names no declared input (comments "|#" aside) into
+ * out as "|name"; 0 when there is none. Values never contain '|', so every '|' starts an
+ * input or a comment. */
+static int first_undeclared(const struct reader_config *rc, const char *s, size_t len, char *out,
+                            size_t size)
+{
+    const char *end = s + len, *q = s;
+    while ((q = memchr(q, '|', (size_t)(end - q))) != NULL) {
+        const char *a = ++q;
+        while (q < end && *q != ' ' && *q != '\t' && *q != '|' && *q != '\r')
+            q++;
+        size_t n = (size_t)(q - a);
+        if (n == 0 || *a == '#')
+            continue;
+        int known = 0;
+        for (int i = 0; i < rc->ninputs && !known; i++)
+            known = strlen(rc->inputs[i].alias) == n && memcmp(rc->inputs[i].alias, a, n) == 0;
+        if (!known) {
+            char ex[64];
+            snprintf(out, size, "|%s", pt_excerpt(ex, sizeof ex, a, n, 40));
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Remember the open sequence's first undeclared alias, for missing_input. */
+static void note_undeclared(struct pass *p, const char *s, size_t len)
+{
+    if (p->open && !p->unknown[0] && first_undeclared(p->rc, s, len, p->unknown, sizeof p->unknown))
+        p->unknown_line = p->lineno;
+}
+
+/* Row `row` of input in (a classification label stream) must be one-hot: exactly one value
+ * 1 and every other 0. A row of zeros would count for nothing, a 2 would count twice. */
+static int check_one_hot(struct pass *p, const struct reader_input *in, const struct ctf_column *c,
+                         struct pt_err *e)
+{
+    size_t ones = 0, others = 0;
+    int bad_at = -1;
+    float bad = 0;
+    size_t n = in->sparse ? c->nnz : (size_t)in->dim;
+    for (size_t k = 0; k < n; k++) {
+        float v = c->val[k];
+        if (v == 1.0f)
+            ones++;
+        else if (v != 0.0f) {
+            if (others++ == 0) {
+                bad_at = in->sparse ? c->idx[k] : (int)k;
+                bad = v;
+            }
+        }
+    }
+    if (ones == 1 && others == 0)
+        return 0;
+    char why[128];
+    if (others)
+        snprintf(why, sizeof why, "value %g at index %d", (double)bad, bad_at);
+    else if (ones == 0)
+        snprintf(why, sizeof why, "no value 1");
+    else
+        snprintf(why, sizeof why, "%zu values 1", ones);
+    return pt_err_set(e, PT_EUSER,
+                      "%s:%zu: error: input '%s' (|%s): expected a one-hot label row (one value 1, "
+                      "the others 0) for %s, got %s",
+                      p->rc->file, p->lineno, in->name, in->alias, in->one_hot, why);
+}
+
 /* Close the open sequence: its samples are the definesMBSize input's rows, else the most
  * rows of any input. */
 static int close_seq(struct pass *p, struct pt_err *e)
 {
     if (!p->open)
         return 0;
+    for (int i = 0; i < p->rc->ninputs; i++)
+        if (p->rows[i] == 0)
+            return missing_input(p, i, e);
     size_t samples = 0;
     int defining = -1;
     for (int i = 0; i < p->rc->ninputs; i++) {
@@ -102,14 +212,8 @@ static int close_seq(struct pass *p, struct pt_err *e)
         if (p->rows[i] > samples)
             samples = p->rows[i];
     }
-    if (defining >= 0) {
+    if (defining >= 0) /* it has rows: missing_input above */
         samples = p->rows[defining];
-        if (samples == 0)
-            return pt_err_set(e, PT_EUSER,
-                              "%s:%zu: error: sequence %zu has no rows of input '%s' "
-                              "(definesMBSize=true)",
-                              p->rc->file, p->lineno, p->ix->nseq, p->rc->inputs[defining].name);
-    }
     if (samples > UINT32_MAX)
         return pt_err_set(e, PT_EUSER, "%s: error: sequence %zu is too long", p->rc->file,
                           p->ix->nseq);
@@ -138,6 +242,24 @@ static int bad_line(struct pass *p, struct pt_err *line_err, struct pt_err *e)
     return 0;
 }
 
+/* A line with rows of no declared input: blank or comments only (fine), or only undeclared
+ * aliases, which CNTK counts as a row it could not read (maxErrors). */
+static int undeclared_only(struct pass *p, const char *s, size_t len, struct pt_err *e)
+{
+    char name[72], decl[1024];
+    if (!first_undeclared(p->rc, s, len, name, sizeof name))
+        return 0;
+    note_undeclared(p, s, len);
+    declared_inputs(p->rc, decl, sizeof decl);
+    struct pt_err le;
+    pt_err_clear(&le);
+    pt_err_set(&le, PT_EUSER,
+               "%s:%zu: error: no declared input on the line ('%s' is not declared; the reader "
+               "declares %s)",
+               p->rc->file, p->lineno, name, decl);
+    return bad_line(p, &le, e);
+}
+
 static int one_line(struct pass *p, const char *s, size_t len, uint64_t offset, struct pt_err *e)
 {
     if (!p->ids_known) {
@@ -158,19 +280,29 @@ static int one_line(struct pass *p, const char *s, size_t len, uint64_t offset, 
     pt_err_clear(&le);
     int rc =
         ctf_parse_line(p->in, p->rc->ninputs, p->cols, s, len, p->ix->has_ids, &at, &line, &le);
+    int hot = 0;
+    for (int i = 0; rc == 0 && hot == 0 && i < p->rc->ninputs; i++)
+        if (p->rc->inputs[i].one_hot[0] && (line.rows >> i) & 1)
+            hot = check_one_hot(p, &p->rc->inputs[i], &p->cols[i], e);
     for (int i = 0; i < p->rc->ninputs; i++)
         ctf_column_clear(&p->cols[i]);
     if (rc == PT_ENOMEM)
         return pt_err_set(e, rc, "%s", le.msg);
     if (rc)
         return bad_line(p, &le, e);
+    if (hot)
+        return hot;
     if (line.empty)
-        return 0;
+        return undeclared_only(p, s, len, e);
     if (ctf_starts_sequence(p->rc, p->ix->has_ids, !p->open, &line, p->prev_id)) {
         if ((rc = close_seq(p, e)) || (rc = push_seq(p, offset, e)))
             return rc;
+        p->seq_line = p->lineno;
+        p->unknown[0] = '\0';
     }
     p->prev_id = line.id;
+    if (line.rows != (1u << p->rc->ninputs) - 1)
+        note_undeclared(p, s, len);
     for (int i = 0; i < p->rc->ninputs; i++) {
         p->rows[i] += (line.rows >> i) & 1;
         if ((line.padded >> i) & 1 && p->padded[i]++ == 0)

@@ -25,6 +25,9 @@ struct reader_input {
     int dim;
     int sparse;
     int defines_mb;
+    /* Non-empty: every row must be one-hot (one value 1, the others 0), because of this
+     * consumer ("the criterion CrossEntropyWithSoftmax"); see reader_config_one_hot. */
+    char one_hot[80];
 };
 
 struct reader_config {
@@ -45,11 +48,19 @@ struct reader_config {
 
 /* Fill rc from a reader block (typed, validated, with CNTK's defaults). */
 int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct pt_err *e);
+/* The layer above says that stream `name` holds class labels for `why` (a classification
+ * criterion): reader_open then refuses any row of it that is not one-hot, naming file:line
+ * (not counted against maxErrors: the row is well-formed text, wrong for the network).
+ * Returns 1 when rc has such a stream, else 0 (nothing changes). */
+int reader_config_one_hot(struct reader_config *rc, const char *name, const char *why);
 
 struct reader;
 
 /* Open and index the data file. Warnings (zero-padded rows, tolerated bad rows) go to log
- * (may be NULL). On failure *out is NULL and e names file:line:col. */
+ * (may be NULL). On failure *out is NULL and e names file:line:col. Rows that do not
+ * parse count against maxErrors (skipped with a warning up to it); a sequence without a
+ * row of some declared input is always an error (as CNTK's "Input is empty in sequence"),
+ * naming the inputs the config declares and any undeclared alias seen (a typo). */
 int reader_open(const struct reader_config *rc, struct pt_log *log, struct reader **out,
                 struct pt_err *e);
 void reader_close(struct reader *r);

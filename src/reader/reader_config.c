@@ -59,3 +59,13 @@ int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct 
     int r = cfg_schema_read(block, &reader_schema, rc, e);
     return r ? r : read_inputs(block, rc, e);
 }
+
+int reader_config_one_hot(struct reader_config *rc, const char *name, const char *why)
+{
+    for (int i = 0; i < rc->ninputs; i++)
+        if (strcmp(rc->inputs[i].name, name) == 0) {
+            snprintf(rc->inputs[i].one_hot, sizeof rc->inputs[i].one_hot, "%s", why);
+            return 1;
+        }
+    return 0;
+}

@@ -11,12 +11,16 @@
 #define IN(m) CFG_OUT(struct reader_input, m)
 #define RC(m) CFG_OUT(struct reader_config, m)
 
-static int set_dim(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+/* A row of dim floats must fit the int sizes and indices of the packed stores; refused
+ * where dim is set (config checks and reads both run .valid), never clamped. */
+#define MAX_DIM (1 << 30)
+
+static int dim_fits(const struct cfg_val *v, char *why, size_t size)
 {
-    (void)block, (void)e;
-    struct reader_input *in = out;
-    in->dim = v->i > 1 << 30 ? 1 << 30 : (int)v->i;
-    return 0;
+    if (v->i <= MAX_DIM)
+        return 0;
+    snprintf(why, size, "%lld is out of range: must be >= 1 and <= %d (2^30)", v->i, MAX_DIM);
+    return 1;
 }
 
 /* The stream's own alias (CFG_LOCAL), else its name (the caller sets in->name first). */
@@ -55,7 +59,8 @@ static const struct cfg_key input_keys[] = {
      .flags = CFG_REQUIRED | MIN0,
      .min = 1,
      .help = "values per sample row of this stream",
-     .set = set_dim},
+     .valid = dim_fits,
+     IN(dim)},
     {.name = "format",
      .type = CFG_ENUM,
      .flags = CFG_REQUIRED,

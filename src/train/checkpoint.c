@@ -1,6 +1,11 @@
-/* Checkpoints: the learner state and counters next to each epoch's model (SPEC 8). */
+/* Checkpoints: the learner state and counters next to each epoch's model (SPEC 8), and
+ * the checks of a makeMode restart: the network it resumes is the one configured, and a
+ * checkpoint that exists is restored whole or the run stops (never silently dropped). */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/blob.h"
 #include "math/backend.h"
@@ -133,4 +138,95 @@ int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct e
     }
     blob_free(&b);
     return rc;
+}
+
+/* "2:16:2 (SIMPLENET; Tanh)" or "28:64:10 (LSTM)". */
+static void network_str(const struct nn_config *c, char *buf, size_t size)
+{
+    static const char *const act[] = {"None", "Sigmoid", "Tanh", "RectifiedLinear"};
+    size_t o = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < c->nsizes && o < size; i++)
+        o += (size_t)snprintf(buf + o, size - o, "%s%d", i ? ":" : "", c->sizes[i]);
+    if (o < size)
+        o += (size_t)snprintf(buf + o, size - o, " (%s",
+                              c->rnn == NN_LSTM ? "LSTM" : "SIMPLENET; layerTypes ");
+    for (int i = 0; c->rnn != NN_LSTM && i + 2 < c->nsizes && o < size; i++) {
+        unsigned a = (unsigned)c->acts[i];
+        o += (size_t)snprintf(buf + o, size - o, "%s%s", i ? ":" : "",
+                              a < sizeof act / sizeof act[0] ? act[a] : "?");
+    }
+    if (o < size)
+        snprintf(buf + o, size - o, ")");
+}
+
+int ckp_check_network(const char *model, const struct nn_config *have, const struct nn_config *want,
+                      struct pt_err *e)
+{
+    int same = have->rnn == want->rnn && have->nsizes == want->nsizes &&
+               memcmp(have->sizes, want->sizes, (size_t)want->nsizes * sizeof *want->sizes) == 0;
+    for (int i = 0; same && want->rnn != NN_LSTM && i + 2 < want->nsizes; i++)
+        same = have->acts[i] == want->acts[i];
+    if (same)
+        return 0;
+    char a[512], b[512];
+    network_str(want, a, sizeof a);
+    network_str(have, b, sizeof b);
+    return pt_err_set(e, PT_EUSER,
+                      "%s: error: the configured network %s is not the one makeMode would resume "
+                      "from '%s' (and its checkpoint): %s; remove that run's model and checkpoint "
+                      "files or set another modelPath",
+                      want->origin[0] ? want->origin : model, a, model, b);
+}
+
+int ckp_resume(const char *model, uint64_t done, struct ckp_state *st, struct learner *l,
+               struct engine *en, struct pt_log *log, int *engine_state, struct pt_err *e)
+{
+    char path[4300], older[4300];
+    struct stat sb;
+    *engine_state = 0;
+    ckp_path(path, sizeof path, model, done);
+    if (stat(path, &sb) != 0 && errno == ENOENT) { /* SPEC 8: a warning, the state reset */
+        if (log)
+            pt_log_printf(log,
+                          "warning: checkpoint '%s' not found: continuing from %s.%llu without "
+                          "its checkpoint: learner state reset\n",
+                          path, model, (unsigned long long)done);
+        learner_reset(l);
+        st->epochs_done = done;
+        return 0;
+    }
+    int rc = ckp_load(path, st, l, en, engine_state, e);
+    if (rc == 0)
+        return 0;
+    /* Stop rather than train on without the state the user kept: say how to go on. */
+    ckp_path(older, sizeof older, model, done - 1);
+    if (done > 1 && access(older, R_OK) == 0)
+        pt_err_context(e,
+                       "makeMode stops here: remove the checkpoint to continue from %s.%llu "
+                       "with the learner state reset, or remove %s.%llu and its checkpoint to "
+                       "resume from epoch %llu ('%s')",
+                       model, (unsigned long long)done, model, (unsigned long long)done,
+                       (unsigned long long)(done - 1), older);
+    else
+        pt_err_context(e,
+                       "makeMode stops here: remove the checkpoint to continue from %s.%llu "
+                       "with the learner state reset",
+                       model, (unsigned long long)done);
+    return rc;
+}
+
+void train_mark_labels(const struct nn_config *nc, struct reader_config *rc,
+                       struct reader_config *cv)
+{
+    const char *crit = nc->train_crit == BK_CRIT_CE_SOFTMAX  ? nc->train_name
+                       : nc->eval_crit != BK_CRIT_SQUARE_ERR ? nc->eval_name
+                                                             : NULL;
+    if (!crit)
+        return;
+    char why[80];
+    snprintf(why, sizeof why, "the criterion %s", crit);
+    reader_config_one_hot(rc, "labels", why);
+    if (cv)
+        reader_config_one_hot(cv, "labels", why);
 }

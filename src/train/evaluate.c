@@ -69,6 +69,8 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     if (rc == 0)
         rc = nn_load(ts.model, be, &net, e);
     if (rc == 0)
+        train_mark_labels(nn_get_config(net), &rcfg, NULL);
+    if (rc == 0)
         rc = reader_open(&rcfg, ctx->log, &r, e);
     double sums[3];
     size_t nmb = 0;

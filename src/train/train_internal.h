@@ -28,6 +28,21 @@ int ckp_save(const char *path, const struct ckp_state *st, const struct learner 
  * keeps none. */
 int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct engine *en,
              int *engine_state, struct pt_err *e);
+/* makeMode's restart after epoch `done`: its checkpoint modelPath.done.ckp into st, l and
+ * en (*engine_state as ckp_load). Missing: a warning on log (may be NULL), the learner
+ * reset and st->epochs_done = done (SPEC 8). Present but unusable (damaged, truncated,
+ * another network or learner): an error naming the file, what is wrong and how to go on
+ * (PT_EUSER: the run fails). */
+int ckp_resume(const char *model, uint64_t done, struct ckp_state *st, struct learner *l,
+               struct engine *en, struct pt_log *log, int *engine_state, struct pt_err *e);
+/* makeMode resumes the network of the model file `model` (have): refuse it when the config
+ * (want) describes another one (layerSizes, rnnType, layerTypes), naming both. */
+int ckp_check_network(const char *model, const struct nn_config *have, const struct nn_config *want,
+                      struct pt_err *e);
+/* A classification criterion (CrossEntropyWithSoftmax, ClassificationError) takes one-hot
+ * labels: tell the readers of rc and cv (may be NULL) that their "labels" stream must be. */
+void train_mark_labels(const struct nn_config *nc, struct reader_config *rc,
+                       struct reader_config *cv);
 
 /* applyMeanVarNorm / needPrior: one pass over the whole training data (not distributed). */
 int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prior,

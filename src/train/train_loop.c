@@ -64,6 +64,8 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
         rc = reader_config_read(rd, &r->rcfg, e);
     if (rc == 0)
         rc = nn_config_read(snb, &r->ncfg, e);
+    if (rc == 0) /* classification: the reader refuses label rows that are not one-hot */
+        train_mark_labels(&r->ncfg, &r->rcfg, &r->cv_cfg);
     struct train_settings ts = {0};
     if (rc == 0 && (rc = cfg_schema_read(cmd, &train_command_schema, &ts, e)) == 0)
         rc = cfg_schema_read(cmd, &train_top_schema, &ts, e);
@@ -164,6 +166,8 @@ static int build(struct run *r, struct pt_err *e)
         char path[4200];
         model_name(r, path, sizeof path, done);
         rc = nn_load(path, r->be, &r->net, e);
+        if (rc == 0)
+            rc = ckp_check_network(path, nn_get_config(r->net), &r->ncfg, e);
         if (rc == 0 && may_log(r))
             pt_log_printf(r->ctx->log, "Starting from checkpoint. Loading network from '%s'.\n",
                           path);
@@ -190,25 +194,19 @@ static int build(struct run *r, struct pt_err *e)
     if (rc == 0 && done) {
         char path[4300];
         ckp_path(path, sizeof path, r->model, done);
-        struct pt_err ce;
-        pt_err_clear(&ce);
         int engine_state = 0;
-        if (ckp_load(path, &r->st, &r->learner, r->engine, &engine_state, &ce)) {
-            pt_log_printf(r->ctx->log,
-                          "%s\nwarning: continuing from %s without its checkpoint: "
-                          "learner state reset\n",
-                          ce.msg, path);
-            learner_reset(&r->learner);
-            r->st.epochs_done = done;
-        } else if (engine_state < 0 && may_log(r)) {
+        rc = ckp_resume(r->model, done, &r->st, &r->learner, r->engine, r->ctx->log, &engine_state,
+                        e);
+        if (rc == 0 && engine_state < 0 && may_log(r)) {
             pt_log_printf(r->ctx->log,
                           "warning: checkpoint '%s' has no %s state (written by "
                           "another method?): it starts afresh\n",
                           path, r->engine->ops->name);
         }
-        if (r->engine->ops->state_loaded)
+        if (rc == 0 && r->engine->ops->state_loaded)
             r->engine->ops->state_loaded(r->engine, engine_state > 0);
-        nn_set_dropout_state(r->net, r->st.dropout_state);
+        if (rc == 0)
+            nn_set_dropout_state(r->net, r->st.dropout_state);
     }
     if (rc == 0)
         snprintf(r->eval_name, sizeof r->eval_name, "Eval%s", nn_eval_criterion_name(r->net));
