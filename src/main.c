@@ -46,6 +46,12 @@ static int informational(int argc, char **argv)
         fputs("trainer: nothing to do (try trainer --help)\n", stderr);
         return 2;
     }
+    struct pt_err e;
+    pt_err_clear(&e);
+    if (cmdline_usage_error(argc, argv, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 2;
+    }
     return -1;
 }
 
@@ -54,7 +60,7 @@ static int report(struct comm *comm, struct pt_log *log, int rc, int failed, str
 {
     if (comm_rank(comm) == failed) {
         if (failed > 0)
-            pt_log_printf(log, "[rank %d] %s\n", failed, e->msg);
+            pt_log_printf(log, "rank %d: %s\n", failed, e->msg);
         else
             pt_log_printf(log, "%s\n", e->msg);
         if (log->own)
