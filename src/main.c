@@ -1,9 +1,12 @@
 /* trainer: command line, start-up and exit codes.
  *
  * Exit status: 0 success; 1 bad input (config, command line, data, model); 2 usage;
- * 3 system failure (I/O, MPI, memory); 4 internal error. Errors that every rank meets at
- * the same point are agreed on (comm_agree) and reported once, by the lowest failing rank;
- * every rank then exits with the same status, so nothing hangs. */
+ * 3 system failure (I/O, MPI, memory); 4 internal error. Usage errors (no arguments, an
+ * unknown option) are found before MPI starts. Errors that every rank meets at the same
+ * point are agreed on (comm_agree) and reported once, by the lowest failing rank, tagged
+ * "rank K: " when K > 0; inside an action the start-up steps agree the same way
+ * (train_agree carries the failing rank's message to every rank). Every rank then exits
+ * with the same status, so nothing hangs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
