@@ -74,6 +74,10 @@ two unreadable 1 "rank 1: <command line>:arg3: error: cannot read data file 'dir
     Dir=b -- Dir=b train.reader.file=dir.ctf
 two malformed 1 "rank 1: bad.ctf:1:15: error: input 'features': expected a number, got \"zz\"" \
     Dir=b -- Dir=b train.reader.file=bad.ctf
+# a data file of another length on rank 1 (a lagging shared file system; before: a hang)
+head -n 1000 d.ctf >short.ctf
+two short 1 "error: rank 1: reader data 1000 sequences (1000 samples) differs from rank 0's 2000 sequences (2000 samples)" \
+    Dir=s -- Dir=s train.reader.file=short.ctf
 # (c) different layerSizes (before: a broadcast of arenas of different sizes)
 two layers 1 "error: rank 1: layerSizes 2:16:2 (parameters 82) differs from rank 0's 2:24:24:2 (parameters 722)" \
     Dir=c -- Dir=c train.SimpleNetworkBuilder.layerSizes=2:16:2

@@ -170,9 +170,26 @@ void train_ident_network(struct nn *net, struct train_ident *it)
     snprintf(it->text + len, sizeof it->text - len, " (parameters %zu)", n);
 }
 
+/* What a reader found: every rank must see the same data, or their minibatch counts part. */
+static void data_item(struct train_ident *it, const char *name, const struct reader *rd)
+{
+    *it = (struct train_ident){.name = name, .details = " (its chunks: chunkSizeInBytes)"};
+    if (!rd) {
+        it->hash = hash_ll(BLOB_FNV_START, -1);
+        snprintf(it->text, sizeof it->text, "none");
+        return;
+    }
+    long long v[3] = {(long long)reader_sequences(rd), (long long)reader_sweep_samples(rd),
+                      (long long)reader_chunks(rd)};
+    it->hash = blob_fnv1a(BLOB_FNV_START, v, sizeof v);
+    snprintf(it->text, sizeof it->text, "%lld sequences (%lld samples)", v[0], v[1]);
+}
+
 int run_check_network(struct run *r, struct pt_err *e)
 {
-    struct train_ident it;
-    train_ident_network(r->net, &it);
-    return train_check_same(r->ctx->comm, &it, 1, e);
+    struct train_ident it[3];
+    train_ident_network(r->net, &it[0]);
+    data_item(&it[1], "reader data", r->reader);
+    data_item(&it[2], "cvReader data", r->cv);
+    return train_check_same(r->ctx->comm, it, 3, e);
 }

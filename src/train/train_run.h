@@ -57,7 +57,8 @@ void run_release(struct run *r);
 /* Collective: every rank's settings (minibatch and epoch size schedules, maxEpochs, the
  * parallel method and its settings, the epoch resumed from) equal rank 0's. */
 int run_check_settings(struct run *r, struct pt_err *e);
-/* Collective: every rank's network (its description and parameter count) equals rank 0's. */
+/* Collective: every rank's network (its description and parameter count) and the data its
+ * readers found (sequences, samples, chunks; cvReader or none) equal rank 0's. */
 int run_check_network(struct run *r, struct pt_err *e);
 
 /* ---- train_epoch.c */

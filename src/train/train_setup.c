@@ -5,7 +5,7 @@
  *      the epoch resumed from                                      (train_ident.c)
  *   3. local: open the readers, load or build the network, create modelPath's directory,
  *      check perfStatsFile can be written                          -> agree
- *   4. identity: the network (description and parameter count)
+ *   4. identity: the network (description and parameter count), the data the readers found
  *   5. collective: rank 0's parameters to every rank, the engine, the learner, the
  *      checkpoint                                                   -> agree
  *
