@@ -185,10 +185,15 @@ int main(int argc, char **argv)
         agreement_failed(&log, &agree, comm);
     if (status == 0 && !cl.print_config) {
         struct pt_ctx ctx = {.cfg = cfg, .comm = comm, .log = &log};
-        rc = start_up(cfg, comm, &log, &e);
-        for (size_t i = 0; i < ncmds && rc == 0; i++)
+        /* cpuGemm=avx512 can fail on some nodes only: agree before the actions' collectives */
+        status = comm_agree(comm, start_up(cfg, comm, &log, &e), &failed, &agree);
+        if (agree.code)
+            agreement_failed(&log, &agree, comm);
+        rc = 0;
+        for (size_t i = 0; i < ncmds && rc == 0 && status == 0; i++)
             rc = cmds[i].action->run(&ctx, cmds[i].block, &e);
-        status = comm_agree(comm, rc, &failed, &agree);
+        if (status == 0)
+            status = comm_agree(comm, rc, &failed, &agree);
         if (agree.code)
             agreement_failed(&log, &agree, comm);
     }
