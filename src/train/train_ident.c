@@ -68,6 +68,7 @@ int train_check_same(struct comm *comm, const struct train_ident *items, size_t 
         mine[i].hash = items[i].hash;
         snprintf(mine[i].text, sizeof mine[i].text, "%s", items[i].text);
     }
+    rc = train_agree(comm, rc, "to allocate the identity check", e); /* all or none gather */
     if (rc == 0)
         rc = comm_allgather(comm, mine, n * sizeof *mine, all, COMM_BYTE, e);
     for (size_t i = 0; rc == 0 && i < n; i++)

@@ -116,7 +116,7 @@ static int restore_checkpoint(struct run *r, struct pt_err *e)
     if (r->engine->ops->state_loaded)
         r->engine->ops->state_loaded(r->engine, engine_state > 0);
     nn_set_dropout_state(r->net, r->st.dropout_state);
-    (void)e;
+    (void)e; /* a checkpoint that cannot be read is a warning so far, not an error */
     return 0;
 }
 
