@@ -1,9 +1,12 @@
 /* trainer: command line, start-up and exit codes.
  *
  * Exit status: 0 success; 1 bad input (config, command line, data, model); 2 usage;
- * 3 system failure (I/O, MPI, memory); 4 internal error. Errors that every rank meets at
- * the same point are agreed on (comm_agree) and reported once, by the lowest failing rank;
- * every rank then exits with the same status, so nothing hangs. */
+ * 3 system failure (I/O, MPI, memory); 4 internal error. Usage errors (no arguments, an
+ * unknown option) are found before MPI starts. Errors that every rank meets at the same
+ * point are agreed on (comm_agree) and reported once, by the lowest failing rank, tagged
+ * "rank K: " when K > 0; inside an action the start-up steps agree the same way
+ * (train_agree carries the failing rank's message to every rank). Every rank then exits
+ * with the same status, so nothing hangs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,12 @@ static int informational(int argc, char **argv)
         fputs("trainer: nothing to do (try trainer --help)\n", stderr);
         return 2;
     }
+    struct pt_err e;
+    pt_err_clear(&e);
+    if (cmdline_usage_error(argc, argv, &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return 2;
+    }
     return -1;
 }
 
@@ -54,7 +63,7 @@ static int report(struct comm *comm, struct pt_log *log, int rc, int failed, str
 {
     if (comm_rank(comm) == failed) {
         if (failed > 0)
-            pt_log_printf(log, "[rank %d] %s\n", failed, e->msg);
+            pt_log_printf(log, "rank %d: %s\n", failed, e->msg);
         else
             pt_log_printf(log, "%s\n", e->msg);
         if (log->own)
@@ -180,14 +189,19 @@ int main(int argc, char **argv)
         agreement_failed(&log, &agree, comm);
     if (status == 0 && !cl.print_config) {
         struct pt_ctx ctx = {.cfg = cfg, .comm = comm, .log = &log};
-        rc = start_up(cfg, comm, &log, &e);
-        if (rc == 0)
+        /* cpuGemm=avx512 can fail on some nodes only: agree before the actions' collectives */
+        status = comm_agree(comm, start_up(cfg, comm, &log, &e), &failed, &agree);
+        if (agree.code)
+            agreement_failed(&log, &agree, comm);
+        rc = 0;
+        if (status == 0)
             train_remove_stale(cmds, ncmds, &log);
-        for (size_t i = 0; i < ncmds && rc == 0; i++)
+        for (size_t i = 0; i < ncmds && rc == 0 && status == 0; i++)
             rc = cmds[i].action->run(&ctx, cmds[i].block, &e);
-        if (rc == 0) /* a log that could not be written (disk full) fails the run */
+        if (status == 0 && rc == 0) /* a log that could not be written (disk full) fails the run */
             rc = pt_log_check(&log, &e);
-        status = comm_agree(comm, rc, &failed, &agree);
+        if (status == 0)
+            status = comm_agree(comm, rc, &failed, &agree);
         if (agree.code)
             agreement_failed(&log, &agree, comm);
     }

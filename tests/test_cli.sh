@@ -80,7 +80,24 @@ expect 1 "$T" configFile="$tmp"
 has "$tmp/err" "is a directory"
 expect 1 "$T" configFile="$tmp/missing.cfg"
 has "$tmp/err" "<command line>:arg1: error: cannot open config file '$tmp/missing.cfg': No such file or directory"
-expect 1 "$T" configFile="$cfg" --bogus
-has "$tmp/err" "unknown option '--bogus'"
+# exit codes (src/main.c): an unknown option is a usage error (2), before the config is read
+expect 2 "$T" configFile="$cfg" --bogus
+has "$tmp/err" "<command line>:arg2: error: unknown option '--bogus' (see trainer --help)"
+expect 2 "$T" --bogus
+expect 0 "$T" --help --bogus
+# a model directory that cannot be created is a system failure (3), found before training:
+# under a regular file, or under /proc
+cat >"$tmp/d.ctf" <<'CTF'
+|features 0.1 0.2 |labels 1 0
+|features 0.7 0.3 |labels 0 1
+CTF
+toy_cfg 0 >"$tmp/p.cfg"
+touch "$tmp/plain"
+expect 3 "$T" configFile="$tmp/p.cfg" Dir="$tmp/plain/models"
+has "$tmp/err" "error: '$tmp/plain' exists and is not a directory; while creating the directory of modelPath=$tmp/plain/models/m.dnn"
+hasnt "$tmp/err" "Finished Epoch"
+expect 3 "$T" configFile="$tmp/p.cfg" Dir=/proc/partrain-no/models
+has "$tmp/err" "error: cannot create directory '/proc/partrain-no'"
+hasnt "$tmp/err" "Finished Epoch"
 
 finish cli

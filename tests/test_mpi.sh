@@ -44,7 +44,7 @@ rc=$?
 end=$(date +%s)
 [ $rc -ne 0 ] && [ $rc -ne 124 ] && ok || no "one-rank error: exit $rc"
 [ $((end - start)) -lt 60 ] && ok || no "one-rank error took $((end - start)) s"
-c=$(count "$tmp/err" "[rank 1] c.cfg:2:119: error: t.reader.input.x.dim: expected an integer, got \"one\"")
+c=$(count "$tmp/err" "rank 1: c.cfg:2:119: error: t.reader.input.x.dim: expected an integer, got \"one\"")
 [ "$c" -eq 1 ] && ok || { no "one-rank error printed $c times"; cat "$tmp/err"; }
 
 # stderr= with 2 ranks: one log per rank

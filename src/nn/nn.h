@@ -88,6 +88,10 @@ void nn_free(struct nn *net);
 
 /* The description the network was built from (owned by the network). */
 const struct nn_config *nn_get_config(const struct nn *net);
+/* The description as SimpleNetworkBuilder config lines (model files; canonical: equal
+ * descriptions give equal text). Returns the length written (snprintf semantics: >= size
+ * means truncated). */
+int nn_config_write(const struct nn_config *c, char *buf, size_t size);
 
 /* Floats in the parameter arena (and in the gradient arena). */
 size_t nn_param_count(const struct nn *net);

@@ -64,9 +64,6 @@ int nn_reserve(struct nn *net, size_t steps, size_t nseq, struct pt_err *e);
 
 /* ------------------------------------------------------------------ config text */
 
-/* The description as SimpleNetworkBuilder config lines (model files). Returns the length
- * written (snprintf semantics: >= size means truncated). */
-int nn_config_write(const struct nn_config *c, char *buf, size_t size);
 /* Whether two descriptions build the same parameter layout. */
 int nn_config_same_layout(const struct nn_config *a, const struct nn_config *b);
 

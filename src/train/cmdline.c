@@ -46,6 +46,21 @@ void cmdline_flags(int argc, char **argv, struct cmdline *out)
         take_flag(argc, argv, &i, out, &unknown);
 }
 
+int cmdline_usage_error(int argc, char **argv, struct pt_err *e)
+{
+    struct cmdline f;
+    memset(&f, 0, sizeof f);
+    for (int i = 1; i < argc; i++) {
+        int unknown = 0;
+        take_flag(argc, argv, &i, &f, &unknown);
+        if (unknown) {
+            struct cfg_origin at = {.file = "<command line>", .arg = unknown};
+            return cfg_error(e, &at, "unknown option '%s' (see trainer --help)", argv[unknown]);
+        }
+    }
+    return 0;
+}
+
 int cmdline_apply(int argc, char **argv, struct cfg *cfg, struct cmdline *out, struct pt_err *e)
 {
     memset(out, 0, sizeof *out);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "comm/comm.h"
+#include "core/blob.h"
 #include "math/backend.h"
 #include "train/logfmt.h"
 #include "train/train_internal.h"
@@ -23,9 +24,25 @@ int train_agree(struct comm *comm, int rc, const char *what, struct pt_err *e)
     int status = comm_agree(comm, rc, &failed, &agree);
     if (agree.code)
         return pt_err_set(e, agree.code, "%s", agree.msg);
-    if (status && rc == 0)
-        return pt_err_set(e, status, "error: rank %d failed %s", failed, what);
-    return status;
+    if (status == 0)
+        return 0;
+    /* Only the failing rank knows why: its message goes to every rank, so whichever rank
+     * reports the error prints the real reason, with the rank it happened on. */
+    int nfailed = rc != 0;
+    char msg[PT_ERR_MSG] = "";
+    if (comm_rank(comm) == failed)
+        snprintf(msg, sizeof msg, "%s", e->msg);
+    if (comm_allreduce(comm, &nfailed, 1, COMM_INT, COMM_SUM, &agree) ||
+        comm_bcast(comm, msg, sizeof msg, COMM_BYTE, failed, &agree))
+        return pt_err_set(e, agree.code, "%s", agree.msg);
+    msg[sizeof msg - 1] = '\0';
+    pt_err_clear(e);
+    if (!msg[0])
+        return pt_err_set(e, status, "rank %d: error: failed %s", failed, what);
+    if (nfailed > 1)
+        return pt_err_set(e, status, "rank %d: %s (and %d other rank%s failed)", failed, msg,
+                          nfailed - 1, nfailed == 2 ? "" : "s");
+    return pt_err_set(e, status, "rank %d: %s", failed, msg);
 }
 
 int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t mb_size,
@@ -49,6 +66,21 @@ int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t m
     /* a rank that failed would leave the others in the allreduce: agree first */
     rc = train_agree(comm, rc, "while evaluating", e);
     return rc == 0 && workers > 1 ? comm_allreduce_f64(comm, sums, 3, e) : rc;
+}
+
+/* Every rank evaluates the same model in the same minibatches (else the sums mix models). */
+static int check_same_test(struct comm *comm, struct nn *net, const struct train_settings *ts,
+                           struct pt_err *e)
+{
+    struct train_ident it[3];
+    train_ident_network(net, &it[0]);
+    it[1] = (struct train_ident){.name = "minibatchSize", .details = ""};
+    it[1].hash = blob_fnv1a(BLOB_FNV_START, &ts->mb_size, sizeof ts->mb_size);
+    snprintf(it[1].text, sizeof it[1].text, "%lld", ts->mb_size);
+    it[2] = (struct train_ident){.name = "epochSize", .details = ""};
+    it[2].hash = blob_fnv1a(BLOB_FNV_START, &ts->epoch_size, sizeof ts->epoch_size);
+    snprintf(it[2].text, sizeof it[2].text, "%lld", ts->epoch_size);
+    return train_check_same(comm, it, 3, e);
 }
 
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
@@ -75,6 +107,8 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     double sums[3];
     size_t nmb = 0;
     rc = train_agree(ctx->comm, rc, "to load the model or open the reader", e);
+    if (rc == 0)
+        rc = check_same_test(ctx->comm, net, &ts, e);
     if (rc == 0)
         rc = train_evaluate(ctx->comm, net, r, (size_t)ts.mb_size, (size_t)ts.epoch_size, sums,
                             &nmb, e);

@@ -86,6 +86,9 @@ struct cmdline {
 int cmdline_apply(int argc, char **argv, struct cfg *cfg, struct cmdline *out, struct pt_err *e);
 /* Only the flags (no config, no side effects): for --help/--version before MPI starts. */
 void cmdline_flags(int argc, char **argv, struct cmdline *out);
+/* A usage error (an unknown option) in argv, found before MPI starts: the error (PT_EUSER,
+ * "<command line>:argN: error: unknown option ..."), or 0. main exits 2 on it. */
+int cmdline_usage_error(int argc, char **argv, struct pt_err *e);
 
 /* Texts for --help, --version and the man page's key reference. */
 void train_print_usage(FILE *out);

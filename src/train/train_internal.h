@@ -48,11 +48,31 @@ void train_mark_labels(const struct nn_config *nc, struct reader_config *rc,
 int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prior,
                         struct pt_err *e);
 
-/* Collective: every rank passes its status rc; returns the lowest failing rank's status
- * (with a message "rank K failed <what>" on ranks that did not fail themselves), 0 when
- * all succeeded. One rank: rc. */
+/* Collective: every rank passes its status rc; returns the lowest failing rank's status, 0
+ * when all succeeded. On failure every rank's e holds the lowest failing rank's own message,
+ * tagged with its rank ("rank K: <message>", and how many other ranks failed); `what` says
+ * what failed when that rank had no message. One rank: rc, e untouched. */
 struct comm;
 int train_agree(struct comm *comm, int rc, const char *what, struct pt_err *e);
+
+/* What every rank must have alike (train_ident.c): a name for messages ("layerSizes"),
+ * a hash of the exact value, a short text for people, and what else the hash covers (for
+ * the message when the texts are equal). */
+#define TRAIN_IDENT_TEXT 120
+struct train_ident {
+    const char *name;
+    const char *details;
+    uint64_t hash;
+    char text[TRAIN_IDENT_TEXT];
+};
+/* Collective: every rank's items (the same names, in the same order) equal rank 0's;
+ * otherwise PT_EUSER on every rank naming the first differing item and the ranks that
+ * differ, e.g. "error: rank 1: layerSizes 784:256:10 (parameters 203530) differs from rank
+ * 0's 784:512:10 (parameters 407050) (...)". One rank: 0. */
+int train_check_same(struct comm *comm, const struct train_ident *items, size_t n,
+                     struct pt_err *e);
+/* The item of a network: its description (nn_config_write) and parameter count. */
+void train_ident_network(struct nn *net, struct train_ident *it);
 
 /* Evaluate net on one pass of r (epoch_size samples, 0 = all), in minibatches of mb_size:
  * each rank its share when comm has several ranks. sums = (training criterion, eval

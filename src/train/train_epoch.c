@@ -1,0 +1,247 @@
+/* One epoch of action=train: schedules -> "Starting Epoch" -> minibatches (train step, the
+ * engine's aggregation, update, progress lines) -> flush -> the models-agree check ->
+ * "Finished Epoch" -> validation (cvReader) -> the epoch's files (train_save.c). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "comm/comm.h"
+#include "core/timer.h"
+#include "math/backend.h"
+#include "train/logfmt.h"
+#include "train/train_run.h"
+
+/* The engine works on the network's arena; its grad-ready hook sees the backward pass. */
+static int grad_ready(void *ctx, size_t first, struct pt_err *e)
+{
+    struct run *r = ctx;
+    return r->engine->ops->grad_ready(r->engine, nn_grads(r->net), first, e);
+}
+
+/* Epoch (0-based) where the parallel method is on: before parallelizationStartEpoch every
+ * rank trains on all the data, identically (warm start). */
+static int parallel_on(const struct run *r, size_t epoch)
+{
+    return parallel_config_epoch_on(&r->pc, epoch);
+}
+
+struct window {
+    double train, eval, t0;
+    size_t samples, first_mb;
+};
+
+static void progress(struct run *r, size_t epoch, size_t mb, struct window *w)
+{
+    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), w->train, w->samples},
+                               {r->eval_name, w->eval, w->samples}};
+    int full_pass = r->lc.epoch_size == 0;
+    double pct = -1;
+    int digits = 2;
+    size_t per_epoch = full_pass ? r->mbs_last_epoch : 0;
+    if (!full_pass) {
+        struct learn_epoch ep;
+        learn_epoch_params(&r->lc, epoch, &ep);
+        per_epoch = ((size_t)r->lc.epoch_size + ep.mb_size - 1) / ep.mb_size;
+    }
+    if (per_epoch) {
+        pct = 100.0 * (double)mb / (double)per_epoch;
+        digits = logfmt_progress_digits(per_epoch, (size_t)r->lc.show_every);
+    }
+    char line[1024];
+    double now = pt_now();
+    logfmt_progress(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, (int)w->first_mb,
+                    (int)mb, pct, digits, c, 2, now - w->t0, (double)w->samples);
+    pt_log_printf(r->ctx->log, "%s\n", line);
+    *w = (struct window){.t0 = now, .first_mb = mb + 1};
+}
+
+/* CNTK's line: the parallel method's part and the distributed reading part when they apply. */
+static void loop_start_line(struct run *r, size_t epoch)
+{
+    char line[512] = "Starting minibatch loop";
+    size_t len = strlen(line);
+    int on = parallel_on(r, epoch);
+    if (on) /* the method's own words */
+        len += parallel_config_describe(&r->pc, epoch, r->rank, r->workers, line + len,
+                                        sizeof line - len);
+    if (on && r->workers > 1 && r->pc.distributed_reading)
+        snprintf(line + len, sizeof line - len, ", distributed reading is ENABLED");
+    pt_log_printf(r->ctx->log, "%s.\n", line);
+}
+
+/* Running sums of an epoch and of a progress window. */
+struct tally {
+    double train, eval;
+    size_t samples;
+};
+
+static void tally_add(struct tally *t, const double stats[3])
+{
+    t->train += stats[0];
+    t->eval += stats[1];
+    t->samples += (size_t)stats[2];
+}
+
+/* An engine synchronized the models (status 1): zero the momentum if it asks for that. */
+static int synced(struct run *r, int status)
+{
+    if (status == 1 && r->engine->reset_momentum)
+        learner_reset(&r->learner);
+    return status < 0 ? status : 0;
+}
+
+/* One minibatch: local step (nothing to do for an empty share), the engine's aggregation,
+ * the learner with the global sample count. stats: criterion, eval, samples. */
+static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep, int on,
+                double stats[3], struct pt_err *e)
+{
+    struct nn_stats st = {0};
+    int rc = 0;
+    if (mb->nseq > 0)
+        rc = nn_train_step(r->net, mb, (float)ep->dropout, &st, e);
+    else /* this rank got no sequence of this global minibatch: it adds nothing */
+        r->be->ops->fill(r->be, nn_grads(r->net), nn_param_count(r->net), 0.0f);
+    stats[0] = st.train_crit;
+    stats[1] = st.eval_crit;
+    stats[2] = (double)st.samples;
+    if (rc == 0 && on)
+        rc = engine_after_backward(r->engine, nn_grads(r->net), stats, e);
+    if (rc == 0 && stats[2] > 0)
+        learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net),
+                       (size_t)stats[2], r->spans, r->nspans);
+    if (rc == 0 && on)
+        rc = synced(r, engine_after_update(r->engine, (size_t)stats[2], e));
+    return rc;
+}
+
+/* Epoch end: what a buffered engine still holds is applied too. */
+static int flush(struct run *r, const struct learn_epoch *ep, struct tally *all, struct pt_err *e)
+{
+    double stats[3];
+    int rc;
+    while ((rc = engine_flush(r->engine, nn_grads(r->net), stats, e)) == 1) {
+        if (stats[2] > 0)
+            learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net),
+                           (size_t)stats[2], r->spans, r->nspans);
+        tally_add(all, stats);
+    }
+    if (rc)
+        return rc;
+    /* the last synchronization of the epoch; local statistics become global */
+    double t[3] = {all->train, all->eval, (double)all->samples};
+    rc = synced(r, engine_end_epoch(r->engine, t, e));
+    *all = (struct tally){t[0], t[1], (size_t)t[2]};
+    return rc;
+}
+
+/* Every rank must hold the same model after a synchronous epoch: compare checksums. */
+static int check_models_agree(struct run *r, size_t epoch, struct pt_err *e)
+{
+    if (r->workers == 1)
+        return 0;
+    long long *all = calloc((size_t)r->workers, sizeof *all);
+    uint64_t sum = 0;
+    int rc =
+        all ? stage_params_checksum(r, &sum, e) : pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    long long mine = (long long)sum;
+    if (rc == 0)
+        rc = comm_allgather(r->ctx->comm, &mine, 1, all, COMM_INT64, e);
+    for (int k = 1; rc == 0 && k < r->workers; k++)
+        if (all[k] != all[0])
+            rc = pt_err_set(e, PT_EINTERNAL,
+                            "error: after epoch %zu the model of rank %d differs "
+                            "from rank 0's (checksums %016llx, %016llx)",
+                            epoch + 1, k, (unsigned long long)all[k], (unsigned long long)all[0]);
+    if (rc == 0 && r->trace >= 2 && run_may_log(r))
+        pt_log_printf(r->ctx->log,
+                      "Epoch %zu: the models of all %d ranks are identical "
+                      "(checksum %016llx).\n",
+                      epoch + 1, r->workers, (unsigned long long)all[0]);
+    free(all);
+    return rc;
+}
+
+/* cvReader: the model after this epoch on the validation data (distributed). */
+static int validate(struct run *r, size_t epoch, const struct learn_epoch *ep, struct pt_err *e)
+{
+    double sums[3];
+    size_t nmb = 0;
+    int rc = train_evaluate(r->ctx->comm, r->net, r->cv, ep->mb_size, 0, sums, &nmb, e);
+    if (rc)
+        return pt_err_context(e, "while validating epoch %zu on cvReader", epoch + 1);
+    size_t n = (size_t)sums[2];
+    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), sums[0], n},
+                               {r->eval_name, sums[1], n}};
+    char line[1024];
+    logfmt_validate(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, 2);
+    if (run_may_log(r))
+        pt_log_printf(r->ctx->log, "%s\n", line);
+    return 0;
+}
+
+int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, struct pt_err *e)
+{
+    struct pt_log *log = r->ctx->log;
+    int on = parallel_on(r, epoch), talk = run_may_log(r);
+    if (r->trace > 0 && talk) {
+        char line[512];
+        logfmt_epoch_start(line, sizeof line, (int)epoch + 1, ep->lr_per_sample,
+                           learn_effective_momentum(ep), learn_momentum_time_constant(ep));
+        pt_log_printf(log, "%s\n", line);
+    }
+    int rc = on ? engine_start_epoch(r->engine, epoch, e) : 0;
+    if (r->trace > 0 && talk)
+        loop_start_line(r, epoch);
+    struct minibatch mb = {0};
+    double t0 = pt_now(), stats[3];
+    struct tally all = {0};
+    size_t nmb = 0;
+    struct window w = {.t0 = t0, .first_mb = 1};
+    /* parallel epochs split every global minibatch among the ranks; without
+     * distributedMBReading each rank reads all of it and keeps its slice (CNTK) */
+    int split = on && r->workers > 1;
+    nn_set_grad_ready(r->net, on && r->engine->ops->grad_ready ? grad_ready : NULL, r);
+    reader_split_by_sequence(r->reader, split && !r->pc.distributed_reading);
+    if (rc == 0)
+        rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size, split ? r->rank : 0,
+                                split ? r->workers : 1, e);
+    while (rc == 0 && (rc = reader_next(r->reader, ep->mb_size, &mb, e)) == 0 &&
+           mb.global_samples) {
+        if ((rc = step(r, &mb, ep, on, stats, e)))
+            break;
+        nmb++;
+        tally_add(&all, stats);
+        w.train += stats[0];
+        w.eval += stats[1];
+        w.samples += (size_t)stats[2];
+        if (r->trace > 0 && talk &&
+            (nmb % (size_t)r->lc.show_every == 0 || nmb <= (size_t)r->lc.show_first))
+            progress(r, epoch, nmb, &w);
+    }
+    mb_free(&mb);
+    if (rc == 0 && on)
+        rc = flush(r, ep, &all, e);
+    if (rc == 0 && on)
+        rc = check_models_agree(r, epoch, e);
+    if (rc)
+        return rc;
+    if (!isfinite(all.train))
+        return pt_err_set(e, PT_EUSER,
+                          "error: epoch %zu: the training criterion is not finite "
+                          "(diverged); lower the learning rate",
+                          epoch + 1);
+    r->mbs_last_epoch = nmb;
+    r->st.samples_seen += all.samples;
+    r->st.epochs_done = epoch + 1;
+    r->st.dropout_state = nn_get_dropout_state(r->net);
+    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), all.train, all.samples},
+                               {r->eval_name, all.eval, all.samples}};
+    char line[1024];
+    logfmt_epoch_end(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, 2,
+                     (size_t)r->st.samples_seen, (float)ep->lr_per_sample, pt_now() - t0);
+    if (talk)
+        pt_log_printf(log, "%s\n", line);
+    if (r->cv && (rc = validate(r, epoch, ep, e)))
+        return rc;
+    return run_save_epoch(r, epoch, epoch + 1 == (size_t)r->lc.max_epochs, e);
+}

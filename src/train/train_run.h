@@ -1,0 +1,89 @@
+/* Private to action=train (train_loop.c and the files it is split into): the state of one
+ * training run and the functions the parts share.
+ *
+ *   train_setup.c  start-up: settings, readers, network, engine, learner, checkpoint; every
+ *                  step that can fail on some ranks only ends in an agreement
+ *   train_ident.c  the start-up identity check: every rank compares what must be equal
+ *   train_epoch.c  one epoch: minibatches, flush, model check, validation, progress lines
+ *   train_save.c   model and checkpoint files per epoch, makeMode's file names
+ *   train_stage.c  the device/host boundary: every transfer the loop makes itself
+ *   train_loop.c   train_run: start-up, the epochs, the final model */
+#ifndef PT_TRAIN_TRAIN_RUN_H
+#define PT_TRAIN_TRAIN_RUN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "parallel/parallel.h"
+#include "train/train_internal.h"
+
+struct run {
+    struct pt_ctx *ctx;
+    struct learn_config lc;
+    struct parallel_config pc;
+    struct engine *engine;
+    int rank, workers;
+    struct reader_config rcfg;
+    struct nn_config ncfg;
+    char model[4096];
+    int make_mode, trace, has_cv;
+    uint64_t seed;
+    struct backend *be;
+    struct reader *reader;
+    struct reader_config cv_cfg;
+    struct reader *cv; /* cvReader, or NULL */
+    struct nn *net;
+    struct learner learner;
+    struct learn_span *spans;
+    size_t nspans;
+    struct ckp_state st;
+    size_t mbs_last_epoch; /* for the progress percentage */
+    char eval_name[48];
+    uint64_t resume;   /* makeMode: the newest finished epoch with a model (0: none) */
+    int nothing_to_do; /* makeMode: every epoch and the final model exist */
+};
+
+/* Training lines: rank 0, or every rank when each has its own log file (stderr=). */
+int run_may_log(const struct run *r);
+
+/* ---- train_setup.c */
+/* Everything before the first epoch, on every rank; a failure on any rank fails all of them
+ * (with the failing rank's reason) before any collective moves data. *stop: nothing to
+ * train (makeMode found the final model). */
+int run_start(struct run *r, struct cfg_node *command, int *stop, struct pt_err *e);
+void run_release(struct run *r);
+
+/* ---- train_ident.c */
+/* Collective: every rank's settings (minibatch and epoch size schedules, maxEpochs, the
+ * parallel method and its settings, the epoch resumed from) equal rank 0's. */
+int run_check_settings(struct run *r, struct pt_err *e);
+/* Collective: every rank's network (its description and parameter count) and the data its
+ * readers found (sequences, samples, chunks; cvReader or none) equal rank 0's. */
+int run_check_network(struct run *r, struct pt_err *e);
+
+/* ---- train_epoch.c */
+int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, struct pt_err *e);
+
+/* ---- train_save.c */
+/* modelPath (epoch 0) or modelPath.E. */
+void run_model_name(const struct run *r, char *buf, size_t size, uint64_t epoch);
+/* makeMode: the newest finished epoch whose model exists (0: none). */
+uint64_t run_newest_epoch(const struct run *r);
+/* Epoch (0-based) finished: rank 0 writes its model and checkpoint (everyRankSavesModel:
+ * every rank its model); every rank learns the outcome. Collective. */
+int run_save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e);
+/* After the last epoch: modelPath itself when it is still missing. Collective. */
+int run_save_final(struct run *r, struct pt_err *e);
+
+/* ---- train_stage.c: the device/host boundary */
+int stage_bcast_params(struct run *r, struct pt_err *e);
+int stage_params_checksum(struct run *r, uint64_t *sum, struct pt_err *e);
+int stage_load_model(struct run *r, const char *path, struct pt_err *e);
+int stage_new_model(struct run *r, struct pt_err *e);
+int stage_save_model(struct run *r, const char *path, struct pt_err *e);
+int stage_save_checkpoint(struct run *r, const char *path, struct pt_err *e);
+/* makeMode: restore the checkpoint of epoch r->resume (ckp_resume: missing is a warning
+ * with the learner reset, unrestorable an error). */
+int stage_resume_checkpoint(struct run *r, int *engine_state, struct pt_err *e);
+
+#endif

@@ -1,0 +1,254 @@
+/* Start-up of action=train, on every rank, in an order that cannot hang:
+ *
+ *   1. local: read the settings, find makeMode's newest epoch      -> agree
+ *   2. identity: maxEpochs, epochSize, minibatchSize, the parallel method and its settings,
+ *      the epoch resumed from                                      (train_ident.c)
+ *   3. local: open the readers, load or build the network, create modelPath's directory,
+ *      check perfStatsFile can be written                          -> agree
+ *   4. identity: the network (description and parameter count), the data the readers found
+ *   5. collective: rank 0's parameters to every rank, the engine, the learner, the
+ *      checkpoint                                                   -> agree
+ *
+ * A step that can fail on some ranks only (a node-local path, a lagging shared file
+ * system, a config per node) ends in an agreement (train_agree), so a rank that failed and
+ * a rank that did not never wait in different collectives, and every rank learns the
+ * failing rank's own reason. The identity checks come before the first collective that
+ * moves data sized by those values. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "comm/comm.h"
+#include "core/fs.h"
+#include "math/backend.h"
+#include "train/train_run.h"
+
+int run_may_log(const struct run *r)
+{
+    return r->rank == 0 || r->ctx->log->own;
+}
+
+static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
+{
+    struct cfg_node *sgd = NULL, *rd = NULL, *snb = NULL, *cv = NULL;
+    struct cfg_val v;
+    int rc = cfg_find_block(cmd, "SGD", &sgd, e);
+    if (rc == 0)
+        rc = cfg_find_block(cmd, "reader", &rd, e);
+    if (rc == 0)
+        rc = cfg_find_block(cmd, "SimpleNetworkBuilder", &snb, e);
+    if (rc == 0)
+        rc = cfg_find_block(cmd, "cvReader", &cv, e);
+    if (rc == 0 && cv)
+        rc = reader_config_read(cv, &r->cv_cfg, e);
+    r->has_cv = cv != NULL;
+    if (rc == 0)
+        rc = learn_config_read(sgd, &r->lc, e);
+    if (rc == 0)
+        rc = parallel_config_read(sgd, &r->pc, e);
+    if (rc == 0)
+        rc = reader_config_read(rd, &r->rcfg, e);
+    if (rc == 0)
+        rc = nn_config_read(snb, &r->ncfg, e);
+    if (rc == 0) /* classification: the reader refuses label rows that are not one-hot */
+        train_mark_labels(&r->ncfg, &r->rcfg, &r->cv_cfg);
+    struct train_settings ts = {0};
+    if (rc == 0 && (rc = cfg_schema_read(cmd, &train_command_schema, &ts, e)) == 0)
+        rc = cfg_schema_read(cmd, &train_top_schema, &ts, e);
+    memcpy(r->model, ts.model, sizeof r->model);
+    r->make_mode = ts.make_mode;
+    r->trace = (int)ts.trace;
+    r->seed = (uint64_t)ts.seed;
+    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "deviceId", &v, e)) == 0 &&
+        strcasecmp(v.s, "auto") != 0 && strcasecmp(v.s, "cpu") != 0 && atoi(v.s) >= 0)
+        rc = cfg_error(e, cfg_value_origin(v.node),
+                       "deviceId=%s: training on a GPU is not available yet (the cuBLAS backend "
+                       "has no compute kernels in this build); use deviceId=cpu or auto",
+                       v.s);
+    return rc;
+}
+
+static int engine_setup(struct run *r, struct pt_err *e)
+{
+    struct engine_layout layout = {
+        .n = nn_param_count(r->net), .params = nn_params(r->net), .bk = r->be};
+    layout.tensors = nn_tensors(r->net, &layout.ntensors);
+    return engine_new(&r->pc, r->ctx->comm, run_may_log(r) ? r->ctx->log : NULL, &layout,
+                      &r->engine, e);
+}
+
+/* Learner state per tensor (clipping by norm is per tensor). */
+static int make_spans(struct run *r, struct pt_err *e)
+{
+    const struct nn_tensor *t = nn_tensors(r->net, &r->nspans);
+    r->spans = calloc(r->nspans ? r->nspans : 1, sizeof *r->spans);
+    if (!r->spans)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    for (size_t i = 0; i < r->nspans; i++)
+        r->spans[i] = (struct learn_span){t[i].offset, (size_t)t[i].rows * (size_t)t[i].cols};
+    return 0;
+}
+
+/* makeMode: the learner's and the engine's state of the epoch the model was loaded from. */
+static int restore_checkpoint(struct run *r, struct pt_err *e)
+{
+    uint64_t done = r->resume;
+    char path[4300];
+    ckp_path(path, sizeof path, r->model, done);
+    int engine_state = 0;
+    /* a missing checkpoint is a warning (SPEC 8); one that cannot be restored an error */
+    int rc = stage_resume_checkpoint(r, &engine_state, e);
+    if (rc == 0 && engine_state < 0 && run_may_log(r))
+        pt_log_printf(r->ctx->log,
+                      "warning: checkpoint '%s' has no %s state (written by "
+                      "another method?): it starts afresh\n",
+                      path, r->engine->ops->name);
+    if (rc == 0 && r->engine->ops->state_loaded)
+        r->engine->ops->state_loaded(r->engine, engine_state > 0);
+    if (rc == 0)
+        nn_set_dropout_state(r->net, r->st.dropout_state);
+    return rc;
+}
+
+/* modelPath's directory, made now rather than after the first epoch: a path that cannot
+ * be created is a system failure found before any work (rank 0 writes the models; with
+ * everyRankSavesModel every rank writes its own). */
+static int make_model_dir(struct run *r, struct pt_err *e)
+{
+    if (r->rank != 0 && !r->pc.every_rank_saves)
+        return 0;
+    char path[4200];
+    run_model_name(r, path, sizeof path, 0);
+    struct pt_err de;
+    pt_err_clear(&de);
+    if (pt_make_parent_dirs(path, &de) == 0)
+        return 0;
+    return pt_err_set(e, PT_ESYS, "%s; while creating the directory of modelPath=%s", de.msg,
+                      r->model);
+}
+
+/* perfStatsFile: the engine opens it amid its collectives; find out now whether it can
+ * (the same name the engine uses: perfStatsFile on rank 0, perfStatsFile.rankK else). */
+static int probe_perf_file(struct run *r, struct pt_err *e)
+{
+    if (!r->pc.perf_file[0])
+        return 0;
+    char name[4200];
+    if (r->rank == 0)
+        snprintf(name, sizeof name, "%s", r->pc.perf_file);
+    else
+        snprintf(name, sizeof name, "%s.rank%d", r->pc.perf_file, r->rank);
+    if (pt_make_parent_dirs(name, e))
+        return pt_err_context(e, "while creating perfStatsFile '%s'", name);
+    int fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return pt_err_set(e, PT_ESYS, "error: cannot write perfStatsFile '%s': %s", name,
+                          strerror(errno));
+    close(fd);
+    return 0;
+}
+
+/* Step 3: everything local that the run reads or writes. */
+static int open_inputs(struct run *r, struct pt_err *e)
+{
+    int rc = backend_cpu_new(&r->be, e);
+    if (rc == 0)
+        rc = reader_open(&r->rcfg, r->ctx->log, &r->reader, e);
+    if (rc == 0 && r->has_cv)
+        rc = reader_open(&r->cv_cfg, r->ctx->log, &r->cv, e);
+    if (rc == 0 && r->resume) {
+        char path[4200];
+        run_model_name(r, path, sizeof path, r->resume);
+        rc = stage_load_model(r, path, e);
+        if (rc == 0)
+            rc = ckp_check_network(path, nn_get_config(r->net), &r->ncfg, e);
+        if (rc == 0 && run_may_log(r))
+            pt_log_printf(r->ctx->log, "Starting from checkpoint. Loading network from '%s'.\n",
+                          path);
+    } else if (rc == 0) {
+        rc = stage_new_model(r, e);
+    }
+    if (rc == 0)
+        rc = make_model_dir(r, e);
+    if (rc == 0)
+        rc = probe_perf_file(r, e);
+    return rc;
+}
+
+/* Step 1: the settings, and what makeMode finds on disk. */
+static int read_settings(struct run *r, struct cfg_node *command, struct pt_err *e)
+{
+    r->rank = comm_rank(r->ctx->comm);
+    r->workers = comm_size(r->ctx->comm);
+    int rc = read_setup(r, command, e);
+    if (rc == 0)
+        rc = parallel_config_check_workers(&r->pc, r->workers, e);
+    if (rc == 0 && r->make_mode) {
+        r->resume = run_newest_epoch(r);
+        char path[4200];
+        run_model_name(r, path, sizeof path, 0);
+        r->nothing_to_do = r->resume == (uint64_t)r->lc.max_epochs && access(path, R_OK) == 0;
+    }
+    return rc;
+}
+
+/* Step 5: one model everywhere, whatever happened before; the engine, the learner and
+ * makeMode's checkpoint. */
+static int start_training(struct run *r, struct pt_err *e)
+{
+    int rc = r->workers > 1 ? stage_bcast_params(r, e) : 0;
+    if (rc == 0)
+        rc = engine_setup(r, e);
+    if (rc == 0)
+        rc = learner_init(&r->learner, r->be, r->lc.type, nn_param_count(r->net), e);
+    if (rc == 0)
+        rc = make_spans(r, e);
+    if (rc == 0 && r->resume)
+        rc = restore_checkpoint(r, e);
+    return rc;
+}
+
+int run_start(struct run *r, struct cfg_node *command, int *stop, struct pt_err *e)
+{
+    struct comm *comm = r->ctx->comm;
+    *stop = 0;
+    int rc = train_agree(comm, read_settings(r, command, e), "to read its settings", e);
+    if (rc == 0)
+        rc = run_check_settings(r, e);
+    if (rc)
+        return rc;
+    if (r->nothing_to_do) {
+        char path[4200];
+        run_model_name(r, path, sizeof path, 0);
+        if (run_may_log(r))
+            pt_log_printf(r->ctx->log, "No further training is necessary: '%s' exists.\n", path);
+        *stop = 1;
+        return 0;
+    }
+    rc = train_agree(comm, open_inputs(r, e), "to open its data, model or output files", e);
+    if (rc == 0)
+        rc = run_check_network(r, e);
+    if (rc == 0)
+        rc = train_agree(comm, start_training(r, e), "to set up training", e);
+    if (rc == 0)
+        snprintf(r->eval_name, sizeof r->eval_name, "Eval%s", nn_eval_criterion_name(r->net));
+    return rc;
+}
+
+void run_release(struct run *r)
+{
+    engine_free(r->engine);
+    parallel_config_free(&r->pc);
+    learner_free(&r->learner);
+    free(r->spans);
+    nn_free(r->net);
+    reader_close(r->reader);
+    reader_close(r->cv);
+    if (r->be)
+        backend_free(r->be);
+    learn_config_free(&r->lc);
+}
