@@ -85,7 +85,8 @@ two layers 1 "error: rank 1: layerSizes 2:16:2 (parameters 82) differs from rank
 "$T" configFile=p.cfg Dir=r0 train.SGD.maxEpochs=2 >/dev/null 2>&1 && ok || no "r0 did not train"
 "$T" configFile=p.cfg Dir=r1 train.SGD.maxEpochs=2 train.SimpleNetworkBuilder.layerSizes=2:16:2 \
     >/dev/null 2>&1 && ok || no "r1 did not train"
-two resume-shape 1 "error: rank 1: layerSizes 2:16:2 (parameters 82) differs from rank 0's 2:24:24:2 (parameters 722)" \
+# (the resume check of the model's network against the config names it first)
+two resume-shape 1 "rank 1: p.cfg:6:43: error: the configured network 2:24:24:2 (SIMPLENET; layerTypes Tanh:Tanh) is not the one makeMode would resume from 'r1/m.dnn.2'" \
     Dir=r0 makeMode=true -- Dir=r1 makeMode=true
 two resume-missing 1 "error: rank 1: makeMode's resumed epoch 0 (no model found) differs from rank 0's 2" \
     Dir=r0 makeMode=true -- Dir=none makeMode=true
