@@ -61,11 +61,13 @@ has sim.err " samples processed by 3 workers ("
 has sim.err "		(sim-model aggregation stats) 10-th sync: totalThroughput = "
 hasnt sim.err "staleness"
 identical sim 3 3
-# warm-up: the factor of every push in the JSON lines (staircase 0.25, 4 syncs a step)
+# warm-up: the factor of every push in the JSON lines (staircase 0.25, 4 syncs a step),
+# over p, the smallest power of two >= 2 workers + the push's staleness s (asgd.c)
 run warm 2 "$A" "$PT.DataParallelASGD=[syncPeriodPerWorker=10;AdjustLearningRateAtBeginning=[adjustType=staircase;adjustCoefficient=0.25;adjustNBMiniBatch=4]]" $PT.perfStatsFile=warm/perf.jsonl $L
-sed -n 's/.*"sync":\([0-9]*\),.*"factor":\([0-9.]*\),.*/\1 \2/p' warm/perf.jsonl | head -17 >warm.f
-awk '{ t = $1; f = 0.25 * (int(t / 4) + 1); if (f > 1) f = 1; if ($2 + 0 != f) bad = 1 } END { exit bad || NR != 17 }' warm.f &&
-    ok || { no "warm-up factors are not staircase 0.25 x (floor(t/4)+1)"; cat warm.f; }
+sed -n 's/.*"sync":\([0-9]*\),.*"staleness":\([0-9]*\),"factor":\([0-9.e-]*\),"final":0.*/\1 \2 \3/p' warm/perf.jsonl | head -17 >warm.f
+awk '{ t = $1; f = 0.25 * (int(t / 4) + 1); if (f > 1) f = 1; for (p = 1; p < 2 + $2; p *= 2); f /= p
+       if ($3 + 0 != f) bad = 1 } END { exit bad || NR != 17 }' warm.f &&
+    ok || { no "warm-up factors are not staircase 0.25 x (floor(t/4)+1) / 2^ceil(log2(2 + staleness))"; cat warm.f; }
 
 # resume: 1 worker continues exactly; 4 workers continue from the checkpoint's server
 run r1full 1 "$A" $L
