@@ -9,32 +9,28 @@
  * the pipeline, its own pending push; f: the push factor; N: workers; t: this worker's syncs
  * so far, this one included, as CNTK counts; warm(t) = 1 (adjustType none)
  * | min(1, c + (1 - c) t / M) (linearly) | min(1, c (floor(t / M) + 1)) (staircase)):
- *   f = warm(t) / N (asynchronous), 1 / N (SimModelAverage)
+ *   f = warm(t) / 2^k (asynchronous; 2^k the smallest power of two >= N + the push's
+ *       staleness, see below), 1 / N (SimModelAverage)
  *   plain:      d = w - start; delta = f d; server += delta; start = server;
  *               w = start + (d - delta)
  *   usePipeline: wait for the previous round's push/pull (P = the model it pulled);
  *               d = w - start; delta = f d; start = P + delta; w = P + d; start pushing
  *               delta and pulling into P in the background.
- *   SimModelAverage keeps nothing back: w = start (CNTK's model averaging).
- * Why 1/N and the rest kept (residual, d - delta, as 1-bit SGD keeps its quantization
- * error): CNTK pushed f d with f = warm(t) and replaced w by the pull. Along a direction
- * where the worker's sync period of local steps already reaches the minimum (d = x* -
- * start), N workers that pulled about the same model push N such deltas: the server lands
- * (N - 1) times as far on the other side, and with staleness (other pushes between a
- * worker's pull and its push) the overshoot grows each round: CNTK's SimpleMultiGPU config
- * went to chance in 9 of 10 runs. A factor below 1 without the residual fixes that but
- * throws away 1 - f of every worker's progress (CNTK's warm-up with c = 0.2 did not learn
- * in 4 epochs). Pushing 1/N averages where the workers agree on a target (stable: at most
- * the average lands per round) and the residual, trained on and pushed in later rounds,
- * delivers all of each worker's progress where they move alike: no progress is lost, every
- * local step reaches the server once (the epoch end pushes all of it).
- *   SimModelAverage: plain with f = 1 / workers, and between push and pull a header
+ * Why (README, DataParallelASGD): CNTK pushed warm(t) d and took the pull. Where a sync
+ * period of local steps reaches the minimum, N workers' deltas from about the same model
+ * overshoot N - 1 times, and staleness feeds the error back (CNTK's SimpleMultiGPU config
+ * went to chance). f <= 1 / (N + staleness) (staleness-aware steps, Zhang et al. 2016) keeps
+ * such deltas averaging; the residual d - delta, kept and trained on as 1-bit SGD keeps its
+ * quantization error, still delivers all progress where workers move alike. Powers of two
+ * keep f d and d - f d exact for exact d (tests/test_asgd.c).
+ *   SimModelAverage: f = 1 / workers, nothing kept (w = start = the pull); between push
+ *               and pull a header
  *               allreduce (samples, done flag, statistics) that waits for every worker's
  *               push, after the pull a barrier that keeps the next round's pushes out
  *               until every worker pulled: the pull gives exactly the average of the
  *               models (ModelAveragingSGD with equal weights). Ranks whose data ends
  *               early keep joining syncs until every rank is done, as in masgd.c.
- * Epoch end: the final push (what was learned since the last sync), remote completion of
+ * Epoch end: the final push (all that is not on the server yet), remote completion of
  * every push (comm_store_complete), an allreduce of the epoch statistics (so all pushes
  * have landed when it returns), then every rank pulls the same final model.
  * Epoch start: the first parallel epoch (or a resumed one) writes the model into the store;
