@@ -21,15 +21,14 @@
  * overshoot N - 1 times, and staleness feeds the error back (CNTK's SimpleMultiGPU config
  * went to chance). f <= 1 / (N + staleness) (staleness-aware steps, Zhang et al. 2016) keeps
  * such deltas averaging; the residual d - delta, kept and trained on as 1-bit SGD keeps its
- * quantization error, still delivers all progress where workers move alike. Powers of two
- * keep f d and d - f d exact for exact d (tests/test_asgd.c).
+ * quantization error, still delivers all progress where workers move alike. A power of
+ * two makes f d an exact scaling of d (f = 1: nothing kept, exactly).
  *   SimModelAverage: f = 1 / workers, nothing kept (w = start = the pull); between push
- *               and pull a header
- *               allreduce (samples, done flag, statistics) that waits for every worker's
- *               push, after the pull a barrier that keeps the next round's pushes out
- *               until every worker pulled: the pull gives exactly the average of the
- *               models (ModelAveragingSGD with equal weights). Ranks whose data ends
- *               early keep joining syncs until every rank is done, as in masgd.c.
+ *               and pull a header allreduce (samples, done flag, statistics) that waits
+ *               for every worker's push, after the pull a barrier that keeps the next
+ *               round's pushes out until every worker pulled: the pull gives exactly the
+ *               average of the models (ModelAveragingSGD with equal weights). Ranks whose
+ *               data ends early keep joining syncs until every rank is done, as in masgd.c.
  * Epoch end: the final push (all that is not on the server yet), remote completion of
  * every push (comm_store_complete), an allreduce of the epoch statistics (so all pushes
  * have landed when it returns), then every rank pulls the same final model.
