@@ -15,4 +15,5 @@ noinst_PROGRAMS += bench/aggregation
 bench_aggregation_SOURCES = bench/aggregation.c
 bench_aggregation_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 bench_aggregation_LDADD = $(PT_LIBS)
-EXTRA_DIST += bench/benchlib.py bench/ddp_ref.py bench/dp_vs_ddp.py bench/local_sgd.py bench/asgd.py bench/before_after.py
+EXTRA_DIST += bench/benchlib.py bench/ddp_ref.py bench/dp_vs_ddp.py bench/local_sgd.py bench/asgd.py bench/before_after.py \
+	bench/asgd_converge.sh

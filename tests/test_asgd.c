@@ -1,12 +1,15 @@
 /* tests/test_asgd: the DataParallelASGD engine under real MPI (tests/test_asgd.sh runs it
  * with 1, 2 and 4 ranks). Each rank moves its model by known integer deltas between syncs,
  * a different number of syncs per rank, with random pauses so that pushes interleave in a
- * different order every run. Integers (scaled by powers of two) add exactly in float in
- * any order, so the server's final model must equal the initial model plus the sum of
- * every push of every rank, bit for bit: no lost updates. Also: the warm-up factors, the
- * pipeline, SimModelAverage's exact averages, the staleness of a fixed push order, the
- * checkpointed server state, and pushes/pulls progressing while a shard's owner computes
- * without calling MPI. Prints "ok N - what" / "not ok N - what" from rank 0 (tcheck.h). */
+ * different order every run. A worker pushes a part of what it learned and keeps the rest
+ * (asgd.c), and the epoch end pushes what is left, so the final model must be the initial
+ * model plus every delta of every rank: bit for bit where every push is whole (one rank,
+ * factor 1: integers add exactly in any order), else within rounding (the kept parts are
+ * fractions: 1e-3, while a lost push is off by at least 1/32). No lost updates, no lost
+ * progress. Also: the pipeline, SimModelAverage's exact averages, the staleness of a fixed
+ * push order, the checkpointed server state, and pushes/pulls progressing while a shard's
+ * owner computes without calling MPI. Prints "ok N - what" / "not ok N - what" from rank 0
+ * (tcheck.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,17 +83,17 @@ static void pause_randomly(unsigned *seed)
     usleep((*seed >> 16) % 400);
 }
 
-/* The push factor of sync t for (adjust, c, M), from SPEC 7.4. */
-static double factor_of(int adjust, double c, long long M, long long t)
+/* a and b agree within tol everywhere (exactly for tol 0) */
+static int near(const float *a, const float *b, float tol)
 {
-    double f = adjust == 1   ? c + (1.0 - c) * (double)t / (double)M
-               : adjust == 2 ? c * (double)(t / M + 1)
-                             : 1.0;
-    return f > 1.0 ? 1.0 : f;
+    for (int i = 0; i < NP; i++)
+        if (!(fabsf(a[i] - b[i]) <= tol))
+            return 0;
+    return 1;
 }
 
 /* Every rank runs its rounds (each one sync of period samples), then half a round more
- * (pushed by the epoch-end push). want = init + sum of every push. */
+ * (pushed by the epoch-end push). want = init + every delta of every rank. */
 static void lost_updates_case(const char *name, int pipeline, int adjust, double c, long long M)
 {
     float scale = adjust == 0 ? 1.0f : 8.0f; /* f * delta stays exact */
@@ -99,12 +102,10 @@ static void lost_updates_case(const char *name, int pipeline, int adjust, double
     float *w = calloc(NP, sizeof *w), *want = calloc(NP, sizeof *want);
     init_model(w);
     init_model(want);
-    for (int r = 0; r < size; r++) /* every rank's pushes, as the engine should scale them */
-        for (int s = 1; s <= rounds_of(r) + 1; s++) {
-            float f = (float)factor_of(adjust, c, M, s);
+    for (int r = 0; r < size; r++) /* every rank's progress, pushed or kept and pushed later */
+        for (int s = 1; s <= rounds_of(r) + 1; s++)
             for (int i = 0; i < NP; i++)
-                want[i] += f * delta_of(r, s, i, scale);
-        }
+                want[i] += delta_of(r, s, i, scale);
     struct engine *en = make(&pc, w, NULL);
     struct pt_err e;
     pt_err_clear(&e);
@@ -124,8 +125,10 @@ static void lost_updates_case(const char *name, int pipeline, int adjust, double
     if (engine_end_epoch(en, tally, &e) < 0)
         die(&e);
     CHECK(synced, "%s: a sync every period, none for half a period", name);
-    CHECK(memcmp(w, want, NP * sizeof *w) == 0, "%s: final model = initial + every push, exactly",
-          name);
+    int whole = size == 1 && adjust == 0; /* factor 1: nothing kept back */
+    CHECK(near(w, want, whole ? 0.0f : 1e-3f),
+          "%s: final model = initial + every delta of every rank%s", name,
+          whole ? ", exactly" : "");
     CHECK(tally[0] == size && tally[1] == 2.0 * size && tally[2] == 3.0 * size,
           "%s: epoch statistics summed over ranks", name);
     engine_free(en);
@@ -244,20 +247,25 @@ static void state_case(void)
     size_t ns = en->ops->state(en, st, 4);
     CHECK(ns == 2 && st[0].n == NP && memcmp(st[0].data, w, NP * sizeof *w) == 0,
           "state: asgd.server holds the final model");
-    CHECK(ns == 2 && st[1].n == 1 && st[1].data[0] == 3.0f, "state: asgd.syncs = 3 per worker");
+    /* 3 syncs and the epoch-end push of what the warm-up factor (below 1) kept back */
+    CHECK(ns == 2 && st[1].n == 1 && st[1].data[0] == 4.0f, "state: asgd.syncs = 4 per worker");
     for (int i = 0; i < NP; i++) /* what a checkpoint would restore */
         st[0].data[i] = (float)(i % 5) - 100.0f;
     st[1].data[0] = 5.0f;
     en->ops->state_loaded(en, 1);
     if (engine_start_epoch(en, 1, &e))
         die(&e);
-    w[1] += 8.0f; /* one push: factor of sync 6 = 0.25 * (6 / 2 + 1) = 1 */
+    w[1] += 8.0f; /* one push, and the epoch end pushes what it kept back */
     if (engine_after_update(en, 1, &e) < 0 || engine_end_epoch(en, tally, &e) < 0)
         die(&e);
     int ok = 1;
     for (int i = 0; i < NP; i++)
-        ok &= w[i] == (float)(i % 5) - 100.0f + (i == 1 ? 8.0f * (float)size : 0.0f);
-    CHECK(ok, "state: a restored server is what the next pull returns (sync count restored)");
+        ok &=
+            fabsf(w[i] - ((float)(i % 5) - 100.0f + (i == 1 ? 8.0f * (float)size : 0.0f))) <= 1e-4f;
+    CHECK(ok, "state: a restored server is what the next pull returns");
+    CHECK(en->ops->state(en, st, 4) == 2 && st[1].data[0] == (size == 1 ? 6.0f : 7.0f),
+          "state: the sync count continues from the restored 5 (one sync, and with several "
+          "ranks the push of what factor 1 / 2^k kept back)");
     engine_free(en);
     free(w);
 }
@@ -297,7 +305,7 @@ static void progress_case(void)
     CHECK(took < 0.5 * busy, "progress: others' push/pulls never wait for a computing owner");
     int ok = 1;
     for (int i = 0; i < NP; i++)
-        ok &= w[i] == (i < 50 ? (float)(size > 1 ? size - 1 : 1) : 0.0f);
+        ok &= fabsf(w[i] - (i < 50 ? (float)(size > 1 ? size - 1 : 1) : 0.0f)) <= 1e-4f;
     CHECK(ok, "progress: every push landed");
     engine_free(en);
     free(w);

@@ -5,23 +5,31 @@
  * No worker waits for another's computation: a push and a pull touch the shards without
  * their owners taking part. Only the epoch's end is collective.
  *
- * One sync (w: the local model, start: the model this round of training began from,
- * f: the push factor, t: this worker's syncs so far, this one included, as CNTK counts):
- *   f = 1 (adjustType none) | min(1, c + (1 - c) t / M) (linearly)
- *     | min(1, c (floor(t / M) + 1)) (staircase) | 1 / workers (SimModelAverage)
- *   plain:      delta = f (w - start); server += delta; start = w = server
+ * One sync (w: the local model, start: the server model this worker last pulled plus, with
+ * the pipeline, its own pending push; f: the push factor; N: workers; t: this worker's syncs
+ * so far, this one included, as CNTK counts; warm(t) = 1 (adjustType none)
+ * | min(1, c + (1 - c) t / M) (linearly) | min(1, c (floor(t / M) + 1)) (staircase)):
+ *   f = warm(t) / 2^k (asynchronous; 2^k the smallest power of two >= N + the push's
+ *       staleness, see below), 1 / N (SimModelAverage)
+ *   plain:      d = w - start; delta = f d; server += delta; start = server;
+ *               w = start + (d - delta)
  *   usePipeline: wait for the previous round's push/pull (P = the model it pulled);
- *               delta = f (w - start); start = w = P + delta; start pushing delta and
- *               pulling into P in the background. Training goes on from the model
- *               pulled one round earlier plus this worker's own pending push, so the
- *               worker keeps its own progress while the exchange runs.
- *   SimModelAverage: plain with f = 1 / workers, and between push and pull a header
- *               allreduce (samples, done flag, statistics) that waits for every worker's
- *               push, after the pull a barrier that keeps the next round's pushes out
- *               until every worker pulled: the pull gives exactly the average of the
- *               models (ModelAveragingSGD with equal weights). Ranks whose data ends
- *               early keep joining syncs until every rank is done, as in masgd.c.
- * Epoch end: the final push (what was learned since the last sync), remote completion of
+ *               d = w - start; delta = f d; start = P + delta; w = P + d; start pushing
+ *               delta and pulling into P in the background.
+ * Why (README, DataParallelASGD): CNTK pushed warm(t) d and took the pull. Where a sync
+ * period of local steps reaches the minimum, N workers' deltas from about the same model
+ * overshoot N - 1 times, and staleness feeds the error back (CNTK's SimpleMultiGPU config
+ * went to chance). f <= 1 / (N + staleness) (staleness-aware steps, Zhang et al. 2016) keeps
+ * such deltas averaging; the residual d - delta, kept and trained on as 1-bit SGD keeps its
+ * quantization error, still delivers all progress where workers move alike. A power of
+ * two makes f d an exact scaling of d (f = 1: nothing kept, exactly).
+ *   SimModelAverage: f = 1 / workers, nothing kept (w = start = the pull); between push
+ *               and pull a header allreduce (samples, done flag, statistics) that waits
+ *               for every worker's push, after the pull a barrier that keeps the next
+ *               round's pushes out until every worker pulled: the pull gives exactly the
+ *               average of the models (ModelAveragingSGD with equal weights). Ranks whose
+ *               data ends early keep joining syncs until every rank is done, as in masgd.c.
+ * Epoch end: the final push (all that is not on the server yet), remote completion of
  * every push (comm_store_complete), an allreduce of the epoch statistics (so all pushes
  * have landed when it returns), then every rank pulls the same final model.
  * Epoch start: the first parallel epoch (or a resumed one) writes the model into the store;
@@ -49,6 +57,7 @@ struct asgd {
     struct engine base;
     struct comm_store *store;
     int workers, pipeline, sim, adjust;
+    float last_f; /* the factor of the latest push (statistics) */
     double coef;
     long long per_adjust;
     size_t period, since;
@@ -71,7 +80,8 @@ static struct asgd *as_of(struct engine *en)
     return (struct asgd *)en;
 }
 
-static float push_factor(const struct asgd *a, long long t)
+/* f of sync t of staleness `stale` (see the header). */
+static float push_factor(const struct asgd *a, long long t, long long stale)
 {
     if (a->sim)
         return 1.0f / (float)a->workers;
@@ -80,7 +90,11 @@ static float push_factor(const struct asgd *a, long long t)
         f = c + (1.0 - c) * (double)t / (double)a->per_adjust;
     else if (a->adjust == 2)
         f = c * (double)(t / a->per_adjust + 1);
-    return (float)(f < 0.0 ? 0.0 : f > 1.0 ? 1.0 : f);
+    f = f < 0.0 ? 0.0 : f > 1.0 ? 1.0 : f;
+    double p = 1.0; /* the smallest power of two >= workers + stale */
+    while (p < (double)a->workers + (double)stale)
+        p *= 2.0;
+    return (float)(f / p);
 }
 
 /* Number this push; returns its staleness (see the header). */
@@ -113,7 +127,7 @@ static void report(struct asgd *a, double t0, double t1, double comm_s, long lon
     double bytes = 4.0 * (double)(en->layout.n - mine);
     char extra[128];
     snprintf(extra, sizeof extra, ",\"staleness\":%lld,\"factor\":%.6g,\"final\":%d", stale,
-             (double)push_factor(a, a->syncs), final);
+             (double)a->last_f, final);
     engine_perf_sync(en, t0, t1, comm_s, bytes, (double)a->since, 32, 0, extra);
     a->rep_comm += comm_s;
     a->rep_samples += (long long)a->since;
@@ -147,7 +161,25 @@ static void report(struct asgd *a, double t0, double t1, double comm_s, long lon
 static void make_delta(struct asgd *a, float f)
 {
     struct backend *b = a->base.layout.bk;
+    a->last_f = f;
     b->ops->sub_scaled(b, a->delta, a->base.layout.params, a->start, a->base.layout.n, f);
+}
+
+/* After make_delta: w = d - delta, the part of this round's progress not pushed (the
+ * residual); keep_add then puts it on the pulled model. With f = 1 it is exactly 0. */
+static void keep_residual(struct asgd *a)
+{
+    struct backend *b = a->base.layout.bk;
+    float *w = a->base.layout.params;
+    b->ops->axpy(b, w, a->start, a->base.layout.n, -1.0f);
+    b->ops->axpy(b, w, a->delta, a->base.layout.n, -1.0f);
+}
+
+/* w += x (x: the model just pulled) */
+static void keep_add(struct asgd *a, const float *x)
+{
+    struct backend *b = a->base.layout.bk;
+    b->ops->axpy(b, a->base.layout.params, x, a->base.layout.n, 1.0f);
 }
 
 /* w = start (the model just pulled). */
@@ -188,15 +220,17 @@ static int sync_plain(struct asgd *a, struct pt_err *e)
 {
     double t0 = pt_now();
     long long stale = 0;
-    make_delta(a, push_factor(a, ++a->syncs));
     int rc = count_push(a, &stale, e);
-    if (rc == 0)
-        rc = store_start(a, a->delta, a->start, e);
+    if (rc)
+        return rc;
+    make_delta(a, push_factor(a, ++a->syncs, stale));
+    keep_residual(a);
+    rc = store_start(a, a->delta, a->start, e);
     if (rc == 0)
         rc = store_wait(a, e);
     if (rc)
         return rc;
-    take_start(a);
+    keep_add(a, a->start);
     double t1 = pt_now();
     report(a, t0, t1, t1 - t0, stale, (double)a->since, 0);
     a->since = 0;
@@ -209,20 +243,24 @@ static int sync_pipelined(struct asgd *a, struct pt_err *e)
     struct backend *b = en->layout.bk;
     double t0 = pt_now();
     int rc = store_wait(a, e); /* the previous round's exchange */
-    double waited = pt_now() - t0;
     long long stale = 0;
-    if (rc)
-        return rc;
-    float f = push_factor(a, ++a->syncs);
-    b->ops->asgd_round(b, en->layout.params, a->start, a->pulled, a->delta, en->layout.n, f);
-    double t1 = pt_now();
-    rc = count_push(a, &stale, e);
     if (rc == 0)
-        rc = store_start(a, a->delta, a->pulled, e);
+        rc = count_push(a, &stale, e);
     if (rc)
         return rc;
+    double t1 = pt_now();
+    /* delta = f d; start = P + delta; w = P + d (d = w - start) */
+    make_delta(a, push_factor(a, ++a->syncs, stale));
+    b->ops->axpy(b, en->layout.params, a->start, en->layout.n, -1.0f);
+    b->ops->copy(b, a->start, a->pulled, en->layout.n);
+    b->ops->axpy(b, a->start, a->delta, en->layout.n, 1.0f);
+    keep_add(a, a->pulled);
     double t2 = pt_now();
-    report(a, t0, t2, waited + (t2 - t1), stale, (double)a->since, 0);
+    rc = store_start(a, a->delta, a->pulled, e);
+    if (rc)
+        return rc;
+    double t3 = pt_now();
+    report(a, t0, t3, (t1 - t0) + (t3 - t2), stale, (double)a->since, 0);
     a->since = 0;
     return 0;
 }
@@ -234,7 +272,7 @@ static int sync_sim(struct asgd *a, int done, double tally[3], int *all_done, st
     double t0 = pt_now();
     int rc = 0;
     if (a->since > 0) {
-        make_delta(a, push_factor(a, ++a->syncs));
+        make_delta(a, push_factor(a, ++a->syncs, 0));
         rc = store_start(a, a->delta, NULL, e);
     }
     if (rc == 0)
@@ -312,10 +350,12 @@ static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
     double t0 = pt_now();
     long long stale = 0;
     /* with the pipeline, start is the pulled model plus the push just completed: w - start
-     * is what this worker learned since its last push, as without */
+     * is what this worker learned since its last push plus what it kept back, as without;
+     * all of it goes now (factor 1), so that every rank ends on the same model */
     int rc = store_wait(a, e), pushed = 0;
-    if (rc == 0 && a->since > 0) {
-        make_delta(a, push_factor(a, ++a->syncs));
+    if (rc == 0 && (a->since > 0 || a->last_f < 1.0f)) {
+        ++a->syncs;
+        make_delta(a, 1.0f);
         if ((rc = count_push(a, &stale, e)) == 0)
             rc = store_start(a, a->delta, NULL, e);
         pushed = 1;
@@ -398,6 +438,7 @@ static int as_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
     if (a->pipeline)
         b->ops->copy(b, a->pulled, en->layout.params, n);
     a->seen_base = a->seen_flight = now;
+    a->last_f = 1.0f; /* nothing kept back yet */
     a->own_base = 0;
     a->since = 0;
     memset(a->hist, 0, sizeof a->hist);
