@@ -132,16 +132,6 @@ START_TEST(model_synchronization)
         assert_same(prev, rp, N, "block_momentum prev");
         assert_same(d, rd, N, "block_momentum d");
     }
-    /* the pipelined ASGD round: prev plays start, g the pulled model, y the delta */
-    memcpy(rw, w, sizeof w), memcpy(rp, prev, sizeof prev);
-    bk->ops->asgd_round(bk, w, prev, g, y, N, 0.5f);
-    for (int i = 0; i < N; i++) {
-        ry[i] = 0.5f * (rw[i] - rp[i]);
-        rw[i] = rp[i] = g[i] + ry[i];
-    }
-    assert_same(y, ry, N, "asgd_round delta");
-    assert_same(w, rw, N, "asgd_round w");
-    assert_same(prev, rp, N, "asgd_round start");
 }
 END_TEST
 

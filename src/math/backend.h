@@ -216,9 +216,6 @@ struct backend_ops {
      *   d = bm d + gain g;  w = prev = prev - d  (nesterov: - bm d more). */
     void (*block_momentum)(struct backend *b, float *w, float *prev, float *d, const float *g,
                            size_t n, float bm, float gain, int nesterov);
-    /* DataParallelASGD's pipelined round: delta = f (w - start); w = start = pulled + delta. */
-    void (*asgd_round)(struct backend *b, float *w, float *start, const float *pulled, float *delta,
-                       size_t n, float f);
 
     /* Gradient quantization with error feedback (quantize.h: the packed format). The packed
      * bytes are HOST memory (the communicator's buffers); the floats are device memory. */

@@ -182,7 +182,6 @@ static const struct backend_ops cpu_ops = {
     .soft_threshold = cpu_soft_threshold,
     .sub_scaled = cpu_sub_scaled,
     .block_momentum = cpu_block_momentum,
-    .asgd_round = cpu_asgd_round,
     .quantize = cpu_quantize,
     .unquantize = cpu_unquantize,
     .half_out = cpu_half_out,

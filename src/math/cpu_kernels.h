@@ -126,8 +126,6 @@ void cpu_soft_threshold(struct backend *b, float *w, size_t n, float t);
 void cpu_sub_scaled(struct backend *b, float *y, const float *x, const float *z, size_t n, float f);
 void cpu_block_momentum(struct backend *b, float *w, float *prev, float *d, const float *g,
                         size_t n, float bm, float gain, int nesterov);
-void cpu_asgd_round(struct backend *b, float *w, float *start, const float *pulled, float *delta,
-                    size_t n, float f);
 
 /* cpu_lstm.c */
 void cpu_lstm_forward(struct backend *b, const struct bk_lstm_fwd *s);

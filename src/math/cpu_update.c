@@ -129,16 +129,3 @@ void cpu_block_momentum(struct backend *b, float *w, float *prev, float *d, cons
         prev[i] = x;
     }
 }
-
-void cpu_asgd_round(struct backend *b, float *w, float *start, const float *pulled, float *delta,
-                    size_t n, float f)
-{
-    (void)b;
-    for (size_t i = 0; i < n; i++) {
-        float d = f * (w[i] - start[i]);
-        float x = pulled[i] + d;
-        delta[i] = d;
-        w[i] = x;
-        start[i] = x;
-    }
-}
