@@ -107,7 +107,8 @@ mpi -n 1 "$T" configFile=p.cfg Dir=bad $A "$PT.DataParallelASGD=[AdjustLearningR
 has bad.err "<command line>:arg4: error: adjustCoefficient: 1.5 is out of range: must be <= 1"
 
 # asynchrony: rank 1 busy-waits after each minibatch (one rank per core) for 10 ms, or
-# three times a minibatch's compute where that is longer, up to 40 ms (sanitizer builds). Rank 0's
+# three times a minibatch's compute where that is longer, up to 150 ms (sanitizer builds: a
+# 40 ms cap left the control at 0.58 there). Rank 0's
 # throughput over its pushes (leaving out each epoch's first and the final one) drops by at
 # most 20 % with ASGD (bench/asgd.py measures it quietly; make check runs other
 # MPI tests beside this one on the same cores, and 0.81 was seen under such load);
@@ -130,7 +131,7 @@ slow() { # NAME SECONDS METHOD-ARGS...: rank 0's throughput
     tp "$n/perf.jsonl"
 }
 # the delay for a throughput of $1 samples/s on rank 0 (64 samples a minibatch)
-delay() { awk -v f="$1" 'BEGIN { d = f > 0 ? 3 * 64 / f : 0.01; d = d < 0.01 ? 0.01 : d; printf "%.4f\n", (d > 0.04 ? 0.04 : d) }'; }
+delay() { awk -v f="$1" 'BEGIN { d = f > 0 ? 3 * 64 / f : 0.01; d = d < 0.01 ? 0.01 : d; printf "%.4f\n", (d > 0.15 ? 0.15 : d) }'; }
 best=0
 for attempt in 1 2 3; do
     fast=$(slow af 0 "$A" "$PT.DataParallelASGD=[syncPeriodPerWorker=64]")

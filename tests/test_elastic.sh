@@ -37,17 +37,25 @@ rank_pid() {
         { tr '\0' '\n' <"$d/environ"; } 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" && { echo "${d#/proc/}"; return; }
     done
 }
-# kill_in NAME RANK EPOCH: once NAME's log starts epoch EPOCH, SIGKILL rank RANK mid-epoch
+# kill_in NAME RANK EPOCH: once NAME's log starts epoch EPOCH, SIGKILL rank RANK mid-epoch.
+# The pid is found first (scanning /proc takes seconds on a loaded machine, under ASan
+# longer than an epoch), so the kill follows the epoch's start within a poll.
 kill_in() {
+    i=0 pid=''
+    until [ -n "$pid" ]; do
+        i=$((i + 1))
+        [ $i -lt 600 ] || { no "$1: rank $2 not found"; return; }
+        pid=$(rank_pid "$1" "$2")
+        [ -n "$pid" ] || sleep 0.1
+    done
     i=0
     until grep -q "^Starting Epoch $3:" "$1.err" 2>/dev/null; do
         i=$((i + 1))
-        [ $i -lt 600 ] || { no "$1 never started epoch $3"; return; }
-        sleep 0.1
+        [ $i -lt 1200 ] || { no "$1 never started epoch $3"; return; }
+        sleep 0.05
     done
-    sleep 0.3
-    pid=$(rank_pid "$1" "$2")
-    [ -n "$pid" ] && kill -KILL "$pid" && ok || no "$1: rank $2 not found"
+    sleep 0.2
+    kill -KILL "$pid" && ok || no "$1: rank $2 (pid $pid) could not be killed"
 }
 # status_is WANT NAME: the launcher's exit status is WANT (a number, or "failure")
 status_is() {
