@@ -16,9 +16,11 @@ PT_CLUSTER_DIR=$tmp/cluster PT_CLUSTER_TTL=900 PT_CLUSTER_TIMEOUT=120
 export PT_CLUSTER_DIR PT_CLUSTER_TTL PT_CLUSTER_TIMEOUT
 trap '"$C" down; rm -rf "$tmp"' EXIT
 trap 'exit 1' HUP INT TERM
-"$C" up 2 >"$tmp/up" || { echo "test_cluster: cluster.sh up 2 failed"; exit 99; }
+"$C" up 2 --rate 1gbit >"$tmp/up" || { echo "test_cluster: cluster.sh up 2 failed"; exit 99; }
 has "$tmp/up" "PT_CLUSTER_DIR=$PT_CLUSTER_DIR"
 [ "$("$C" exec h2 hostname)" = h2 ] && ok || no "h2's hostname is not h2"
+"$C" exec h2 tc qdisc show dev eth0 >"$tmp/qdisc"
+has "$tmp/qdisc" "rate 1Gbit"
 
 cd "$tmp" || exit 99
 toy_ctf 'x + 0.5 * y > 0.75' >d.ctf
