@@ -92,7 +92,8 @@ cmd_down() {
     for i in 1 2 3 4 5 6 7 8; do ip link del "pt${id}v$i" 2>/dev/null; done
     if [ -f "$dir/reaper.pid" ]; then
         r=$(cat "$dir/reaper.pid")
-        [ "$r" != "$$" ] && kill "$r" 2>/dev/null
+        # its process group (setsid), so that its sleep goes too
+        [ "$r" != "$$" ] && kill -- "-$r" 2>/dev/null
     fi
     rm -f "$dir/id" "$dir/hostfile" "$dir/agent" "$dir/reaper.pid" "$dir/agent.log"
     [ -f "$dir/made" ] && { rm -f "$dir/made"; rmdir "$dir" 2>/dev/null; }
