@@ -10,10 +10,11 @@ set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
-# check, clang-format, clang and libclang-rt-14-dev (libFuzzer) are for scripts/test.sh
+# check, clang-format, clang and libclang-rt-14-dev (libFuzzer) are for scripts/test.sh;
+# iproute2 (ip, tc) and util-linux (unshare, nsenter) for scripts/cluster.sh
 pkgs="build-essential autoconf automake libtool pkg-config \
       libopenmpi-dev openmpi-bin libopenblas-dev libinih-dev check clang-format \
-      clang libclang-rt-14-dev dataset-fashion-mnist"
+      clang libclang-rt-14-dev dataset-fashion-mnist iproute2 util-linux"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

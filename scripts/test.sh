@@ -5,10 +5,13 @@
 #   2. a smoke run of both fuzzers (scripts/fuzz.sh cfg, ctf; FUZZ_SECONDS each, default
 #      15): a crash, leak or timeout fails the run and leaves the input in tests/fuzz/;
 #   3. `make check-long`: the accuracy gates on Fashion-MNIST;
-#   4. `make check` again in build-asan/, built with AddressSanitizer + UBSan, so every
+#   4. `make check-cluster`: every method across a simulated cluster of 2 hosts (network
+#      namespaces, scripts/cluster.sh); skipped (77) without root or namespaces;
+#   5. `make check` again in build-asan/, built with AddressSanitizer + UBSan, so every
 #      error path is also checked for leaks and undefined behaviour (the long tier is not
 #      repeated there: it trains for minutes and its code paths are in the first tier).
-# SKIP_FUZZ=1 skips the second pass, SKIP_LONG=1 the third, SKIP_ASAN=1 the fourth.
+# SKIP_FUZZ=1 skips the second pass, SKIP_LONG=1 the third, SKIP_CLUSTER=1 the fourth,
+# SKIP_ASAN=1 the fifth.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
@@ -27,7 +30,7 @@ long=$(sed -n 's/^LONG_TESTS = //p' Makefile)
 long_logs=$(echo "$long" | sed 's/\.sh/.log/g')
 fast_logs() {
     for f in tests/*.log; do
-        case " $long_logs " in *" $f "*) ;; *) echo "$f" ;; esac
+        case " $long_logs tests/test_cluster.log " in *" $f "*) ;; *) echo "$f" ;; esac
     done
 }
 status=0
@@ -59,6 +62,12 @@ if [ "${SKIP_LONG:-0}" != 1 ]; then
     # shellcheck disable=SC2086
     summary "long " $long_logs
     [ $status -eq 0 ] || { tail -60 test-suite-long.log 2>/dev/null; exit $status; }
+fi
+if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
+    echo "== cluster tier (make check-cluster)"
+    make check-cluster || status=$?
+    summary "cluster " tests/test_cluster.log
+    [ $status -eq 0 ] || { tail -60 test-suite-cluster.log 2>/dev/null; exit $status; }
 fi
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
