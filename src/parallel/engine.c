@@ -150,12 +150,12 @@ void engine_perf_sync(struct engine *en, double t_start, double t_end, double wa
                 t_end - t_start, bytes, samples, bits, extra);
 }
 
-static int open_perf_file(const struct parallel_config *pc, struct engine *en, struct pt_err *e)
+int engine_perf_open(const struct parallel_config *pc, int rank, FILE **out, struct pt_err *e)
 {
+    *out = NULL;
     if (!pc->perf_file[0])
         return 0;
     char name[4200];
-    int rank = comm_rank(en->comm);
     if (rank == 0)
         snprintf(name, sizeof name, "%s", pc->perf_file);
     else
@@ -165,9 +165,9 @@ static int open_perf_file(const struct parallel_config *pc, struct engine *en, s
     /* never through a symlink to a file; a device (/dev/null) is fine */
     struct pt_err why;
     pt_err_clear(&why);
-    if (pt_fs_open_stream(name, &en->perf.file, &why))
+    if (pt_fs_open_stream(name, out, &why))
         return pt_err_set(e, why.code, "error: cannot write perfStatsFile '%s': %s", name, why.msg);
-    setvbuf(en->perf.file, NULL, _IOLBF, 0);
+    setvbuf(*out, NULL, _IOLBF, 0);
     return 0;
 }
 
@@ -188,7 +188,7 @@ int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_lo
     en->perf.every = pc->sync_perf_stats;
     if (pc->slow_rank == comm_rank(comm))
         en->slow_seconds = pc->slow_seconds;
-    rc = open_perf_file(pc, en, e);
+    rc = engine_perf_open(pc, comm_rank(comm), &en->perf.file, e);
     if (rc == 0 && pc->method->setup)
         rc = pc->method->setup(en, pc, e);
     if (rc) {

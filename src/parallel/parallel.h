@@ -186,6 +186,10 @@ struct engine {
     struct engine_perf perf;
 };
 
+/* Open this rank's perfStatsFile (rank 0: the name as given, rank K: NAME.rankK; none:
+ * *out stays NULL), creating its directory; never through a symlink to a file. */
+int engine_perf_open(const struct parallel_config *pc, int rank, FILE **out, struct pt_err *e);
+
 /* The engine of pc's method on comm over the given layout (the tensors must outlive the
  * engine; pc need not: an engine copies what it keeps). */
 int engine_new(const struct parallel_config *pc, struct comm *comm, struct pt_log *log,

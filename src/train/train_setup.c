@@ -14,8 +14,6 @@
  * a rank that did not never wait in different collectives, and every rank learns the
  * failing rank's own reason. The identity checks come before the first collective that
  * moves data sized by those values. */
-#include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,25 +129,15 @@ static int make_model_dir(struct run *r, struct pt_err *e)
                       r->model);
 }
 
-/* perfStatsFile: the engine opens it amid its collectives; find out now whether it can
- * (the same name the engine uses: perfStatsFile on rank 0, perfStatsFile.rankK else). */
+/* perfStatsFile: the engine opens it amid its collectives; find out now whether it can,
+ * with the engine's own opener (the engine opens it again, truncating). */
 static int probe_perf_file(struct run *r, struct pt_err *e)
 {
-    if (!r->pc.perf_file[0])
-        return 0;
-    char name[4200];
-    if (r->rank == 0)
-        snprintf(name, sizeof name, "%s", r->pc.perf_file);
-    else
-        snprintf(name, sizeof name, "%s.rank%d", r->pc.perf_file, r->rank);
-    if (pt_make_parent_dirs(name, e))
-        return pt_err_context(e, "while creating perfStatsFile '%s'", name);
-    int fd = open(name, O_WRONLY | O_CREAT | O_CLOEXEC, 0666);
-    if (fd < 0)
-        return pt_err_set(e, PT_ESYS, "error: cannot write perfStatsFile '%s': %s", name,
-                          strerror(errno));
-    close(fd);
-    return 0;
+    FILE *f = NULL;
+    int rc = engine_perf_open(&r->pc, r->rank, &f, e);
+    if (f)
+        fclose(f);
+    return rc;
 }
 
 /* Step 3: everything local that the run reads or writes. */
