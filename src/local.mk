@@ -14,7 +14,7 @@ noinst_LIBRARIES += libpartrain.a
 libpartrain_a_SOURCES = \
 	src/data/minibatch.h src/data/minibatch.c \
 	src/comm/comm.h src/comm/comm_internal.h src/comm/comm.c src/comm/comm_types.c src/comm/comm_coll.c \
-	src/comm/comm_nb.c src/comm/comm_hier.c src/comm/comm_store.c \
+	src/comm/comm_nb.c src/comm/comm_hier.c src/comm/comm_ring.c src/comm/comm_store.c \
 	src/learn/learn.h src/learn/sgd_schema.c src/learn/learn_config.c src/learn/learner.c \
 	src/nn/nn.h \
 	src/reader/reader.h src/reader/reader_schema.c \

@@ -92,7 +92,7 @@ endif
 # tests/test_comm.sh with 1 to 4 ranks.
 check_PROGRAMS += tests/test_comm
 tests_test_comm_SOURCES = tests/test_comm.c tests/test_comm.h tests/test_comm_coll.c \
-	tests/test_comm_v.c tests/test_comm_nb.c tests/test_comm_hier.c tests/tcheck.h tests/tcheck.c
+	tests/test_comm_v.c tests/test_comm_nb.c tests/test_comm_hier.c tests/test_comm_ring.c tests/tcheck.h tests/tcheck.c
 tests_test_comm_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) -I$(top_srcdir)/tests
 tests_test_comm_LDADD = $(PT_LIBS)
 TESTS += tests/test_comm.sh

@@ -54,6 +54,22 @@ close flat.txt hier.txt 1e-4 && ok || { no "hierarchical and flat differ"; paste
 # automatic mode (the default) on 2 hosts x 2 ranks is hierarchical
 crun auto
 cmp -s hier/m.dnn auto/m.dnn && ok || no "automatic mode differs from hierarchicalAllReduce=true"
+# partrain's ring (allReduceAlgorithm=ring; what auto picks across hosts for buffers of
+# 256 KiB or more), in 1 KiB segments: every rank identical, the same model file on 2 hosts as
+# on one host (the algorithm fixes the order of additions), the same sums as MPI_Allreduce
+# within float tolerance; and the ring among the hosts' leaders of the hierarchical sum
+R="$PT.allReduceAlgorithm=ring $PT.allReduceSegmentBytes=1024"
+# shellcheck disable=SC2086 # $R: split on purpose
+crun ring $SAVE "$PT.hierarchicalAllReduce=false" $R
+identical ring 4 3
+# shellcheck disable=SC2086
+run ringone 4 $SAVE "$PT.hierarchicalAllReduce=false" $R
+cmp -s ring/m.dnn ringone/m.dnn && ok || no "the ring on 2 hosts differs from 4 ranks on one host"
+close flat.txt ring.txt 1e-4 && ok || { no "ring and MPI_Allreduce differ"; paste flat.txt ring.txt; }
+# shellcheck disable=SC2086
+crun hring $SAVE "$PT.hierarchicalAllReduce=true" $R
+identical hring 4 3
+close flat.txt hring.txt 1e-4 && ok || { no "hierarchical ring and flat differ"; paste flat.txt hring.txt; }
 
 # every other method, every rank's model identical after every epoch
 Q="train.SGD.learningRatesPerSample=0.01 train.SGD.maxEpochs=6"

@@ -162,6 +162,7 @@ static void main_passes(struct tctx *t)
         tc_p2p_groups(t);
         tc_nonblocking(t);
         tc_hierarchical(t);
+        tc_ring(t);
         tc_fp16(t);
         tc_lists(t);
     }

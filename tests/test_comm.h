@@ -49,6 +49,7 @@ void tc_vectors(struct tctx *t);
 void tc_p2p_groups(struct tctx *t);
 void tc_nonblocking(struct tctx *t);
 void tc_hierarchical(struct tctx *t);
+void tc_ring(struct tctx *t);
 void tc_fp16(struct tctx *t);
 void tc_fp16_conversions(void);
 void tc_lists(struct tctx *t);

@@ -10,7 +10,8 @@
 
 static int set_opts(struct tctx *t, int hier, int fp16, size_t bucket, int rpn)
 {
-    struct comm_options o = {hier, fp16, bucket, rpn};
+    struct comm_options o = {
+        .hierarchical = hier, .fp16 = fp16, .bucket_bytes = bucket, .ranks_per_node = rpn};
     struct pt_err e;
     pt_err_clear(&e);
     int rc = comm_set_options(t->c, &o, &e);
@@ -100,7 +101,7 @@ void tc_hierarchical(struct tctx *t)
     CHECK(ok, "automatic mode on the real nodes (%d)", comm_node_count(t->c));
     ok = set_opts(t, 1, 0, 0, 0) && exact_ops(t, n);
     CHECK(ok, "hierarchical forced on the real nodes");
-    struct comm_options bad = {2, 0, 0, 0};
+    struct comm_options bad = {.hierarchical = 2};
     pt_err_clear(&e);
     CHECK(tc_err_is(t, comm_set_options(t->c, &bad, &e), &e, PT_EINTERNAL, "hierarchical"),
           "comm_set_options refuses hierarchical = 2");

@@ -26,13 +26,17 @@ static void comm_release(struct comm *c)
 {
     comm_node_release(c);
     comm_half_release(c);
+    if (c->ring != MPI_COMM_NULL)
+        MPI_Comm_free(&c->ring);
     if (c->mc != MPI_COMM_NULL)
         MPI_Comm_free(&c->mc);
     free(c->half);
     free(c->pack);
+    free(c->ring_scratch);
     c->half = NULL;
     c->pack = NULL;
-    c->half_cap = c->pack_cap = 0;
+    c->ring_scratch = NULL;
+    c->half_cap = c->pack_cap = c->ring_cap = 0;
 }
 
 static int comm_basics(struct comm *c, struct pt_err *e)
@@ -46,6 +50,11 @@ static int comm_basics(struct comm *c, struct pt_err *e)
     rc = MPI_Comm_size(c->mc, &c->size);
     if (rc != MPI_SUCCESS)
         return comm_mpi_fail(e, rc, "MPI_Comm_size", "new communicator");
+    rc = MPI_Comm_dup(c->mc, &c->ring);
+    if (rc == MPI_SUCCESS)
+        rc = MPI_Comm_set_errhandler(c->ring, MPI_ERRORS_RETURN);
+    if (rc != MPI_SUCCESS)
+        return comm_mpi_fail(e, rc, "MPI_Comm_dup", "the ring's communicator");
     return 0;
 }
 
@@ -60,7 +69,7 @@ static int comm_wrap(MPI_Comm mc, const struct comm_options *o, size_t piece, st
         return PT_ENOMEM;
     }
     c->mc = mc;
-    c->node = c->leaders = MPI_COMM_NULL;
+    c->node = c->leaders = c->ring = MPI_COMM_NULL;
     c->half_type = MPI_DATATYPE_NULL;
     c->half_sum = MPI_OP_NULL;
     c->opt = *o;
@@ -96,7 +105,7 @@ struct comm *comm_init(int *argc, char ***argv, struct pt_err *e)
         MPI_Abort(MPI_COMM_WORLD, 3);
         return NULL;
     }
-    const struct comm_options start = {-1, 0, 0, 0};
+    const struct comm_options start = {.hierarchical = -1};
     struct comm *c = NULL;
     if (comm_wrap(mc, &start, COMM_PIECE_MAX, &c, e) != 0) {
         MPI_Abort(MPI_COMM_WORLD, 3);
@@ -120,6 +129,9 @@ int comm_set_options(struct comm *c, const struct comm_options *o, struct pt_err
     if (o->fp16 < 0 || o->fp16 > 1)
         return pt_err_set(e, PT_EINTERNAL, "error: comm_set_options: fp16 is %d, not 0 or 1",
                           o->fp16);
+    if (o->algorithm < COMM_ALG_AUTO || o->algorithm > COMM_ALG_RING)
+        return pt_err_set(e, PT_EINTERNAL, "error: comm_set_options: algorithm is %d",
+                          o->algorithm);
     if (o->ranks_per_node < 0)
         return pt_err_set(e, PT_EINTERNAL, "error: comm_set_options: ranks_per_node is %d",
                           o->ranks_per_node);

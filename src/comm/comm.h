@@ -48,7 +48,21 @@ struct comm_options {
     /* Testing: pretend nodes hold this many consecutive ranks (0: the real nodes from
      * MPI_COMM_TYPE_SHARED). Lets one machine exercise the hierarchical path. */
     int ranks_per_node;
+    /* Algorithm of large float sums (comm_allreduce with COMM_SUM or COMM_AVG, without
+     * fp16; also the leaders' step of the hierarchical allreduce): COMM_ALG_AUTO (the
+     * ring where the ranks span several nodes and the buffer holds at least
+     * COMM_RING_MIN_BYTES, else MPI's), COMM_ALG_MPI (MPI_Allreduce), COMM_ALG_RING (the
+     * pipelined ring of comm_ring.c: reduce-scatter and allgather in segments, many in
+     * flight; every rank ends with the same bits). */
+    int algorithm;
+    /* Segment of the ring, in bytes (0: COMM_SEGMENT_BYTES). */
+    size_t segment_bytes;
 };
+
+enum { COMM_ALG_AUTO = 0, COMM_ALG_MPI = 1, COMM_ALG_RING = 2 };
+/* The ring's default segment, and the smallest buffer auto sends through the ring. */
+#define COMM_SEGMENT_BYTES  ((size_t)64 << 10)
+#define COMM_RING_MIN_BYTES ((size_t)256 << 10)
 
 /* Start MPI (MPI_Init_thread, FUNNELED) and return the world communicator; NULL with e
  * set on failure. Call once, from main. Options start as {-1, 0, 0, 0}. */

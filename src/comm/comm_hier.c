@@ -95,11 +95,49 @@ static int half_reserve(struct comm *c, size_t n, struct pt_err *e)
     return 0;
 }
 
+int comm_ring_active(const struct comm *c, size_t n)
+{
+    if (c->opt.algorithm == COMM_ALG_RING)
+        return 1;
+    return c->opt.algorithm == COMM_ALG_AUTO && c->node_count > 1 &&
+           n * sizeof(float) >= COMM_RING_MIN_BYTES;
+}
+
+/* The hierarchical sum with the ring among the leaders: reduce in the node, ring, broadcast
+ * in the node (the node steps in pieces, the ring in its segments). */
+static int hier_ring(struct comm *c, float *buf, size_t n, struct pt_err *e)
+{
+    const char *name = "comm_allreduce";
+    int in_node = c->local_size > 1, leader = c->local_rank == 0;
+    for (size_t off = 0; in_node && off < n; off += c->piece) {
+        int m = (int)(n - off < c->piece ? n - off : c->piece);
+        float *b = buf + off;
+        int rc = MPI_Reduce(leader ? MPI_IN_PLACE : b, leader ? b : NULL, m, MPI_FLOAT, MPI_SUM, 0,
+                            c->node);
+        if (rc != MPI_SUCCESS)
+            return comm_mpi_fail(e, rc, "MPI_Reduce", name);
+    }
+    if (c->leaders != MPI_COMM_NULL && c->node_count > 1) {
+        int rc = comm_ring_sum(c, c->leaders, buf, n, name, e);
+        if (rc)
+            return rc;
+    }
+    for (size_t off = 0; in_node && off < n; off += c->piece) {
+        int m = (int)(n - off < c->piece ? n - off : c->piece);
+        int rc = MPI_Bcast(buf + off, m, MPI_FLOAT, 0, c->node);
+        if (rc != MPI_SUCCESS)
+            return comm_mpi_fail(e, rc, "MPI_Bcast", name);
+    }
+    return 0;
+}
+
 int comm_allreduce_float(struct comm *c, float *buf, size_t n, MPI_Op op, int fp16,
                          struct pt_err *e)
 {
     const char *name = "comm_allreduce";
     int hier = comm_hier_active(c);
+    if (!fp16 && op == MPI_SUM && comm_ring_active(c, n))
+        return hier ? hier_ring(c, buf, n, e) : comm_ring_sum(c, c->ring, buf, n, name, e);
     if (!fp16)
         return hier ? comm_hier_pieces(c, buf, n, MPI_FLOAT, sizeof(float), op, name, e)
                     : comm_allreduce_pieces(c->mc, buf, n, MPI_FLOAT, sizeof(float), op, c->piece,

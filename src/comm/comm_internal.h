@@ -33,7 +33,13 @@ struct comm {
     size_t half_cap;
     float *pack; /* bucket of comm_allreduce_list, pack_cap elements */
     size_t pack_cap;
+    MPI_Comm ring;       /* duplicate of mc for the ring's messages */
+    float *ring_scratch; /* two chunks of the ring's receives, ring_cap elements */
+    size_t ring_cap;
 };
+
+/* The most segments a ring chunk is cut into (larger segments for larger buffers). */
+#define COMM_SEGMENTS_MAX 4096
 
 /* Test hook: move at most `elems` (>= 1) elements per MPI call and pass counts and
  * displacements above it through the large-count paths. 0 restores the default. */
@@ -76,6 +82,13 @@ int comm_hier_active(const struct comm *c);
 /* The float allreduce honouring hierarchical and fp16 (no AVG division). */
 int comm_allreduce_float(struct comm *c, float *buf, size_t n, MPI_Op op, int fp16,
                          struct pt_err *e);
+
+/* In-place pipelined ring sum of buf[0..n) over mc (comm_ring.c; c gives the segment
+ * size and the scratch). */
+int comm_ring_sum(struct comm *c, MPI_Comm mc, float *buf, size_t n, const char *name,
+                  struct pt_err *e);
+/* Whether a float sum of n elements goes through the ring under the current options. */
+int comm_ring_active(const struct comm *c, size_t n);
 
 /* Compute the node split, leaders communicator and node numbering (collective). */
 int comm_node_setup(struct comm *c, struct pt_err *e);

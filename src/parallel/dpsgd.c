@@ -578,8 +578,11 @@ static int dpsgd_setup(struct engine *en, const struct parallel_config *pc, stru
     struct dpsgd *d = dp_of(en);
     struct comm *c = en->comm;
     /* fp16: the backend converts (half_out / half_in), the communicator sums halves */
-    struct comm_options o = {
-        .hierarchical = pc->hierarchical, .fp16 = 0, .bucket_bytes = (size_t)pc->bucket_bytes};
+    struct comm_options o = {.hierarchical = pc->hierarchical,
+                             .fp16 = 0,
+                             .bucket_bytes = (size_t)pc->bucket_bytes,
+                             .algorithm = pc->algorithm,
+                             .segment_bytes = (size_t)pc->segment_bytes};
     int rc = comm_set_options(c, &o, e);
     if (rc)
         return rc;

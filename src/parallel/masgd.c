@@ -293,8 +293,11 @@ static int masgd_setup(struct engine *en, const struct parallel_config *pc, stru
     m->workers = comm_size(c);
     long long per = mc->block_total > 0 ? mc->block_total / m->workers : mc->block_per_worker;
     m->per_worker = per > 0 ? (size_t)per : 1;
-    struct comm_options o = {
-        .hierarchical = pc->hierarchical, .fp16 = 0, .bucket_bytes = (size_t)pc->bucket_bytes};
+    struct comm_options o = {.hierarchical = pc->hierarchical,
+                             .fp16 = 0,
+                             .bucket_bytes = (size_t)pc->bucket_bytes,
+                             .algorithm = pc->algorithm,
+                             .segment_bytes = (size_t)pc->segment_bytes};
     int rc = comm_set_options(c, &o, e);
     if (rc)
         return rc;

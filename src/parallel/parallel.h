@@ -62,6 +62,8 @@ struct parallel_config {
     int hierarchical;          /* hierarchicalAllReduce: -1 auto, 0 off, 1 on */
     long long bucket_bytes;    /* allReduceBucketBytes */
     int overlap;               /* overlapBackward */
+    int algorithm;             /* allReduceAlgorithm: COMM_ALG_AUTO, _MPI or _RING */
+    long long segment_bytes;   /* allReduceSegmentBytes */
     int every_rank_saves;      /* everyRankSavesModel */
     /* testing: rank slow_rank busy-waits slow_seconds after each minibatch */
     int slow_rank;

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "comm/comm.h"
 #include "parallel/parallel.h"
 
 #define PARALLEL_METHODS(X)                                                                        \
@@ -55,6 +56,15 @@ static int set_hierarchical(void *out, struct cfg_val *v, struct cfg_node *block
     (void)block, (void)e;
     struct parallel_config *pc = out;
     pc->hierarchical = v->choice == 0 ? -1 : v->choice == 1;
+    return 0;
+}
+
+static int set_algorithm(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    struct parallel_config *pc = out;
+    static const int alg[] = {COMM_ALG_AUTO, COMM_ALG_MPI, COMM_ALG_RING};
+    pc->algorithm = alg[v->choice];
     return 0;
 }
 
@@ -110,6 +120,23 @@ static const struct cfg_key pt_keys[] = {
      .help = "partrain extension: gradient bytes per allreduce bucket (started as soon as "
              "their layers' backward pass ends)",
      PC(bucket_bytes)},
+    {.name = "allReduceAlgorithm",
+     .type = CFG_ENUM,
+     .def = "auto",
+     .choices = "auto|mpi|ring",
+     .help = "partrain extension: how large gradient and model sums travel: ring = "
+             "partrain's pipelined ring (reduce-scatter and allgather in segments, many in "
+             "flight: keeps a TCP link busy), mpi = MPI_Allreduce; auto = the ring when the "
+             "ranks span several hosts (also among the hosts' leaders of a hierarchical "
+             "allreduce)",
+     .set = set_algorithm},
+    {.name = "allReduceSegmentBytes",
+     .type = CFG_INT,
+     .def = "65536",
+     .flags = MIN0,
+     .min = 1024,
+     .help = "partrain extension: bytes per message of the ring (allReduceAlgorithm)",
+     PC(segment_bytes)},
     {.name = "overlapBackward",
      .type = CFG_BOOL,
      .def = "false",
