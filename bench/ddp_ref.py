@@ -3,6 +3,7 @@
 
     /usr/bin/python3 bench/ddp_ref.py [--nproc N] [--epochs E] [--bind core|none]
                                       [--warmup W] [--seed S] [--target 0.87]
+                                      [--hook none|fp16|powersgd] [--cluster-hosts H]
 
 Starts N worker processes (this script again, with --worker RANK) that form a gloo process
 group through a file:// rendezvous on localhost; each runs torch.set_num_threads(1) and one
@@ -23,6 +24,14 @@ What it trains is what the trainer trains for configs/fashion-mlp.cfg:
     v = m v + (1 - m) lr_per_sample g_sum, w -= v; lr_per_sample 0.004, 0.004, 0.002,
     then 0.001 (0.004*2:0.002:0.001). DDP averages the ranks' gradients; each rank's loss
     is its summed loss * N / n, so the average is the global mean and g_sum = n * mean.
+
+--hook picks the gradient communication DDP registers, as its documentation shows: none
+(fp32 allreduce), fp16 (default_hooks.fp16_compress_hook: halves cast before the allreduce)
+or powersgd (powerSGD_hook.powerSGD_hook, PowerSGDState with matrix_approximation_rank 2,
+error feedback and warm start on, start_powerSGD_iter 10: ten vanilla allreduces first,
+the documented minimum is 2). --cluster-hosts H starts worker r on the simulated host
+h(r * H / N + 1) (consecutive ranks per host, as mpiexec fills slots) of the cluster in $PT_CLUSTER_DIR (scripts/cluster.sh exec), with gloo on
+that host's eth0: the same namespaces, shaping and TCP path as partrain's ranks there.
 
 Timed: every epoch from a barrier before its first minibatch to a barrier after its last
 (training only; the data is loaded and normalisation statistics computed before). The
@@ -52,6 +61,9 @@ def parse_args(argv):
     ap.add_argument("--warmup", type=int, default=5, help="minibatches per epoch left out of the steady rate")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--target", type=float, default=0.87, help="test accuracy to time")
+    ap.add_argument("--hook", choices=("none", "fp16", "powersgd"), default="none")
+    ap.add_argument("--cluster-hosts", type=int, default=0,
+                    help="start worker r on scripts/cluster.sh host h(r * H / N + 1)")
     ap.add_argument("--worker", type=int, default=-1, help=argparse.SUPPRESS)
     ap.add_argument("--initfile", default="", help=argparse.SUPPRESS)
     return ap.parse_args(argv)
@@ -99,6 +111,15 @@ def worker(a):
     torch.manual_seed(a.seed)
     net = MLP()
     model = DDP(net)  # broadcasts rank 0's parameters
+    if a.hook == "fp16":
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        model.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    elif a.hook == "powersgd":
+        from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook
+        state = powerSGD_hook.PowerSGDState(process_group=None, matrix_approximation_rank=2,
+                                            start_powerSGD_iter=10, use_error_feedback=True,
+                                            warm_start=True)
+        model.register_comm_hook(state, powerSGD_hook.powerSGD_hook)
     params = [p for p in net.parameters()]
     vel = [torch.zeros_like(p) for p in params]
     m_sample = MOMENTUM_PER_MB ** (1.0 / MB)
@@ -163,7 +184,7 @@ def worker(a):
             print(f"ddp[{world}] epoch {ep}: {e['seconds']:.3f}s, {e['samples_per_s']:.0f} samples/s "
                   f"(steady {e['steady_samples_per_s']:.0f}), test accuracy {acc:.4f}", file=sys.stderr)
     if rank == 0:
-        print(json.dumps({"nproc": world, "bind": a.bind, "torch": torch.__version__,
+        print(json.dumps({"nproc": world, "bind": a.bind, "torch": torch.__version__, "hook": a.hook,
                           "torch_threads": torch.get_num_threads(), "blas": blas,
                           "warmup_minibatches": a.warmup, "target": a.target,
                           "epochs": epochs, "reached": reached}))
@@ -173,14 +194,18 @@ def worker(a):
 def launch(a):
     """Start a.nproc workers on this host; return rank 0's JSON (exit 1 if any fails)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
-    env.setdefault("GLOO_SOCKET_IFNAME", "lo")
+    env.setdefault("GLOO_SOCKET_IFNAME", "eth0" if a.cluster_hosts else "lo")
     with tempfile.TemporaryDirectory(prefix="ddp-ref-") as tmp:
         init = os.path.join(tmp, "rendezvous")
         procs = []
         for r in range(a.nproc):
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(r), "--initfile", init,
                    "--nproc", str(a.nproc), "--epochs", str(a.epochs), "--bind", a.bind,
-                   "--warmup", str(a.warmup), "--seed", str(a.seed), "--target", str(a.target)]
+                   "--warmup", str(a.warmup), "--seed", str(a.seed), "--target", str(a.target),
+                   "--hook", a.hook]
+            if a.cluster_hosts:
+                host = f"h{r * a.cluster_hosts // a.nproc + 1}"  # blocks, as mpiexec fills slots
+                cmd = [os.path.join(benchlib.HERE, "scripts", "cluster.sh"), "exec", host] + cmd
             procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE if r == 0 else subprocess.DEVNULL))
         out = procs[0].communicate()[0].decode()
         codes = [p.wait() for p in procs]
