@@ -2,12 +2,14 @@
  * of the same bytes, measured in the same run, on the fashion-mlp layout (784-512-512-10:
  * 669 706 floats; tensors W0 512x784, B0, W1 512x512, B1, W2 10x512, B2).
  *
- *   mpiexec -n 2 bench/aggregation [rounds]
+ *   mpiexec -n 2 bench/aggregation [rounds [segment-bytes]]
  *
  * Three passes over the rows; each row keeps its best median. Rows: bare MPI_Allreduce (the
  * reference), the engine at 32 bits (bucketed slices, no
  * backward pass to overlap with, so every slice starts at once), the engine with one
- * allreduce (overlapBackward=false), fp16, and 1..16 bits. Each: best-of-rounds median
+ * allreduce (overlapBackward=false; allReduceAlgorithm auto, then forced to mpi and to
+ * ring, the ring with allReduceSegmentBytes = segment-bytes, default 65536), fp16, and
+ * 1..16 bits. Each: best-of-rounds median
  * time per aggregation, ratio to the reference, and bytes this rank sent per aggregation
  * and their ratio to 32 bits. Prints the OpenBLAS core type (unused here) for the record. */
 #include <mpi.h>
@@ -66,13 +68,15 @@ static double measure(struct comm *c, struct engine *en, float *g, const float *
 
 /* The engine as the trainer builds it: from ParallelTrain text (the config and pc live as
  * long as the program: the engine reads its settings from them). */
-static struct engine *make(struct comm *c, int bits, int overlap, int fp16)
+static struct engine *make(struct comm *c, int bits, int overlap, int fp16, const char *alg,
+                           long seg)
 {
     char text[512];
     snprintf(text, sizeof text,
              "SGD=[ParallelTrain=[parallelizationMethod=DataParallelSGD; useFp16AllReduce=%d; "
-             "overlapBackward=%d; DataParallelSGD=[gradientBits=%d]]]",
-             fp16, overlap, bits);
+             "overlapBackward=%d; allReduceAlgorithm=%s; allReduceSegmentBytes=%ld; "
+             "DataParallelSGD=[gradientBits=%d]]]",
+             fp16, overlap, alg, seg, bits);
     struct cfg *cfg = cfg_new();
     struct parallel_config *pc = calloc(1, sizeof *pc);
     struct cfg_node *sgd = NULL;
@@ -102,6 +106,7 @@ int main(int argc, char **argv)
     if (!c)
         return fprintf(stderr, "%s\n", e.msg), 3;
     int rounds = argc > 1 ? atoi(argv[1]) : 200, rank = comm_rank(c);
+    long seg = argc > 2 ? atol(argv[2]) : 65536;
     float *g = malloc(N * sizeof *g), *src = malloc(N * sizeof *src);
     unsigned s = 12345u + (unsigned)rank;
     for (size_t i = 0; i < N; i++) {
@@ -118,24 +123,28 @@ int main(int argc, char **argv)
     struct {
         const char *name;
         int bits, overlap, fp16, bare;
+        const char *alg;
     } rows[] = {
-        {"bare MPI_Allreduce (reference)", 32, 0, 0, 1},
-        {"engine 32 bits, 1 MiB slices", 32, 1, 0, 0},
-        {"engine 32 bits, one allreduce", 32, 0, 0, 0},
-        {"engine 32 bits, fp16 transport", 32, 0, 1, 0},
-        {"engine 16 bits", 16, 0, 0, 0},
-        {"engine 8 bits", 8, 0, 0, 0},
-        {"engine 4 bits", 4, 0, 0, 0},
-        {"engine 2 bits", 2, 0, 0, 0},
-        {"engine 1 bit", 1, 0, 0, 0},
+        {"bare MPI_Allreduce (reference)", 32, 0, 0, 1, "auto"},
+        {"engine 32 bits, 1 MiB slices", 32, 1, 0, 0, "auto"},
+        {"engine 32 bits, one allreduce", 32, 0, 0, 0, "auto"},
+        {"engine 32 bits, MPI_Allreduce", 32, 0, 0, 0, "mpi"},
+        {"engine 32 bits, ring", 32, 0, 0, 0, "ring"},
+        {"engine 32 bits, fp16 transport", 32, 0, 1, 0, "auto"},
+        {"engine 16 bits", 16, 0, 0, 0, "auto"},
+        {"engine 8 bits", 8, 0, 0, 0, "auto"},
+        {"engine 4 bits", 4, 0, 0, 0, "auto"},
+        {"engine 2 bits", 2, 0, 0, 0, "auto"},
+        {"engine 1 bit", 1, 0, 0, 0, "auto"},
     };
     /* three passes over all rows, best median per row: the rows share the same noise */
     enum { NROWS = sizeof rows / sizeof rows[0], PASSES = 3 };
     double best[NROWS], bytes[NROWS];
     for (int pass = 0; pass < PASSES; pass++)
         for (size_t k = 0; k < NROWS; k++) {
-            struct engine *en =
-                rows[k].bare ? NULL : make(c, rows[k].bits, rows[k].overlap, rows[k].fp16);
+            struct engine *en = rows[k].bare ? NULL
+                                             : make(c, rows[k].bits, rows[k].overlap, rows[k].fp16,
+                                                    rows[k].alg, seg);
             measure(c, en, g, src, 10, &bytes[k]); /* warm-up */
             double t = measure(c, en, g, src, rounds, &bytes[k]);
             best[k] = pass == 0 || t < best[k] ? t : best[k];

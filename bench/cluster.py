@@ -111,10 +111,9 @@ def aggregation(cl):
     _, out = sh(cl.mpiexec([os.path.join(HERE, "bench", "aggregation"), "20"]), cl.env)
     rows = {}
     for line in out.splitlines():
-        m = re.match(r"(bare MPI_Allreduce|engine 32 bits, one allreduce|engine 1 bit)\S*.*?\s([0-9.]+)\s+[0-9.]+\s+\d+",
-                     line)
+        m = re.match(r"(bare MPI_Allreduce|engine [^ ]+ bits?(, [^0-9]+?)?)\s*(\(reference\))?\s+([0-9.]+)\s", line)
         if m:
-            rows[m.group(1)] = float(m.group(2))
+            rows[m.group(1).strip()] = float(m.group(4))
     return rows
 
 
@@ -203,9 +202,11 @@ def main():
                 agg = aggregation(cl)
                 print(f"\n== {hosts} hosts x {a.slots} rank(s), {rate}; TCP in h1: "
                       + "; ".join(f"{k.split('.')[-1]}={v}" for k, v in cl.tcp.items()), flush=True)
-                print(f"bare MPI_Allreduce of 2.68 MB: {fmt(agg.get('bare MPI_Allreduce'))} ms; engine 32-bit "
-                      f"(auto): {fmt(agg.get('engine 32 bits, one allreduce'))} ms; engine 1 bit: "
-                      f"{fmt(agg.get('engine 1 bit'))} ms", flush=True)
+                print(f"bare MPI_Allreduce of 2.68 MB: {fmt(agg.get('bare MPI_Allreduce'))} ms; engine 32-bit: "
+                      f"auto {fmt(agg.get('engine 32 bits, one allreduce'))} ms, MPI "
+                      f"{fmt(agg.get('engine 32 bits, MPI_Allreduce'))} ms, ring "
+                      f"{fmt(agg.get('engine 32 bits, ring'))} ms, fp16 {fmt(agg.get('engine 32 bits, fp16 transport'))}"
+                      f" ms; engine 1 bit: {fmt(agg.get('engine 1 bit'))} ms", flush=True)
                 for m in methods:
                     eps_n = a.epochs if rate == "unshaped" else a.shaped_epochs
                     if m == "asgd" and rate != "unshaped":
@@ -221,7 +222,7 @@ def main():
                     ratio = ep / base[m]["epoch"] if m in base else None
                     row = {"hosts": hosts, "rate": rate, "method": m, "epoch_s": ep, "ratio": ratio,
                            "epochs_to_target": k, "tta_s": tta, "derived": derived,
-                           "bare_ms": agg.get("bare MPI_Allreduce"), "tcp": cl.tcp, "runs": r}
+                           "aggregation_ms": agg, "tcp": cl.tcp, "runs": r}
                     results.append(row)
                     print(f"{m:8s} epoch {ep:7.2f} s  x{fmt(ratio)} unshaped  to {a.target:.0%}: "
                           f"{fmt(tta, '.1f')} s{' (d)' if derived else ''} in {k if k else 'n/a'} epochs", flush=True)
