@@ -4,7 +4,7 @@ several link rates, against a bare MPI_Allreduce and PyTorch DDP over the same n
 
     /usr/bin/python3 bench/cluster.py [--hosts 2,4] [--rates unshaped,1gbit,100mbit]
         [--methods dp32,dp32mpi,dp32ovl,dp1,bmuf,ma,asgd,ddp,ddp16] [--slots 1]
-        [--epochs 4] [--shaped-epochs 1] [--target 0.87] [--sysctl K=V] [--json FILE]
+        [--epochs 4] [--shaped-fraction 0.25] [--target 0.87] [--sysctl K=V] [--json FILE]
 
 Needs root (the cluster), python3-torch for the ddp rows, a built tree (make). --slots
 ranks per host (default 1), --bind-to none for partrain and unpinned DDP workers: the
@@ -28,13 +28,16 @@ For each host count and rate, in one invocation:
                            op.preamble.length <= op.nbytes", also on one host)
   epoch time      the fastest epoch's training time (partrain: the epochTime of its
                   Finished Epoch lines; DDP: barrier to barrier)
+                  At shaped rates one partial epoch is timed: its first --shaped-fraction
+                  of the samples (partrain: epochSize; DDP: --max-minibatches), scaled to
+                  the whole epoch (every minibatch costs the same; the first ones include
+                  the warm-up, so this errs on the slow side for both systems alike).
   time to 87 %    unshaped: measured, training seconds summed up to the first epoch whose
                   test accuracy (the epoch's model tested on the 10 000 test images, not
-                  timed) reaches the target. Shaped rates run --shaped-epochs epochs only;
-                  for the synchronous methods (all but asgd) the arithmetic does not depend
-                  on the link, so the epochs needed are the unshaped run's and the time is
-                  derived: that many epochs x this rate's epoch time (marked "d"); asgd's
-                  is measured where it ran long enough, else n/a.
+                  timed) reaches the target. At shaped rates the synchronous methods (all
+                  but asgd) do the same arithmetic as unshaped, so the epochs needed are the
+                  unshaped run's and the time is derived: that many epochs x this rate's
+                  epoch time (marked "d"); asgd's accuracy depends on timing: n/a there.
   ratio           epoch time / the same method's unshaped epoch time on as many hosts
 The TCP settings in force (net.ipv4.tcp_slow_start_after_idle, tcp_rmem/wmem, core
 rmem_max/wmem_max inside h1) are printed with the table. --sysctl K=V sets one inside every
@@ -111,9 +114,9 @@ def aggregation(cl):
     _, out = sh(cl.mpiexec([os.path.join(HERE, "bench", "aggregation"), "20"]), cl.env)
     rows = {}
     for line in out.splitlines():
-        m = re.match(r"(bare MPI_Allreduce|engine [^ ]+ bits?(, [^0-9]+?)?)\s*(\(reference\))?\s+([0-9.]+)\s", line)
-        if m:
-            rows[m.group(1).strip()] = float(m.group(4))
+        parts = re.split(r"\s{2,}", line.strip())
+        if len(parts) == 5 and re.fullmatch(r"[0-9.]+", parts[1]):
+            rows[parts[0].replace(" (reference)", "")] = float(parts[1])
     return rows
 
 
@@ -127,8 +130,12 @@ def test_accuracy(model):
     return 1.0 - float(m.group(1))
 
 
-def partrain(cl, method, epochs, with_test):
+def partrain(cl, method, epochs, with_test, fraction):
     cfg, extra = CONFIGS[method]
+    scale = 1.0
+    if fraction < 1.0:
+        extra = extra + [f"train.SGD.epochSize={int(60000 * fraction)}"]
+        scale = 60000 / int(60000 * fraction)
     mdir = tempfile.mkdtemp(prefix="pt-benchmodel-")
     try:
         cmd = cl.mpiexec([os.path.join(HERE, "trainer"), f"configFile={cfg}", "command=train",
@@ -137,7 +144,7 @@ def partrain(cl, method, epochs, with_test):
         t0 = time.time()
         _, out = sh(cmd, cl.env)
         wall = time.time() - t0
-        eps = [{"epoch": int(a), "samples": int(b), "seconds": float(c)} for a, b, c in EPOCH_RE.findall(out)]
+        eps = [{"epoch": int(a), "samples": int(b), "seconds": float(c) * scale} for a, b, c in EPOCH_RE.findall(out)]
         if len(eps) != epochs:
             sys.exit(f"{method}: {len(eps)} epochs in the log, wanted {epochs}\n{out[-3000:]}")
         if with_test:
@@ -149,14 +156,16 @@ def partrain(cl, method, epochs, with_test):
         shutil.rmtree(mdir, ignore_errors=True)
 
 
-def ddp(cl, method, epochs, target):
+def ddp(cl, method, epochs, target, fraction):
+    mbs = 0 if fraction >= 1.0 else -(-int(60000 * fraction) // 256)
     cmd = ["/usr/bin/python3", os.path.join(HERE, "bench", "ddp_ref.py"), "--nproc", str(cl.ranks),
            "--epochs", str(epochs), "--bind", "none", "--target", str(target), "--hook", HOOKS[method],
-           "--cluster-hosts", str(cl.hosts)]
+           "--cluster-hosts", str(cl.hosts), "--max-minibatches", str(mbs)]
     _, out = sh(cmd, cl.env)
     r = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
-    return {"epochs": [{"epoch": e["epoch"], "seconds": e["seconds"], "test_accuracy": e["test_accuracy"]}
-                       for e in r["epochs"]]}
+    full = -(-60000 // 256)
+    return {"epochs": [{"epoch": e["epoch"], "seconds": e["seconds"] * full / e.get("minibatches", full),
+                        "test_accuracy": e["test_accuracy"] if not mbs else None} for e in r["epochs"]]}
 
 
 def reached(eps, target):
@@ -179,7 +188,7 @@ def main():
     ap.add_argument("--methods", default="dp32,dp32mpi,dp32ovl,dp1,bmuf,ma,asgd,ddp,ddp16")
     ap.add_argument("--slots", type=int, default=1, help="ranks per host")
     ap.add_argument("--epochs", type=int, default=4, help="epochs of the unshaped runs")
-    ap.add_argument("--shaped-epochs", type=int, default=1)
+    ap.add_argument("--shaped-fraction", type=float, default=0.25)
     ap.add_argument("--target", type=float, default=0.87)
     ap.add_argument("--sysctl", action="append", default=[])
     ap.add_argument("--json", default="")
@@ -208,10 +217,9 @@ def main():
                       f"{fmt(agg.get('engine 32 bits, ring'))} ms, fp16 {fmt(agg.get('engine 32 bits, fp16 transport'))}"
                       f" ms; engine 1 bit: {fmt(agg.get('engine 1 bit'))} ms", flush=True)
                 for m in methods:
-                    eps_n = a.epochs if rate == "unshaped" else a.shaped_epochs
-                    if m == "asgd" and rate != "unshaped":
-                        eps_n = max(eps_n, 1)
-                    r = ddp(cl, m, eps_n, a.target) if m in HOOKS else partrain(cl, m, eps_n, rate == "unshaped")
+                    full = rate == "unshaped"
+                    eps_n, frac = (a.epochs, 1.0) if full else (1, a.shaped_fraction)
+                    r = ddp(cl, m, eps_n, a.target, frac) if m in HOOKS else partrain(cl, m, eps_n, full, frac)
                     ep = min(e["seconds"] for e in r["epochs"])
                     k, tta = reached(r["epochs"], a.target)
                     derived = False

@@ -61,6 +61,8 @@ def parse_args(argv):
     ap.add_argument("--warmup", type=int, default=5, help="minibatches per epoch left out of the steady rate")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--target", type=float, default=0.87, help="test accuracy to time")
+    ap.add_argument("--max-minibatches", type=int, default=0,
+                    help="end each epoch after this many minibatches (timing a partial epoch)")
     ap.add_argument("--hook", choices=("none", "fp16", "powersgd"), default="none")
     ap.add_argument("--cluster-hosts", type=int, default=0,
                     help="start worker r on scripts/cluster.sh host h(r * H / N + 1)")
@@ -125,6 +127,8 @@ def worker(a):
     m_sample = MOMENTUM_PER_MB ** (1.0 / MB)
     n_train = x.shape[0]
     n_mb = (n_train + MB - 1) // MB
+    if a.max_minibatches:  # a partial epoch (timing only): the first M minibatches
+        n_mb = min(n_mb, a.max_minibatches)
 
     def evaluate():
         with torch.no_grad():
@@ -172,7 +176,7 @@ def worker(a):
         train_time += t1 - t0
         acc = evaluate() if rank == 0 else None
         steps = max(n_mb - a.warmup, 1)
-        e = {"epoch": ep, "lr_per_sample": lr, "seconds": t1 - t0,
+        e = {"epoch": ep, "lr_per_sample": lr, "seconds": t1 - t0, "minibatches": n_mb,
              "samples_per_s": n_train / (t1 - t0),
              "steady_samples_per_s": steady_samples / (t1 - tw),
              "step_ms": {k: 1e3 * v / steps for k, v in zip(("forward", "backward+allreduce", "update"), phase)},
@@ -202,7 +206,7 @@ def launch(a):
             cmd = [sys.executable, os.path.abspath(__file__), "--worker", str(r), "--initfile", init,
                    "--nproc", str(a.nproc), "--epochs", str(a.epochs), "--bind", a.bind,
                    "--warmup", str(a.warmup), "--seed", str(a.seed), "--target", str(a.target),
-                   "--hook", a.hook]
+                   "--hook", a.hook, "--max-minibatches", str(a.max_minibatches)]
             if a.cluster_hosts:
                 host = f"h{r * a.cluster_hosts // a.nproc + 1}"  # blocks, as mpiexec fills slots
                 cmd = [os.path.join(benchlib.HERE, "scripts", "cluster.sh"), "exec", host] + cmd
