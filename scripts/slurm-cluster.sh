@@ -117,12 +117,25 @@ logs() {
 cmd_up() {
     [ $# -eq 1 ] || usage
     n=$1
+    case "$n" in [2-8]) ;; *) echo "slurm-cluster.sh: up N: N must be 2..8, not '$n'" >&2; exit 2 ;; esac
     can_run
-    out=$("$C" up "$n") || exit $?
-    export "${out?}"
+    if [ -z "${PT_CLUSTER_DIR:-}" ]; then
+        PT_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ptcluster.XXXXXX") || die "mktemp failed"
+        touch "$PT_CLUSTER_DIR/made"
+    fi
+    export PT_CLUSTER_DIR
+    mkdir -p "$PT_CLUSTER_DIR" || die "cannot make $PT_CLUSTER_DIR"
     state new
+    [ -f "$dir/id" ] && die "$dir already holds a cluster (slurm-cluster.sh down first)"
+    # from here on, a failure or a signal removes what was made; cluster.sh up runs as a
+    # child that a signal to this script also ends (it cleans up after itself)
+    up=""
     trap 'cmd_down' EXIT
-    trap 'exit 1' HUP INT TERM
+    trap '[ -n "$up" ] && kill "$up" 2>/dev/null && wait "$up"; exit 1' HUP INT TERM
+    "$C" up "$n" >"$dir/up.out" &
+    up=$!
+    wait "$up" || { up=""; exit 1; }
+    up=""
     mkdir -m 755 "$s" "$s/munge" && mkdir -m 700 "$s/ctld" || die "cannot make $s"
     mungekey -c -k "$s/munge.key" -b 1024 || die "mungekey failed"
     write_conf "$n"
@@ -139,8 +152,9 @@ cmd_up() {
         i=$((i + 1))
     done
     wait_idle "$n"
+    rm -f "$dir/up.out"
     trap - EXIT HUP INT TERM
-    echo "$out"
+    echo "PT_CLUSTER_DIR=$dir"
 }
 
 cmd_down() {
@@ -165,7 +179,8 @@ cmd_down() {
     [ -f "$dir/made" ] && made=1
     "$C" down
     rm -rf "$s"
-    [ $made -eq 1 ] && rmdir "$dir" 2>/dev/null
+    rm -f "$dir/up.out"
+    [ $made -eq 1 ] && rm -f "$dir/made" && rmdir "$dir" 2>/dev/null
     return 0
 }
 
