@@ -1,10 +1,11 @@
 #!/bin/sh
 # Slurm on a simulated cluster (scripts/slurm-cluster.sh: slurmctld, one slurmd per host,
 # munge, on cluster.sh's namespaces): scripts/slurm-train.sbatch, submitted as a user would,
-# trains on 2 hosts x 2 ranks with mpiexec inside the allocation and with srun --mpi=pmix;
-# every rank's model file is identical, both launchers give the same model; a bad config
-# fails the job (Slurm says FAILED) with the trainer's error in the job's output; down
-# leaves no daemon. Skipped (77) without root or namespaces (cluster.sh check).
+# trains on 2 hosts x 2 ranks with mpiexec inside the allocation and with srun --mpi=pmix,
+# and salloc ... mpiexec does too; every rank's model file is identical, every launcher
+# gives the same model; a bad config fails the job (Slurm says FAILED) with the trainer's
+# error in the job's output; down leaves no daemon. Skipped (77) without root or
+# namespaces (cluster.sh check); without the Slurm packages it fails (scripts/setup.sh).
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 SC=$S/scripts/slurm-cluster.sh
@@ -64,6 +65,12 @@ has "$out" "(2 ranks on this node)"
 has "$out" "myRank = 0, numNodes = 4"
 identical srun 4 3
 cmp -s mpi/m.dnn srun/m.dnn && ok || no "srun --mpi=pmix and mpiexec give different models"
+
+# salloc, then mpiexec in the allocation (interactive use): the same model again
+"$SC" run salloc -N 2 --ntasks-per-node=2 mpiexec "$T" configFile=p.cfg Dir=salloc >salloc.out 2>salloc.err &&
+    ok || { no "salloc ... mpiexec failed"; tail -20 salloc.err; }
+has salloc.err "(2 ranks on this node)"
+cmp -s mpi/m.dnn salloc/m.dnn && ok || no "salloc ... mpiexec and sbatch give different models"
 
 # a bad config: the job fails, Slurm says so, the trainer's error is in the output
 submit bad 1 CONFIG=bad.cfg -- Dir=bad
