@@ -119,14 +119,10 @@ cmd_up() {
     n=$1
     case "$n" in [2-8]) ;; *) echo "slurm-cluster.sh: up N: N must be 2..8, not '$n'" >&2; exit 2 ;; esac
     can_run
-    if [ -z "${PT_CLUSTER_DIR:-}" ]; then
-        PT_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ptcluster.XXXXXX") || die "mktemp failed"
-        touch "$PT_CLUSTER_DIR/made"
-    fi
+    # the state directory (new unless given; it must not hold a cluster yet)
+    PT_CLUSTER_DIR=$("$C" new-dir) || exit 1
     export PT_CLUSTER_DIR
-    mkdir -p "$PT_CLUSTER_DIR" || die "cannot make $PT_CLUSTER_DIR"
     state new
-    [ -f "$dir/id" ] && die "$dir already holds a cluster (slurm-cluster.sh down first)"
     # from here on, a failure or a signal removes what was made; cluster.sh up runs as a
     # child that a signal to this script also ends (it cleans up after itself)
     up=""
