@@ -21,7 +21,7 @@ set -u
 me=$(cd "$(dirname "$0")" && pwd)/$(basename "$0")
 C=$(dirname "$me")/cluster.sh
 die() { echo "slurm-cluster.sh: $*" >&2; exit 1; }
-usage() { sed -n '7,15s/^# \{0,1\}//p' "$me" >&2; exit 2; }
+usage() { sed -n '7,13s/^# \{0,1\}//p' "$me" >&2; exit 2; }
 
 can_run() {
     "$C" check || exit $?
@@ -106,6 +106,14 @@ running() {
     [ -r "/proc/$1/stat" ] && ! grep -q '^[0-9]* (.*) Z' "/proc/$1/stat" 2>/dev/null
 }
 
+# daemon PIDFILE: the pid in PIDFILE (munged.pid, slurmctld.pid, slurmd-hI.pid), if that
+# process is still the daemon named by the file (a stale file's pid may be reused)
+daemon() {
+    p=$(cat "$1" 2>/dev/null) || return 1
+    name=$(basename "$1" .pid)
+    [ "$(cat "/proc/$p/comm" 2>/dev/null)" = "${name%%-*}" ] && echo "$p"
+}
+
 logs() {
     for f in "$s"/*.log; do
         [ -f "$f" ] || continue
@@ -157,14 +165,14 @@ cmd_down() {
     state new
     if [ -d "$s" ]; then
         # TERM first (slurmd ends its steps), then cluster.sh down kills what is left
-        for f in "$s"/slurmd-*.pid "$s/slurmctld.pid" "$s/munged.pid"; do
-            [ -f "$f" ] && kill "$(cat "$f" 2>/dev/null)" 2>/dev/null
+        for f in "$s"/*.pid; do
+            p=$(daemon "$f") && kill "$p" 2>/dev/null
         done
         i=0
         while [ $i -lt 20 ]; do
             left=0
             for f in "$s"/*.pid; do
-                [ -f "$f" ] && running "$(cat "$f" 2>/dev/null)" && left=1
+                p=$(daemon "$f") && running "$p" && left=1
             done
             [ $left -eq 0 ] && break
             sleep 0.25
