@@ -145,6 +145,20 @@ EOF
     chmod +x "$dir/agent"
 }
 
+# new_dir: PT_CLUSTER_DIR made (a new mktemp directory, marked "made", when unset), exported,
+# holding no cluster yet
+new_dir() {
+    if [ -z "${PT_CLUSTER_DIR:-}" ]; then
+        PT_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ptcluster.XXXXXX") || die "mktemp failed"
+        touch "$PT_CLUSTER_DIR/made"
+    fi
+    export PT_CLUSTER_DIR
+    mkdir -p "$PT_CLUSTER_DIR" || die "cannot make $PT_CLUSTER_DIR"
+    state new
+    [ -f "$dir/id" ] && die "$dir already holds a cluster (cluster.sh down first)"
+    return 0
+}
+
 cmd_up() {
     [ $# -ge 1 ] || usage
     n=$1 rate="" delay=""
@@ -158,14 +172,7 @@ cmd_up() {
         esac
     done
     can_run
-    if [ -z "${PT_CLUSTER_DIR:-}" ]; then
-        PT_CLUSTER_DIR=$(mktemp -d "${TMPDIR:-/tmp}/ptcluster.XXXXXX") || die "mktemp failed"
-        touch "$PT_CLUSTER_DIR/made"
-    fi
-    export PT_CLUSTER_DIR
-    mkdir -p "$PT_CLUSTER_DIR" || die "cannot make $PT_CLUSTER_DIR"
-    state new
-    [ -f "$dir/id" ] && die "$dir already holds a cluster (cluster.sh down first)"
+    new_dir
     ttl=${PT_CLUSTER_TTL:-3600}
     for _ in 1 2 3 4 5; do
         id=$(od -An -tx1 -N3 /dev/urandom | tr -d ' \n')
@@ -223,6 +230,7 @@ exec)
     exec nsenter -t "$p" --net --uts -- "$@"
     ;;
 pid-of) [ $# -eq 1 ] || usage; state; pid_of "$1" ;;
+new-dir) new_dir; echo "$dir" ;; # for scripts/slurm-cluster.sh
 kill-host | stop-host)
     [ $# -eq 1 ] || usage
     state

@@ -11,10 +11,14 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
 # check, clang-format, clang and libclang-rt-14-dev (libFuzzer) are for scripts/test.sh;
-# iproute2 (ip, tc) and util-linux (unshare, nsenter) for scripts/cluster.sh
+# iproute2 (ip, tc) and util-linux (unshare, nsenter) for scripts/cluster.sh; slurmctld,
+# slurmd, slurm-client and munge for scripts/slurm-cluster.sh (it runs its own daemons on
+# its own sockets and ports, inside namespaces: Debian's services, where an init starts
+# them, do not get in its way)
 pkgs="build-essential autoconf automake libtool pkg-config \
       libopenmpi-dev openmpi-bin libopenblas-dev libinih-dev check clang-format \
-      clang libclang-rt-14-dev dataset-fashion-mnist iproute2 util-linux"
+      clang libclang-rt-14-dev dataset-fashion-mnist iproute2 util-linux \
+      slurmctld slurmd slurm-client munge"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

@@ -6,7 +6,8 @@
 #      15): a crash, leak or timeout fails the run and leaves the input in tests/fuzz/;
 #   3. `make check-long`: the accuracy gates on Fashion-MNIST;
 #   4. `make check-cluster`: every method across a simulated cluster of 2 hosts (network
-#      namespaces, scripts/cluster.sh); skipped (77) without root or namespaces;
+#      namespaces, scripts/cluster.sh), and the example Slurm batch script on a local Slurm
+#      over it (scripts/slurm-cluster.sh); skipped (77) without root or namespaces;
 #   5. `make check` again in build-asan/, built with AddressSanitizer + UBSan, so every
 #      error path is also checked for leaks and undefined behaviour (the long tier is not
 #      repeated there: it trains for minutes and its code paths are in the first tier).
@@ -30,7 +31,7 @@ long=$(sed -n 's/^LONG_TESTS = //p' Makefile)
 long_logs=$(echo "$long" | sed 's/\.sh/.log/g')
 fast_logs() {
     for f in tests/*.log; do
-        case " $long_logs tests/test_cluster.log " in *" $f "*) ;; *) echo "$f" ;; esac
+        case " $long_logs tests/test_cluster.log tests/test_slurm.log " in *" $f "*) ;; *) echo "$f" ;; esac
     done
 }
 status=0
@@ -66,7 +67,7 @@ fi
 if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
     echo "== cluster tier (make check-cluster)"
     make check-cluster || status=$?
-    summary "cluster " tests/test_cluster.log
+    summary "cluster " tests/test_cluster.log tests/test_slurm.log
     [ $status -eq 0 ] || { tail -60 test-suite-cluster.log 2>/dev/null; exit $status; }
 fi
 

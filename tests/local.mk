@@ -63,10 +63,11 @@ check-long:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(LONG_TESTS)' TEST_SUITE_LOG=test-suite-long.log
 .PHONY: check-long
 # `make check-cluster`: every method across a simulated cluster (scripts/cluster.sh: 2
-# hosts as network namespaces, Open MPI over TCP); needs root, ip, tc and namespaces, else
+# hosts as network namespaces, Open MPI over TCP), and scripts/slurm-train.sbatch on a
+# local Slurm over it (scripts/slurm-cluster.sh); needs root, ip, tc and namespaces, else
 # skipped (77). scripts/test.sh runs it once (not under AddressSanitizer).
-CLUSTER_TESTS = tests/test_cluster.sh
-EXTRA_DIST += tests/test_cluster.sh
+CLUSTER_TESTS = tests/test_cluster.sh tests/test_slurm.sh
+EXTRA_DIST += tests/test_cluster.sh tests/test_slurm.sh
 check-cluster:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(CLUSTER_TESTS)' TEST_SUITE_LOG=test-suite-cluster.log
 .PHONY: check-cluster
