@@ -53,6 +53,10 @@ int ckp_save(const char *path, const struct ckp_state *st, const struct learner 
         rc = write_floats(&w, "learner.s1", l->bk, l->s1, l->n, e);
     if (rc == 0 && l->s2)
         rc = write_floats(&w, "learner.s2", l->bk, l->s2, l->n, e);
+    if (rc == 0 && l->s3)
+        rc = write_floats(&w, "learner.s3", l->bk, l->s3, l->n, e);
+    if (rc == 0 && l->type == LEARN_FSADAGRAD)
+        rc = blob_write_section(&w, "learner.count", &l->count, sizeof l->count, e);
     for (size_t i = 0; rc == 0 && i < nes; i++)
         rc = write_floats(&w, es[i].tag, es[i].bk, es[i].data, es[i].n, e);
     if (rc == 0)
@@ -128,6 +132,11 @@ int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct e
         rc = take_floats(&b, "learner.s1", l->bk, l->s1, l->n, path, e);
     if (rc == 0 && l->s2)
         rc = take_floats(&b, "learner.s2", l->bk, l->s2, l->n, path, e);
+    if (rc == 0 && l->s3)
+        rc = take_floats(&b, "learner.s3", l->bk, l->s3, l->n, path, e);
+    double count = 0;
+    if (rc == 0 && l->type == LEARN_FSADAGRAD)
+        rc = take(&b, "learner.count", &count, sizeof count, path, e);
     if (rc == 0)
         rc = take_engine(&b, en, path, engine_state, e);
     if (rc == 0) {
@@ -135,6 +144,7 @@ int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct e
         st->samples_seen = meta[1];
         st->dropout_state = meta[2];
         l->steps = steps;
+        l->count = count;
     }
     blob_free(&b);
     return rc;
