@@ -33,7 +33,7 @@ static double minibatch_momentum(const struct learn_epoch *ep, size_t samples)
     return pow(ep->momentum_per_sample, (double)samples);
 }
 
-#define UPDATE_ARGS                                                                              \
+#define UPDATE_ARGS                                                                                \
     struct learner *l, const struct learn_config *lc, const struct learn_epoch *ep, float *w,      \
         float *g, size_t samples, const struct learn_span *spans, size_t nspans
 #define UNUSED_SPANS (void)spans, (void)nspans

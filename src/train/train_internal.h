@@ -83,5 +83,10 @@ int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t m
 
 int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+/* action=write (write_output.c): the model's outputs to outputPath.<node>, rank 0 only. */
+int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+/* Whether name is a node action=write can write (HLast, PosteriorProb, ScaledLogLikelihood):
+ * outputPath.<name> is one of its files. */
+int write_output_node(const char *name);
 
 #endif
