@@ -23,6 +23,20 @@ extern const struct cfg_schema learn_sgd_schema;
 /* The numbers are kept in checkpoints: append only. */
 enum learn_type { LEARN_SGD, LEARN_ADAM, LEARN_ADAGRAD, LEARN_FSADAGRAD, LEARN_RMSPROP };
 
+/* AutoAdjust = [ ... ] (CNTK's learning-rate control; SGD.cpp's names and defaults). */
+struct learn_autoadjust {
+    int mode; /* autoAdjustLR: 0 none, else adjustAfterEpoch (afterEpoch, after) */
+    double reduce_if_less;   /* reduceLearnRateIfImproveLessThan (0) */
+    double decrease;         /* learnRateDecreaseFactor (0.618) */
+    double increase_if_more; /* increaseLearnRateIfImproveMoreThan (+inf) */
+    double increase;         /* learnRateIncreaseFactor (1.382) */
+    int load_best;           /* loadBestModel (true) */
+    int continue_reduce;     /* continueReduce (false) */
+    long long interval;      /* learnRateAdjustInterval (1) */
+    int use_cv, use_eval;    /* UseCVSetControlLRIfCVExists (true), UseEvalCriterionControlLR */
+    int auto_mb;             /* autoAdjustMinibatch: refused when true */
+};
+
 /* The SGD block, read and checked once. Schedules are indexed by 0-based epoch (the last
  * entry repeats). */
 struct learn_config {
@@ -47,7 +61,12 @@ struct learn_config {
      * normWithAveMultiplier (divide the step by the tensor's mean scaling factor) */
     double rms_gamma, rms_inc, rms_dec, rms_max, rms_min;
     int ave_mult;
+    struct learn_autoadjust aa;
 };
+
+/* Entries of the learning-rate schedule as given (learningRatesPerSample/PerMB): AutoAdjust
+ * changes the rate only in the epochs after them (CNTK). */
+size_t learn_lr_schedule_len(const struct learn_config *lc);
 
 /* Read the SGD block through learn_sgd_schema (one cfg_schema_read; the momentum kind is
  * the key given). Error when no learning rate is set. Free with learn_config_free. */

@@ -10,10 +10,22 @@
 #include "train/train.h"
 
 /* What a checkpoint restores besides the model (SPEC 8). */
+/* AutoAdjust's state after an epoch (CNTK's learnRatePerSample and prevCriterion, plus
+ * what CNTK recomputes on a restart: the running average and the continueReduce flag). */
+struct ckp_adjust {
+    double lr;          /* the rate of the next epoch beyond the schedule */
+    double prev;        /* criterion at the last adjustment (+inf: none yet) */
+    double avg;         /* average criterion of the interval so far (+inf: none yet) */
+    double not_counted; /* epochs of this interval before a restart (CNTK's count) */
+    double reduced;     /* continueReduce: a reduction happened */
+};
+
 struct ckp_state {
     uint64_t epochs_done;  /* finished epochs */
     uint64_t samples_seen; /* totalSamplesSeen so far */
     uint64_t dropout_state;
+    struct ckp_adjust adjust;
+    int has_adjust; /* the checkpoint held adjust (older checkpoints do not) */
 };
 
 /* "<model>.ckp" for the model file of epoch `epoch` (1-based): modelPath.E.ckp. */
