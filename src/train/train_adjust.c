@@ -82,9 +82,15 @@ static int roll_back(struct run *r, uint64_t k, struct pt_err *e)
                       "value: %s.\n",
                       path);
     int es = 0;
+    struct ckp_adjust now = r->st.adjust;
     int rc = nn_load_params(r->net, path, e);
     if (rc == 0)
         rc = ckp_load(ckp, &r->st, &r->learner, r->engine, &es, e);
+    if (rc == 0 && !r->st.has_adjust) { /* an older checkpoint: no criterion to go back to */
+        r->st.adjust = now;
+        r->st.adjust.prev = INFINITY;
+        r->st.has_adjust = 1;
+    }
     rc = train_agree(r->ctx->comm, rc, "to roll back (AutoAdjust loadBestModel)", e);
     if (rc)
         return pt_err_context(e, "while rolling back to epoch %llu (AutoAdjust loadBestModel)",
