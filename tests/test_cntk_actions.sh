@@ -128,7 +128,7 @@ expect 0 "$T" configFile=c.cfg Dir=rms command=train train.SGD.maxEpochs=3 train
 e2=$(sed -n 's/^Finished Epoch\[ 3 of 3\]: \[Training\].*EvalClassificationError = \([0-9.]*\) .*/\1/p' "$tmp/err")
 awk -v e="$e2" 'BEGIN { exit !(e != "" && e < 0.3) }' && ok || no "rmsProp did not learn (error $e2)"
 expect 1 "$T" configFile=c.cfg Dir=x 'train.SGD.AutoAdjust=[autoAdjustMinibatch=true]'
-has "$tmp/err" "autoAdjustMinibatch=true is not supported"
+has "$tmp/err" "autoAdjustMinibatch: not supported (CNTK's search trains trial minibatches"
 expect 1 "$T" configFile=c.cfg Dir=x 'train.SGD.AutoAdjust=[autoAdjustLR=searchBeforeEpoch]'
 has "$tmp/err" "searchBeforeEpoch is not supported"
 cp test.txt x.HLast

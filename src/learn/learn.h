@@ -25,7 +25,7 @@ enum learn_type { LEARN_SGD, LEARN_ADAM, LEARN_ADAGRAD, LEARN_FSADAGRAD, LEARN_R
 
 /* AutoAdjust = [ ... ] (CNTK's learning-rate control; SGD.cpp's names and defaults). */
 struct learn_autoadjust {
-    int mode; /* autoAdjustLR: 0 none, else adjustAfterEpoch (afterEpoch, after) */
+    int mode;                /* autoAdjustLR: 0 none, else adjustAfterEpoch (afterEpoch, after) */
     double reduce_if_less;   /* reduceLearnRateIfImproveLessThan (0) */
     double decrease;         /* learnRateDecreaseFactor (0.618) */
     double increase_if_more; /* increaseLearnRateIfImproveMoreThan (+inf) */

@@ -59,10 +59,9 @@ static int refuse_auto_mb(const struct cfg_val *v, char *why, size_t size)
     if (!v->b)
         return 0;
     snprintf(why, size,
-             "autoAdjustMinibatch=true is not supported: CNTK's minibatch search trains trial "
-             "minibatches from a snapshot of the model, the learner and the parallel method's "
-             "state before every epoch and changes the global minibatch size mid-run; give "
-             "minibatchSize as a per-epoch schedule instead");
+             "not supported (CNTK's search trains trial minibatches from a snapshot of "
+             "the model, learner and parallel state every epoch); give minibatchSize as a "
+             "schedule");
     return -1;
 }
 
