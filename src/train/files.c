@@ -149,6 +149,26 @@ static int perf_of(struct cfg_node *cmd, struct output *o)
 
 #define MAX_OUTPUTS 130
 
+/* Whether a train command of this run writes path as its modelPath: then a test or write
+ * command that reads it evaluates what this run trains (CNTK's train:test:output configs),
+ * not an input to protect. */
+static int trained_here(const struct train_command *cmds, size_t n, const char *path)
+{
+    char *want = pt_fs_canonical(path);
+    int found = 0;
+    for (size_t i = 0; !found && i < n; i++) {
+        struct output o = {0};
+        if (cmds[i].action->schema != &train_command_schema ||
+            !path_of(cmds[i].block, &train_command_schema, "modelPath", &o))
+            continue;
+        char *have = pt_fs_canonical(o.path);
+        found = want && have ? strcmp(want, have) == 0 : strcmp(path, o.path) == 0;
+        free(have);
+    }
+    free(want);
+    return found;
+}
+
 /* Inputs and outputs of every command; outs[0] is the log when there is one. */
 static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, int rank,
                    struct pt_inputs *ins, struct output *outs, size_t *nouts, char *logname,
@@ -181,7 +201,7 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
                      cfg_path(cmds[i].block, block, sizeof block), model.at);
             if (train)
                 outs[(*nouts)++] = model;
-            else
+            else if (!trained_here(cmds, n, model.path))
                 rc = pt_inputs_add(ins, model.path, what, e);
         }
         if (rc == 0 && train && perf_of(cmds[i].block, &outs[*nouts]))
