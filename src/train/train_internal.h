@@ -93,6 +93,19 @@ void train_ident_network(struct nn *net, struct train_ident *it);
 int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t mb_size,
                    size_t epoch_size, double sums[3], size_t *nmb, struct pt_err *e);
 
+/* What test and write evaluate: the model (on the CPU backend) and the command's reader. */
+struct train_model_reader {
+    struct backend *be;
+    struct nn *net;
+    struct reader *reader;
+};
+/* Read command's reader block, load model, mark its label stream, open the reader
+ * (in_order: in file order, as CNTK's write does). Local; on failure mr holds what to
+ * free with train_close_model. */
+int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int in_order,
+                     struct train_model_reader *mr, struct pt_err *e);
+void train_close_model(struct train_model_reader *mr);
+
 int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 /* action=write (write_output.c): the model's outputs to outputPath.<node>, rank 0 only. */

@@ -434,33 +434,14 @@ int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
 {
     struct write_settings ws;
     memset(&ws, 0, sizeof ws);
-    struct cfg_node *rd = NULL;
-    struct reader_config rcfg;
+    struct train_model_reader mr = {0};
     int rank = comm_rank(ctx->comm), rc = cfg_schema_read(command, &write_command_schema, &ws, e);
-    if (rc == 0)
-        rc = cfg_find_block(command, "reader", &rd, e);
-    if (rc == 0)
-        rc = reader_config_read(rd, &rcfg, e);
-    struct backend *be = NULL;
-    struct nn *net = NULL;
-    struct reader *r = NULL;
-    if (rc == 0 && rank == 0) {
-        rcfg.randomize = 0; /* CNTK writes in file order */
-        rc = backend_cpu_new(&be, e);
-        if (rc == 0)
-            rc = nn_load(ws.model, be, &net, e);
-        if (rc == 0)
-            train_mark_labels(nn_get_config(net), &rcfg, NULL);
-        if (rc == 0)
-            rc = reader_open(&rcfg, ctx->log, &r, e);
-        if (rc == 0)
-            rc = write_all(ctx, &ws, net, r, e);
-    }
+    if (rc == 0 && rank == 0)
+        rc = train_open_model(ctx, command, ws.model, 1, &mr, e); /* CNTK: file order */
+    if (rc == 0 && rank == 0)
+        rc = write_all(ctx, &ws, mr.net, mr.reader, e);
     rc = train_agree(ctx->comm, rc, "to write the outputs", e);
-    reader_close(r);
-    nn_free(net);
-    if (be)
-        backend_free(be);
+    train_close_model(&mr);
     cfg_schema_free(&write_command_schema, &ws);
     return rc;
 }
