@@ -152,5 +152,26 @@ expect 0 "$T" configFile=c.cfg Dir=full command=out out.outputPath=fmt/O out.out
     no "category line: $(sed -n 2p fmt/O.PosteriorProb)"
 [ "$(tail -c 3 fmt/O.PosteriorProb)" = "END" ] && ok || no "epilogue"
 
+# sequences (an LSTM over frames): CNTK's per-sequence layout, %d and %x
+awk 'BEGIN { s = 5; for (q = 0; q < 40; q++) { L = 2 + q % 4; for (t = 0; t < L; t++) {
+    s = (s * 16807) % 2147483647; x = s / 2147483647; c = (x > 0.5)
+    printf "%d |features %.3f %.3f |labels %d %d\n", q, x, 1 - x, 1 - c, c } } }' >seq.txt
+cat >l.cfg <<'CFG'
+command = train:out
+rd = [ readerType = CNTKTextFormatReader ; file = seq.txt ; randomize = false
+    input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+train = [ action = train ; modelPath = lm/model.dnn ; reader = $rd$
+    SimpleNetworkBuilder = [ rnnType = LSTM ; layerSizes = 2:8:2
+        trainingCriterion = CrossEntropyWithSoftmax ; evalCriterion = ClassificationError ]
+    SGD = [ minibatchSize = 20 ; learningRatesPerSample = 0.1 ; maxEpochs = 2 ] ]
+out = [ action = write ; modelPath = lm/model.dnn ; reader = $rd$ ; minibatchSize = 12
+    outputPath = lout/O ; format = [ sequencePrologue = "seq %d (%x):\n" ; sequenceSeparator = "--\n" ] ]
+CFG
+expect 0 "$T" configFile=l.cfg
+[ "$(grep -c '^seq ' lout/O.HLast)" -eq 40 ] && ok || no "not 40 sequences in lout/O.HLast"
+[ "$(grep -c '^--$' lout/O.HLast)" -eq 39 ] && ok || no "not 39 sequence separators"
+[ "$(grep -cE '^-?[0-9]+\.[0-9]{6} -?[0-9]+\.[0-9]{6}$' lout/O.HLast)" -eq 140 ] && ok || no "not 140 sample lines"
+grep -qx 'seq 1 (2 3):' lout/O.HLast && ok || no "sequence 1's prologue: $(grep '^seq 1 ' lout/O.HLast)"
+
 echo "# $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -10,7 +10,9 @@
  * separated by elementSeparator (" ") as "%<precisionFormat>f", then sequenceEpilogue
  * ("\n"); sequenceSeparator between sequences; prologue and epilogue around the file.
  * transpose=false prints one column per sample. In the strings, \n \r \t \s are newline,
- * return, tab and space, %s the node name and %n the minibatch number. type=category
+ * return, tab and space, %s the node name and %n the minibatch number; in sequencePrologue
+ * and sampleSeparator %d is the sequence's number (from 0, in file order) and %x its shape
+ * ("rows steps"). type=category
  * prints the index of each sample's largest value.
  *
  * Only rank 0 writes (CNTK's writer has no MPI: every rank would write the same files);
@@ -210,18 +212,34 @@ const struct cfg_schema write_command_schema = {
     .open = 1,
 };
 
-/* CNTK's Processed(): escapes, %s = the node name, %n = the minibatch number. */
-static void put_fragment(FILE *f, const char *s, const char *node, size_t mb)
+/* What a format string may name: %s the node, %n the minibatch number; in
+ * sequencePrologue and sampleSeparator also %d the sequence's number and %x its shape
+ * ("rows steps"), when seq >= 0. */
+struct frag {
+    const char *node;
+    size_t mb;
+    long long seq;
+    size_t rows, steps;
+};
+
+/* CNTK's Processed() and its %d / %x: escapes \n \r \t \s, then the names above. */
+static void put_fragment(FILE *f, const char *s, const struct frag *c)
 {
     for (; s && *s; s++) {
         if (s[0] == '\\' && s[1] && strchr("nrts", s[1])) {
             s++;
             fputc(*s == 'n' ? '\n' : *s == 'r' ? '\r' : *s == 't' ? '\t' : ' ', f);
         } else if (s[0] == '%' && s[1] == 's') {
-            fputs(node, f);
+            fputs(c->node, f);
             s++;
         } else if (s[0] == '%' && s[1] == 'n') {
-            fprintf(f, "%zu", mb);
+            fprintf(f, "%zu", c->mb);
+            s++;
+        } else if (s[0] == '%' && s[1] == 'd' && c->seq >= 0) {
+            fprintf(f, "%lld", c->seq);
+            s++;
+        } else if (s[0] == '%' && s[1] == 'x' && c->seq >= 0) {
+            fprintf(f, "%zu %zu", c->rows, c->steps);
             s++;
         } else {
             fputc(*s, f);
@@ -265,11 +283,13 @@ static void put_value(FILE *f, const struct write_format *fm, double v)
 
 /* One sequence: cols columns of HLast at z (stride rows), as CNTK's
  * WriteMinibatchWithFormatting lays it out. */
-static void put_sequence(FILE *f, const struct write_format *fm, const char *name, size_t mb,
+static void put_sequence(FILE *f, const struct write_format *fm, const struct frag *seq,
                          enum write_node node, const float *const *cols, size_t ncols, size_t rows,
                          const float *prior, double *buf)
 {
-    put_fragment(f, fm->seq_prologue, name, mb);
+    struct frag plain = *seq;
+    plain.seq = -1;
+    put_fragment(f, fm->seq_prologue, seq);
     size_t vals = fm->category ? 1 : rows;
     for (size_t j = 0; j < ncols; j++) {
         node_column(node, cols[j], rows, prior, buf + j * rows);
@@ -284,10 +304,10 @@ static void put_sequence(FILE *f, const struct write_format *fm, const char *nam
     size_t outer = fm->transpose ? ncols : vals, inner = fm->transpose ? vals : ncols;
     for (size_t a = 0; a < outer; a++) {
         if (a > 0)
-            put_fragment(f, fm->sample_sep ? fm->sample_sep : "\\n", name, mb);
+            put_fragment(f, fm->sample_sep ? fm->sample_sep : "\\n", seq);
         for (size_t b = 0; b < inner; b++) {
             if (b > 0)
-                put_fragment(f, fm->elem_sep ? fm->elem_sep : " ", name, mb);
+                put_fragment(f, fm->elem_sep ? fm->elem_sep : " ", &plain);
             double v = fm->transpose ? buf[a * rows + b] : buf[b * rows + a];
             if (fm->category)
                 fprintf(f, "%u", (unsigned)v);
@@ -295,7 +315,7 @@ static void put_sequence(FILE *f, const struct write_format *fm, const char *nam
                 put_value(f, fm, v);
         }
     }
-    put_fragment(f, fm->seq_epilogue ? fm->seq_epilogue : "\\n", name, mb);
+    put_fragment(f, fm->seq_epilogue ? fm->seq_epilogue : "\\n", &plain);
 }
 
 /* One minibatch into every file. The output's columns: one per sequence (sequence labels),
@@ -328,9 +348,11 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
             size_t n = per_seq ? 1 : in->len[s];
             for (size_t t = 0; t < n; t++)
                 colp[t] = z + (per_seq ? s : t * mb->nseq + s) * rows;
+            struct frag c = {name, mbi, -1, rows, n};
             if (*seqs_written + s > 0)
-                put_fragment(outs[o].f, fm->seq_sep, name, mbi);
-            put_sequence(outs[o].f, fm, name, mbi, outs[o].node, colp, n, rows, prior, buf);
+                put_fragment(outs[o].f, fm->seq_sep, &c);
+            c.seq = (long long)(*seqs_written + s);
+            put_sequence(outs[o].f, fm, &c, outs[o].node, colp, n, rows, prior, buf);
         }
         if (ferror(outs[o].f))
             rc = pt_err_set(e, PT_ESYS, "error: writing '%s' failed", outs[o].out.path);
@@ -370,7 +392,8 @@ static int open_outputs(const struct write_settings *ws, struct nn *net, struct 
         if (rc)
             return rc;
         outs[o].out.fd = -1; /* the stream owns it now */
-        put_fragment(outs[o].f, ws->fmt.prologue, node_names[outs[o].node], 0);
+        struct frag c = {node_names[outs[o].node], 0, -1, 0, 0};
+        put_fragment(outs[o].f, ws->fmt.prologue, &c);
     }
     return 0;
 }
@@ -384,7 +407,8 @@ static int close_outputs(struct out_file *outs, size_t nout, const struct write_
             continue;
         }
         if (rc == 0)
-            put_fragment(outs[o].f, ws->fmt.epilogue, node_names[outs[o].node], 0);
+            put_fragment(outs[o].f, ws->fmt.epilogue,
+                         &(struct frag){node_names[outs[o].node], 0, -1, 0, 0});
         int bad = fflush(outs[o].f) != 0 || ferror(outs[o].f) || fsync(fileno(outs[o].f)) != 0;
         fclose(outs[o].f);
         outs[o].f = NULL;
