@@ -172,6 +172,10 @@ expect 0 "$T" configFile=l.cfg
 [ "$(grep -c '^--$' lout/O.HLast)" -eq 39 ] && ok || no "not 39 sequence separators"
 [ "$(grep -cE '^-?[0-9]+\.[0-9]{6} -?[0-9]+\.[0-9]{6}$' lout/O.HLast)" -eq 140 ] && ok || no "not 140 sample lines"
 grep -qx 'seq 1 (2 3):' lout/O.HLast && ok || no "sequence 1's prologue: $(grep '^seq 1 ' lout/O.HLast)"
+# a model without a prior has no ScaledLogLikelihood; nothing is written
+expect 1 "$T" configFile=l.cfg command=out out.outputPath=nolp/O out.outputNodeNames=HLast:ScaledLogLikelihood
+has "$tmp/err" "outputNodeNames: ScaledLogLikelihood needs a model trained with needPrior=true"
+[ ! -e nolp ] || [ -z "$(ls -A nolp)" ] && ok || no "files left after a refused write: $(ls nolp)"
 
 echo "# $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -428,6 +428,8 @@ static int write_all(struct pt_ctx *ctx, const struct write_settings *ws, struct
 {
     struct out_file outs[WRITE_MAX_NODES];
     memset(outs, 0, sizeof outs);
+    for (size_t o = 0; o < WRITE_MAX_NODES; o++)
+        outs[o].out.fd = -1; /* nothing open yet (pt_file_abort closes fd >= 0) */
     size_t nout = 0, mbi = 0, total = 0, seqs = 0;
     int dim = 0;
     const float *prior = nn_get_prior(net, &dim);
