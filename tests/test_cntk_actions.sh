@@ -130,6 +130,12 @@ has rb.log "Loading (rolling back to) previous model with best training-criterio
 has rb.log "SGD: revoke back to and update checkpoint file for epoch"
 [ -f rb/model.dnn ] && ok || no "the rolled-back run made no final model"
 
+# ranks configured differently (MPMD): AutoAdjust's collective decisions need the same
+# settings everywhere, checked at start-up
+expect 1 mpi -n 1 "$T" configFile=c.cfg Dir=md command=train : -n 1 "$T" configFile=c.cfg Dir=md \
+    command=train 'train.SGD.AutoAdjust=[learnRateDecreaseFactor=0.5]' 'train.SGD.AutoAdjust=[learnRateDecreaseFactor=0.7]'
+has "$tmp/err" "error: rank 1: AutoAdjust adjustAfterEpoch differs from rank 0's in its details (its settings)"
+
 # 5. RmsProp trains (one rank); refused settings say why
 expect 0 "$T" configFile=c.cfg Dir=rms command=train train.SGD.maxEpochs=3 train.SGD.gradUpdateType=rmsProp \
     train.SGD.learningRatesPerSample=0.05 'train.SGD.AutoAdjust=[autoAdjustLR=none]'
