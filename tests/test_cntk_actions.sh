@@ -130,6 +130,17 @@ has rb.log "Loading (rolling back to) previous model with best training-criterio
 has rb.log "SGD: revoke back to and update checkpoint file for epoch"
 [ -f rb/model.dnn ] && ok || no "the rolled-back run made no final model"
 
+# continueReduce: after the first reduction the rate falls at every epoch; the next
+# epoch that improves too little ends training with the final model
+expect 0 mpi -n 2 "$T" configFile=c.cfg Dir=cr command=train train.SGD.maxEpochs=40 \
+    'train.SGD.AutoAdjust=[continueReduce=true; reduceLearnRateIfImproveLessThan=0.2; loadBestModel=false]'
+cp "$tmp/err" cr.log
+has cr.log "Finished training and saved final model"
+[ -f cr/model.dnn ] && ok || no "continueReduce: no final model"
+hasnt cr.log "Finished Epoch[40 of 40]"
+nr=$(count cr.log "learnRatePerSample reduced to")
+[ "$nr" -ge 1 ] && ok || no "continueReduce: no reduction"
+
 # ranks configured differently (MPMD): AutoAdjust's collective decisions need the same
 # settings everywhere, checked at start-up
 expect 1 mpi -n 1 "$T" configFile=c.cfg Dir=md command=train : -n 1 "$T" configFile=c.cfg Dir=md \

@@ -144,6 +144,26 @@ static void change_rate(struct run *r, double f, const char *how)
         pt_log_printf(r->ctx->log, "learnRatePerSample %s to %.8g\n", how, r->st.adjust.lr);
 }
 
+/* The rate after an adjustment point whose criterion is avg; 1: continueReduce stops. */
+static int rate_rule(struct run *r, double avg)
+{
+    const struct learn_autoadjust *aa = &r->lc.aa;
+    struct ckp_adjust *a = &r->st.adjust;
+    int worse = isnan(avg) || (a->prev - avg <= aa->reduce_if_less * a->prev && !isinf(a->prev));
+    if (aa->continue_reduce) {
+        if (worse && a->reduced)
+            return 1;
+        a->reduced = a->reduced || worse;
+        if (a->reduced)
+            change_rate(r, aa->decrease, "reduced");
+    } else if (worse) {
+        change_rate(r, aa->decrease, "reduced");
+    } else if (a->prev - avg > aa->increase_if_more * a->prev && !isinf(a->prev)) {
+        change_rate(r, aa->increase, "increased");
+    }
+    return 0;
+}
+
 int adjust_after_epoch(struct run *r, size_t i, int *save, int *stop, struct pt_err *e)
 {
     const struct learn_autoadjust *aa = &r->lc.aa;
@@ -169,28 +189,15 @@ int adjust_after_epoch(struct run *r, size_t i, int *save, int *stop, struct pt_
         loaded = 1;
         *save = 0;
     }
-    if (adjust) {
-        int worse =
-            isnan(avg) || (a->prev - avg <= aa->reduce_if_less * a->prev && !isinf(a->prev));
-        if (aa->continue_reduce) {
-            if (worse && a->reduced) {
-                if (run_may_log(r))
-                    pt_log_printf(r->ctx->log, "Finished training and saved final model\n\n");
-                *stop = 1;
-                *save = 0;
-                return loaded ? after_roll_back(r, i, r->st.epochs_done, e) : 0;
-            }
-            a->reduced = a->reduced || worse;
-            if (a->reduced)
-                change_rate(r, aa->decrease, "reduced");
-        } else if (worse) {
-            change_rate(r, aa->decrease, "reduced");
-        } else if (a->prev - avg > aa->increase_if_more * a->prev && !isinf(a->prev)) {
-            change_rate(r, aa->increase, "increased");
-        }
-    } else if (isnan(avg)) {
+    if (!adjust && isnan(avg))
         return pt_err_set(e, PT_EUSER,
                           "error: epoch %zu: the training criterion is not a number (NaN)", i + 1);
+    if (adjust && rate_rule(r, avg)) { /* continueReduce: the second failure ends training */
+        if (run_may_log(r))
+            pt_log_printf(r->ctx->log, "Finished training and saved final model\n\n");
+        *stop = 1;
+        *save = 0;
+        return loaded ? after_roll_back(r, i, r->st.epochs_done, e) : 0;
     }
     if (loaded)
         return after_roll_back(r, i, r->st.epochs_done, e);
