@@ -182,13 +182,153 @@ START_TEST(adam_and_adagrad)
 }
 END_TEST
 
+/* Clipping comes before the L2 term (CNTK's TypedUpdateWeights): a large weight's decay is
+ * not clipped away. Threshold 1 per sample, N = 2: g = 5 -> 2, then + 0.5 * 2 * w. */
+START_TEST(clip_before_l2)
+{
+    struct learn_config lc = plain();
+    struct learn_epoch ep = {.mb_size = 2, .lr_per_sample = 1.0, .momentum_per_sample = 0.0};
+    struct learner l;
+    struct pt_err e;
+    struct learn_span span = {0, 2};
+    learner_init(&l, cpu(), LEARN_SGD, 2, &e);
+    lc.clip = 1;
+    lc.l2 = 0.5;
+    float w[2] = {10, 0}, g[2] = {5, -5};
+    learner_update(&l, &lc, &ep, w, g, 2, &span, 1);
+    ck_assert_msg(w[0] == 10.0f - (2.0f + 10.0f) && w[1] == 2.0f, "w = %g %g", w[0], w[1]);
+    learner_free(&l);
+}
+END_TEST
+
+/* Pseudo-random gradients for the reference checks, a few of them zero. */
+static float ref_grad(int step, int i)
+{
+    unsigned x = (unsigned)(step * 7919 + i * 104729 + 13) * 2654435761u;
+    if (x % 11 == 0)
+        return 0.0f;
+    return ((float)(x >> 8) / 16777216.0f - 0.5f) * (float)(1 + i % 3);
+}
+
+#define REF_N 7
+
+/* FSAdaGrad against CNTK's formula, one value at a time (SGD.cpp's smoothedCount, varMomentum
+ * and CPUMatrix::FSAdagrad), over 6 steps with momentum, then 2 without. */
+START_TEST(fsadagrad_as_cntk)
+{
+    struct learn_config lc = plain();
+    lc.var_time_constant = 100;
+    lc.fs_target = 1;
+    struct learn_epoch ep = {.mb_size = 8, .lr_per_sample = 0.01, .momentum_per_sample = 0.98};
+    struct learner l;
+    struct pt_err e;
+    struct learn_span span = {0, REF_N};
+    ck_assert_int_eq(learner_init(&l, cpu(), LEARN_FSADAGRAD, REF_N, &e), 0);
+    float w[REF_N], rw[REF_N], ada[REF_N] = {0}, mom[REF_N] = {0};
+    for (int i = 0; i < REF_N; i++)
+        w[i] = rw[i] = 0.1f * (float)i;
+    double count = 0;
+    for (int step = 0; step < 8; step++) {
+        if (step == 6)
+            ep.momentum_per_sample = 0;
+        size_t N = 8 + (size_t)step; /* the minibatch size varies */
+        float g[REF_N];
+        for (int i = 0; i < REF_N; i++)
+            g[i] = ref_grad(step, i);
+        double m = pow(ep.momentum_per_sample, (double)N);
+        double vm = exp(-(double)N / 100.0);
+        count = vm * count + (1 - vm) * (double)N;
+        float mul = (float)(1.0 * sqrt(count)), fm = (float)m, fvm = (float)vm;
+        for (int i = 0; i < REF_N; i++) {
+            float gi = g[i];
+            float sq = fvm * ada[i] + (1.0f - fvm) * gi * gi;
+            ada[i] = sq;
+            if (sq != 0.0f) {
+                float f = mul * (1.0f / sqrtf(sq));
+                if (f > 10.0f)
+                    f = 10.0f;
+                gi *= f;
+            }
+            if (fm > 0.0f) {
+                gi = fm * mom[i] + (1.0f - fm) * gi;
+                mom[i] = gi;
+            }
+            gi *= 0.01f;
+            rw[i] -= gi;
+        }
+        learner_update(&l, &lc, &ep, w, g, N, &span, 1);
+        for (int i = 0; i < REF_N; i++)
+            ck_assert_msg(fabsf(w[i] - rw[i]) <= 1e-6f * (1 + fabsf(rw[i])),
+                          "step %d w[%d] = %.9g, CNTK's formula %.9g", step, i, w[i], rw[i]);
+        ck_assert(fabs(l.count - count) < 1e-9);
+    }
+    learner_free(&l);
+}
+END_TEST
+
+/* RmsProp against CNTK's CPUMatrix::RmsProp and the step lr / aveMultiplier, one value at a
+ * time, per tensor (two tensors: 3 and 4 values), over 6 steps. */
+START_TEST(rmsprop_as_cntk)
+{
+    struct learn_config lc = plain();
+    lc.rms_gamma = 0.9, lc.rms_inc = 1.2, lc.rms_dec = 0.75, lc.rms_max = 10, lc.rms_min = 0.1;
+    struct learn_epoch ep = {.mb_size = 4, .lr_per_sample = 0.05, .momentum_per_sample = 0.9};
+    struct learn_span spans[2] = {{0, 3}, {3, 4}};
+    for (int ave = 0; ave < 2; ave++) {
+        lc.ave_mult = ave;
+        struct learner l;
+        struct pt_err e;
+        ck_assert_int_eq(learner_init(&l, cpu(), LEARN_RMSPROP, REF_N, &e), 0);
+        float w[REF_N], rw[REF_N], avars[REF_N], signs[REF_N], steps[REF_N];
+        for (int i = 0; i < REF_N; i++)
+            w[i] = rw[i] = 1.0f - 0.1f * (float)i;
+        for (int step = 0; step < 6; step++) {
+            float g[REF_N], rg[REF_N];
+            for (int i = 0; i < REF_N; i++)
+                g[i] = rg[i] = ref_grad(step % 3 == 2 ? 0 : step, i); /* some signs repeat */
+            for (int t = 0; t < 2; t++) {
+                size_t o = spans[t].offset, n = spans[t].count;
+                if (step == 0)
+                    for (size_t i = o; i < o + n; i++)
+                        avars[i] = rg[i] * rg[i], signs[i] = 0, steps[i] = 0.02f;
+                float sum = 0;
+                for (size_t i = o; i < o + n; i++) {
+                    avars[i] = 0.9f * avars[i] + (1.0f - 0.9f) * (rg[i] * rg[i]);
+                    int sg = (0.0f < rg[i]) - (rg[i] < 0.0f);
+                    if (signs[i] * (float)sg > 0)
+                        steps[i] = fminf(steps[i] * 1.2f, 10.0f);
+                    else
+                        steps[i] = fmaxf(steps[i] * 0.75f, 0.1f);
+                    float a = steps[i] / sqrtf(avars[i] + 1e-6f);
+                    rg[i] *= a;
+                    signs[i] = (float)sg;
+                    sum += a;
+                }
+                float am = ave ? sum / (float)n : 1.0f;
+                for (size_t i = o; i < o + n; i++)
+                    rw[i] -= (0.05f / am) * rg[i];
+            }
+            learner_update(&l, &lc, &ep, w, g, 4, spans, 2);
+            for (int i = 0; i < REF_N; i++)
+                ck_assert_msg(fabsf(w[i] - rw[i]) <= 1e-6f * (1 + fabsf(rw[i])),
+                              "ave %d step %d w[%d] = %.9g, CNTK's formula %.9g", ave, step, i,
+                              w[i], rw[i]);
+        }
+        ck_assert(l.steps == 6 && l.s3[0] >= 0.1f);
+        learner_free(&l);
+    }
+}
+END_TEST
+
 START_TEST(learner_registry)
 {
     const struct learner_kind *k = learner_kind_find("adam");
     ck_assert(k && k->type == LEARN_ADAM && k->nstate == 2 && !k->reset);
     ck_assert(learner_kind_of(LEARN_SGD) == learner_kind_find("None"));
     ck_assert_int_eq(learner_kind_of(LEARN_ADAGRAD)->nstate, 1);
-    ck_assert(learner_kind_find("RMSProp") == NULL);
+    ck_assert(learner_kind_find("rmsProp") == learner_kind_of(LEARN_RMSPROP));
+    ck_assert(learner_kind_find("fsAdagrad") == learner_kind_of(LEARN_FSADAGRAD));
+    ck_assert(learner_kind_of(LEARN_RMSPROP)->nstate == 3 && learner_kind_find("adadelta") == NULL);
     struct learner l;
     struct pt_err e;
     pt_err_clear(&e);
@@ -208,6 +348,9 @@ static Suite *suite(void)
     tcase_add_test(t, momentum_sgd_by_hand);
     tcase_add_test(t, regularization_and_clipping);
     tcase_add_test(t, adam_and_adagrad);
+    tcase_add_test(t, clip_before_l2);
+    tcase_add_test(t, fsadagrad_as_cntk);
+    tcase_add_test(t, rmsprop_as_cntk);
     tcase_add_test(t, learner_registry);
     suite_add_tcase(s, t);
     return s;

@@ -77,6 +77,70 @@ START_TEST(optimizer_updates)
 }
 END_TEST
 
+/* CNTK's FSAdaGrad and RmsProp kernels against their loops written out (CPUMatrix.cpp's
+ * order of operations), bit for bit; one FSAdaGrad value has a zero gradient and state. */
+START_TEST(cntk_updates)
+{
+    float w[N], g[N], s1[N], s2[N], s3[N], rw[N], rs1[N], rs2[N], rs3[N], rg[N];
+    fill_random(w, N, 11, 1.0f), fill_random(g, N, 12, 3.0f), fill_random(s1, N, 13, 0.5f);
+    fill_random(s2, N, 14, 0.2f);
+    for (int i = 0; i < N; i++)
+        s1[i] *= s1[i];
+    g[5] = 0, s1[5] = 0;
+    memcpy(rw, w, sizeof w), memcpy(rs1, s1, sizeof s1), memcpy(rs2, s2, sizeof s2);
+    float lr = 0.01f, m = 0.9f, vw = 0.99f, mul = 3.0f, ug = 1 - m;
+    bk->ops->fsadagrad_update(bk, w, g, s1, s2, N, lr, m, vw, mul, ug);
+    for (int i = 0; i < N; i++) {
+        float gi = g[i], sq = vw * rs1[i] + (1.0f - vw) * gi * gi;
+        rs1[i] = sq;
+        if (sq != 0.0f) {
+            float f = mul * (1.0f / sqrtf(sq));
+            gi *= f > 10.0f ? 10.0f : f;
+        }
+        gi = m * rs2[i] + ug * gi;
+        rs2[i] = gi;
+        rw[i] -= lr * gi;
+    }
+    assert_same(w, rw, N, "fsadagrad_update w");
+    assert_same(s1, rs1, N, "fsadagrad_update s1");
+    assert_same(s2, rs2, N, "fsadagrad_update s2");
+    struct bk_rmsprop p = {.gamma = 0.9f,
+                           .inc = 1.2f,
+                           .dec = 0.75f,
+                           .max = 10,
+                           .min = 0.1f,
+                           .lr = 0.05f,
+                           .ave_mult = 1,
+                           .init = 1};
+    for (int step = 0; step < 2; step++, p.init = 0) {
+        fill_random(g, N, 20 + (uint64_t)step, 2.0f);
+        memcpy(rg, g, sizeof g), memcpy(rw, w, sizeof w);
+        if (step == 0)
+            for (int i = 0; i < N; i++)
+                rs1[i] = rg[i] * rg[i], rs2[i] = 0, rs3[i] = 0.02f;
+        else
+            memcpy(rs1, s1, sizeof s1), memcpy(rs2, s2, sizeof s2), memcpy(rs3, s3, sizeof s3);
+        bk->ops->rmsprop_update(bk, w, g, s1, s2, s3, N, &p);
+        double sum = 0;
+        for (int i = 0; i < N; i++) {
+            rs1[i] = p.gamma * rs1[i] + (1.0f - p.gamma) * (rg[i] * rg[i]);
+            float sg = (float)((0.0f < rg[i]) - (rg[i] < 0.0f));
+            rs3[i] = rs2[i] * sg > 0 ? fminf(rs3[i] * p.inc, p.max) : fmaxf(rs3[i] * p.dec, p.min);
+            float a = rs3[i] / sqrtf(rs1[i] + 1e-6f);
+            rg[i] *= a;
+            rs2[i] = sg;
+            sum += a;
+        }
+        float st = (float)(p.lr / (sum / N));
+        for (int i = 0; i < N; i++)
+            rw[i] -= st * rg[i];
+        assert_same(w, rw, N, "rmsprop_update w");
+        assert_same(s3, rs3, N, "rmsprop_update s3");
+        assert_same(g, rg, N, "rmsprop_update g");
+    }
+}
+END_TEST
+
 START_TEST(clipping_and_l1)
 {
     float x[N], r[N];
@@ -246,6 +310,7 @@ TCase *math_update_tcase(void)
     TCase *tc = tcase_create("cpu updates");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, optimizer_updates);
+    tcase_add_test(tc, cntk_updates);
     tcase_add_test(tc, clipping_and_l1);
     tcase_add_test(tc, model_synchronization);
     tcase_add_test(tc, quantize_column_runs);

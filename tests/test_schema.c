@@ -422,19 +422,22 @@ START_TEST(trainer_config_errors)
                               "top-level block named 'evl' (did you mean 'eval'?)"},
         {"command=train:qqqqq", "<command line>:arg1: error: command=train:qqqqq: there is no "
                                 "top-level block named 'qqqqq'"},
-        {"eval.action=write", "<command line>:arg1: error: action=write is a CNTK action that "
-                              "partrain does not support (supported: train, test, eval)"},
-        {"eval.action=dance",
-         "<command line>:arg1: error: unknown action \"dance\" (supported: train, test, eval)"},
+        {"eval.action=dumpNode", "<command line>:arg1: error: action=dumpNode is a CNTK action "
+                                 "that partrain does not support (supported: train, test, eval, "
+                                 "write)"},
+        {"eval.action=write", "t.cfg:13:1: error: eval: required key 'outputPath' is not set "
+                              "(node N is written to outputPath.N)"},
+        {"eval.action=dance", "<command line>:arg1: error: unknown action \"dance\" (supported: "
+                              "train, test, eval, write)"},
         {"train.SGD.learningRatesPerSample=0.1",
          "t.cfg:5:39: error: SGD: 'learningRatesPerMB' and 'learningRatesPerSample' (set at "
          "<command line>:arg1) exclude each other; give only one"},
         {"train.SGD.ParallelTrain.DataParallelSGD.gradientBits=3",
          "<command line>:arg1: error: gradientBits: 3 bits is not possible; each value must be 1, "
          "2, 4, 8, 16 or 32"},
-        {"train.SGD.gradUpdateType=RmsProp",
-         "<command line>:arg1: error: gradUpdateType=RmsProp is not supported by partrain "
-         "(supported: None|Adam|AdaGrad)"},
+        {"train.SGD.gradUpdateType=AdaDelta",
+         "<command line>:arg1: error: gradUpdateType: expected one of "
+         "None|Adam|AdaGrad|FSAdaGrad|RmsProp, got \"AdaDelta\""},
         {"precision=double", "<command line>:arg1: error: precision=double is not supported by "
                              "partrain (supported: float)"},
         {"train.reader.readerType=HTKMLFReader",
@@ -447,10 +450,13 @@ START_TEST(trainer_config_errors)
          "<command line>:arg1: error: train.BrainScriptNetworkBuilder: not supported by partrain: "
          "BrainScript networks are not supported; describe the network with SimpleNetworkBuilder = "
          "[ layerSizes=...; ... ]"},
-        {"train.SGD.AutoAdjust=[reduceLearnRateIfImproveLessThan=0]",
-         "<command line>:arg1: error: train.SGD.AutoAdjust: not supported by partrain: automatic "
-         "learning-rate adjustment is not implemented; give the rates as a per-epoch schedule "
-         "(learningRatesPerSample=0.01*5:0.001)"},
+        {"train.SGD.AutoAdjust=[autoAdjustMinibatch=true]",
+         "<command line>:arg1: error: autoAdjustMinibatch: not supported (CNTK's search trains "
+         "trial minibatches from a snapshot of the model, learner and parallel state every "
+         "epoch); give minibatchSize as a schedule"},
+        {"train.SGD.AutoAdjust=[autoAdjustLR=before]",
+         "<command line>:arg1: error: autoAdjustLR=before is not supported by partrain "
+         "(supported: None|adjustAfterEpoch|afterEpoch|after)"},
         {"deviceId=gpu", "<command line>:arg1: error: deviceId: \"gpu\" is not a device: use auto, "
                          "cpu, -1 (CPU) or a GPU number"},
         {"train.SGD.momentumPerMB=0.5",

@@ -20,7 +20,22 @@ extern const struct cfg_key learn_sgd_keys[];
 extern const struct cfg_key learn_sgd_refused_keys[];
 extern const struct cfg_schema learn_sgd_schema;
 
-enum learn_type { LEARN_SGD, LEARN_ADAM, LEARN_ADAGRAD };
+/* The numbers are kept in checkpoints: append only. */
+enum learn_type { LEARN_SGD, LEARN_ADAM, LEARN_ADAGRAD, LEARN_FSADAGRAD, LEARN_RMSPROP };
+
+/* AutoAdjust = [ ... ] (CNTK's learning-rate control; SGD.cpp's names and defaults). */
+struct learn_autoadjust {
+    int mode;                /* autoAdjustLR: 0 none, else adjustAfterEpoch (afterEpoch, after) */
+    double reduce_if_less;   /* reduceLearnRateIfImproveLessThan (0) */
+    double decrease;         /* learnRateDecreaseFactor (0.618) */
+    double increase_if_more; /* increaseLearnRateIfImproveMoreThan (+inf) */
+    double increase;         /* learnRateIncreaseFactor (1.382) */
+    int load_best;           /* loadBestModel (true) */
+    int continue_reduce;     /* continueReduce (false) */
+    long long interval;      /* learnRateAdjustInterval (1) */
+    int use_cv, use_eval;    /* UseCVSetControlLRIfCVExists (true), UseEvalCriterionControlLR */
+    int auto_mb;             /* autoAdjustMinibatch: refused when true */
+};
 
 /* The SGD block, read and checked once. Schedules are indexed by 0-based epoch (the last
  * entry repeats). */
@@ -40,7 +55,18 @@ struct learn_config {
     double min_lr; /* minLearningRatePerSample */
     long long show_every, show_first, trace;
     int keep_checkpoints;
+    /* FSAdaGrad (CNTK's names): varianceTimeConstant, fsAdagradTargetAvDenom */
+    double var_time_constant, fs_target;
+    /* RmsProp: rms_gamma, rms_wgt_inc, rms_wgt_dec, rms_wgt_max, rms_wgt_min, and
+     * normWithAveMultiplier (divide the step by the tensor's mean scaling factor) */
+    double rms_gamma, rms_inc, rms_dec, rms_max, rms_min;
+    int ave_mult;
+    struct learn_autoadjust aa;
 };
+
+/* Entries of the learning-rate schedule as given (learningRatesPerSample/PerMB): AutoAdjust
+ * changes the rate only in the epochs after them (CNTK). */
+size_t learn_lr_schedule_len(const struct learn_config *lc);
 
 /* Read the SGD block through learn_sgd_schema (one cfg_schema_read; the momentum kind is
  * the key given). Error when no learning rate is set. Free with learn_config_free. */
@@ -72,8 +98,10 @@ struct learner {
     struct backend *bk;
     size_t n;
     float *s1; /* SGD: smoothed gradient; Adam: first moment; AdaGrad: sum of squares */
-    float *s2; /* Adam: second moment */
+    float *s2; /* Adam: second moment; FSAdaGrad: smoothed gradient; RmsProp: signs */
+    float *s3; /* RmsProp: step sizes */
     long long steps;
+    double count; /* FSAdaGrad: CNTK's smoothedCount (samples, smoothed) */
 };
 
 /* The learner registry (learner.c): one row per gradUpdateType. A new learner is a row, a
@@ -81,11 +109,13 @@ struct learner {
 struct learner_kind {
     const char *name;     /* gradUpdateType's value: "None" (momentum SGD), "Adam", "AdaGrad" */
     enum learn_type type; /* also the learner number in checkpoints */
-    int nstate;           /* state buffers (s1, s2) */
+    int nstate;           /* state buffers (s1, s2, s3) */
     /* One update of l->n parameters w with the regularized, clipped gradient g of `samples`
-     * samples (through the backend's op). */
+     * samples (through the backend's op; g may be overwritten). spans: the tensors, for the
+     * rules that normalise per tensor (RmsProp). */
     void (*update)(struct learner *l, const struct learn_config *lc, const struct learn_epoch *ep,
-                   float *w, const float *g, size_t samples);
+                   float *w, float *g, size_t samples, const struct learn_span *spans,
+                   size_t nspans);
     /* Zero the state a model synchronization invalidates; NULL: nothing to do. */
     void (*reset)(struct learner *l);
 };

@@ -59,3 +59,8 @@ double learn_momentum_time_constant(const struct learn_epoch *ep)
     double m = ep->momentum_per_sample;
     return m > 0 ? -1.0 / log(m) : 0.0;
 }
+
+size_t learn_lr_schedule_len(const struct learn_config *lc)
+{
+    return lc->lr.dlist ? lc->lr.n : 1;
+}

@@ -2,6 +2,7 @@
  * learn_config. Defaults are CNTK's. The ParallelTrain block inside SGD belongs to the
  * layer above: src/train composes the block the trainer checks from these tables and
  * ParallelTrain's schema. */
+#include <stdio.h>
 #include <string.h>
 
 #include "learn/learn.h"
@@ -53,7 +54,114 @@ static int take_time_constant(void *out, struct cfg_val *v, struct cfg_node *blo
     return take_momentum(out, v, MOMENTUM_TIME_CONSTANT);
 }
 
+static int refuse_auto_mb(const struct cfg_val *v, char *why, size_t size)
+{
+    if (!v->b)
+        return 0;
+    snprintf(why, size,
+             "not supported (CNTK's search trains trial minibatches from a snapshot of "
+             "the model, learner and parallel state every epoch); give minibatchSize as a "
+             "schedule");
+    return -1;
+}
+
+#define AA(m)          CFG_OUT(struct learn_autoadjust, m)
+#define AA_SEARCH_ONLY "the learning-rate and minibatch searches are not implemented"
+
+static const struct cfg_key autoadjust_keys[] = {
+    {.name = "autoAdjustLR",
+     .type = CFG_ENUM,
+     .def = "None",
+     .choices = "None|adjustAfterEpoch|afterEpoch|after",
+     .unsupported = "searchBeforeEpoch|beforeEpoch|before",
+     .help = "adjustAfterEpoch: after the epochs of the learning-rate schedule, lower (or "
+             "raise) the rate from how much the criterion improved",
+     AA(mode)},
+    {.name = "reduceLearnRateIfImproveLessThan",
+     .type = CFG_REAL,
+     .def = "0",
+     .help = "reduce the rate when the criterion improved by less than this fraction",
+     AA(reduce_if_less)},
+    {.name = "learnRateDecreaseFactor",
+     .type = CFG_REAL,
+     .def = "0.618",
+     .flags = MIN0 | CFG_MIN_EXCL | CFG_HAS_MAX,
+     .max = 1,
+     .help = "factor of a reduction",
+     AA(decrease)},
+    {.name = "increaseLearnRateIfImproveMoreThan",
+     .type = CFG_REAL,
+     .def = "1#INF",
+     .flags = CFG_ALLOW_INF,
+     .help = "raise the rate when the criterion improved by more than this fraction",
+     AA(increase_if_more)},
+    {.name = "learnRateIncreaseFactor",
+     .type = CFG_REAL,
+     .def = "1.382",
+     .flags = MIN0,
+     .min = 1,
+     .help = "factor of an increase",
+     AA(increase)},
+    {.name = "loadBestModel",
+     .type = CFG_BOOL,
+     .def = "true",
+     .help = "when the criterion got worse, go back to the model (and learner state) of the "
+             "previous adjustment",
+     AA(load_best)},
+    {.name = "continueReduce",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "after the first reduction reduce at every adjustment; stop at the next time the "
+             "criterion fails to improve enough",
+     AA(continue_reduce)},
+    {.name = "learnRateAdjustInterval",
+     .type = CFG_INT,
+     .def = "1",
+     .flags = MIN0,
+     .min = 1,
+     .help = "epochs per adjustment (the criterion is averaged over them)",
+     AA(interval)},
+    {.name = "UseCVSetControlLRIfCVExists",
+     .type = CFG_BOOL,
+     .def = "true",
+     .help = "decide on the cvReader's criterion when there is one, else on the training one",
+     AA(use_cv)},
+    {.name = "UseEvalCriterionControlLR",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "decide on the evaluation criterion instead of the training criterion",
+     AA(use_eval)},
+    {.name = "autoAdjustMinibatch",
+     .type = CFG_BOOL,
+     .def = "false",
+     .valid = refuse_auto_mb,
+     .help = "refused when true (see the message)",
+     AA(auto_mb)},
+    {.name = "minibatchSizeTuningFrequency", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
+    {.name = "minibatchSizeTuningMax", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
+    {.name = "minibatchSearchCriterionErrorMargin",
+     .type = CFG_UNSUPPORTED,
+     .help = AA_SEARCH_ONLY},
+    {.name = "numMiniBatch4LRSearch", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
+    {.name = "numSamples4Search", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
+    {.name = "numPrevLearnRates", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
+    {.name = "numBestSearchEpoch", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
+    {.name = NULL},
+};
+
+static const struct cfg_schema autoadjust_schema = {
+    .name = "AutoAdjust",
+    .where = "in SGD",
+    .help = "CNTK's learning-rate control after each epoch (autoAdjustLR=adjustAfterEpoch).",
+    .keys = autoadjust_keys,
+};
+
 const struct cfg_key learn_sgd_keys[] = {
+    {.name = "AutoAdjust",
+     .type = CFG_BLOCK,
+     .sub = &autoadjust_schema,
+     .help = "learning-rate control: AutoAdjust = [ autoAdjustLR = adjustAfterEpoch ... ]",
+     LC(aa)},
     {.name = "maxEpochs",
      .type = CFG_INT,
      .flags = CFG_REQUIRED | MIN0,
@@ -109,10 +217,59 @@ const struct cfg_key learn_sgd_keys[] = {
     {.name = "gradUpdateType",
      .type = CFG_ENUM,
      .def = "None",
-     .choices = "None|Adam|AdaGrad",
-     .unsupported = "RmsProp|FSAdaGrad",
-     .help = "None = momentum SGD; Adam and AdaGrad are partrain extensions",
+     .choices = "None|Adam|AdaGrad|FSAdaGrad|RmsProp",
+     .help = "None = momentum SGD; FSAdaGrad and RmsProp as CNTK computes them; Adam and "
+             "AdaGrad are partrain extensions",
      LC(type)},
+    {.name = "varianceTimeConstant",
+     .type = CFG_REAL,
+     .def = "720000",
+     .flags = MIN0 | CFG_MIN_EXCL,
+     .help = "FSAdaGrad: time constant in samples of the smoothed squared gradient",
+     LC(var_time_constant)},
+    {.name = "fsAdagradTargetAvDenom",
+     .type = CFG_REAL,
+     .def = "1",
+     .flags = MIN0 | CFG_MIN_EXCL,
+     .help = "FSAdaGrad: target average denominator (the gradient is scaled by this times "
+             "sqrt(smoothed samples per minibatch) / rms)",
+     LC(fs_target)},
+    {.name = "rms_gamma",
+     .type = CFG_REAL,
+     .def = "0.99",
+     .flags = MIN0 | CFG_HAS_MAX,
+     .max = 1,
+     .help = "RmsProp: smoothing of the mean squared gradient",
+     LC(rms_gamma)},
+    {.name = "rms_wgt_inc",
+     .type = CFG_REAL,
+     .def = "1.2",
+     .flags = MIN0 | CFG_MIN_EXCL,
+     .help = "RmsProp: step size factor when the gradient keeps its sign",
+     LC(rms_inc)},
+    {.name = "rms_wgt_dec",
+     .type = CFG_REAL,
+     .def = "0.75",
+     .flags = MIN0 | CFG_MIN_EXCL,
+     .help = "RmsProp: step size factor when the gradient changes its sign",
+     LC(rms_dec)},
+    {.name = "rms_wgt_max",
+     .type = CFG_REAL,
+     .def = "10",
+     .flags = MIN0 | CFG_MIN_EXCL,
+     .help = "RmsProp: largest step size",
+     LC(rms_max)},
+    {.name = "rms_wgt_min",
+     .type = CFG_REAL,
+     .def = "0.1",
+     .flags = MIN0 | CFG_MIN_EXCL,
+     .help = "RmsProp: smallest step size",
+     LC(rms_min)},
+    {.name = "normWithAveMultiplier",
+     .type = CFG_BOOL,
+     .def = "true",
+     .help = "RmsProp: divide each tensor's step by its mean RmsProp factor",
+     LC(ave_mult)},
     {.name = "L2RegWeight",
      .type = CFG_REAL,
      .def = "0",
@@ -178,13 +335,9 @@ const struct cfg_key learn_sgd_keys[] = {
 
 /* CNTK keys of the SGD block that partrain refuses. */
 const struct cfg_key learn_sgd_refused_keys[] = {
-    {.name = "AutoAdjust",
-     .type = CFG_UNSUPPORTED,
-     .help = "automatic learning-rate adjustment is not implemented; give the rates as a "
-             "per-epoch schedule (learningRatesPerSample=0.01*5:0.001)"},
     {.name = "autoAdjustLR",
      .type = CFG_UNSUPPORTED,
-     .help = "automatic learning-rate adjustment is not implemented; use a schedule"},
+     .help = "autoAdjustLR belongs inside AutoAdjust = [ ... ]"},
     {.name = "doGradientCheck",
      .type = CFG_UNSUPPORTED,
      .help = "numerical gradient checking is not available from the config (the unit tests "

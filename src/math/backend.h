@@ -147,6 +147,12 @@ struct bk_columns {
 
 struct backend;
 
+/* rmsprop_update's parameters (CNTK's rms_gamma, rms_wgt_inc/dec/max/min). */
+struct bk_rmsprop {
+    float gamma, inc, dec, max, min, lr;
+    int ave_mult, init;
+};
+
 struct backend_ops {
     const char *name; /* "cpu", "cuda" */
 
@@ -201,6 +207,21 @@ struct backend_ops {
     /* AdaGrad: s1 += g^2; w -= step g / (sqrt(s1) + eps). */
     void (*adagrad_update)(struct backend *b, float *w, const float *g, float *s1, size_t n,
                            float step, float eps);
+    /* CNTK's FSAdaGrad (its CPUMatrix::FSAdagrad), per value:
+     *   s1 = vw s1 + (1-vw) g^2;  if s1 != 0: g *= min(mul / sqrt(s1), 10);
+     *   if m > 0: s2 = m s2 + ug g, g = s2;  w -= lr g.
+     * s1 the smoothed squares, s2 the smoothed gradient. */
+    void (*fsadagrad_update)(struct backend *b, float *w, const float *g, float *s1, float *s2,
+                             size_t n, float lr, float m, float vw, float mul, float ug);
+    /* CNTK's RmsProp (CPUMatrix::RmsProp) on ONE tensor of n values; s1 the mean squares,
+     * s2 the previous gradient's signs, s3 the step sizes. init (the first update): s1 = g^2,
+     * s2 = 0, s3 = 0.02 first. Per value:
+     *   s1 = gamma s1 + (1-gamma) g^2;  s3 = sign(g) s2 > 0 ? min(s3 inc, max)
+     *   : max(s3 dec, min);  a = s3 / sqrt(s1 + 1e-6);  g *= a;  s2 = sign(g);
+     * then w -= lr / ave * g, ave = the mean of a over the tensor (ave_mult) or 1.
+     * g is overwritten with the scaled gradient. */
+    void (*rmsprop_update)(struct backend *b, float *w, float *g, float *s1, float *s2, float *s3,
+                           size_t n, const struct bk_rmsprop *p);
     /* Gradient clipping of one tensor: every value into [-max, max] (clip_value), or the
      * whole tensor scaled by max / ||x|| when its norm (summed in double) exceeds max. */
     void (*clip_value)(struct backend *b, float *x, size_t n, float max);

@@ -120,6 +120,10 @@ void cpu_adam_update(struct backend *b, float *w, const float *g, float *s1, flo
                      float b1, float b2, float scale, float rc2, float eps);
 void cpu_adagrad_update(struct backend *b, float *w, const float *g, float *s1, size_t n,
                         float step, float eps);
+void cpu_fsadagrad_update(struct backend *b, float *w, const float *g, float *s1, float *s2,
+                          size_t n, float lr, float m, float vw, float mul, float ug);
+void cpu_rmsprop_update(struct backend *b, float *w, float *g, float *s1, float *s2, float *s3,
+                        size_t n, const struct bk_rmsprop *p);
 void cpu_clip_value(struct backend *b, float *x, size_t n, float max);
 void cpu_clip_norm(struct backend *b, float *x, size_t n, float max);
 void cpu_soft_threshold(struct backend *b, float *w, size_t n, float t);

@@ -75,6 +75,57 @@ void cpu_adagrad_update(struct backend *b, float *w, const float *g, float *s1, 
     }
 }
 
+void cpu_fsadagrad_update(struct backend *b, float *w, const float *g, float *s1, float *s2,
+                          size_t n, float lr, float m, float vw, float mul, float ug)
+{
+    (void)b;
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i], sq = vw * s1[i] + (1.0f - vw) * gi * gi;
+        s1[i] = sq;
+        if (sq != 0.0f) {
+            float f = mul * (1.0f / sqrtf(sq));
+            gi *= f > 10.0f ? 10.0f : f; /* CNTK caps the AdaGrad factor at 10 */
+        }
+        if (m > 0.0f) {
+            gi = m * s2[i] + ug * gi;
+            s2[i] = gi;
+        }
+        w[i] -= lr * gi;
+    }
+}
+
+/* The mean factor is summed in double (CNTK sums in float). */
+void cpu_rmsprop_update(struct backend *b, float *w, float *g, float *s1, float *s2, float *s3,
+                        size_t n, const struct bk_rmsprop *p)
+{
+    (void)b;
+    if (p->init)
+        for (size_t i = 0; i < n; i++) {
+            s1[i] = g[i] * g[i];
+            s2[i] = 0.0f;
+            s3[i] = 0.02f;
+        }
+    double sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        float gi = g[i];
+        s1[i] = p->gamma * s1[i] + (1.0f - p->gamma) * (gi * gi);
+        float sign = (float)((0.0f < gi) - (gi < 0.0f));
+        if (s2[i] * sign > 0.0f)
+            s3[i] = fminf(s3[i] * p->inc, p->max);
+        else
+            s3[i] = fmaxf(s3[i] * p->dec, p->min);
+        float a = s3[i] / sqrtf(s1[i] + 1e-6f);
+        g[i] = gi * a;
+        s2[i] = sign;
+        sum += a;
+    }
+    float step = p->lr;
+    if (p->ave_mult && n > 0)
+        step = (float)(p->lr / (sum / (double)n));
+    for (size_t i = 0; i < n; i++)
+        w[i] -= step * g[i];
+}
+
 void cpu_clip_value(struct backend *b, float *x, size_t n, float max)
 {
     (void)b;

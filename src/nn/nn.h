@@ -134,8 +134,9 @@ int nn_evaluate(struct nn *net, struct minibatch *mb, struct nn_stats *st, struc
 
 /* The output layer's values (before any softmax) of the last nn_train_step/nn_evaluate:
  * *rows x *cols floats, column-major, copied into host (cap floats; PT_EUSER when too
- * small or when nothing ran yet). Columns are as the criterion saw them: one per sequence
- * (sequence labels) or one per step of each sequence (t * nseq + s), padding included. */
+ * small, with *rows and *cols set, or when nothing ran yet). Columns are as the criterion saw them:
+ * one per sequence (sequence labels) or one per step of each sequence (t * nseq + s), padding
+ * included. */
 int nn_get_output(struct nn *net, float *host, size_t cap, size_t *rows, size_t *cols,
                   struct pt_err *e);
 

@@ -243,6 +243,8 @@ int nn_get_output(struct nn *net, float *host, size_t cap, size_t *rows, size_t 
     size_t r = (size_t)net->cfg.sizes[net->cfg.nsizes - 1];
     if (!net->out)
         return pt_err_set(e, PT_EUSER, "error: the network has no output yet (no minibatch ran)");
+    *rows = r;
+    *cols = net->out_cols;
     if (r * net->out_cols > cap)
         return pt_err_set(e, PT_EUSER, "error: output buffer of %zu floats is too small for %zu",
                           cap, r * net->out_cols);

@@ -15,28 +15,16 @@ static const struct train_action actions[] = {
     {"train", &train_command_schema, train_run, "train a network"},
     {"test", &test_command_schema, test_run, "evaluate a model, print Final Results"},
     {"eval", &test_command_schema, test_run, "same as test"},
+    {"write", &write_command_schema, write_run, "write a model's outputs to outputPath.<node>"},
 };
 
 /* CNTK actions partrain does not have: named so the error says "not supported", not
  * "unknown". */
 static const char *const cntk_only_actions[] = {
-    "adapt",
-    "cv",
-    "write",
-    "edit",
-    "dumpNode",
-    "dumpNodes",
-    "convertDBN",
-    "createLabelMap",
-    "writeWordAndClass",
-    "SVD",
-    "bnstat",
-    "plot",
-    "exportModel",
-    "testunroll",
-    "trainRNN",
-    "printNodes",
-    "evalRNN",
+    "adapt",      "cv",         "edit",           "dumpNode",
+    "dumpNodes",  "convertDBN", "createLabelMap", "writeWordAndClass",
+    "SVD",        "bnstat",     "plot",           "exportModel",
+    "testunroll", "trainRNN",   "printNodes",     "evalRNN",
     NULL,
 };
 
@@ -50,7 +38,7 @@ const struct train_action *train_action_find(const char *name)
 
 const char *train_action_names(void)
 {
-    return "train, test, eval";
+    return "train, test, eval, write";
 }
 
 static int check_action(struct cfg_node *block, const struct train_action **out, struct pt_err *e)

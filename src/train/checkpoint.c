@@ -53,6 +53,12 @@ int ckp_save(const char *path, const struct ckp_state *st, const struct learner 
         rc = write_floats(&w, "learner.s1", l->bk, l->s1, l->n, e);
     if (rc == 0 && l->s2)
         rc = write_floats(&w, "learner.s2", l->bk, l->s2, l->n, e);
+    if (rc == 0 && l->s3)
+        rc = write_floats(&w, "learner.s3", l->bk, l->s3, l->n, e);
+    if (rc == 0 && l->type == LEARN_FSADAGRAD)
+        rc = blob_write_section(&w, "learner.count", &l->count, sizeof l->count, e);
+    if (rc == 0)
+        rc = blob_write_section(&w, "autoadjust", &st->adjust, sizeof st->adjust, e);
     for (size_t i = 0; rc == 0 && i < nes; i++)
         rc = write_floats(&w, es[i].tag, es[i].bk, es[i].data, es[i].n, e);
     if (rc == 0)
@@ -128,13 +134,25 @@ int ckp_load(const char *path, struct ckp_state *st, struct learner *l, struct e
         rc = take_floats(&b, "learner.s1", l->bk, l->s1, l->n, path, e);
     if (rc == 0 && l->s2)
         rc = take_floats(&b, "learner.s2", l->bk, l->s2, l->n, path, e);
+    if (rc == 0 && l->s3)
+        rc = take_floats(&b, "learner.s3", l->bk, l->s3, l->n, path, e);
+    double count = 0;
+    if (rc == 0 && l->type == LEARN_FSADAGRAD)
+        rc = take(&b, "learner.count", &count, sizeof count, path, e);
+    struct ckp_adjust adj = {0};
+    int has_adj = blob_find(&b, "autoadjust") != NULL;
+    if (rc == 0 && has_adj)
+        rc = take(&b, "autoadjust", &adj, sizeof adj, path, e);
     if (rc == 0)
         rc = take_engine(&b, en, path, engine_state, e);
     if (rc == 0) {
+        st->adjust = adj;
+        st->has_adjust = has_adj;
         st->epochs_done = meta[0];
         st->samples_seen = meta[1];
         st->dropout_state = meta[2];
         l->steps = steps;
+        l->count = count;
     }
     blob_free(&b);
     return rc;

@@ -83,27 +83,46 @@ static int check_same_test(struct comm *comm, struct nn *net, const struct train
     return train_check_same(comm, it, 3, e);
 }
 
+int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int in_order,
+                     struct train_model_reader *mr, struct pt_err *e)
+{
+    struct cfg_node *rd = NULL;
+    struct reader_config rcfg;
+    memset(mr, 0, sizeof *mr);
+    int rc = cfg_find_block(command, "reader", &rd, e);
+    if (rc == 0)
+        rc = reader_config_read(rd, &rcfg, e);
+    if (rc == 0 && in_order)
+        rcfg.randomize = 0;
+    if (rc == 0)
+        rc = backend_cpu_new(&mr->be, e);
+    if (rc == 0)
+        rc = nn_load(model, mr->be, &mr->net, e);
+    if (rc == 0)
+        train_mark_labels(nn_get_config(mr->net), &rcfg, NULL);
+    if (rc == 0)
+        rc = reader_open(&rcfg, ctx->log, &mr->reader, e);
+    return rc;
+}
+
+void train_close_model(struct train_model_reader *mr)
+{
+    reader_close(mr->reader);
+    nn_free(mr->net);
+    if (mr->be)
+        backend_free(mr->be);
+    memset(mr, 0, sizeof *mr);
+}
+
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
 {
     struct train_settings ts = {0};
-    struct cfg_node *rd = NULL;
-    struct reader_config rcfg;
+    struct train_model_reader mr = {0};
     int rc = cfg_schema_read(command, &test_command_schema, &ts, e);
     if (rc == 0)
-        rc = cfg_find_block(command, "reader", &rd, e);
-    if (rc == 0)
-        rc = reader_config_read(rd, &rcfg, e);
-    struct backend *be = NULL;
-    struct nn *net = NULL;
-    struct reader *r = NULL;
-    if (rc == 0)
-        rc = backend_cpu_new(&be, e);
-    if (rc == 0)
-        rc = nn_load(ts.model, be, &net, e);
-    if (rc == 0)
-        train_mark_labels(nn_get_config(net), &rcfg, NULL);
-    if (rc == 0)
-        rc = reader_open(&rcfg, ctx->log, &r, e);
+        rc = train_open_model(ctx, command, ts.model, 0, &mr, e);
+    struct nn *net = mr.net;
+    struct reader *r = mr.reader;
     double sums[3];
     size_t nmb = 0;
     rc = train_agree(ctx->comm, rc, "to load the model or open the reader", e);
@@ -122,9 +141,6 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         logfmt_final(line, sizeof line, 1, (int)nmb, c, 2, ce);
         pt_log_printf(ctx->log, "%s\n", line);
     }
-    reader_close(r);
-    nn_free(net);
-    if (be)
-        backend_free(be);
+    train_close_model(&mr);
     return rc;
 }

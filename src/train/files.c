@@ -17,6 +17,7 @@ struct output {
     const char *path; /* as configured */
     char at[512];     /* where it was set */
     char *canon;      /* pt_fs_canonical(path), or NULL */
+    int node_suffix;  /* outputPath: base.<node name> is written (write_output_node) */
 };
 
 /* name is base itself or base followed by ".E", ".ckp", ".rank<k>" parts (modelPath.3,
@@ -51,8 +52,13 @@ static int written_as(const struct output *out, const char *real)
         return 0;
     const char *slash = strrchr(out->canon, '/'), *rslash = strrchr(real, '/');
     size_t dl = (size_t)(slash - out->canon);
-    return rslash && (size_t)(rslash - real) == dl && strncmp(out->canon, real, dl) == 0 &&
-           family_member(slash + 1, rslash + 1);
+    if (!rslash || (size_t)(rslash - real) != dl || strncmp(out->canon, real, dl) != 0)
+        return 0;
+    size_t bl = strlen(slash + 1);
+    if (out->node_suffix)
+        return strncmp(rslash + 1, slash + 1, bl) == 0 && rslash[1 + bl] == '.' &&
+               write_output_node(rslash + 2 + bl);
+    return family_member(slash + 1, rslash + 1);
 }
 
 static int check_output(const struct pt_inputs *ins, const struct output *out, struct pt_err *e)
@@ -65,7 +71,7 @@ static int check_output(const struct pt_inputs *ins, const struct output *out, s
                           "%s: error: %s: '%s' is a symbolic link, and nothing is written "
                           "through a symlink (remove it, or name the real file)",
                           out->at, out->key, out->path);
-    const struct pt_input *hit = pt_inputs_find(ins, out->path);
+    const struct pt_input *hit = out->node_suffix ? NULL : pt_inputs_find(ins, out->path);
     for (size_t i = 0; !hit && i < ins->n; i++)
         if (written_as(out, ins->v[i].real))
             hit = &ins->v[i];
@@ -106,16 +112,17 @@ static int note_readers(struct cfg_node *cmd, struct pt_inputs *ins, struct pt_e
     return 0;
 }
 
-/* modelPath of a command (train writes it, test reads it). */
-static int model_of(struct cfg_node *cmd, int train, struct output *o)
+/* A path key of a command (modelPath: train writes it, test and write read it; outputPath:
+ * write writes outputPath.<node>). */
+static int path_of(struct cfg_node *cmd, const struct cfg_schema *s, const char *key,
+                   struct output *o)
 {
     struct cfg_val v = {0};
     struct pt_err ignored;
     pt_err_clear(&ignored);
-    const struct cfg_schema *s = train ? &train_command_schema : &test_command_schema;
-    int found = cfg_schema_get(cmd, s, "modelPath", &v, &ignored) == 0 && v.s && v.s[0];
+    int found = cfg_schema_get(cmd, s, key, &v, &ignored) == 0 && v.s && v.s[0];
     if (found) { /* the string belongs to the config */
-        o->key = "modelPath";
+        o->key = key;
         o->path = v.s;
         set_origin(o, v.node);
     }
@@ -141,6 +148,26 @@ static int perf_of(struct cfg_node *cmd, struct output *o)
 }
 
 #define MAX_OUTPUTS 130
+
+/* Whether a train command of this run writes path as its modelPath: then a test or write
+ * command that reads it evaluates what this run trains (CNTK's train:test:output configs),
+ * not an input to protect. */
+static int trained_here(const struct train_command *cmds, size_t n, const char *path)
+{
+    char *want = pt_fs_canonical(path);
+    int found = 0;
+    for (size_t i = 0; !found && i < n; i++) {
+        struct output o = {0};
+        if (cmds[i].action->schema != &train_command_schema ||
+            !path_of(cmds[i].block, &train_command_schema, "modelPath", &o))
+            continue;
+        char *have = pt_fs_canonical(o.path);
+        found = want && have ? strcmp(want, have) == 0 : strcmp(path, o.path) == 0;
+        free(have);
+    }
+    free(want);
+    return found;
+}
 
 /* Inputs and outputs of every command; outs[0] is the log when there is one. */
 static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, int rank,
@@ -168,17 +195,20 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
         int train = cmds[i].action->schema == &train_command_schema;
         rc = note_readers(cmds[i].block, ins, e);
         struct output model = {0};
-        if (rc == 0 && model_of(cmds[i].block, train, &model)) {
+        if (rc == 0 && path_of(cmds[i].block, cmds[i].action->schema, "modelPath", &model)) {
             char what[1200], block[512];
             snprintf(what, sizeof what, "the model that %s evaluates, modelPath at %s",
                      cfg_path(cmds[i].block, block, sizeof block), model.at);
             if (train)
                 outs[(*nouts)++] = model;
-            else
+            else if (!trained_here(cmds, n, model.path))
                 rc = pt_inputs_add(ins, model.path, what, e);
         }
         if (rc == 0 && train && perf_of(cmds[i].block, &outs[*nouts]))
             ++*nouts;
+        if (rc == 0 && cmds[i].action->schema == &write_command_schema &&
+            path_of(cmds[i].block, &write_command_schema, "outputPath", &outs[*nouts]))
+            outs[(*nouts)++].node_suffix = 1;
     }
     for (size_t i = 0; i < *nouts; i++)
         outs[i].canon = pt_fs_canonical(outs[i].path);
@@ -190,6 +220,7 @@ int train_check_files(struct cfg *cfg, const struct train_command *cmds, size_t 
 {
     struct pt_inputs ins = {0};
     struct output outs[MAX_OUTPUTS];
+    memset(outs, 0, sizeof outs);
     size_t nouts = 0;
     char logname[4200] = "";
     int rc = collect(cfg, cmds, n, rank, &ins, outs, &nouts, logname, sizeof logname, e);
@@ -218,7 +249,8 @@ void train_remove_stale(const struct train_command *cmds, size_t n, struct pt_lo
 {
     for (size_t i = 0; i < n; i++) {
         struct output model = {0};
-        if (cmds[i].action->schema == &train_command_schema && model_of(cmds[i].block, 1, &model))
+        if (cmds[i].action->schema == &train_command_schema &&
+            path_of(cmds[i].block, &train_command_schema, "modelPath", &model))
             pt_fs_remove_stale(model.path, note_removed, log);
     }
 }

@@ -174,12 +174,15 @@ static int validate(struct run *r, size_t epoch, const struct learn_epoch *ep, s
                                {r->eval_name, sums[1], n}};
     char line[1024];
     logfmt_validate(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, 2);
+    r->crit.cv_train = n ? sums[0] / (double)n : NAN;
+    r->crit.cv_eval = n ? sums[1] / (double)n : NAN;
     if (run_may_log(r))
         pt_log_printf(r->ctx->log, "%s\n", line);
     return 0;
 }
 
-int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, struct pt_err *e)
+int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *stop,
+              struct pt_err *e)
 {
     struct pt_log *log = r->ctx->log;
     int on = parallel_on(r, epoch), talk = run_may_log(r);
@@ -225,7 +228,8 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, struct 
         rc = check_models_agree(r, epoch, e);
     if (rc)
         return rc;
-    if (!isfinite(all.train))
+    /* AutoAdjust with loadBestModel goes back from a diverged epoch (CNTK) */
+    if (!isfinite(all.train) && !(r->lc.aa.mode && r->lc.aa.load_best))
         return pt_err_set(e, PT_EUSER,
                           "error: epoch %zu: the training criterion is not finite "
                           "(diverged); lower the learning rate",
@@ -241,7 +245,12 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, struct 
                      (size_t)r->st.samples_seen, (float)ep->lr_per_sample, pt_now() - t0);
     if (talk)
         pt_log_printf(log, "%s\n", line);
+    r->crit.train = all.samples ? all.train / (double)all.samples : NAN;
+    r->crit.eval = all.samples ? all.eval / (double)all.samples : NAN;
     if (r->cv && (rc = validate(r, epoch, ep, e)))
         return rc;
-    return run_save_epoch(r, epoch, epoch + 1 == (size_t)r->lc.max_epochs, e);
+    int save = 1;
+    if ((rc = adjust_after_epoch(r, epoch, &save, stop, e)))
+        return rc;
+    return save ? run_save_epoch(r, epoch, epoch + 1 == (size_t)r->lc.max_epochs, e) : 0;
 }

@@ -123,15 +123,25 @@ static uint64_t method_hash(const struct run *r)
     return h;
 }
 
+/* AutoAdjust's settings: its decisions are collective (the criterion check, a rollback). */
+static uint64_t adjust_hash(const struct learn_autoadjust *a)
+{
+    double v[] = {a->mode,     a->reduce_if_less, a->decrease,        a->increase_if_more,
+                  a->increase, a->load_best,      a->continue_reduce, (double)a->interval,
+                  a->use_cv,   a->use_eval};
+    return blob_fnv1a(BLOB_FNV_START, v, sizeof v);
+}
+
 int run_check_settings(struct run *r, struct pt_err *e)
 {
-    struct train_ident it[5] = {
+    struct train_ident it[6] = {
         {.name = "maxEpochs", .details = ""},
         {.name = "epochSize", .details = ""},
         {.name = "minibatchSize", .details = " (its schedule)"},
         {.name = "parallelizationMethod",
          .details = " (its settings: gradientBits, parallelizationStartEpoch, ...)"},
         {.name = "makeMode's resumed epoch", .details = ""},
+        {.name = "AutoAdjust", .details = " (its settings)"},
     };
     it[0].hash = hash_ll(BLOB_FNV_START, r->lc.max_epochs);
     snprintf(it[0].text, sizeof it[0].text, "%lld", r->lc.max_epochs);
@@ -151,7 +161,9 @@ int run_check_settings(struct run *r, struct pt_err *e)
              r->nothing_to_do ? " (all done)"
              : r->resume      ? ""
                               : " (no model found)");
-    return train_check_same(r->ctx->comm, it, 5, e);
+    it[5].hash = adjust_hash(&r->lc.aa);
+    snprintf(it[5].text, sizeof it[5].text, "%s", r->lc.aa.mode ? "adjustAfterEpoch" : "none");
+    return train_check_same(r->ctx->comm, it, 6, e);
 }
 
 /* The network's description (nn_config_write's canonical text) and its parameter count. */

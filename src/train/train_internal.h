@@ -10,10 +10,22 @@
 #include "train/train.h"
 
 /* What a checkpoint restores besides the model (SPEC 8). */
+/* AutoAdjust's state after an epoch (CNTK's learnRatePerSample and prevCriterion, plus
+ * what CNTK recomputes on a restart: the running average and the continueReduce flag). */
+struct ckp_adjust {
+    double lr;          /* the rate of the next epoch beyond the schedule */
+    double prev;        /* criterion at the last adjustment (+inf: none yet) */
+    double avg;         /* average criterion of the interval so far (+inf: none yet) */
+    double not_counted; /* epochs of this interval before a restart (CNTK's count) */
+    double reduced;     /* continueReduce: a reduction happened */
+};
+
 struct ckp_state {
     uint64_t epochs_done;  /* finished epochs */
     uint64_t samples_seen; /* totalSamplesSeen so far */
     uint64_t dropout_state;
+    struct ckp_adjust adjust;
+    int has_adjust; /* the checkpoint held adjust (older checkpoints do not) */
 };
 
 /* "<model>.ckp" for the model file of epoch `epoch` (1-based): modelPath.E.ckp. */
@@ -81,7 +93,25 @@ void train_ident_network(struct nn *net, struct train_ident *it);
 int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t mb_size,
                    size_t epoch_size, double sums[3], size_t *nmb, struct pt_err *e);
 
+/* What test and write evaluate: the model (on the CPU backend) and the command's reader. */
+struct train_model_reader {
+    struct backend *be;
+    struct nn *net;
+    struct reader *reader;
+};
+/* Read command's reader block, load model, mark its label stream, open the reader
+ * (in_order: in file order, as CNTK's write does). Local; on failure mr holds what to
+ * free with train_close_model. */
+int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int in_order,
+                     struct train_model_reader *mr, struct pt_err *e);
+void train_close_model(struct train_model_reader *mr);
+
 int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+/* action=write (write_output.c): the model's outputs to outputPath.<node>, rank 0 only. */
+int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+/* Whether name is a node action=write can write (HLast, PosteriorProb, ScaledLogLikelihood):
+ * outputPath.<name> is one of its files. */
+int write_output_node(const char *name);
 
 #endif

@@ -15,10 +15,15 @@ int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     r.ctx = ctx;
     int stop = 0;
     int rc = run_start(&r, command, &stop, e);
-    for (size_t epoch = r.st.epochs_done; rc == 0 && !stop && epoch < (size_t)r.lc.max_epochs;
-         epoch++) {
+    if (rc == 0 && !stop)
+        adjust_start(&r);
+    /* the next epoch is the one after the last finished (an AutoAdjust rollback goes back) */
+    int ended = 0; /* continueReduce stopped the training */
+    for (size_t epoch = r.st.epochs_done;
+         rc == 0 && !stop && !ended && epoch < (size_t)r.lc.max_epochs; epoch = r.st.epochs_done) {
         struct learn_epoch ep;
         learn_epoch_params(&r.lc, epoch, &ep);
+        adjust_epoch_lr(&r, epoch, &ep);
         if (ep.lr_per_sample < r.lc.min_lr) {
             pt_log_printf(ctx->log,
                           "Learning rate per sample %.8g is below minLearningRatePerSample "
@@ -26,7 +31,7 @@ int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
                           ep.lr_per_sample, r.lc.min_lr, epoch);
             break;
         }
-        rc = run_epoch(&r, epoch, &ep, e);
+        rc = run_epoch(&r, epoch, &ep, &ended, e);
     }
     if (rc == 0 && !stop)
         rc = run_save_final(&r, e);

@@ -39,6 +39,9 @@ struct run {
     struct ckp_state st;
     size_t mbs_last_epoch; /* for the progress percentage */
     char eval_name[48];
+    struct { /* the last epoch's criteria per sample (global), for AutoAdjust */
+        double train, eval, cv_train, cv_eval;
+    } crit;
     uint64_t resume;   /* makeMode: the newest finished epoch with a model (0: none) */
     int nothing_to_do; /* makeMode: every epoch and the final model exist */
 };
@@ -62,7 +65,23 @@ int run_check_settings(struct run *r, struct pt_err *e);
 int run_check_network(struct run *r, struct pt_err *e);
 
 /* ---- train_epoch.c */
-int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, struct pt_err *e);
+/* One epoch, its validation, AutoAdjust's decision and its files. *stop: training ends
+ * (continueReduce). The next epoch is r->st.epochs_done (earlier after a rollback). */
+int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *stop,
+              struct pt_err *e);
+
+/* ---- train_adjust.c: AutoAdjust (CNTK's autoAdjustLR = adjustAfterEpoch) */
+/* After start-up (and a resume): the state from the checkpoint, else CNTK's start values. */
+void adjust_start(struct run *r);
+/* The rate of epoch (0-based): the schedule's within it, else the adjusted one. */
+void adjust_epoch_lr(struct run *r, size_t epoch, struct learn_epoch *ep);
+/* After epoch i's criteria (r->crit) are known: decide (collective). *save: write this
+ * epoch's files (0 after a rollback, which reloads an earlier epoch on every rank and
+ * rewrites its checkpoint); *stop: continueReduce ends training. */
+int adjust_after_epoch(struct run *r, size_t i, int *save, int *stop, struct pt_err *e);
+/* Rank 0, after epoch i's checkpoint is written: remove the ones no longer needed (all but
+ * the newest; with loadBestModel, CNTK keeps the last adjustment's too). */
+void adjust_prune_checkpoints(const struct run *r, size_t i);
 
 /* ---- train_save.c */
 /* modelPath (epoch 0) or modelPath.E. */

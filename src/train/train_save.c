@@ -52,10 +52,7 @@ static int write_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
     }
     if (rc)
         return pt_err_context(e, "while saving epoch %zu to '%s' (modelPath)", epoch + 1, path);
-    if (epoch > 0 && !r->lc.keep_checkpoints) {
-        ckp_path(ckp, sizeof ckp, r->model, epoch);
-        unlink(ckp); /* superseded by this epoch's */
-    }
+    adjust_prune_checkpoints(r, epoch);
     return 0;
 }
 

@@ -1,0 +1,473 @@
+/* action=write: a trained network's outputs for every sample of a reader, written as text
+ * to outputPath.<nodeName> (CNTK's DoWriteOutput and SimpleOutputWriter::WriteOutput).
+ *
+ * Nodes of a SimpleNetworkBuilder network, by CNTK's names: HLast (the output layer before
+ * any softmax; the default), PosteriorProb (its softmax), ScaledLogLikelihood (HLast minus
+ * the log of the label prior; the default when the model has a prior, needPrior). The
+ * reader is read in file order (CNTK forces randomize=None), in minibatches of
+ * minibatchSize. Layout (format = [ ... ], CNTK's defaults): per sequence
+ * sequencePrologue, its samples separated by sampleSeparator ("\n"), each sample's values
+ * separated by elementSeparator (" ") as "%<precisionFormat>f", then sequenceEpilogue
+ * ("\n"); sequenceSeparator between sequences; prologue and epilogue around the file.
+ * transpose=false prints one column per sample. In the strings, \n \r \t \s are newline,
+ * return, tab and space, %s the node name and %n the minibatch number; in sequencePrologue
+ * and sampleSeparator %d is the sequence's number (from 0, in file order) and %x its shape
+ * ("rows steps"). type=category
+ * prints the index of each sample's largest value.
+ *
+ * Only rank 0 writes (CNTK's writer has no MPI: every rank would write the same files);
+ * the other ranks wait for its outcome. Each file is written to a temporary and renamed
+ * into place (core/fs.h), never through a symlink. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "comm/comm.h"
+#include "core/fs.h"
+#include "math/backend.h"
+#include "train/train_internal.h"
+
+#define WRITE_MAX_NODES 3
+
+enum write_node { NODE_HLAST, NODE_POSTERIOR, NODE_SCALED_LL };
+static const char *const node_names[] = {"HLast", "PosteriorProb", "ScaledLogLikelihood"};
+
+int write_output_node(const char *name)
+{
+    for (size_t i = 0; i < sizeof node_names / sizeof node_names[0]; i++)
+        if (strcmp(name, node_names[i]) == 0)
+            return 1;
+    return 0;
+}
+
+struct write_format {
+    int category; /* type: 0 real, 1 category */
+    int transpose;
+    const char *prologue, *epilogue, *seq_sep, *seq_prologue, *seq_epilogue, *elem_sep, *sample_sep,
+        *precision;
+};
+
+struct write_settings {
+    char model[4096];
+    char output[4096];
+    long long mb_size, epoch_size;
+    struct cfg_val nodes; /* outputNodeNames */
+    struct write_format fmt;
+};
+
+#define WS(m) CFG_OUT(struct write_settings, m)
+#define WF(m) CFG_OUT(struct write_format, m)
+
+/* precisionFormat "W.P", "W", ".P" (digits): width and precision of %f (-1: default). */
+static void precision_parse(const char *s, int *width, int *prec)
+{
+    *width = *prec = -1;
+    if (!s || !*s)
+        return;
+    if (*s != '.')
+        *width = atoi(s);
+    const char *dot = strchr(s, '.');
+    if (dot)
+        *prec = atoi(dot + 1);
+}
+
+static int precision_valid(const struct cfg_val *v, char *why, size_t size)
+{
+    const char *s = v->s ? v->s : "";
+    size_t dots = 0, n = strlen(s);
+    for (size_t i = 0; i < n; i++) {
+        dots += s[i] == '.';
+        if (!(s[i] == '.' || (s[i] >= '0' && s[i] <= '9')) || dots > 1 || n > 8) {
+            snprintf(why, size, "expected a printf width and precision such as .3 or 10.4");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static const struct cfg_key format_keys[] = {
+    {.name = "type",
+     .type = CFG_ENUM,
+     .def = "real",
+     .choices = "real|category",
+     .unsupported = "sparse",
+     .help = "real: the values; category: the index of each sample's largest value",
+     WF(category)},
+    {.name = "transpose",
+     .type = CFG_BOOL,
+     .def = "true",
+     .help = "true: one line per sample; false: one column per sample",
+     WF(transpose)},
+    {.name = "prologue",
+     .type = CFG_STRING,
+     .help = "printed at the start (default empty)",
+     WF(prologue)},
+    {.name = "epilogue",
+     .type = CFG_STRING,
+     .help = "printed at the end (default empty)",
+     WF(epilogue)},
+    {.name = "sequenceSeparator",
+     .type = CFG_STRING,
+     .help = "between sequences (default empty)",
+     WF(seq_sep)},
+    {.name = "sequencePrologue",
+     .type = CFG_STRING,
+     .help = "before each sequence (default empty)",
+     WF(seq_prologue)},
+    {.name = "sequenceEpilogue",
+     .type = CFG_STRING,
+     .help = "after each sequence (default \\n)",
+     WF(seq_epilogue)},
+    {.name = "elementSeparator",
+     .type = CFG_STRING,
+     .help = "between the values of a sample (default \\s, a space)",
+     WF(elem_sep)},
+    {.name = "sampleSeparator",
+     .type = CFG_STRING,
+     .help = "between the samples of a sequence (default \\n)",
+     WF(sample_sep)},
+    {.name = "precisionFormat",
+     .type = CFG_STRING,
+     .help = "printf width and precision of the values, e.g. .3 for %.3f (default: %f)",
+     .valid = precision_valid,
+     WF(precision)},
+    {.name = "labelMappingFile",
+     .type = CFG_UNSUPPORTED,
+     .help = "category labels are written as indices; label mapping files are not supported"},
+    {.name = NULL},
+};
+
+static const struct cfg_schema format_schema = {
+    .name = "format",
+    .where = "in a command block with action=write",
+    .help = "How action=write lays out the values (CNTK's WriteFormattingOptions).",
+    .keys = format_keys,
+};
+
+static const struct cfg_key write_cmd_keys[] = {
+    {.name = "action", .type = CFG_STRING, .def = "write", .help = "write: the network's outputs"},
+    {.name = "modelPath",
+     .type = CFG_PATH,
+     .flags = CFG_REQUIRED,
+     .help = "the model whose outputs are written",
+     WS(model)},
+    {.name = "reader",
+     .type = CFG_BLOCK,
+     .flags = CFG_REQUIRED,
+     .sub = &reader_schema,
+     .help = "the data, read in file order"},
+    {.name = "outputPath",
+     .type = CFG_PATH,
+     .flags = CFG_REQUIRED,
+     .help = "node N is written to outputPath.N",
+     WS(output)},
+    {.name = "outputNodeNames",
+     .type = CFG_STRING_LIST,
+     .choices = "HLast|PosteriorProb|ScaledLogLikelihood",
+     .help = "nodes to write (default: ScaledLogLikelihood when the model has a prior, else "
+             "HLast)",
+     WS(nodes)},
+    {.name = "minibatchSize",
+     .type = CFG_INT,
+     .def = "2048",
+     .flags = CFG_HAS_MIN,
+     .min = 1,
+     .help = "samples per minibatch",
+     WS(mb_size)},
+    {.name = "epochSize",
+     .type = CFG_INT,
+     .def = "0",
+     .flags = CFG_HAS_MIN,
+     .help = "samples to write; 0 = all",
+     WS(epoch_size)},
+    {.name = "format",
+     .type = CFG_BLOCK,
+     .sub = &format_schema,
+     .help = "the text layout: format = [ type; transpose; prologue; ... ]",
+     WS(fmt)},
+    {.name = "writer",
+     .type = CFG_UNSUPPORTED,
+     .help = "data writers (HTKMLFWriter, ...) are not supported: use outputPath"},
+    {.name = "writeSequenceKey",
+     .type = CFG_UNSUPPORTED,
+     .help = "sequence keys are not written (%k is not supported)"},
+    {.name = "nodeUnitTest", .type = CFG_UNSUPPORTED, .help = "node unit tests are not supported"},
+    {.name = "BrainScriptNetworkBuilder",
+     .type = CFG_TEXT,
+     .help = "ignored by action=write: the network comes from modelPath"},
+    {.name = "NDLNetworkBuilder",
+     .type = CFG_TEXT,
+     .help = "ignored by action=write: the network comes from modelPath"},
+    {.name = NULL},
+};
+
+const struct cfg_schema write_command_schema = {
+    .name = "command block (action=write)",
+    .where = "at top level, named in command=",
+    .help = "Writes a model's outputs. Unknown keys here are allowed (they may be variables).",
+    .keys = write_cmd_keys,
+    .open = 1,
+};
+
+/* What a format string may name: %s the node, %n the minibatch number; in
+ * sequencePrologue and sampleSeparator also %d the sequence's number and %x its shape
+ * ("rows steps"), when seq >= 0. */
+struct frag {
+    const char *node;
+    size_t mb;
+    long long seq;
+    size_t rows, steps;
+};
+
+/* CNTK's Processed() and its %d / %x: escapes \n \r \t \s, then the names above. */
+static void put_fragment(FILE *f, const char *s, const struct frag *c)
+{
+    for (; s && *s; s++) {
+        if (s[0] == '\\' && s[1] && strchr("nrts", s[1])) {
+            s++;
+            fputc(*s == 'n' ? '\n' : *s == 'r' ? '\r' : *s == 't' ? '\t' : ' ', f);
+        } else if (s[0] == '%' && s[1] == 's') {
+            fputs(c->node, f);
+            s++;
+        } else if (s[0] == '%' && s[1] == 'n') {
+            fprintf(f, "%zu", c->mb);
+            s++;
+        } else if (s[0] == '%' && s[1] == 'd' && c->seq >= 0) {
+            fprintf(f, "%lld", c->seq);
+            s++;
+        } else if (s[0] == '%' && s[1] == 'x' && c->seq >= 0) {
+            fprintf(f, "%zu %zu", c->rows, c->steps);
+            s++;
+        } else {
+            fputc(*s, f);
+        }
+    }
+}
+
+struct out_file {
+    enum write_node node;
+    struct pt_file_out out;
+    FILE *f;
+};
+
+/* The values of node for one column of HLast (rows values). */
+static void node_column(enum write_node node, const float *z, size_t rows, const float *prior,
+                        double *v)
+{
+    double mx = -INFINITY, sum = 0;
+    for (size_t i = 0; i < rows; i++)
+        mx = z[i] > mx ? z[i] : mx;
+    for (size_t i = 0; node == NODE_POSTERIOR && i < rows; i++)
+        sum += exp((double)z[i] - mx);
+    for (size_t i = 0; i < rows; i++) {
+        if (node == NODE_POSTERIOR)
+            v[i] = (double)(float)(exp((double)z[i] - mx) / sum);
+        else if (node == NODE_SCALED_LL)
+            v[i] = (double)(z[i] - logf(prior[i]));
+        else
+            v[i] = z[i];
+    }
+}
+
+static void put_value(FILE *f, const struct write_format *fm, double v)
+{
+    int width, prec;
+    precision_parse(fm->precision, &width, &prec);
+    if (v == 0)
+        v = 0; /* no negative zero (CNTK clears its sign) */
+    fprintf(f, "%*.*f", width < 0 ? 0 : width, prec < 0 ? 6 : prec, v);
+}
+
+/* One sequence: cols columns of HLast at z (stride rows), as CNTK's
+ * WriteMinibatchWithFormatting lays it out. */
+static void put_sequence(FILE *f, const struct write_format *fm, const struct frag *seq,
+                         enum write_node node, const float *const *cols, size_t ncols, size_t rows,
+                         const float *prior, double *buf)
+{
+    struct frag plain = *seq;
+    plain.seq = -1;
+    put_fragment(f, fm->seq_prologue, seq);
+    size_t vals = fm->category ? 1 : rows;
+    for (size_t j = 0; j < ncols; j++) {
+        node_column(node, cols[j], rows, prior, buf + j * rows);
+        if (fm->category) {
+            size_t best = 0;
+            for (size_t i = 0; i < rows; i++)
+                if (buf[j * rows + i] >= buf[j * rows + best])
+                    best = i;
+            buf[j * rows] = (double)best;
+        }
+    }
+    size_t outer = fm->transpose ? ncols : vals, inner = fm->transpose ? vals : ncols;
+    for (size_t a = 0; a < outer; a++) {
+        if (a > 0)
+            put_fragment(f, fm->sample_sep ? fm->sample_sep : "\\n", seq);
+        for (size_t b = 0; b < inner; b++) {
+            if (b > 0)
+                put_fragment(f, fm->elem_sep ? fm->elem_sep : " ", &plain);
+            double v = fm->transpose ? buf[a * rows + b] : buf[b * rows + a];
+            if (fm->category)
+                fprintf(f, "%u", (unsigned)v);
+            else
+                put_value(f, fm, v);
+        }
+    }
+    put_fragment(f, fm->seq_epilogue ? fm->seq_epilogue : "\\n", &plain);
+}
+
+/* One minibatch into every file. The output's columns: one per sequence (sequence labels),
+ * else t * nseq + s for the rows of each sequence. */
+static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *outs, size_t nout,
+                         const struct write_format *fm, size_t mbi, const float *prior,
+                         size_t *seqs_written, struct pt_err *e)
+{
+    size_t rows = 0, cols = 0, cap = 0;
+    int rc = nn_get_output(net, NULL, 0, &rows, &cols, e);
+    if (rc == PT_EUSER && rows && cols) { /* asked for the size */
+        pt_err_clear(e);
+        rc = 0;
+    }
+    cap = rows * cols;
+    float *z = malloc((cap ? cap : 1) * sizeof *z);
+    const float **colp = malloc((cols ? cols : 1) * sizeof *colp);
+    double *buf = malloc((cap ? cap : 1) * sizeof *buf);
+    if (!z || !colp || !buf)
+        rc = pt_err_set(e, PT_ESYS, "error: out of memory for the outputs of a minibatch");
+    if (rc == 0)
+        rc = nn_get_output(net, z, cap, &rows, &cols, e);
+    struct mb_input *in = mb_find(mb, "features");
+    if (!in)
+        in = &mb->in[0];
+    int per_seq = cols == mb->nseq;
+    for (size_t o = 0; rc == 0 && o < nout; o++) {
+        const char *name = node_names[outs[o].node];
+        for (size_t s = 0; s < mb->nseq; s++) {
+            size_t n = per_seq ? 1 : in->len[s];
+            for (size_t t = 0; t < n; t++)
+                colp[t] = z + (per_seq ? s : t * mb->nseq + s) * rows;
+            struct frag c = {name, mbi, -1, rows, n};
+            if (*seqs_written + s > 0)
+                put_fragment(outs[o].f, fm->seq_sep, &c);
+            c.seq = (long long)(*seqs_written + s);
+            put_sequence(outs[o].f, fm, &c, outs[o].node, colp, n, rows, prior, buf);
+        }
+        if (ferror(outs[o].f))
+            rc = pt_err_set(e, PT_ESYS, "error: writing '%s' failed", outs[o].out.path);
+    }
+    *seqs_written += mb->nseq;
+    free(z);
+    free(colp);
+    free(buf);
+    return rc;
+}
+
+static int open_outputs(const struct write_settings *ws, struct nn *net, struct out_file *outs,
+                        size_t *nout, struct pt_err *e)
+{
+    int dim = 0;
+    int has_prior = nn_get_prior(net, &dim) != NULL;
+    *nout = 0;
+    if (ws->nodes.node)
+        for (size_t i = 0; i < ws->nodes.slist.n && *nout < WRITE_MAX_NODES; i++)
+            for (int k = 0; k < WRITE_MAX_NODES; k++)
+                if (strcasecmp(ws->nodes.slist.items[i], node_names[k]) == 0)
+                    outs[(*nout)++].node = (enum write_node)k;
+    if (!ws->nodes.node)
+        outs[(*nout)++].node = has_prior ? NODE_SCALED_LL : NODE_HLAST;
+    for (size_t o = 0; o < *nout; o++)
+        if (outs[o].node == NODE_SCALED_LL && !has_prior)
+            return cfg_error(e, cfg_value_origin(ws->nodes.node),
+                             "outputNodeNames: ScaledLogLikelihood needs a model trained with "
+                             "needPrior=true; '%s' has no prior",
+                             ws->model);
+    for (size_t o = 0; o < *nout; o++) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s.%s", ws->output, node_names[outs[o].node]);
+        int rc = pt_file_begin(&outs[o].out, path, 1, "output file", e);
+        if (rc == 0 && !(outs[o].f = fdopen(outs[o].out.fd, "w+")))
+            rc = pt_err_set(e, PT_ESYS, "error: cannot write '%s'", path);
+        if (rc)
+            return rc;
+        outs[o].out.fd = -1; /* the stream owns it now */
+        struct frag c = {node_names[outs[o].node], 0, -1, 0, 0};
+        put_fragment(outs[o].f, ws->fmt.prologue, &c);
+    }
+    return 0;
+}
+
+static int close_outputs(struct out_file *outs, size_t nout, const struct write_settings *ws,
+                         int rc, struct pt_err *e)
+{
+    for (size_t o = 0; o < nout; o++) {
+        if (!outs[o].f) {
+            pt_file_abort(&outs[o].out);
+            continue;
+        }
+        if (rc == 0)
+            put_fragment(outs[o].f, ws->fmt.epilogue,
+                         &(struct frag){node_names[outs[o].node], 0, -1, 0, 0});
+        int bad = fflush(outs[o].f) != 0 || ferror(outs[o].f) || fsync(fileno(outs[o].f)) != 0;
+        fclose(outs[o].f);
+        outs[o].f = NULL;
+        if (rc == 0 && bad)
+            rc = pt_err_set(e, PT_ESYS, "error: writing '%s' failed", outs[o].out.path);
+        if (rc == 0)
+            rc = pt_file_commit(&outs[o].out, "output file", e);
+        else
+            pt_file_abort(&outs[o].out);
+    }
+    return rc;
+}
+
+/* Rank 0's part: the whole reader, in file order. */
+static int write_all(struct pt_ctx *ctx, const struct write_settings *ws, struct nn *net,
+                     struct reader *r, struct pt_err *e)
+{
+    struct out_file outs[WRITE_MAX_NODES];
+    memset(outs, 0, sizeof outs);
+    for (size_t o = 0; o < WRITE_MAX_NODES; o++)
+        outs[o].out.fd = -1; /* nothing open yet (pt_file_abort closes fd >= 0) */
+    size_t nout = 0, mbi = 0, total = 0, seqs = 0;
+    int dim = 0;
+    const float *prior = nn_get_prior(net, &dim);
+    int rc = open_outputs(ws, net, outs, &nout, e);
+    if (rc == 0)
+        rc = reader_start_epoch(r, 0, (size_t)ws->epoch_size, 0, 1, e);
+    struct minibatch mb = {0};
+    struct nn_stats st;
+    while (rc == 0 && (rc = reader_next(r, (size_t)ws->mb_size, &mb, e)) == 0 &&
+           mb.global_samples) {
+        rc = nn_evaluate(net, &mb, &st, e);
+        if (rc == 0)
+            rc = put_minibatch(net, &mb, outs, nout, &ws->fmt, mbi, prior, &seqs, e);
+        if (rc == 0)
+            pt_log_printf(ctx->log, "Minibatch[%zu]: ActualMBSize = %zu\n", mbi, mb.samples);
+        total += mb.samples;
+        mbi++;
+    }
+    mb_free(&mb);
+    rc = close_outputs(outs, nout, ws, rc, e);
+    if (rc == 0)
+        pt_log_printf(ctx->log, "Written to %s*\nTotal Samples Evaluated = %zu\n", ws->output,
+                      total);
+    return rc;
+}
+
+int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
+{
+    struct write_settings ws;
+    memset(&ws, 0, sizeof ws);
+    struct train_model_reader mr = {0};
+    int rank = comm_rank(ctx->comm), rc = cfg_schema_read(command, &write_command_schema, &ws, e);
+    if (rc == 0 && rank == 0)
+        rc = train_open_model(ctx, command, ws.model, 1, &mr, e); /* CNTK: file order */
+    if (rc == 0 && rank == 0)
+        rc = write_all(ctx, &ws, mr.net, mr.reader, e);
+    rc = train_agree(ctx->comm, rc, "to write the outputs", e);
+    train_close_model(&mr);
+    cfg_schema_free(&write_command_schema, &ws);
+    return rc;
+}
