@@ -11,10 +11,11 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 
 # check, clang-format, clang and libclang-rt-14-dev (libFuzzer) are for scripts/test.sh;
-# iproute2 (ip, tc) and util-linux (unshare, nsenter) for scripts/cluster.sh
+# iproute2 (ip, tc) and util-linux (unshare, nsenter) for scripts/cluster.sh; python3 for
+# tests/test_timeline.sh (its JSON check); gnuplot-nox for scripts/plot-run.sh
 pkgs="build-essential autoconf automake libtool pkg-config \
       libopenmpi-dev openmpi-bin libopenblas-dev libinih-dev check clang-format \
-      clang libclang-rt-14-dev dataset-fashion-mnist iproute2 util-linux"
+      clang libclang-rt-14-dev dataset-fashion-mnist iproute2 util-linux python3 gnuplot-nox"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

@@ -130,12 +130,14 @@ int pt_trace_open(const char *path, int rank, const char *key, struct pt_trace *
     t->key = key;
     struct pt_err why;
     pt_err_clear(&why);
-    int rc = pt_make_parent_dirs(t->name, &why);
-    if (rc == 0)
-        rc = pt_fs_open_stream(t->name, &t->out, &why);
+    /* a directory that cannot be made is a system failure, as modelPath's (exit 3); the
+     * stream's opener tells a refused file (a symlink: bad input) from one */
+    int code = PT_ESYS, rc = pt_make_parent_dirs(t->name, &why);
+    if (rc == 0 && (rc = pt_fs_open_stream(t->name, &t->out, &why)))
+        code = why.code;
     if (rc) {
         const char *msg = strncmp(why.msg, "error: ", 7) == 0 ? why.msg + 7 : why.msg;
-        rc = pt_err_set(e, why.code, "error: cannot write %s '%s': %s", key, t->name, msg);
+        rc = pt_err_set(e, code, "error: cannot write %s '%s': %s", key, t->name, msg);
         free(t->piece);
         free(t);
         return rc;
