@@ -121,6 +121,8 @@ int engine_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
 {
     en->epoch = epoch;
     en->minibatch = 0;
+    /* the first sync's compute time counts from here, not across validation and saving */
+    en->perf.last_end = pt_now();
     if (!en->ops->start_epoch)
         return 0;
     engine_mark_start(en);

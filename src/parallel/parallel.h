@@ -172,7 +172,8 @@ struct engine_perf {
     long long every;     /* syncPerfStats */
     long long syncs;     /* aggregations so far */
     double comm_seconds; /* exposed communication time (the step waited for it) */
-    double last_end;     /* when the last aggregation returned (compute time origin) */
+    double last_end;     /* when the last aggregation returned, or the epoch started
+                            (compute time origin) */
     double last_bytes;   /* bytes this rank sent in the last aggregation */
     FILE *file;          /* perfStatsFile, or NULL */
 };
