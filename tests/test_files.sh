@@ -70,20 +70,17 @@ has "$tmp/err" "error: stderr: '$tmp/d.ctf' is an input"
 unchanged "outputs over inputs"
 [ ! -e m.dnn ] && [ ! -e m.dnn.1 ] && ok || no "a refused run wrote a model"
 
-# a symlink as the log: refused; a device is fine
-ln -s victim log.lnk
-expect 1 tr stderr=log.lnk
-has "$tmp/err" "cannot open log file 'log.lnk': it is a symbolic link to a file"
-unchanged "symlink as the log"
-expect 0 tr stderr=/dev/null
-rm -f m.dnn* log.lnk
-# ... and as the timeline
-ln -s victim tl.lnk
-expect 1 tr timelineFile=tl.lnk
-has "$tmp/err" "error: cannot write timelineFile 'tl.lnk': it is a symbolic link to a file"
-unchanged "symlink as the timeline"
-expect 0 tr timelineFile=/dev/null
-rm -f m.dnn* tl.lnk
+# a symlink as the log or as the timeline: refused; a device is fine
+symlinked() { # KEY MESSAGE
+    ln -s victim lnk
+    expect 1 tr "$1=lnk"
+    has "$tmp/err" "$2"
+    unchanged "symlink as $1"
+    expect 0 tr "$1=/dev/null"
+    rm -f m.dnn* lnk
+}
+symlinked stderr "cannot open log file 'lnk': it is a symbolic link to a file"
+symlinked timelineFile "error: cannot write timelineFile 'lnk': it is a symbolic link to a file"
 
 # temporaries of dead runs of this host are removed, with a log line; those of another
 # host, or of a live process, stay

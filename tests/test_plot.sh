@@ -11,11 +11,7 @@ command -v "$MPIEXEC" >/dev/null || { echo "test_plot: mpiexec not found"; exit 
 command -v gnuplot >/dev/null || { echo "test_plot: gnuplot not found (scripts/setup.sh installs gnuplot-nox)"; exit 77; }
 P=$S/scripts/plot-run.sh
 cd "$tmp"
-toy_ctf 'x + 0.5 * y > 0.75' >d.ctf
-head -n 600 d.ctf >cv.ctf
-toy_cfg 1 >p.cfg
-PT=train.SGD.ParallelTrain
-cv="train.cvReader=[readerType=CNTKTextFormatReader;file=cv.ctf;randomize=false;input=[features=[dim=2;format=dense];labels=[dim=2;format=dense]]]"
+toy_with_cv 1
 
 # png FILE WIDTH HEIGHT: a PNG (signature) of that size in pixels, more than 5 kB
 png() {

@@ -14,11 +14,7 @@ command -v "$MPIEXEC" >/dev/null || { echo "test_timeline: mpiexec not found"; e
 command -v python3 >/dev/null || { echo "test_timeline: python3 not found (scripts/setup.sh installs it)"; exit 77; }
 CK=$S/tests/timeline_check.py
 cd "$tmp"
-toy_ctf 'x + 0.5 * y > 0.75' >d.ctf
-head -n 600 d.ctf >cv.ctf
-toy_cfg 1 >p.cfg
-PT=train.SGD.ParallelTrain
-cv="train.cvReader=[readerType=CNTKTextFormatReader;file=cv.ctf;randomize=false;input=[features=[dim=2;format=dense];labels=[dim=2;format=dense]]]"
+toy_with_cv 1
 
 # summary FILE OUT [OPTIONS]: check a timeline, its span counts into OUT
 summary() {
@@ -31,6 +27,12 @@ n() { awk -v name="$2" '$1 == "count" { k = $0; sub(/^count /, "", k); sub(/ [0-
 want() { got=$(n "$1" "$2"); [ "$got" -eq "$3" ] && ok || no "$1: $got '$2' spans, wanted $3"; }
 # lines FILE TEXT: lines of FILE holding TEXT (0 when none or no file)
 lines() { grep -cF -- "$2" "$1" 2>/dev/null || true; }
+# of NAME K: f, p = rank K's timeline and perfStatsFile of run NAME; the summary NAMEK.sum
+of() {
+    f=$1/tl.json p=$1/perf.jsonl
+    [ "$2" -eq 0 ] || { f=$f.rank$2 p=$p.rank$2; }
+    summary "$f" "$1$2.sum"
+}
 
 # DataParallelSGD, 32 bits: 3 epochs of 50 minibatches, one allreduce each, on both ranks
 run dp 2 $PT.timelineFile=dp/tl.json $PT.perfStatsFile=dp/perf.jsonl "$cv"
@@ -64,9 +66,7 @@ want buf.sum wait 150
 run bm 2 $PT.parallelizationMethod=BlockMomentumSGD "$PT.BlockMomentumSGD=[blockSizePerWorker=100]" \
     $PT.timelineFile=bm/tl.json $PT.perfStatsFile=bm/perf.jsonl
 for k in 0 1; do
-    f=bm/tl.json p=bm/perf.jsonl
-    [ $k -eq 0 ] || { f=$f.rank$k p=$p.rank$k; }
-    summary $f bm$k.sum
+    of bm $k
     syncs=$(lines $p '"method":"BlockMomentumSGD"')
     w=$(n bm$k.sum wait) a=$(n bm$k.sum allreduce) u=$(n bm$k.sum "block update")
     [ "$syncs" -ge 20 ] && [ "$w" -eq "$syncs" ] && [ "$a" -eq "$u" ] && [ "$a" -ge 3 ] && [ "$a" -le "$w" ] &&
@@ -78,9 +78,7 @@ done
 run as 2 $PT.parallelizationMethod=DataParallelASGD "$PT.DataParallelASGD=[syncPeriodPerWorker=10]" \
     $PT.timelineFile=as/tl.json $PT.perfStatsFile=as/perf.jsonl
 for k in 0 1; do
-    f=as/tl.json p=as/perf.jsonl
-    [ $k -eq 0 ] || { f=$f.rank$k p=$p.rank$k; }
-    summary $f as$k.sum
+    of as $k
     pushes=$(lines $p '"final":0')
     [ "$pushes" -ge 20 ] && ok || no "as rank $k: $pushes pushes"
     for s in count push+pull apply; do want as$k.sum $s "$pushes"; done
