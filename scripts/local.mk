@@ -1,5 +1,5 @@
 EXTRA_DIST += scripts/setup.sh scripts/test.sh scripts/run-fashion.sh scripts/elastic.sh scripts/cluster.sh \
-	scripts/slurm-cluster.sh scripts/slurm-train.sbatch
+	scripts/slurm-cluster.sh scripts/slurm-train.sbatch scripts/plot-run.sh
 
 # Fashion-MNIST (IDX) -> CTF converter, used by scripts/prepare-fashion-mnist.sh
 noinst_PROGRAMS += scripts/idx2ctf

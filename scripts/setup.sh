@@ -14,11 +14,12 @@ cd "$here"
 # iproute2 (ip, tc) and util-linux (unshare, nsenter) for scripts/cluster.sh; slurmctld,
 # slurmd, slurm-client and munge for scripts/slurm-cluster.sh (it runs its own daemons on
 # its own sockets and ports, inside namespaces: Debian's services, where an init starts
-# them, do not get in its way)
+# them, do not get in its way); python3 for tests/test_timeline.sh (its JSON check);
+# gnuplot-nox for scripts/plot-run.sh
 pkgs="build-essential autoconf automake libtool pkg-config \
       libopenmpi-dev openmpi-bin libopenblas-dev libinih-dev check clang-format \
       clang libclang-rt-14-dev dataset-fashion-mnist iproute2 util-linux \
-      slurmctld slurmd slurm-client munge"
+      slurmctld slurmd slurm-client munge python3 gnuplot-nox"
 
 as_root() {
     if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi

@@ -8,7 +8,7 @@ noinst_LIBRARIES += libptcore.a
 libptcore_a_SOURCES = \
 	src/core/err.h src/core/err.c src/core/log.h src/core/log.c src/core/fs.h src/core/fs.c \
 	src/core/rng.h src/core/rng.c src/core/blob.h src/core/blob.c src/core/timer.h \
-	src/core/half.h src/core/half.c
+	src/core/half.h src/core/half.c src/core/trace.h src/core/trace.c
 
 noinst_LIBRARIES += libpartrain.a
 libpartrain_a_SOURCES = \

@@ -90,7 +90,7 @@ has nodist.err "numNodes = 2, numGradientBits = 32)."
 run perf 2 $DP.perfStatsFile=perf/stats.jsonl
 [ "$(grep -c '"method":"DataParallelSGD","rank":0,' perf/stats.jsonl)" -eq 150 ] && ok || no "perfStatsFile: wanted 150 lines"
 [ "$(grep -c '"rank":1,' perf/stats.jsonl.rank1)" -eq 150 ] && ok || no "perfStatsFile: rank 1 wanted 150 lines"
-grep -q '"epoch":3,"sync":150,"compute_s":[0-9.e-]*,"comm_s":[0-9.e-]*,"bytes_sent":[1-9][0-9]*,"samples":[0-9]*,"bits":32}' perf/stats.jsonl && ok || { no "perfStatsFile: line format"; tail -2 perf/stats.jsonl; }
+grep -q '"epoch":3,"sync":150,"compute_s":[0-9.e-]*,"comm_s":[0-9.e-]*,"wait_s":0,"bytes_sent":[1-9][0-9]*,"samples":[0-9]*,"bits":32}' perf/stats.jsonl && ok || { no "perfStatsFile: line format"; tail -2 perf/stats.jsonl; }
 
 # validation (cvReader) and test are distributed: the same numbers on 1 and 4 ranks
 cat >>p.cfg <<'CFG'

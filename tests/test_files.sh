@@ -51,6 +51,16 @@ has "$tmp/err" "error: modelPath: '$tmp/d.ctf.1' is an input (the data file of t
 cksum d.ctf.1 | cmp -s - b1 && ok || no "d.ctf.1 changed"
 expect 1 tr train.SGD.ParallelTrain.perfStatsFile=d.ctf
 has "$tmp/err" "error: perfStatsFile: '$tmp/d.ctf' is an input"
+expect 1 tr perfStatsFile=d.ctf # set outside ParallelTrain, read from there all the same
+has "$tmp/err" "<command line>:arg3: error: perfStatsFile: '$tmp/d.ctf' is an input"
+expect 1 tr train.SGD.ParallelTrain.timelineFile=d.ctf
+has "$tmp/err" "error: timelineFile: '$tmp/d.ctf' is an input (the data file of train.reader"
+expect 1 tr timelineFile=t.cfg
+has "$tmp/err" "<command line>:arg3: error: timelineFile: '$tmp/t.cfg' is an input (a config file)"
+cp d.ctf d.ctf.rank1 # rank 1 writes PATH.rank1
+expect 1 tr timelineFile=d.ctf train.reader.file=d.ctf.rank1
+has "$tmp/err" "error: timelineFile: '$tmp/d.ctf.rank1' is an input"
+rm d.ctf.rank1
 expect 1 tr stderr=m.dnn
 has "$tmp/err" "error: stderr: 'm.dnn' is also written as modelPath (t.cfg:5:"
 # on two ranks: every rank stops (no hang), the data file intact
@@ -60,13 +70,17 @@ has "$tmp/err" "error: stderr: '$tmp/d.ctf' is an input"
 unchanged "outputs over inputs"
 [ ! -e m.dnn ] && [ ! -e m.dnn.1 ] && ok || no "a refused run wrote a model"
 
-# a symlink as the log: refused; a device is fine
-ln -s victim log.lnk
-expect 1 tr stderr=log.lnk
-has "$tmp/err" "cannot open log file 'log.lnk': it is a symbolic link to a file"
-unchanged "symlink as the log"
-expect 0 tr stderr=/dev/null
-rm -f m.dnn* log.lnk
+# a symlink as the log or as the timeline: refused; a device is fine
+symlinked() { # KEY MESSAGE
+    ln -s victim lnk
+    expect 1 tr "$1=lnk"
+    has "$tmp/err" "$2"
+    unchanged "symlink as $1"
+    expect 0 tr "$1=/dev/null"
+    rm -f m.dnn* lnk
+}
+symlinked stderr "cannot open log file 'lnk': it is a symbolic link to a file"
+symlinked timelineFile "error: cannot write timelineFile 'lnk': it is a symbolic link to a file"
 
 # temporaries of dead runs of this host are removed, with a log line; those of another
 # host, or of a live process, stay

@@ -46,6 +46,15 @@ train = [
 ]
 CFG
 }
+# toy_with_cv TRACELEVEL: d.ctf (toy_ctf), its first 600 lines as cv.ctf and p.cfg (toy_cfg)
+# here; sets PT (ParallelTrain's path) and cv (a cvReader argument over cv.ctf)
+toy_with_cv() {
+    toy_ctf 'x + 0.5 * y > 0.75' >d.ctf
+    head -n 600 d.ctf >cv.ctf
+    toy_cfg "$1" >p.cfg
+    PT=train.SGD.ParallelTrain
+    cv="train.cvReader=[readerType=CNTKTextFormatReader;file=cv.ctf;randomize=false;input=[features=[dim=2;format=dense];labels=[dim=2;format=dense]]]"
+}
 # crit LOG: the training criteria of each epoch, "ce err" per line
 crit() { sed -n 's/^Finished Epoch.*\[Training\] CrossEntropyWithSoftmax = \([0-9.]*\) .*EvalClassificationError = \([0-9.]*\) .*/\1 \2/p' "$1"; }
 # close A B [TOL]: files of numbers equal within relative tolerance TOL (default 1e-5:

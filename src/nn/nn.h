@@ -120,6 +120,15 @@ int nn_get_grads(struct nn *net, float *host, struct pt_err *e);
  * a failure grads and st are unspecified; params are untouched. */
 int nn_train_step(struct nn *net, struct minibatch *mb, float dropout_rate, struct nn_stats *st,
                   struct pt_err *e);
+/* nn_train_step in two halves, for callers that time them (timelineFile):
+ * nn_train_forward uploads the inputs, runs the forward pass and the criteria (st->samples
+ * is set); nn_train_backward, called next, runs the backward pass (with the grad-ready
+ * hook) and fills the criteria of st. The pair does exactly what nn_train_step does; a
+ * minibatch without samples needs no backward pass (nn_train_backward returns 0 at once).
+ * nn_train_backward without a successful nn_train_forward before it does nothing. */
+int nn_train_forward(struct nn *net, struct minibatch *mb, float dropout_rate, struct nn_stats *st,
+                     struct pt_err *e);
+int nn_train_backward(struct nn *net, struct nn_stats *st, struct pt_err *e);
 
 /* Overlap hook: during nn_train_step's backward pass, fn(ctx, first, e) is called each
  * time the gradients grads[first..nparams) have become final, `first` decreasing, once

@@ -53,6 +53,9 @@ struct nn {
     /* the output of the last forward pass */
     const float *out;
     size_t out_cols;
+    /* a forward pass ran whose second half is due (step.c): 0 none, 1 evaluation, 2
+     * training (backward pass too) */
+    int step_due;
 };
 
 /* The parameter count a description gives, without building the network (checks the

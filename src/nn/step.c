@@ -176,11 +176,14 @@ static int run_backward(struct nn *net, struct pt_err *e)
     return 0;
 }
 
-static int run_step(struct nn *net, struct minibatch *mb, int train, float rate,
-                    struct nn_stats *st, struct pt_err *e)
+/* The first half of a step: inputs, forward pass, criteria (and, when training, the
+ * output layer's gradient). Sets net->step_due when step_finish has work to do. */
+static int step_forward(struct nn *net, struct minibatch *mb, int train, float rate,
+                        struct nn_stats *st, struct pt_err *e)
 {
     struct step_inputs si = {0};
     memset(st, 0, sizeof *st);
+    net->step_due = 0;
     int rc = find_inputs(net, mb, &si, e);
     if (rc)
         return rc;
@@ -203,32 +206,60 @@ static int run_step(struct nn *net, struct minibatch *mb, int train, float rate,
     p.dropout_seed = nn_mix64(net->seed ^ 0x64726F706F7574ull, net->dropout_steps);
     run_forward(net, &p);
     run_criteria(net, crit_mask, train);
-    if (train)
+    net->step_due = train ? 2 : 1;
+    return 0;
+}
+
+/* The second half: the backward pass when training, and the criteria into st. */
+static int step_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
+{
+    int due = net->step_due, rc = 0;
+    net->step_due = 0;
+    if (!due)
+        return 0;
+    struct backend *b = net->bk;
+    if (due == 2)
         rc = run_backward(net, e);
     float sums[4];
     if (rc == 0)
         rc = b->ops->download(b, sums, net->stats_dev, 4, e);
     if (rc == 0)
         rc = b->ops->sync(b, e);
-    st->train_crit = (double)sums[0] + sums[1];
-    st->eval_crit = (double)sums[2] + sums[3];
+    if (rc == 0) {
+        st->train_crit = (double)sums[0] + sums[1];
+        st->eval_crit = (double)sums[2] + sums[3];
+    }
     return rc;
+}
+
+int nn_train_forward(struct nn *net, struct minibatch *mb, float dropout_rate, struct nn_stats *st,
+                     struct pt_err *e)
+{
+    net->step_due = 0;
+    if (!(dropout_rate >= 0.0f && dropout_rate < 1.0f))
+        return pt_err_set(e, PT_EUSER, "error: dropoutRate must be in [0, 1), got %g",
+                          (double)dropout_rate);
+    int rc = step_forward(net, mb, 1, dropout_rate, st, e);
+    net->dropout_steps++;
+    return rc;
+}
+
+int nn_train_backward(struct nn *net, struct nn_stats *st, struct pt_err *e)
+{
+    return step_finish(net, st, e);
 }
 
 int nn_train_step(struct nn *net, struct minibatch *mb, float dropout_rate, struct nn_stats *st,
                   struct pt_err *e)
 {
-    if (!(dropout_rate >= 0.0f && dropout_rate < 1.0f))
-        return pt_err_set(e, PT_EUSER, "error: dropoutRate must be in [0, 1), got %g",
-                          (double)dropout_rate);
-    int rc = run_step(net, mb, 1, dropout_rate, st, e);
-    net->dropout_steps++;
-    return rc;
+    int rc = nn_train_forward(net, mb, dropout_rate, st, e);
+    return rc ? rc : nn_train_backward(net, st, e);
 }
 
 int nn_evaluate(struct nn *net, struct minibatch *mb, struct nn_stats *st, struct pt_err *e)
 {
-    return run_step(net, mb, 0, 0.0f, st, e);
+    int rc = step_forward(net, mb, 0, 0.0f, st, e);
+    return rc ? rc : step_finish(net, st, e);
 }
 
 void nn_set_grad_ready(struct nn *net, nn_grad_ready_fn fn, void *ctx)

@@ -118,17 +118,23 @@ static int count_push(struct asgd *a, long long *stale, struct pt_err *e)
     return 0;
 }
 
-static void report(struct asgd *a, double t0, double t1, double comm_s, long long stale,
-                   double total, int final)
+/* Bytes of a push (or a pull) that leave this rank: every shard but its own. */
+static double push_bytes(struct asgd *a)
+{
+    size_t first, mine;
+    comm_store_shard(a->store, comm_rank(a->base.comm), &first, &mine);
+    return 4.0 * (double)(a->base.layout.n - mine);
+}
+
+static void report(struct asgd *a, double t0, double t1, double comm_s, double wait,
+                   long long stale, double total, int final)
 {
     struct engine *en = &a->base;
-    size_t first, mine;
-    comm_store_shard(a->store, comm_rank(en->comm), &first, &mine);
-    double bytes = 4.0 * (double)(en->layout.n - mine);
+    double bytes = push_bytes(a);
     char extra[128];
     snprintf(extra, sizeof extra, ",\"staleness\":%lld,\"factor\":%.6g,\"final\":%d", stale,
              (double)a->last_f, final);
-    engine_perf_sync(en, t0, t1, comm_s, bytes, (double)a->since, 32, 0, extra);
+    engine_perf_sync(en, t0, t1, comm_s, wait, bytes, (double)a->since, 32, 0, extra);
     a->rep_comm += comm_s;
     a->rep_samples += (long long)a->since;
     a->rep_total += (long long)total;
@@ -218,21 +224,27 @@ static int store_wait(struct asgd *a, struct pt_err *e)
 
 static int sync_plain(struct asgd *a, struct pt_err *e)
 {
+    struct engine *en = &a->base;
     double t0 = pt_now();
     long long stale = 0;
+    engine_mark_start(en);
     int rc = count_push(a, &stale, e);
+    engine_mark(en, PT_TRACE_COMM, "count", sizeof stale);
     if (rc)
         return rc;
     make_delta(a, push_factor(a, ++a->syncs, stale));
     keep_residual(a);
+    engine_mark(en, PT_TRACE_COMPUTE, "delta", -1);
     rc = store_start(a, a->delta, a->start, e);
     if (rc == 0)
         rc = store_wait(a, e);
+    engine_mark(en, PT_TRACE_COMM, "push+pull", push_bytes(a));
     if (rc)
         return rc;
     keep_add(a, a->start);
+    engine_mark(en, PT_TRACE_COMPUTE, "apply", -1);
     double t1 = pt_now();
-    report(a, t0, t1, t1 - t0, stale, (double)a->since, 0);
+    report(a, t0, t1, t1 - t0, 0, stale, (double)a->since, 0);
     a->since = 0;
     return 0;
 }
@@ -242,10 +254,14 @@ static int sync_pipelined(struct asgd *a, struct pt_err *e)
     struct engine *en = &a->base;
     struct backend *b = en->layout.bk;
     double t0 = pt_now();
+    engine_mark_start(en);
     int rc = store_wait(a, e); /* the previous round's exchange */
+    double waited = pt_now() - t0;
+    engine_mark(en, PT_TRACE_COMM, "wait", -1);
     long long stale = 0;
     if (rc == 0)
         rc = count_push(a, &stale, e);
+    engine_mark(en, PT_TRACE_COMM, "count", sizeof stale);
     if (rc)
         return rc;
     double t1 = pt_now();
@@ -255,12 +271,14 @@ static int sync_pipelined(struct asgd *a, struct pt_err *e)
     b->ops->copy(b, a->start, a->pulled, en->layout.n);
     b->ops->axpy(b, a->start, a->delta, en->layout.n, 1.0f);
     keep_add(a, a->pulled);
+    engine_mark(en, PT_TRACE_COMPUTE, "delta", -1);
     double t2 = pt_now();
     rc = store_start(a, a->delta, a->pulled, e);
+    engine_mark(en, PT_TRACE_COMM, "push+pull start", push_bytes(a));
     if (rc)
         return rc;
     double t3 = pt_now();
-    report(a, t0, t3, (t1 - t0) + (t3 - t2), stale, (double)a->since, 0);
+    report(a, t0, t3, (t1 - t0) + (t3 - t2), waited, stale, (double)a->since, 0);
     a->since = 0;
     return 0;
 }
@@ -271,23 +289,33 @@ static int sync_sim(struct asgd *a, int done, double tally[3], int *all_done, st
     struct engine *en = &a->base;
     double t0 = pt_now();
     int rc = 0;
+    engine_mark_start(en);
     if (a->since > 0) {
         make_delta(a, push_factor(a, ++a->syncs, 0));
+        engine_mark(en, PT_TRACE_COMPUTE, "delta", -1);
         rc = store_start(a, a->delta, NULL, e);
     }
     if (rc == 0)
         rc = comm_store_complete(a->store, e);
+    engine_mark(en, PT_TRACE_COMM, "push", a->since > 0 ? push_bytes(a) : 0);
     double hdr[5] = {(double)a->since, done ? 1.0 : 0.0, tally[0], tally[1], tally[2]};
+    double tw = pt_now(), wait = 0;
     if (rc == 0)
         rc = comm_allreduce_f64(en->comm, hdr, 5, e);
+    wait += pt_now() - tw;
+    engine_mark(en, PT_TRACE_COMM, "wait", sizeof hdr);
     if (rc == 0 && hdr[0] > 0) {
         rc = store_start(a, NULL, a->start, e);
         if (rc == 0)
             rc = store_wait(a, e);
         if (rc == 0)
             take_start(a);
+        engine_mark(en, PT_TRACE_COMM, "pull", 0);
+        tw = pt_now();
         if (rc == 0) /* nobody pushes the next round before every rank pulled this one */
             rc = comm_barrier(en->comm, e);
+        wait += pt_now() - tw;
+        engine_mark(en, PT_TRACE_COMM, "barrier", -1);
     }
     if (rc)
         return pt_err_context(e, "in DataParallelASGD (SimModelAverage) sync %lld", a->syncs);
@@ -296,7 +324,7 @@ static int sync_sim(struct asgd *a, int done, double tally[3], int *all_done, st
         memcpy(tally, hdr + 2, 3 * sizeof *tally);
     double t1 = pt_now();
     if (a->since > 0 || hdr[0] > 0)
-        report(a, t0, t1, t1 - t0, 0, hdr[0], 0);
+        report(a, t0, t1, t1 - t0, wait, 0, hdr[0], 0);
     a->since = 0;
     return 0;
 }
@@ -349,23 +377,31 @@ static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
     struct engine *en = &a->base;
     double t0 = pt_now();
     long long stale = 0;
+    engine_mark_start(en);
     /* with the pipeline, start is the pulled model plus the push just completed: w - start
      * is what this worker learned since its last push plus what it kept back, as without;
      * all of it goes now (factor 1), so that every rank ends on the same model */
     int rc = store_wait(a, e), pushed = 0;
+    double wait = pt_now() - t0;
+    engine_mark(en, PT_TRACE_COMM, "wait", -1);
     if (rc == 0 && (a->since > 0 || a->last_f < 1.0f)) {
         ++a->syncs;
         make_delta(a, 1.0f);
+        engine_mark(en, PT_TRACE_COMPUTE, "delta", -1);
         if ((rc = count_push(a, &stale, e)) == 0)
             rc = store_start(a, a->delta, NULL, e);
         pushed = 1;
     }
     if (rc == 0)
         rc = comm_store_complete(a->store, e);
+    engine_mark(en, PT_TRACE_COMM, "final push", pushed ? push_bytes(a) : 0);
     double all[ASGD_HDR + ASGD_BINS] = {tally[0], tally[1], tally[2], (double)a->syncs};
     memcpy(all + ASGD_HDR, a->hist, sizeof a->hist);
-    if (rc == 0)
+    double tw = pt_now();
+    if (rc == 0) /* returns once every rank's pushes have landed */
         rc = comm_allreduce_f64(en->comm, all, ASGD_HDR + ASGD_BINS, e);
+    wait += pt_now() - tw;
+    engine_mark(en, PT_TRACE_COMM, "wait", sizeof all);
     if (rc == 0)
         rc = store_start(a, NULL, a->start, e);
     if (rc == 0)
@@ -374,6 +410,7 @@ static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
         return pt_err_context(e, "in DataParallelASGD's final push/pull of epoch %zu",
                               en->epoch + 1);
     take_start(a);
+    engine_mark(en, PT_TRACE_COMM, "final pull", 0);
     memcpy(tally, all, 3 * sizeof *tally);
     a->syncs_state = (float)(all[3] / a->workers);
     double pushes = 0;
@@ -381,7 +418,7 @@ static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
         pushes += all[ASGD_HDR + b];
     double t1 = pt_now();
     if (pushed)
-        report(a, t0, t1, t1 - t0, stale, (double)a->since, 1);
+        report(a, t0, t1, t1 - t0, wait, stale, (double)a->since, 1);
     staleness_line(a, all + ASGD_HDR, pushes);
     a->since = 0;
     return 0;

@@ -238,6 +238,8 @@ static int quant_finish(struct dpsgd *d, float *g, struct pt_err *e)
     struct comm *c = d->base.comm;
     int rank = comm_rank(c), workers = comm_size(c);
     int rc = comm_wait(&q->req, e);
+    engine_mark(&d->base, PT_TRACE_COMM, "exchange",
+                q->bytes - (double)q->scount[rank] * (workers - 1));
     if (rc)
         return rc;
     size_t c0 = q->first[rank], c1 = q->first[rank + 1], n = d->base.layout.n;
@@ -249,12 +251,15 @@ static int quant_finish(struct dpsgd *d, float *g, struct pt_err *e)
         b->ops->unquantize(b, &stripe, q->recv + q->rdispl[s], 1, q->sum);
     stripe.bbase = 0;
     b->ops->quantize(b, &stripe, q->sum, q->r2, q->all);
+    engine_mark(&d->base, PT_TRACE_COMPUTE, "requantize", -1);
     rc = comm_allgatherv(c, q->all + q->sdispl[rank], q->scount[rank], q->all, q->scount, q->sdispl,
                          COMM_BYTE, e);
+    engine_mark(&d->base, PT_TRACE_COMM, "allgather", (double)q->scount[rank] * (workers - 1));
     if (rc)
         return rc;
     struct bk_columns all = columns(q, 0, q->ncols, 0, 0);
     b->ops->unquantize(b, &all, q->all, 0, g);
+    engine_mark(&d->base, PT_TRACE_COMPUTE, "unquantize", -1);
     return 0;
 }
 
@@ -336,10 +341,12 @@ static int wait_all(struct dpsgd *d, struct pt_err *e)
     return rc;
 }
 
+/* Timeline: the rest of a started aggregation, ending with its "wait". */
 static int agg_finish(struct dpsgd *d, float *g, struct pt_err *e)
 {
     int rc = d->bits_now < 32 ? quant_finish(d, g, e) : 0;
     int rc2 = wait_all(d, e);
+    engine_mark(&d->base, PT_TRACE_COMM, "wait", -1);
     return rc ? rc : rc2;
 }
 
@@ -394,6 +401,7 @@ static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct 
     int rc = 0;
     if (d->bits_now < 32) {
         rc = agg_start(d, grads, stats, e);
+        engine_mark(&d->base, PT_TRACE_COMPUTE, "quantize", -1);
         if (rc == 0)
             rc = agg_finish(d, grads, e);
     } else if (overlapping(d)) {
@@ -412,6 +420,8 @@ static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct 
         if (rc == 0)
             rc = wait_all(d, e);
     }
+    if (d->bits_now == 32)
+        engine_mark(&d->base, PT_TRACE_COMM, "allreduce", bytes_per_sync(d));
     d->next = 0;
     return rc;
 }
@@ -438,6 +448,10 @@ static int aggregate_buffered(struct dpsgd *d, float *grads, double stats[3], do
     } else {
         stats[0] = stats[1] = stats[2] = 0.0;
     }
+    if (d->bits_now < 32)
+        engine_mark(&d->base, PT_TRACE_COMPUTE, "quantize", -1);
+    else
+        engine_mark(&d->base, PT_TRACE_COMM, "allreduce start", -1);
     d->cur = g;
     d->pending = rc == 0;
     return rc;
@@ -448,13 +462,15 @@ static int dp_after_backward(struct engine *en, float *grads, double stats[3], s
     struct dpsgd *d = dp_of(en);
     double t0 = pt_now(), wait = 0;
     double mine = stats[2];
+    engine_mark_start(en);
     int rc = d->buffered ? aggregate_buffered(d, grads, stats, &wait, e)
                          : aggregate_now(d, grads, stats, e);
     double t1 = pt_now();
     if (rc)
         return rc;
-    engine_perf_sync(en, t0, t1, d->buffered ? wait : t1 - t0, bytes_per_sync(d), mine, d->bits_now,
-                     1, "");
+    /* a blocking aggregation also waits for the slowest rank, indistinguishably */
+    engine_perf_sync(en, t0, t1, d->buffered ? wait : t1 - t0, d->buffered ? wait : 0,
+                     bytes_per_sync(d), mine, d->bits_now, 1, "");
     if (d->buffered && en->log && en->perf.every > 0 && en->perf.syncs % en->perf.every == 0)
         pt_log_printf(en->log, "\t\tAsync gradient aggregation wait time: %.6g\n", wait);
     return 0;
@@ -466,6 +482,7 @@ static int dp_flush(struct engine *en, float *grads, double stats[3], struct pt_
     if (!d->pending)
         return 0;
     d->pending = 0;
+    engine_mark_start(en);
     int rc = agg_finish(d, d->buf[d->cur], e);
     if (rc)
         return rc;

@@ -4,6 +4,7 @@
  * perfStatsFile JSON lines). The methods live in their own files (dpsgd.c, masgd.c,
  * asgd.c), each with its registry row. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +23,22 @@ int engine_read_block(struct cfg_node *pt, const struct cfg_schema *s, void *con
     return rc ? rc : cfg_schema_read(blk ? blk : pt, s, config, e);
 }
 
+/* timelineFile without a ParallelTrain block: looked up from SGD outwards, as it would be
+ * from the block (a key of every run, not only of parallel ones). */
+static int read_timeline_key(struct cfg_node *sgd, struct parallel_config *pc, struct pt_err *e)
+{
+    struct cfg_val v = {0};
+    int rc = cfg_schema_get(sgd, &parallel_train_schema, "timelineFile", &v, e);
+    if (rc == 0 && v.node && v.s) {
+        if (strlen(v.s) >= sizeof pc->timeline_file)
+            rc = cfg_error(e, cfg_value_origin(v.node), "timelineFile: path too long");
+        else
+            snprintf(pc->timeline_file, sizeof pc->timeline_file, "%s", v.s);
+    }
+    cfg_val_free(&v);
+    return rc;
+}
+
 int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struct pt_err *e)
 {
     memset(pc, 0, sizeof *pc);
@@ -29,6 +46,8 @@ int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struc
     int rc = cfg_find_block(sgd, "ParallelTrain", &pt, e);
     if (rc == 0) /* no ParallelTrain block: its defaults (method None) */
         rc = cfg_schema_read(pt, &parallel_train_schema, pc, e);
+    if (rc == 0 && !pt && sgd) /* a one-worker run's timeline, set further out */
+        rc = read_timeline_key(sgd, pc, e);
     if (rc)
         return rc;
     const struct engine_method *m = pc->method;
@@ -101,7 +120,15 @@ const struct engine_method parallel_none_method = {.name = "None", .new = none_n
 int engine_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
 {
     en->epoch = epoch;
-    return en->ops->start_epoch ? en->ops->start_epoch(en, epoch, e) : 0;
+    en->minibatch = 0;
+    /* the first sync's compute time counts from here, not across validation and saving */
+    en->perf.last_end = pt_now();
+    if (!en->ops->start_epoch)
+        return 0;
+    engine_mark_start(en);
+    int rc = en->ops->start_epoch(en, epoch, e);
+    engine_mark(en, PT_TRACE_COMM, "epoch start", -1);
+    return rc;
 }
 
 int engine_after_backward(struct engine *en, float *grads, double stats[3], struct pt_err *e)
@@ -117,27 +144,30 @@ int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err
 int engine_after_update(struct engine *en, size_t samples, struct pt_err *e)
 {
     if (en->slow_seconds > 0) { /* a slow worker: burns the core as slow compute would */
+        engine_mark_start(en);
         double until = pt_now() + en->slow_seconds;
         while (pt_now() < until)
             continue;
+        engine_mark(en, PT_TRACE_COMPUTE, "slow (testSlowSeconds)", -1);
     }
     return en->ops->after_update ? en->ops->after_update(en, samples, e) : 0;
 }
 
 int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e)
 {
+    en->minibatch = 0;
     return en->ops->end_epoch ? en->ops->end_epoch(en, tally, e) : 0;
 }
 
 /* ------------------------------------------------------------------ common */
 
-void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait, double bytes,
-                      double samples, int bits, int print, const char *extra)
+void engine_perf_sync(struct engine *en, double t_start, double t_end, double exposed, double wait,
+                      double bytes, double samples, int bits, int print, const char *extra)
 {
     struct engine_perf *p = &en->perf;
     double compute = p->last_end > 0 ? t_start - p->last_end : 0.0;
     p->syncs++;
-    p->comm_seconds += wait;
+    p->comm_seconds += exposed;
     p->last_end = t_end;
     p->last_bytes = bytes;
     if (print && en->log && p->every > 0 && p->syncs % p->every == 0)
@@ -145,9 +175,32 @@ void engine_perf_sync(struct engine *en, double t_start, double t_end, double wa
     if (p->file)
         fprintf(p->file,
                 "{\"method\":\"%s\",\"rank\":%d,\"epoch\":%zu,\"sync\":%lld,\"compute_s\":%.6g,"
-                "\"comm_s\":%.6g,\"bytes_sent\":%.0f,\"samples\":%.0f,\"bits\":%d%s}\n",
+                "\"comm_s\":%.6g,\"wait_s\":%.6g,\"bytes_sent\":%.0f,\"samples\":%.0f,"
+                "\"bits\":%d%s}\n",
                 en->ops->name, comm_rank(en->comm), en->epoch + 1, p->syncs, compute,
-                t_end - t_start, bytes, samples, bits, extra);
+                t_end - t_start, wait, bytes, samples, bits, extra);
+}
+
+void engine_mark_start(struct engine *en)
+{
+    if (en->timeline)
+        en->mark = pt_now();
+}
+
+void engine_mark(struct engine *en, int lane, const char *name, double bytes)
+{
+    if (!en->timeline)
+        return;
+    double now = pt_now();
+    struct pt_trace_arg a[PT_TRACE_ARGS] = {{"epoch", (double)en->epoch + 1},
+                                            {"sync", (double)en->perf.syncs + 1}};
+    int n = 2;
+    if (en->minibatch > 0)
+        a[n++] = (struct pt_trace_arg){"mb", (double)en->minibatch};
+    if (bytes >= 0)
+        a[n++] = (struct pt_trace_arg){"bytes", bytes};
+    pt_trace_span(en->timeline, lane, name, en->mark, now, a, n);
+    en->mark = now;
 }
 
 int engine_perf_open(const struct parallel_config *pc, int rank, FILE **out, struct pt_err *e)

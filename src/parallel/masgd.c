@@ -69,7 +69,7 @@ static int allreduce_staged(struct masgd *m, float *x, struct pt_err *e)
     return rc ? rc : bk_stage_in(b, x, h, 0, n, e);
 }
 
-static void report(struct masgd *m, double t0, double t1, double comm_s, double total)
+static void report(struct masgd *m, double t0, double t1, double comm_s, double wait, double total)
 {
     struct engine *en = &m->base;
     m->hits++;
@@ -101,8 +101,8 @@ static void report(struct masgd *m, double t0, double t1, double comm_s, double 
     }
     double n = (double)en->layout.n, w = m->workers;
     double bytes = 2.0 * (w - 1.0) / w * 4.0 * n + 5 * sizeof(double);
-    engine_perf_sync(en, t0, t1, comm_s, total > 0 ? bytes : 5 * sizeof(double), (double)m->since,
-                     32, 0, "");
+    engine_perf_sync(en, t0, t1, comm_s, wait, total > 0 ? bytes : 5 * sizeof(double),
+                     (double)m->since, 32, 0, "");
 }
 
 /* One synchronization. done: this rank's data is used up; tally: its epoch statistics
@@ -113,22 +113,29 @@ static int sync_models(struct masgd *m, int done, double tally[3], int *all_done
     struct comm *c = en->comm;
     size_t n = en->layout.n;
     double t0 = pt_now();
+    engine_mark_start(en);
+    /* the header: every rank arrives here, so its time is mostly waiting for the slowest */
     double hdr[5] = {(double)m->since, done ? 1.0 : 0.0, tally[0], tally[1], tally[2]};
     int rc = comm_allreduce_f64(c, hdr, 5, e);
-    double total = hdr[0], comm_s = pt_now() - t0;
+    double total = hdr[0], comm_s = pt_now() - t0, wait = comm_s;
+    engine_mark(en, PT_TRACE_COMM, "wait", sizeof hdr);
     if (rc == 0 && total > 0) {
-        double t = pt_now();
+        double t = pt_now(), w = m->workers;
+        double bytes = 2.0 * (w - 1.0) / w * 4.0 * (double)n; /* ring allreduce */
         if (m->bmuf) {
             struct backend *b = en->layout.bk;
             b->ops->sub_scaled(b, m->work, m->prev, en->layout.params, n, 1.0f);
             rc = allreduce_staged(m, m->work, e);
             comm_s += pt_now() - t;
+            engine_mark(en, PT_TRACE_COMM, "allreduce", bytes);
             if (rc == 0)
                 bmuf_update(m);
+            engine_mark(en, PT_TRACE_COMPUTE, "block update", -1);
         } else {
             ma_update(m, total);
             rc = allreduce_staged(m, en->layout.params, e);
             comm_s += pt_now() - t;
+            engine_mark(en, PT_TRACE_COMM, "allreduce", bytes);
         }
     }
     if (rc)
@@ -137,7 +144,7 @@ static int sync_models(struct masgd *m, int done, double tally[3], int *all_done
     *all_done = hdr[1] > (double)m->workers - 0.5;
     if (*all_done)
         memcpy(tally, hdr + 2, 3 * sizeof *tally);
-    report(m, t0, pt_now(), comm_s, total);
+    report(m, t0, pt_now(), comm_s, wait, total);
     m->since = 0;
     return 0;
 }

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "core/log.h"
+#include "core/trace.h"
 #include "parsers/schema.h"
 
 extern const struct cfg_schema parallel_train_schema;       /* SGD.ParallelTrain */
@@ -58,6 +59,7 @@ struct parallel_config {
     int distributed_reading;
     long long sync_perf_stats; /* syncPerfStats */
     char perf_file[4096];      /* perfStatsFile ("" = none) */
+    char timeline_file[4096];  /* timelineFile ("" = none) */
     int fp16;                  /* useFp16AllReduce */
     int hierarchical;          /* hierarchicalAllReduce: -1 auto, 0 off, 1 on */
     long long bucket_bytes;    /* allReduceBucketBytes */
@@ -172,7 +174,8 @@ struct engine_perf {
     long long every;     /* syncPerfStats */
     long long syncs;     /* aggregations so far */
     double comm_seconds; /* exposed communication time (the step waited for it) */
-    double last_end;     /* when the last aggregation returned (compute time origin) */
+    double last_end;     /* when the last aggregation returned, or the epoch started
+                            (compute time origin) */
     double last_bytes;   /* bytes this rank sent in the last aggregation */
     FILE *file;          /* perfStatsFile, or NULL */
 };
@@ -186,6 +189,12 @@ struct engine {
     int reset_momentum;  /* zero the learner's momentum after each synchronization */
     double slow_seconds; /* testing (testSlowRank): busy-wait after each minibatch */
     struct engine_perf perf;
+    /* timelineFile: the run's recorder (NULL: off; not owned), the minibatch of the epoch
+     * being processed (1-based, set by the training loop; 0: the epoch's end) and the
+     * start of the engine's next span */
+    struct pt_trace *timeline;
+    size_t minibatch;
+    double mark;
 };
 
 /* Open this rank's perfStatsFile (rank 0: the name as given, rank K: NAME.rankK; none:
@@ -205,9 +214,20 @@ int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err
 int engine_after_update(struct engine *en, size_t samples, struct pt_err *e);
 int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e);
 
-/* For engines: record one aggregation (the JSON line, with `extra` fields ("" or
- * ",\"name\":value..."); DataParallelSGD's syncPerfStats line when print is set). */
-void engine_perf_sync(struct engine *en, double t_start, double t_end, double wait, double bytes,
-                      double samples, int bits, int print, const char *extra);
+/* For engines: record one aggregation [t_start, t_end] (the JSON line, with `extra` fields
+ * ("" or ",\"name\":value..."); DataParallelSGD's syncPerfStats line when print is set).
+ * exposed: the communication time the step waited for (syncPerfStats' statistics); wait:
+ * the part of the aggregation spent waiting for other ranks or for a transfer already in
+ * flight, where the engine can tell (perfStatsFile's wait_s). */
+void engine_perf_sync(struct engine *en, double t_start, double t_end, double exposed, double wait,
+                      double bytes, double samples, int bits, int print, const char *extra);
+
+/* For engines, the timeline (timelineFile; nothing when it is off): engine_mark_start
+ * starts a span now; engine_mark ends it now as `name` (a string literal) on lane
+ * (PT_TRACE_COMPUTE for the engine's own arithmetic, PT_TRACE_COMM for communication and
+ * waits), with the epoch, the minibatch, the sync (this aggregation's number, 1-based) and,
+ * when bytes >= 0, the bytes this rank sends as arguments, and starts the next span. */
+void engine_mark_start(struct engine *en);
+void engine_mark(struct engine *en, int lane, const char *name, double bytes);
 
 #endif

@@ -99,6 +99,14 @@ static const struct cfg_key pt_keys[] = {
      .help = "partrain extension: also write the statistics as JSON lines to this file "
              "(rank k > 0 writes PATH.rank<k>)",
      PC(perf_file)},
+    {.name = "timelineFile",
+     .type = CFG_PATH,
+     .help = "partrain extension: write a timeline of training (minibatch read, forward, "
+             "backward, update, each aggregation's communication and waits) in Chrome's trace "
+             "event format (chrome://tracing, ui.perfetto.dev); rank k > 0 writes "
+             "PATH.rank<k>. Read also without a ParallelTrain block (from SGD, the command "
+             "block or the top level)",
+     PC(timeline_file)},
     {.name = "useFp16AllReduce",
      .type = CFG_BOOL,
      .def = "false",

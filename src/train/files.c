@@ -1,14 +1,15 @@
 /* What a run reads and what it writes, checked at start-up: no file it writes (the log,
- * modelPath and its per-epoch files, perfStatsFile) may be a file it reads (a config file,
- * a reader's data file, the model a test evaluates), and the log may not be one of the
- * other written files. Also the removal of temporaries that killed runs left next to the
- * model files. See core/fs.h for how the files themselves are written. */
+ * modelPath and its per-epoch files, perfStatsFile, timelineFile) may be a file it reads (a config
+ * file, a reader's data file, the model a test evaluates), and the log may not be one of the other
+ * written files. Also the removal of temporaries that killed runs left next to the model files. See
+ * core/fs.h for how the files themselves are written. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "core/fs.h"
+#include "parallel/parallel.h"
 #include "train/train_internal.h"
 
 /* An output and the files written under its name. */
@@ -64,7 +65,7 @@ static int written_as(const struct output *out, const char *real)
 static int check_output(const struct pt_inputs *ins, const struct output *out, struct pt_err *e)
 {
     /* models are replaced by rename, which would replace a link: refuse it now rather than
-     * after an epoch (the log and perfStatsFile are checked when they open) */
+     * after an epoch (the log, perfStatsFile and timelineFile are checked when they open) */
     struct stat st;
     if (strcmp(out->key, "modelPath") == 0 && lstat(out->path, &st) == 0 && S_ISLNK(st.st_mode))
         return pt_err_set(e, PT_EUSER,
@@ -130,21 +131,27 @@ static int path_of(struct cfg_node *cmd, const struct cfg_schema *s, const char 
     return found;
 }
 
-static int perf_of(struct cfg_node *cmd, struct output *o)
+/* A path key of ParallelTrain (perfStatsFile, timelineFile) of a train command, found as
+ * parallel_config_read finds it: from the ParallelTrain block outwards; without the block
+ * only when any_run (timelineFile), from SGD outwards. */
+static int parallel_output(struct cfg_node *cmd, const char *key, int any_run, struct output *o)
 {
-    struct cfg_node *sgd = NULL, *pt = NULL, *n = NULL;
-    const char *s = NULL;
+    struct cfg_node *sgd = NULL, *pt = NULL;
     struct pt_err ignored;
     pt_err_clear(&ignored);
     if (cfg_find_block(cmd, "SGD", &sgd, &ignored) || !sgd ||
-        cfg_find_block(sgd, "ParallelTrain", &pt, &ignored) || !pt ||
-        cfg_find_local(pt, "perfStatsFile", &n, &ignored) || !n || cfg_value(n, &s, &ignored) ||
-        !s[0])
+        cfg_find_block(sgd, "ParallelTrain", &pt, &ignored) || (!pt && !any_run))
         return 0;
-    o->key = "perfStatsFile";
-    o->path = s;
-    set_origin(o, n);
-    return 1;
+    struct cfg_val v = {0};
+    int found = cfg_schema_get(pt ? pt : sgd, &parallel_train_schema, key, &v, &ignored) == 0 &&
+                v.node && v.s && v.s[0];
+    if (found) { /* the string belongs to the config */
+        o->key = key;
+        o->path = v.s;
+        set_origin(o, v.node);
+    }
+    cfg_val_free(&v);
+    return found;
 }
 
 #define MAX_OUTPUTS 130
@@ -191,7 +198,7 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
         set_origin(&outs[(*nouts)++], v.node);
     }
     cfg_val_free(&v);
-    for (size_t i = 0; rc == 0 && i < n && *nouts + 2 <= MAX_OUTPUTS; i++) {
+    for (size_t i = 0; rc == 0 && i < n && *nouts + 3 <= MAX_OUTPUTS; i++) {
         int train = cmds[i].action->schema == &train_command_schema;
         rc = note_readers(cmds[i].block, ins, e);
         struct output model = {0};
@@ -204,7 +211,9 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
             else if (!trained_here(cmds, n, model.path))
                 rc = pt_inputs_add(ins, model.path, what, e);
         }
-        if (rc == 0 && train && perf_of(cmds[i].block, &outs[*nouts]))
+        if (rc == 0 && train && parallel_output(cmds[i].block, "perfStatsFile", 0, &outs[*nouts]))
+            ++*nouts;
+        if (rc == 0 && train && parallel_output(cmds[i].block, "timelineFile", 1, &outs[*nouts]))
             ++*nouts;
         if (rc == 0 && cmds[i].action->schema == &write_command_schema &&
             path_of(cmds[i].block, &write_command_schema, "outputPath", &outs[*nouts]))

@@ -11,6 +11,22 @@
 #include "train/logfmt.h"
 #include "train/train_run.h"
 
+double run_span(struct run *r, int lane, const char *name, double t0, size_t epoch, size_t mb,
+                double samples)
+{
+    if (!r->timeline)
+        return 0.0;
+    double now = pt_now();
+    struct pt_trace_arg a[3] = {{"epoch", (double)epoch + 1}};
+    int n = 1;
+    if (mb > 0)
+        a[n++] = (struct pt_trace_arg){"mb", (double)mb};
+    if (samples >= 0)
+        a[n++] = (struct pt_trace_arg){"samples", samples};
+    pt_trace_span(r->timeline, lane, name, t0, now, a, n);
+    return now;
+}
+
 /* The engine works on the network's arena; its grad-ready hook sees the backward pass. */
 static int grad_ready(void *ctx, size_t first, struct pt_err *e)
 {
@@ -90,25 +106,50 @@ static int synced(struct run *r, int status)
     return status < 0 ? status : 0;
 }
 
-/* One minibatch: local step (nothing to do for an empty share), the engine's aggregation,
- * the learner with the global sample count. stats: criterion, eval, samples. */
+/* Timeline: the device has finished what was queued, so that a span ends when its work
+ * does (the CPU backend computes synchronously: nothing to wait for). */
+static int settled(struct run *r, int rc, struct pt_err *e)
+{
+    return rc == 0 && r->timeline ? r->be->ops->sync(r->be, e) : rc;
+}
+
+/* The forward and backward pass of this rank's share (nothing to do for an empty one). */
+static int local_step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep,
+                      size_t epoch, size_t nmb, struct nn_stats *st, struct pt_err *e)
+{
+    if (mb->nseq == 0) { /* no sequence of this global minibatch here: it adds nothing */
+        r->be->ops->fill(r->be, nn_grads(r->net), nn_param_count(r->net), 0.0f);
+        return 0;
+    }
+    double t = pt_trace_now(r->timeline);
+    int rc = settled(r, nn_train_forward(r->net, mb, (float)ep->dropout, st, e), e);
+    t = run_span(r, PT_TRACE_COMPUTE, "forward", t, epoch, nmb, (double)st->samples);
+    if (rc == 0)
+        rc = settled(r, nn_train_backward(r->net, st, e), e);
+    run_span(r, PT_TRACE_COMPUTE, "backward", t, epoch, nmb, (double)st->samples);
+    return rc;
+}
+
+/* One minibatch (nmb, 1-based, of epoch): local step, the engine's aggregation, the learner
+ * with the global sample count. stats: criterion, eval, samples. */
 static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep, int on,
-                double stats[3], struct pt_err *e)
+                size_t epoch, size_t nmb, double stats[3], struct pt_err *e)
 {
     struct nn_stats st = {0};
-    int rc = 0;
-    if (mb->nseq > 0)
-        rc = nn_train_step(r->net, mb, (float)ep->dropout, &st, e);
-    else /* this rank got no sequence of this global minibatch: it adds nothing */
-        r->be->ops->fill(r->be, nn_grads(r->net), nn_param_count(r->net), 0.0f);
+    int rc = local_step(r, mb, ep, epoch, nmb, &st, e);
     stats[0] = st.train_crit;
     stats[1] = st.eval_crit;
     stats[2] = (double)st.samples;
+    r->engine->minibatch = nmb;
     if (rc == 0 && on)
         rc = engine_after_backward(r->engine, nn_grads(r->net), stats, e);
-    if (rc == 0 && stats[2] > 0)
+    if (rc == 0 && stats[2] > 0) {
+        double t = pt_trace_now(r->timeline);
         learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net),
                        (size_t)stats[2], r->spans, r->nspans);
+        rc = settled(r, rc, e);
+        run_span(r, PT_TRACE_COMPUTE, "update", t, epoch, nmb, stats[2]);
+    }
     if (rc == 0 && on)
         rc = synced(r, engine_after_update(r->engine, (size_t)stats[2], e));
     return rc;
@@ -166,7 +207,9 @@ static int validate(struct run *r, size_t epoch, const struct learn_epoch *ep, s
 {
     double sums[3];
     size_t nmb = 0;
+    double t = pt_trace_now(r->timeline);
     int rc = train_evaluate(r->ctx->comm, r->net, r->cv, ep->mb_size, 0, sums, &nmb, e);
+    run_span(r, PT_TRACE_EPOCH, "validate", t, epoch, 0, -1);
     if (rc)
         return pt_err_context(e, "while validating epoch %zu on cvReader", epoch + 1);
     size_t n = (size_t)sums[2];
@@ -192,11 +235,12 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
                            learn_effective_momentum(ep), learn_momentum_time_constant(ep));
         pt_log_printf(log, "%s\n", line);
     }
+    /* epochTime (and the timeline's epoch span) covers the engine's start of the epoch */
+    double t0 = pt_now(), stats[3];
     int rc = on ? engine_start_epoch(r->engine, epoch, e) : 0;
     if (r->trace > 0 && talk)
         loop_start_line(r, epoch);
     struct minibatch mb = {0};
-    double t0 = pt_now(), stats[3];
     struct tally all = {0};
     size_t nmb = 0;
     struct window w = {.t0 = t0, .first_mb = 1};
@@ -208,9 +252,11 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     if (rc == 0)
         rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size, split ? r->rank : 0,
                                 split ? r->workers : 1, e);
+    double t = pt_trace_now(r->timeline);
     while (rc == 0 && (rc = reader_next(r->reader, ep->mb_size, &mb, e)) == 0 &&
            mb.global_samples) {
-        if ((rc = step(r, &mb, ep, on, stats, e)))
+        run_span(r, PT_TRACE_COMPUTE, "read", t, epoch, nmb + 1, (double)mb.samples);
+        if ((rc = step(r, &mb, ep, on, epoch, nmb + 1, stats, e)))
             break;
         nmb++;
         tally_add(&all, stats);
@@ -220,6 +266,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         if (r->trace > 0 && talk &&
             (nmb % (size_t)r->lc.show_every == 0 || nmb <= (size_t)r->lc.show_first))
             progress(r, epoch, nmb, &w);
+        t = pt_trace_now(r->timeline);
     }
     mb_free(&mb);
     if (rc == 0 && on)
@@ -241,8 +288,14 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), all.train, all.samples},
                                {r->eval_name, all.eval, all.samples}};
     char line[1024];
+    double t1 = pt_now();
     logfmt_epoch_end(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, 2,
-                     (size_t)r->st.samples_seen, (float)ep->lr_per_sample, pt_now() - t0);
+                     (size_t)r->st.samples_seen, (float)ep->lr_per_sample, t1 - t0);
+    if (r->timeline) {
+        struct pt_trace_arg a[3] = {
+            {"epoch", (double)epoch + 1}, {"minibatches", (double)nmb}, {"samples", all.samples}};
+        pt_trace_span(r->timeline, PT_TRACE_EPOCH, "epoch", t0, t1, a, 3);
+    }
     if (talk)
         pt_log_printf(log, "%s\n", line);
     r->crit.train = all.samples ? all.train / (double)all.samples : NAN;

@@ -42,8 +42,9 @@ struct run {
     struct { /* the last epoch's criteria per sample (global), for AutoAdjust */
         double train, eval, cv_train, cv_eval;
     } crit;
-    uint64_t resume;   /* makeMode: the newest finished epoch with a model (0: none) */
-    int nothing_to_do; /* makeMode: every epoch and the final model exist */
+    struct pt_trace *timeline; /* timelineFile (NULL: off); the engine records into it too */
+    uint64_t resume;           /* makeMode: the newest finished epoch with a model (0: none) */
+    int nothing_to_do;         /* makeMode: every epoch and the final model exist */
 };
 
 /* Training lines: rank 0, or every rank when each has its own log file (stderr=). */
@@ -91,8 +92,16 @@ uint64_t run_newest_epoch(const struct run *r);
 /* Epoch (0-based) finished: rank 0 writes its model and checkpoint (everyRankSavesModel:
  * every rank its model); every rank learns the outcome. Collective. */
 int run_save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e);
-/* After the last epoch: modelPath itself when it is still missing. Collective. */
+/* After the last epoch: modelPath itself when it is still missing, and the timeline
+ * closed; every rank learns whether all of that worked. Collective. */
 int run_save_final(struct run *r, struct pt_err *e);
+
+/* ---- train_epoch.c: the timeline (timelineFile) */
+/* A span of lane from t0 to now, with the epoch (0-based), the minibatch (1-based; 0: none)
+ * and, when samples >= 0, this rank's samples as arguments. Returns now (0 when the timeline
+ * is off: nothing is recorded and the clock is not read). */
+double run_span(struct run *r, int lane, const char *name, double t0, size_t epoch, size_t mb,
+                double samples);
 
 /* ---- train_stage.c: the device/host boundary */
 int stage_bcast_params(struct run *r, struct pt_err *e);

@@ -70,11 +70,15 @@ static int write_rank_model(struct run *r, size_t epoch, struct pt_err *e)
 
 int run_save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
 {
+    double t = pt_trace_now(r->timeline);
     int rc = 0;
     if (r->rank == 0)
         rc = write_epoch(r, epoch, last, e);
     else if (r->pc.every_rank_saves)
         rc = write_rank_model(r, epoch, e);
+    run_span(r, PT_TRACE_EPOCH, "save", t, epoch, 0, -1);
+    if (rc == 0) /* the epoch's timeline is on disk, or the run learns why not */
+        rc = pt_trace_flush(r->timeline, e);
     return after_rank0_io(r, rc, e);
 }
 
@@ -83,13 +87,16 @@ int run_save_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
  * decides (the file may be visible to it alone); every rank learns the outcome. */
 int run_save_final(struct run *r, struct pt_err *e)
 {
+    int rc = pt_trace_close(r->timeline, e);
+    r->timeline = NULL;
+    if (r->engine)
+        r->engine->timeline = NULL;
     if (!r->net || r->st.epochs_done == 0)
-        return 0;
+        return after_rank0_io(r, rc, e);
     char path[4200];
     run_model_name(r, path, sizeof path, 0);
     int need = r->st.epochs_done < (uint64_t)r->lc.max_epochs || access(path, R_OK) != 0;
-    int rc = 0;
-    if (need && r->rank == 0)
+    if (rc == 0 && need && r->rank == 0)
         rc = stage_save_model(r, path, e);
     return after_rank0_io(r, rc, e);
 }

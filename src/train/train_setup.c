@@ -4,7 +4,7 @@
  *   2. identity: maxEpochs, epochSize, minibatchSize, the parallel method and its settings,
  *      the epoch resumed from                                      (train_ident.c)
  *   3. local: open the readers, load or build the network, create modelPath's directory,
- *      check perfStatsFile can be written                          -> agree
+ *      check perfStatsFile can be written, open timelineFile       -> agree
  *   4. identity: the network (description and parameter count), the data the readers found
  *   5. collective: rank 0's parameters to every rank, the engine, the learner, the
  *      checkpoint                                                   -> agree
@@ -75,8 +75,11 @@ static int engine_setup(struct run *r, struct pt_err *e)
     struct engine_layout layout = {
         .n = nn_param_count(r->net), .params = nn_params(r->net), .bk = r->be};
     layout.tensors = nn_tensors(r->net, &layout.ntensors);
-    return engine_new(&r->pc, r->ctx->comm, run_may_log(r) ? r->ctx->log : NULL, &layout,
-                      &r->engine, e);
+    int rc = engine_new(&r->pc, r->ctx->comm, run_may_log(r) ? r->ctx->log : NULL, &layout,
+                        &r->engine, e);
+    if (rc == 0)
+        r->engine->timeline = r->timeline;
+    return rc;
 }
 
 /* Learner state per tensor (clipping by norm is per tensor). */
@@ -164,6 +167,8 @@ static int open_inputs(struct run *r, struct pt_err *e)
         rc = make_model_dir(r, e);
     if (rc == 0)
         rc = probe_perf_file(r, e);
+    if (rc == 0) /* written from the first epoch on: open it now, once */
+        rc = pt_trace_open(r->pc.timeline_file, r->rank, "timelineFile", &r->timeline, e);
     return rc;
 }
 
@@ -230,6 +235,10 @@ int run_start(struct run *r, struct cfg_node *command, int *stop, struct pt_err 
 void run_release(struct run *r)
 {
     engine_free(r->engine);
+    /* a failed run: the events so far, and the closing bracket (a write error no longer
+     * matters, the run fails anyway) */
+    pt_trace_close(r->timeline, NULL);
+    r->timeline = NULL;
     parallel_config_free(&r->pc);
     learner_free(&r->learner);
     free(r->spans);
