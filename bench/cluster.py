@@ -4,6 +4,7 @@ several link rates, against a bare MPI_Allreduce and PyTorch DDP over the same n
 
     /usr/bin/python3 bench/cluster.py [--hosts 2,4] [--rates unshaped,1gbit,100mbit]
         [--methods dp32,dp32mpi,dp32ovl,dp1,bmuf,ma,asgd,ddp,ddp16] [--slots 1]
+        [--hier-rates unshaped,1gbit] [--hier-methods dp32,dp32flat,dp32mpiflat,ddp]
         [--epochs 4] [--shaped-fraction 0.25] [--target 0.87] [--sysctl K=V] [--json FILE]
 
 Needs root (the cluster), python3-torch for the ddp rows, a built tree (make). --slots
@@ -39,6 +40,9 @@ For each host count and rate, in one invocation:
                   unshaped run's and the time is derived: that many epochs x this rate's
                   epoch time (marked "d"); asgd's accuracy depends on timing: n/a there.
   ratio           epoch time / the same method's unshaped epoch time on as many hosts
+  hierarchical    then 2 hosts x 2 ranks at --hier-rates: dp32 (auto: hierarchical, the ring
+                  among the leaders), dp32flat (flat ring), dp32mpiflat (flat MPI_Allreduce),
+                  and DDP fp32 on the same 4 ranks
 The TCP settings in force (net.ipv4.tcp_slow_start_after_idle, tcp_rmem/wmem, core
 rmem_max/wmem_max inside h1) are printed with the table. --sysctl K=V sets one inside every
 host before the runs (repeatable), to see whether it matters."""
@@ -187,6 +191,9 @@ def main():
     ap.add_argument("--rates", default="unshaped,1gbit,100mbit")
     ap.add_argument("--methods", default="dp32,dp32mpi,dp32ovl,dp1,bmuf,ma,asgd,ddp,ddp16")
     ap.add_argument("--slots", type=int, default=1, help="ranks per host")
+    ap.add_argument("--hier-rates", default="unshaped,1gbit",
+                    help="also 2 hosts x 2 ranks at these rates ('' = not)")
+    ap.add_argument("--hier-methods", default="dp32,dp32flat,dp32mpiflat,ddp")
     ap.add_argument("--epochs", type=int, default=4, help="epochs of the unshaped runs")
     ap.add_argument("--shaped-fraction", type=float, default=0.25)
     ap.add_argument("--target", type=float, default=0.87)
@@ -200,26 +207,32 @@ def main():
     for m in methods:
         if m not in CONFIGS and m not in HOOKS:
             sys.exit(f"unknown method {m}")
-    print(f"bench/cluster.py: {benchlib.coretype_env() if hasattr(benchlib, 'coretype_env') else ''}"
-          f" OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}, {os.cpu_count()} cores")
+    pinned = os.environ.pop("OPENBLAS_CORETYPE", None)  # both sides run OpenBLAS's own choice
+    print(f"bench/cluster.py: OPENBLAS_CORETYPE unset for every run (the environment "
+          f"{'pinned ' + pinned if pinned else 'did not pin it'}), {os.cpu_count()} cores; "
+          f"[other load] = cores kept busy by anything but these runs, network softirq included", flush=True)
     results = []
-    for hosts in [int(h) for h in a.hosts.split(",")]:
+    plan = [(h, a.slots, rates, methods) for h in [int(x) for x in a.hosts.split(",")]]
+    if a.hier_rates:  # the hierarchical sum where it should pay: 2 hosts x 2 ranks
+        plan.append((2, 2, a.hier_rates.split(","), a.hier_methods.split(",")))
+    for hosts, slots, rts, mths in plan:
         base = {}
-        for rate in rates:
-            cl = Cluster(hosts, a.slots, rate, a.sysctl)
+        for rate in rts:
+            cl = Cluster(hosts, slots, rate, a.sysctl)
             try:
                 agg = aggregation(cl)
-                print(f"\n== {hosts} hosts x {a.slots} rank(s), {rate}; TCP in h1: "
+                print(f"\n== {hosts} hosts x {slots} rank(s), {rate}; TCP in h1: "
                       + "; ".join(f"{k.split('.')[-1]}={v}" for k, v in cl.tcp.items()), flush=True)
                 print(f"bare MPI_Allreduce of 2.68 MB: {fmt(agg.get('bare MPI_Allreduce'))} ms; engine 32-bit: "
                       f"auto {fmt(agg.get('engine 32 bits, one allreduce'))} ms, MPI "
                       f"{fmt(agg.get('engine 32 bits, MPI_Allreduce'))} ms, ring "
                       f"{fmt(agg.get('engine 32 bits, ring'))} ms, fp16 {fmt(agg.get('engine 32 bits, fp16 transport'))}"
                       f" ms; engine 1 bit: {fmt(agg.get('engine 1 bit'))} ms", flush=True)
-                for m in methods:
+                for m in mths:
                     full = rate == "unshaped"
                     eps_n, frac = (a.epochs, 1.0) if full else (1, a.shaped_fraction)
-                    r = ddp(cl, m, eps_n, a.target, frac) if m in HOOKS else partrain(cl, m, eps_n, full, frac)
+                    with benchlib.Foreign() as fg:
+                        r = ddp(cl, m, eps_n, a.target, frac) if m in HOOKS else partrain(cl, m, eps_n, full, frac)
                     ep = min(e["seconds"] for e in r["epochs"])
                     k, tta = reached(r["epochs"], a.target)
                     derived = False
@@ -228,18 +241,19 @@ def main():
                     elif k is None and m != "asgd" and base.get(m, {}).get("k"):
                         k, tta, derived = base[m]["k"], base[m]["k"] * ep, True
                     ratio = ep / base[m]["epoch"] if m in base else None
-                    row = {"hosts": hosts, "rate": rate, "method": m, "epoch_s": ep, "ratio": ratio,
-                           "epochs_to_target": k, "tta_s": tta, "derived": derived,
-                           "aggregation_ms": agg, "tcp": cl.tcp, "runs": r}
+                    row = {"hosts": hosts, "slots": slots, "rate": rate, "method": m, "epoch_s": ep,
+                           "ratio": ratio, "epochs_to_target": k, "tta_s": tta, "derived": derived,
+                           "aggregation_ms": agg, "tcp": cl.tcp, "foreign_cores": fg.load, "runs": r}
                     results.append(row)
-                    print(f"{m:8s} epoch {ep:7.2f} s  x{fmt(ratio)} unshaped  to {a.target:.0%}: "
-                          f"{fmt(tta, '.1f')} s{' (d)' if derived else ''} in {k if k else 'n/a'} epochs", flush=True)
+                    print(f"{m:11s} epoch {ep:7.2f} s  x{fmt(ratio)} unshaped  to {a.target:.0%}: "
+                          f"{fmt(tta, '.1f')} s{' (d)' if derived else ''} in {k if k else 'n/a'} epochs"
+                          f"  [other load {fg.load:.2f} cores]", flush=True)
             finally:
                 cl.down()
     print(f"\n| hosts x ranks | rate | method | epoch s | / unshaped | epochs to target | time to target s |")
     print("|---|---|---|---|---|---|---|")
     for r in results:
-        print(f"| {r['hosts']}x{a.slots} | {r['rate']} | {r['method']} | {r['epoch_s']:.2f} | {fmt(r['ratio'])} | "
+        print(f"| {r['hosts']}x{r['slots']} | {r['rate']} | {r['method']} | {r['epoch_s']:.2f} | {fmt(r['ratio'])} | "
               f"{r['epochs_to_target'] or 'n/a'} | {fmt(r['tta_s'], '.1f')}{' d' if r['derived'] else ''} |")
     if a.json:
         with open(a.json, "w") as f:
