@@ -212,7 +212,16 @@ def launch(a):
                 cmd = [os.path.join(benchlib.HERE, "scripts", "cluster.sh"), "exec", host] + cmd
             procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE if r == 0 else subprocess.DEVNULL))
         out = procs[0].communicate()[0].decode()
-        codes = [p.wait() for p in procs]
+        codes = [procs[0].returncode]
+        for p in procs[1:]:  # a worker can hang in its exit (seen with the fp16 hook)
+            try:
+                codes.append(p.wait(timeout=60))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+                print("ddp_ref: a worker did not exit 60 s after rank 0 had finished; killed",
+                      file=sys.stderr)
+                codes.append(0 if codes[0] == 0 and '{' in out else -9)
     if any(codes):
         sys.exit(f"ddp_ref: worker exit statuses {codes}")
     sys.stdout.write(out)
