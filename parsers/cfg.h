@@ -141,7 +141,9 @@ int cfg_to_int(const struct cfg_node *n, const char *s, long long *out, struct p
 int cfg_to_double(const struct cfg_node *n, const char *s, double *out, struct pt_err *e);
 
 /* An array `a:b*n:c` expanded to its elements (`b` repeated n times). Elements may be
- * quoted. items[] and the strings are heap-allocated: free with cfg_list_free. */
+ * quoted. Empty elements are skipped, as CNTK's array parsers skip them (`64:256:` and
+ * `:64::256` are 64:256); an array with no element, or `*n` with no value, is an error.
+ * items[] and the strings are heap-allocated: free with cfg_list_free. */
 struct cfg_list {
     size_t n;
     char **items;
