@@ -44,7 +44,10 @@ has "$tmp/out" "BrainScriptNetworkBuilder = {"
 has "$tmp/out" "(kept as text: not config syntax)"
 has "$tmp/out" "file = ../Data/Train-28x28_cntk_text.txt"
 hasnt "$tmp/err" "warning"
+# (CNTK needs modelPath before it looks for a network builder, and so does partrain)
 expect 1 "$T" --print-config configFile="$S/tests/data/cntk-legacy.cfg" command=speechTrain
+has "$tmp/err" "error: speechTrain: required key 'modelPath' is not set"
+expect 1 "$T" --print-config configFile="$S/tests/data/cntk-legacy.cfg" command=speechTrain speechTrain.modelPath=m.dnn "speechTrain.reader=[readerType=CNTKTextFormatReader;file=x;input=[f=[dim=1;format=dense]]]"
 has "$tmp/err" "error: speechTrain.BrainScriptNetworkBuilder: not supported by partrain: BrainScript networks are not supported"
 
 # a .ini file through inih, with origins

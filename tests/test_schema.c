@@ -443,10 +443,6 @@ START_TEST(trainer_config_errors)
         {"train.SimpleNetworkBuilder.rnnType=CLASSLSTM",
          "<command line>:arg1: error: rnnType=CLASSLSTM is not supported by partrain (supported: "
          "SIMPLENET|LSTM)"},
-        {"train.BrainScriptNetworkBuilder=[x=1]",
-         "<command line>:arg1: error: train.BrainScriptNetworkBuilder: not supported by partrain: "
-         "BrainScript networks are not supported; describe the network with SimpleNetworkBuilder = "
-         "[ layerSizes=...; ... ]"},
         {"train.SGD.AutoAdjust=[reduceLearnRateIfImproveLessThan=0]",
          "<command line>:arg1: error: train.SGD.AutoAdjust: not supported by partrain: automatic "
          "learning-rate adjustment is not implemented; give the rates as a per-epoch schedule "
@@ -482,6 +478,64 @@ START_TEST(trainer_config_errors)
         ck_assert_str_eq(e.msg, cases[i].msg);
         cfg_free(c);
     }
+}
+END_TEST
+
+/* CNTK's builder precedence (NetworkFactory.cpp): createNetwork, SimpleNetworkBuilder,
+ * NDLNetworkBuilder, BrainScriptNetworkBuilder / ExperimentalNetworkBuilder, each found
+ * climbing; the first one found is the network, the others are inactive. */
+START_TEST(builder_precedence)
+{
+    struct pt_err e;
+    const char *tail =
+        " SGD=[maxEpochs=1; learningRatesPerSample=0.1]\n"
+        " reader=[readerType=CNTKTextFormatReader; file=f; input=[a=[dim=1;format=dense]]]]\n";
+    const char *snb = "SimpleNetworkBuilder=[layerSizes=1:2; trainingCriterion=SquareError; "
+                      "evalCriterion=SquareError]\n";
+    char text[2048];
+    /* CNTK's speech configs: a BrainScript block marked "not active" beside the simple one */
+    snprintf(text, sizeof text,
+             "train=[action=train; modelPath=m\n %s"
+             " ExperimentalNetworkBuilder=[ L = Length(layerSizes)-1 // not active\n ]\n"
+             " BrainScriptNetworkBuilder={ z = Input(784) }\n"
+             " NDLNetworkBuilder=[networkDescription=x.ndl]\n%s",
+             snb, tail);
+    ck_assert_msg(check_trainer(text, NULL, &e) == 0, "%s", e.msg);
+    /* found climbing: a top-level SimpleNetworkBuilder wins over the command's BrainScript */
+    snprintf(
+        text, sizeof text,
+        "%strain=[action=train; modelPath=m\n BrainScriptNetworkBuilder={ z = Input(784) }\n%s",
+        snb, tail);
+    ck_assert_msg(check_trainer(text, NULL, &e) == 0, "%s", e.msg);
+    /* without one: the first of the others, in CNTK's order, is refused */
+    snprintf(text, sizeof text,
+             "train=[action=train; modelPath=m\n BrainScriptNetworkBuilder={ z = Input(784) }\n"
+             " NDLNetworkBuilder=[networkDescription=x.ndl]\n%s",
+             tail);
+    ck_assert_int_eq(check_trainer(text, NULL, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "t.cfg:3:2: error: train.NDLNetworkBuilder: not supported by "
+                            "partrain: NDL networks are not supported; describe the network "
+                            "with SimpleNetworkBuilder = [ layerSizes=...; ... ] (next to one, "
+                            "this block is inactive, as in CNTK)");
+    snprintf(text, sizeof text,
+             "ExperimentalNetworkBuilder=[ x = 1 ]\ntrain=[action=train; modelPath=m\n%s", tail);
+    ck_assert_int_eq(check_trainer(text, NULL, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "t.cfg:1:1: error: ExperimentalNetworkBuilder: not supported by "
+                            "partrain: BrainScript networks are not supported; describe the "
+                            "network with SimpleNetworkBuilder = [ layerSizes=...; ... ] (next "
+                            "to one, this block is inactive, as in CNTK)");
+    /* createNetwork comes first in CNTK's order, and its configFile= mode refuses it */
+    snprintf(text, sizeof text, "train=[action=train; modelPath=m; createNetwork=x\n %s%s", snb,
+             tail);
+    ck_assert_int_eq(check_trainer(text, NULL, &e), PT_EUSER);
+    ck_assert_ptr_nonnull(strstr(e.msg, "t.cfg:1:35: error: train.createNetwork: not supported by "
+                                        "partrain: createNetwork is BrainScript's network lambda"));
+    /* action=test reads the model file: no builder needed, the others ignored */
+    ck_assert_msg(check_trainer("t=[action=test; modelPath=m; NDLNetworkBuilder=[x=1]\n"
+                                " reader=[readerType=CNTKTextFormatReader; file=f\n"
+                                "  input=[a=[dim=1;format=dense]]]]\ncommand=t",
+                                NULL, &e) == 0,
+                  "%s", e.msg);
 }
 END_TEST
 
@@ -570,6 +624,7 @@ static Suite *suite(void)
     tcase_add_test(t, edit_distance);
     tcase_add_test(t, trainer_config_valid);
     tcase_add_test(t, trainer_config_errors);
+    tcase_add_test(t, builder_precedence);
     tcase_add_test(t, trainer_missing_parts);
     tcase_add_test(t, trainer_unknown_keys);
     tcase_add_test(t, help_text_covers_every_key);

@@ -138,23 +138,30 @@ static const struct cfg_key train_cmd_keys[] = {
      .flags = CFG_REQUIRED,
      .sub = &reader_schema,
      .help = "training needs a reader = [ ... ] block"},
+    /* CNTK's precedence (NetworkFactory.cpp), each key looked up climbing:
+     * createNetwork, SimpleNetworkBuilder, NDLNetworkBuilder, then BrainScript's; a
+     * SimpleNetworkBuilder present makes the others inactive (train_check_builder) */
     {.name = "SimpleNetworkBuilder",
      .type = CFG_BLOCK,
-     .flags = CFG_REQUIRED,
      .sub = &nn_simple_builder_schema,
-     .help = "partrain builds its networks with SimpleNetworkBuilder = [ ... ] "
+     .help = "the network; partrain builds its networks with SimpleNetworkBuilder = [ ... ] "
              "(BrainScriptNetworkBuilder and NDLNetworkBuilder are not supported)"},
     {.name = "BrainScriptNetworkBuilder",
-     .type = CFG_UNSUPPORTED,
-     .help = "BrainScript networks are not supported; describe the network with "
-             "SimpleNetworkBuilder = [ layerSizes=...; ... ]"},
+     .type = CFG_TEXT,
+     .help = "inactive next to a SimpleNetworkBuilder (CNTK uses that one); alone it is "
+             "refused: BrainScript networks are not supported"},
     {.name = "NDLNetworkBuilder",
-     .type = CFG_UNSUPPORTED,
-     .help = "NDL networks are not supported; describe the network with "
-             "SimpleNetworkBuilder = [ layerSizes=...; ... ]"},
+     .type = CFG_TEXT,
+     .help = "inactive next to a SimpleNetworkBuilder (CNTK uses that one); alone it is "
+             "refused: NDL networks are not supported"},
     {.name = "ExperimentalNetworkBuilder",
-     .type = CFG_UNSUPPORTED,
-     .help = "BrainScript networks are not supported; use SimpleNetworkBuilder"},
+     .type = CFG_TEXT,
+     .help = "BrainScriptNetworkBuilder's old name: inactive next to a SimpleNetworkBuilder; "
+             "alone it is refused"},
+    {.name = "createNetwork",
+     .type = CFG_TEXT,
+     .help = "BrainScript's network lambda, which CNTK's configFile= mode does not implement "
+             "either: refused (CNTK looks for it before SimpleNetworkBuilder)"},
     {.name = "cvReader",
      .type = CFG_BLOCK,
      .sub = &reader_schema,
