@@ -94,6 +94,12 @@ int cfg_find(struct cfg_node *block, const char *key, struct cfg_node **out, str
  * naming a block stands for that block. Error when the key holds a plain value. */
 int cfg_find_block(struct cfg_node *block, const char *key, struct cfg_node **out,
                    struct pt_err *e);
+/* As cfg_find_block, except that a plain value found in an enclosing block (not in block
+ * itself) is another key of the same name, not this block: *out = NULL, no error. (CNTK's
+ * top-level `parallelTrain = true` switch and SGD's ParallelTrain block share a name:
+ * CNTK reads the switch as an empty block, so it means no ParallelTrain block.) */
+int cfg_find_inner_block(struct cfg_node *block, const char *key, struct cfg_node **out,
+                         struct pt_err *e);
 
 /* The value of a scalar node with every `$name$` replaced (looked up from the node's block
  * outward, recursively; unknown names and cycles are errors naming the origin). The string

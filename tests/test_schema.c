@@ -539,6 +539,43 @@ START_TEST(builder_precedence)
 }
 END_TEST
 
+/* The top-level parallelTrain switch is not SGD's ParallelTrain block (CNTK reads the
+ * switch, found climbing, as an empty block), and it says whether CNTK trains in parallel. */
+START_TEST(parallel_train_switch)
+{
+    struct pt_err e;
+    struct cfg *c = NULL;
+    const char *body =
+        "train=[action=train; modelPath=m\n"
+        " SimpleNetworkBuilder=[layerSizes=1:2; trainingCriterion=SquareError; "
+        "evalCriterion=SquareError]\n"
+        " SGD=[maxEpochs=1; learningRatesPerSample=0.1 %s]\n"
+        " reader=[readerType=CNTKTextFormatReader; file=f; input=[a=[dim=1;format=dense]]]]\n";
+    char text[1024];
+    const char *fine[] = {"parallelTrain = true\n", "parallelTrain = false\n",
+                          "parallelTrain = t\ntrain=[parallelTrain=1]\n"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, "%s", fine[i]);
+        snprintf(text + strlen(text), sizeof text - strlen(text), body, "");
+        ck_assert_msg(check_trainer(text, &c, &e) == 0, "%s: %s", fine[i], e.msg);
+        ck_assert_int_eq(train_parallel_switch(c, 1), i != 1);
+        ck_assert_int_eq(train_parallel_switch(c, 4), i != 1);
+        cfg_free(c);
+    }
+    /* auto (the default): parallel when the world has more than one rank */
+    snprintf(text, sizeof text, body, "");
+    ck_assert_msg(check_trainer(text, &c, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(train_parallel_switch(c, 1), 0);
+    ck_assert_int_eq(train_parallel_switch(c, 2), 1);
+    cfg_free(c);
+    /* a value inside SGD itself is still a mistake */
+    snprintf(text, sizeof text, body, "; ParallelTrain = DataParallelSGD");
+    ck_assert_int_eq(check_trainer(text, NULL, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "t.cfg:3:49: error: 'train.SGD.ParallelTrain' must be a block [ ... "
+                            "], but it is a value");
+}
+END_TEST
+
 START_TEST(trainer_missing_parts)
 {
     struct pt_err e;
@@ -625,6 +662,7 @@ static Suite *suite(void)
     tcase_add_test(t, trainer_config_valid);
     tcase_add_test(t, trainer_config_errors);
     tcase_add_test(t, builder_precedence);
+    tcase_add_test(t, parallel_train_switch);
     tcase_add_test(t, trainer_missing_parts);
     tcase_add_test(t, trainer_unknown_keys);
     tcase_add_test(t, help_text_covers_every_key);

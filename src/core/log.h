@@ -22,8 +22,11 @@ void pt_log_init(struct pt_log *l);
  * (never through a symlink); a device or pipe (/dev/null, /dev/stderr) is written as is.
  * On failure the log stays on stderr. */
 int pt_log_open(struct pt_log *l, const char *path, int rank, struct pt_err *e);
-/* printf to the log; each new line gets the timestamp prefix when enabled. */
+/* printf to the log; each new line gets the timestamp prefix when enabled, except an
+ * empty line (CNTK stamps the lines it prints with LOGPRINTF, never its blank ones). */
 void pt_log_printf(struct pt_log *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* printf to the log without timestamps: the lines CNTK prints with a plain fprintf. */
+void pt_log_plain(struct pt_log *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Whether every write so far reached the log (flushing it first): 0, or PT_ESYS with a
  * message naming the file (a full disk must not end a run with status 0). */
 int pt_log_check(struct pt_log *l, struct pt_err *e);

@@ -29,6 +29,7 @@ static int valid_device(const struct cfg_val *v, char *why, size_t size)
 static const struct cfg_key sgd_parallel_keys[] = {
     {.name = "ParallelTrain",
      .type = CFG_BLOCK,
+     .flags = CFG_INNER_BLOCK, /* not the top-level parallelTrain switch */
      .sub = &parallel_train_schema,
      .help = "parallel training method and its settings"},
     {.name = NULL},
@@ -90,8 +91,9 @@ static const struct cfg_key top_keys[] = {
      .type = CFG_ENUM,
      .def = "auto",
      .choices = "auto|true|false|t|f|1|0",
-     .help = "accepted for CNTK compatibility: parallel training is on whenever the MPI "
-             "world has more than one rank"},
+     .help = "CNTK's switch: auto = true when the MPI world has more than one rank; false "
+             "ignores SGD's ParallelTrain block (every rank trains on all the data, rank 0 "
+             "writes the models); true or false also picks CNTK's log file names"},
     {.name = "randomSeed",
      .type = CFG_INT,
      .def = "1",
@@ -117,6 +119,17 @@ const struct cfg_schema train_top_schema = {
     .keys = top_keys,
     .open = 1,
 };
+
+int train_parallel_switch(struct cfg *cfg, int workers)
+{
+    struct cfg_val v = {0};
+    struct pt_err ignored; /* the whole config was checked before */
+    pt_err_clear(&ignored);
+    if (cfg_schema_get(cfg_root(cfg), &train_top_schema, "parallelTrain", &v, &ignored) ||
+        v.choice == 0)
+        return workers > 1;
+    return v.choice % 2; /* auto|true|false|t|f|1|0: odd choices are true */
+}
 
 static const struct cfg_key train_cmd_keys[] = {
     {.name = "action",

@@ -130,7 +130,7 @@ static int perf_of(struct cfg_node *cmd, struct output *o)
     struct pt_err ignored;
     pt_err_clear(&ignored);
     if (cfg_find_block(cmd, "SGD", &sgd, &ignored) || !sgd ||
-        cfg_find_block(sgd, "ParallelTrain", &pt, &ignored) || !pt ||
+        parallel_find_block(sgd, &pt, &ignored) || !pt ||
         cfg_find_local(pt, "perfStatsFile", &n, &ignored) || !n || cfg_value(n, &s, &ignored) ||
         !s[0])
         return 0;

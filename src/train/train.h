@@ -18,6 +18,10 @@ extern const struct cfg_schema train_sgd_schema;     /* SGD: learn's keys + Para
  * they contain (depth first, each once), for --help, the man page and "belongs in" hints. */
 const struct cfg_schema *const *train_all_schemas(void);
 
+/* CNTK's top-level parallelTrain switch (CNTK.cpp): true or false as given; auto, the
+ * default, is whether the MPI world has more than one rank. */
+int train_parallel_switch(struct cfg *cfg, int workers);
+
 /* What a command block says besides its sub-blocks: the rows of train_command_schema,
  * test_command_schema and train_top_schema (a command block may override top-level keys)
  * store into it through cfg_schema_read. */
