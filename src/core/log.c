@@ -19,13 +19,8 @@ void pt_log_init(struct pt_log *l)
     l->name[0] = '\0';
 }
 
-int pt_log_open(struct pt_log *l, const char *path, int rank, struct pt_err *e)
+int pt_log_open(struct pt_log *l, const char *path, const char *name, struct pt_err *e)
 {
-    char name[4096];
-    if (rank == 0)
-        snprintf(name, sizeof name, "%s", path);
-    else
-        snprintf(name, sizeof name, "%s.rank%d", path, rank);
     struct pt_err dir_err;
     pt_err_clear(&dir_err);
     if (pt_make_parent_dirs(name, &dir_err))

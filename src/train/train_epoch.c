@@ -187,6 +187,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, struct 
         char line[512];
         logfmt_epoch_start(line, sizeof line, (int)epoch + 1, ep->lr_per_sample,
                            learn_effective_momentum(ep), learn_momentum_time_constant(ep));
+        pt_log_plain(log, "\n");
         pt_log_printf(log, "%s\n", line);
     }
     int rc = on ? engine_start_epoch(r->engine, epoch, e) : 0;

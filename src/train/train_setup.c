@@ -166,6 +166,8 @@ static int open_inputs(struct run *r, struct pt_err *e)
             pt_log_printf(r->ctx->log, "Starting from checkpoint. Loading network from '%s'.\n",
                           path);
     } else if (rc == 0) {
+        if (r->trace > 0 && run_may_log(r))
+            pt_log_printf(r->ctx->log, "Creating virgin network.\n");
         rc = stage_new_model(r, e);
     }
     if (rc == 0)
@@ -230,6 +232,8 @@ int run_start(struct run *r, struct cfg_node *command, int *stop, struct pt_err 
         rc = train_agree(comm, start_training(r, e), "to set up training", e);
     if (rc == 0)
         snprintf(r->eval_name, sizeof r->eval_name, "Eval%s", nn_eval_criterion_name(r->net));
+    if (rc == 0 && run_may_log(r))
+        run_print_summary(r);
     return rc;
 }
 
