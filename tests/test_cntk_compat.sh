@@ -119,6 +119,9 @@ expect 0 "$T" configFile=p.cfg Dir=c stderr=O/run timestamping=true parallelTrai
 # rank trains on all the data: the numbers of one worker
 expect 0 "$T" configFile=p.cfg Dir=one
 crit "$tmp/err" >one.txt
+# (without the switch one process runs the method on one worker: SPEC 7.1, not CNTK)
+has "$tmp/err" "Starting minibatch loop, DataParallelSGD training (myRank = 0, numNodes = 1"
+hasnt "$tmp/err" "parallelTrain option is not enabled"
 mpi -n 2 "$T" configFile=p.cfg Dir=off parallelTrain=false >"$tmp/out" 2>"$tmp/err"
 [ $? -eq 0 ] && ok || { no "parallelTrain=false on 2 ranks"; cat "$tmp/err"; }
 line "$tmp/err" "parallelTrain option is not enabled. ParallelTrain config will be ignored."

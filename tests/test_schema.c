@@ -560,6 +560,7 @@ START_TEST(parallel_train_switch)
         ck_assert_msg(check_trainer(text, &c, &e) == 0, "%s: %s", fine[i], e.msg);
         ck_assert_int_eq(train_parallel_switch(c, 1), i != 1);
         ck_assert_int_eq(train_parallel_switch(c, 4), i != 1);
+        ck_assert_int_eq(train_parallel_off(c), i == 1);
         cfg_free(c);
     }
     /* auto (the default): parallel when the world has more than one rank */
@@ -567,6 +568,7 @@ START_TEST(parallel_train_switch)
     ck_assert_msg(check_trainer(text, &c, &e) == 0, "%s", e.msg);
     ck_assert_int_eq(train_parallel_switch(c, 1), 0);
     ck_assert_int_eq(train_parallel_switch(c, 2), 1);
+    ck_assert_int_eq(train_parallel_off(c), 0); /* one worker still runs the method */
     cfg_free(c);
     /* a value inside SGD itself is still a mistake */
     snprintf(text, sizeof text, body, "; ParallelTrain = DataParallelSGD");

@@ -120,15 +120,27 @@ const struct cfg_schema train_top_schema = {
     .open = 1,
 };
 
-int train_parallel_switch(struct cfg *cfg, int workers)
+/* parallelTrain: -1 auto, else 1 or 0 as given */
+static int parallel_given(struct cfg *cfg)
 {
     struct cfg_val v = {0};
     struct pt_err ignored; /* the whole config was checked before */
     pt_err_clear(&ignored);
     if (cfg_schema_get(cfg_root(cfg), &train_top_schema, "parallelTrain", &v, &ignored) ||
         v.choice == 0)
-        return workers > 1;
+        return -1;
     return v.choice % 2; /* auto|true|false|t|f|1|0: odd choices are true */
+}
+
+int train_parallel_switch(struct cfg *cfg, int workers)
+{
+    int given = parallel_given(cfg);
+    return given < 0 ? workers > 1 : given;
+}
+
+int train_parallel_off(struct cfg *cfg)
+{
+    return parallel_given(cfg) == 0;
 }
 
 static const struct cfg_key train_cmd_keys[] = {

@@ -21,6 +21,10 @@ const struct cfg_schema *const *train_all_schemas(void);
 /* CNTK's top-level parallelTrain switch (CNTK.cpp): true or false as given; auto, the
  * default, is whether the MPI world has more than one rank. */
 int train_parallel_switch(struct cfg *cfg, int workers);
+/* parallelTrain=false given: SGD's ParallelTrain block is ignored, as CNTK ignores it. (On
+ * one process without the key CNTK ignores the block too; partrain runs the method on one
+ * worker, SPEC 7.1.) */
+int train_parallel_off(struct cfg *cfg);
 
 /* What a command block says besides its sub-blocks: the rows of train_command_schema,
  * test_command_schema and train_top_schema (a command block may override top-level keys)

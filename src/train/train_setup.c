@@ -47,7 +47,7 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
     if (rc == 0)
         rc = learn_config_read(sgd, &r->lc, e);
     /* parallelTrain=false: CNTK ignores the ParallelTrain block, saying so (SGD.cpp) */
-    int parallel = train_parallel_switch(r->ctx->cfg, r->workers);
+    int parallel = !train_parallel_off(r->ctx->cfg);
     struct cfg_node *pt = NULL;
     if (rc == 0 && !parallel && (rc = parallel_find_block(sgd, &pt, e)) == 0 && pt &&
         run_may_log(r))
