@@ -94,6 +94,12 @@ int cfg_find(struct cfg_node *block, const char *key, struct cfg_node **out, str
  * naming a block stands for that block. Error when the key holds a plain value. */
 int cfg_find_block(struct cfg_node *block, const char *key, struct cfg_node **out,
                    struct pt_err *e);
+/* As cfg_find_block, except that a plain value found in an enclosing block (not in block
+ * itself) is another key of the same name, not this block: *out = NULL, no error. (CNTK's
+ * top-level `parallelTrain = true` switch and SGD's ParallelTrain block share a name:
+ * CNTK reads the switch as an empty block, so it means no ParallelTrain block.) */
+int cfg_find_inner_block(struct cfg_node *block, const char *key, struct cfg_node **out,
+                         struct pt_err *e);
 
 /* The value of a scalar node with every `$name$` replaced (looked up from the node's block
  * outward, recursively; unknown names and cycles are errors naming the origin). The string
@@ -141,7 +147,9 @@ int cfg_to_int(const struct cfg_node *n, const char *s, long long *out, struct p
 int cfg_to_double(const struct cfg_node *n, const char *s, double *out, struct pt_err *e);
 
 /* An array `a:b*n:c` expanded to its elements (`b` repeated n times). Elements may be
- * quoted. items[] and the strings are heap-allocated: free with cfg_list_free. */
+ * quoted. Empty elements are skipped, as CNTK's array parsers skip them (`64:256:` and
+ * `:64::256` are 64:256); an array with no element, or `*n` with no value, is an error.
+ * items[] and the strings are heap-allocated: free with cfg_list_free. */
 struct cfg_list {
     size_t n;
     char **items;

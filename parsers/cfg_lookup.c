@@ -70,3 +70,16 @@ int cfg_find_block(struct cfg_node *block, const char *key, struct cfg_node **ou
     *out = n;
     return 0;
 }
+
+int cfg_find_inner_block(struct cfg_node *block, const char *key, struct cfg_node **out,
+                         struct pt_err *e)
+{
+    struct cfg_node *n = NULL;
+    int rc = cfg_find(block, key, &n, e);
+    *out = NULL;
+    if (rc || !n)
+        return rc;
+    if (n->parent != block && !n->is_block && !single_var(n->value))
+        return 0;
+    return cfg_find_block(block, key, out, e);
+}

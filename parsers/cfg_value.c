@@ -178,11 +178,13 @@ int cfg_to_list(const struct cfg_node *n, const char *s, struct cfg_list *out, s
         if (b - a >= 2 && a[0] == '"' && b[-1] == '"') {
             a++;
             b--;
-        } else if (a == b) {
+        } else if (a == b && star) { /* "*3": a count of nothing */
             cfg_list_free(out);
             return cfg_error(e, where(n), "%s: empty element in \"%s\"",
                              name_of(n, path, sizeof path),
                              pt_excerpt(ex, sizeof ex, s, strlen(s), 60));
+        } else if (a == b) { /* CNTK skips empty elements: "64:256:" is 64:256 */
+            reps = 0;
         }
         if ((unsigned long long)reps > CFG_MAX_LIST - out->n) {
             cfg_list_free(out);
@@ -200,5 +202,9 @@ int cfg_to_list(const struct cfg_node *n, const char *s, struct cfg_list *out, s
             break;
         p = q + 1;
     }
+    if (out->n == 0)
+        return cfg_error(e, where(n), "%s: expected at least one element, got \"%s\"",
+                         name_of(n, path, sizeof path),
+                         pt_excerpt(ex, sizeof ex, s, strlen(s), 60));
     return 0;
 }

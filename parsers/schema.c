@@ -454,7 +454,8 @@ int cfg_schema_check(struct cfg_check *ck, struct cfg_node *block, const struct 
         if (rc)
             break;
         if (k->type == CFG_BLOCK || k->type == CFG_BLOCK_MAP) {
-            rc = cfg_find_block(block, k->name, &n, e);
+            rc = (k->flags & CFG_INNER_BLOCK) ? cfg_find_inner_block(block, k->name, &n, e)
+                                              : cfg_find_block(block, k->name, &n, e);
             if (rc == 0 && n && !local)
                 rc = k->type == CFG_BLOCK ? cfg_schema_check(ck, n, k->sub, e) : 0;
         } else {

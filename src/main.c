@@ -81,18 +81,50 @@ static void agreement_failed(struct pt_log *log, const struct pt_err *agree, str
     comm_abort(comm, exit_code(agree->code));
 }
 
-/* Set up the log from the config (stderr=, timestamping=). */
-static int open_log(struct cfg *cfg, struct pt_log *log, int rank, struct pt_err *e)
+/* Set up the log from the config (stderr=, timestamping=), as CNTK's main does: the file
+ * gets CNTK's name, the terminal a line saying where the log goes, and the log the banner
+ * again (top-level traceLevel 0) and the build info. */
+static int open_log(struct cfg *cfg, struct comm *comm, struct pt_log *log, int argc, char **argv,
+                    const char *started, struct pt_err *e)
 {
     struct cfg_val v = {0};
     int rc = cfg_schema_get(cfg_root(cfg), &train_top_schema, "timestamping", &v, e);
     if (rc)
         return rc;
     log->timestamping = v.b;
-    rc = cfg_schema_get(cfg_root(cfg), &train_top_schema, "stderr", &v, e);
-    if (rc == 0 && v.node)
-        rc = pt_log_open(log, v.s, rank, e);
+    char name[4200];
+    struct cfg_node *path = NULL;
+    if (train_log_name(cfg, comm_rank(comm), comm_size(comm), name, sizeof name, &path)) {
+        const char *value = NULL;
+        rc = cfg_value(path, &value, e);
+        if (rc == 0)
+            pt_log_printf(log, "Redirecting stderr to file %s\n", name);
+        if (rc == 0)
+            rc = pt_log_open(log, value, name, e);
+        if (rc == 0 && cfg_schema_get(cfg_root(cfg), &train_top_schema, "traceLevel", &v, e) == 0 &&
+            v.i == 0)
+            train_print_banner(log, argc, argv, started);
+    }
     log->timestamping = log->timestamping && rc == 0;
+    if (rc == 0 && (comm_rank(comm) == 0 || log->own))
+        train_print_build_info(log);
+    return rc;
+}
+
+/* One command: CNTK's box before it, the action, the lines after it. */
+static int run_command(struct pt_ctx *ctx, const struct train_command *cmd, struct pt_err *e)
+{
+    int talk = comm_rank(ctx->comm) == 0 || ctx->log->own;
+    const char *action = cmd->action->name;
+    if (talk)
+        train_print_action_start(ctx->log, cfg_key(cmd->block), action);
+    int rc = cmd->action->run(ctx, cmd->block, e);
+    struct cfg_val trace = {0};
+    struct pt_err ignored;
+    pt_err_clear(&ignored);
+    if (rc == 0 && talk &&
+        cfg_schema_get(cmd->block, &train_top_schema, "traceLevel", &trace, &ignored) == 0)
+        train_print_action_end(ctx->log, action, (int)trace.i);
     return rc;
 }
 
@@ -143,6 +175,8 @@ int main(int argc, char **argv)
     if (info >= 0)
         return info;
 
+    char started[32];
+    train_started(started, sizeof started);
     struct pt_err e;
     pt_err_clear(&e);
     struct comm *comm = comm_init(&argc, &argv, &e);
@@ -153,6 +187,10 @@ int main(int argc, char **argv)
     int rank = comm_rank(comm);
     struct pt_log log;
     pt_log_init(&log);
+    struct cmdline flags;
+    cmdline_flags(argc, argv, &flags);
+    if (rank == 0 && !flags.print_config) /* CNTK's banner, before anything is read */
+        train_print_banner(&log, argc, argv, started);
 
     struct cfg *cfg = cfg_new();
     struct cmdline cl;
@@ -174,9 +212,9 @@ int main(int argc, char **argv)
     /* the log opens once the run's inputs are known (never over one of them), and not at
      * all for --print-config (a dry run creates no files) */
     if (rc == 0 && !cl.print_config)
-        rc = train_check_files(cfg, cmds, ncmds, rank, &e);
+        rc = train_check_files(cfg, cmds, ncmds, rank, comm_size(comm), &e);
     if (rc == 0 && !cl.print_config)
-        rc = open_log(cfg, &log, rank, &e);
+        rc = open_log(cfg, comm, &log, argc, argv, started, &e);
     if (rank == 0 && cfg)
         for (size_t i = 0; i < cfg_warning_count(cfg); i++)
             pt_log_printf(&log, "%s\n", cfg_warning(cfg, i));
@@ -197,7 +235,9 @@ int main(int argc, char **argv)
         if (status == 0)
             train_remove_stale(cmds, ncmds, &log);
         for (size_t i = 0; i < ncmds && rc == 0 && status == 0; i++)
-            rc = cmds[i].action->run(&ctx, cmds[i].block, &e);
+            rc = run_command(&ctx, &cmds[i], &e);
+        if (status == 0 && rc == 0 && (rank == 0 || log.own))
+            train_print_completed(&log);
         if (status == 0 && rc == 0) /* a log that could not be written (disk full) fails the run */
             rc = pt_log_check(&log, &e);
         if (status == 0)

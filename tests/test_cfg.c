@@ -230,19 +230,49 @@ START_TEST(arrays_and_repeats)
 }
 END_TEST
 
+/* CNTK's array parsers skip empty elements (Basics.h's split and ConfigParser::Parse both
+ * skip runs of separators): a trailing, leading or doubled ':' adds nothing. */
+START_TEST(array_empty_elements)
+{
+    LOAD_OK(c, "t.cfg", "a=64:256:1024:\nb=:64::256\nc=0.8*2: :0.1\nd=\"\":x");
+    struct cfg_list l;
+    ck_assert_int_eq(cfg_to_list(node_at(c, "a"), val(c, "a"), &l, &e), 0);
+    ck_assert_uint_eq(l.n, 3);
+    ck_assert_str_eq(l.items[2], "1024");
+    cfg_list_free(&l);
+    ck_assert_int_eq(cfg_to_list(node_at(c, "b"), val(c, "b"), &l, &e), 0);
+    ck_assert_uint_eq(l.n, 2);
+    ck_assert_str_eq(l.items[0], "64");
+    ck_assert_str_eq(l.items[1], "256");
+    cfg_list_free(&l);
+    ck_assert_int_eq(cfg_to_list(node_at(c, "c"), val(c, "c"), &l, &e), 0);
+    ck_assert_uint_eq(l.n, 3);
+    ck_assert_str_eq(l.items[2], "0.1");
+    cfg_list_free(&l);
+    /* a quoted empty string is an element */
+    ck_assert_int_eq(cfg_to_list(node_at(c, "d"), val(c, "d"), &l, &e), 0);
+    ck_assert_uint_eq(l.n, 2);
+    ck_assert_str_eq(l.items[0], "");
+    cfg_list_free(&l);
+    cfg_free(c);
+}
+END_TEST
+
 START_TEST(array_errors)
 {
-    LOAD_OK(c, "a.cfg", "a=1*0\nb=1::2\nc=1*x\nd=1*\ne=1*100000000\n");
+    LOAD_OK(c, "a.cfg", "a=1*0\nb=*3:2\nc=1*x\nd=1*\ne=1*100000000\nf=:\ng= : ");
     struct cfg_list l;
     const char *want[] = {
         "a.cfg:1:3: error: a: repeat count must be a positive integer, got \"0\"",
-        "a.cfg:2:3: error: b: empty element in \"1::2\"",
+        "a.cfg:2:3: error: b: empty element in \"*3:2\"",
         "a.cfg:3:3: error: c: repeat count must be a positive integer, got \"x\"",
         "a.cfg:4:3: error: d: expected a repeat count after '*' in \"1*\"",
         "a.cfg:5:3: error: e: array longer than 1000000 elements",
+        "a.cfg:6:3: error: f: expected at least one element, got \":\"",
+        "a.cfg:7:4: error: g: expected at least one element, got \":\"",
     };
-    const char *keys[] = {"a", "b", "c", "d", "e"};
-    for (int i = 0; i < 5; i++) {
+    const char *keys[] = {"a", "b", "c", "d", "e", "f", "g"};
+    for (int i = 0; i < 7; i++) {
         pt_err_clear(&e);
         ck_assert_int_eq(cfg_to_list(node_at(c, keys[i]), val(c, keys[i]), &l, &e), PT_EUSER);
         ck_assert_str_eq(e.msg, want[i]);
@@ -482,6 +512,7 @@ static Suite *suite(void)
     tcase_add_test(t, variable_errors);
     tcase_add_test(t, block_alias_variable);
     tcase_add_test(t, arrays_and_repeats);
+    tcase_add_test(t, array_empty_elements);
     tcase_add_test(t, array_errors);
     tcase_add_test(t, booleans);
     tcase_add_test(t, numbers);

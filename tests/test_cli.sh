@@ -44,7 +44,10 @@ has "$tmp/out" "BrainScriptNetworkBuilder = {"
 has "$tmp/out" "(kept as text: not config syntax)"
 has "$tmp/out" "file = ../Data/Train-28x28_cntk_text.txt"
 hasnt "$tmp/err" "warning"
+# (CNTK needs modelPath before it looks for a network builder, and so does partrain)
 expect 1 "$T" --print-config configFile="$S/tests/data/cntk-legacy.cfg" command=speechTrain
+has "$tmp/err" "error: speechTrain: required key 'modelPath' is not set"
+expect 1 "$T" --print-config configFile="$S/tests/data/cntk-legacy.cfg" command=speechTrain speechTrain.modelPath=m.dnn "speechTrain.reader=[readerType=CNTKTextFormatReader;file=x;input=[f=[dim=1;format=dense]]]"
 has "$tmp/err" "error: speechTrain.BrainScriptNetworkBuilder: not supported by partrain: BrainScript networks are not supported"
 
 # a .ini file through inih, with origins
@@ -61,11 +64,13 @@ INI
 expect 1 "$T" configFile="$tmp/x.ini"
 has "$tmp/err" "$tmp/x.ini:8:23: error: dim: 0 is out of range: must be >= 1"
 
-# stderr= sends the log to a file (the error is also shown on the terminal); timestamps
+# stderr= sends the log to a file (the error is also shown on the terminal); timestamps,
+# and with them CNTK's name for the file: <stderr>_<command1>_<command2>.log
 expect 1 "$T" configFile="$cfg" stderr="$tmp/log" timestamping=true train.SGD.bogus=1
-has "$tmp/log" "cannot read data file './data/fashion-mnist/train.ctf'"
+has "$tmp/log_train_test.log" "cannot read data file './data/fashion-mnist/train.ctf'"
 has "$tmp/err" "cannot read data file './data/fashion-mnist/train.ctf'"
-if grep -Eq '^[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}: <command line>:arg4: warning: unknown key' "$tmp/log"; then ok; else no "timestamped warning in log"; cat "$tmp/log"; fi
+if grep -Eq '^[0-9]{2}/[0-9]{2}/[0-9]{4} [0-9]{2}:[0-9]{2}:[0-9]{2}: <command line>:arg4: warning: unknown key' "$tmp/log_train_test.log"; then ok; else no "timestamped warning in log"; cat "$tmp/log_train_test.log"; fi
+: >"$tmp/log"
 # the log's directory is created (as CNTK does); a path through a file is an error
 expect 1 "$T" configFile="$cfg" stderr="$tmp/new/dir/log"
 has "$tmp/new/dir/log" "cannot read data file"

@@ -66,6 +66,63 @@ START_TEST(progress_digits)
 }
 END_TEST
 
+/* CNTK.cpp's log file names, as CNTK's test drivers see them (timestamping=true):
+ * ParallelBM's baseline redirects rank 0 to .../stderr_speechTrain.logrank0 */
+START_TEST(log_names)
+{
+    char buf[256];
+    const char *one[] = {"speechTrain"}, *two[] = {"train", "test"};
+    logfmt_log_name(buf, sizeof buf, "/tmp/r/stderr", 1, one, 1, 1, 0);
+    ck_assert_str_eq(buf, "/tmp/r/stderr_speechTrain.logrank0");
+    logfmt_log_name(buf, sizeof buf, "/tmp/r/stderr", 1, one, 1, 1, 1);
+    ck_assert_str_eq(buf, "/tmp/r/stderr_speechTrain.logrank1");
+    logfmt_log_name(buf, sizeof buf, "out/log", 1, two, 2, 0, 0);
+    ck_assert_str_eq(buf, "out/log_train_test.log");
+    /* without timestamping: the file itself, .rank<k> on the other ranks */
+    logfmt_log_name(buf, sizeof buf, "out/log", 0, two, 2, 1, 0);
+    ck_assert_str_eq(buf, "out/log");
+    logfmt_log_name(buf, sizeof buf, "out/log", 0, two, 2, 1, 3);
+    ck_assert_str_eq(buf, "out/log.rank3");
+    /* parallelTrain=false on several ranks: rank k > 0 keeps a name of its own */
+    logfmt_log_name(buf, sizeof buf, "out/log", 1, two, 2, 0, 2);
+    ck_assert_str_eq(buf, "out/log_train_test.logrank2");
+    logfmt_log_name(buf, sizeof buf, "out/log", 0, two, 2, 0, 2);
+    ck_assert_str_eq(buf, "out/log.rank2");
+}
+END_TEST
+
+/* The banner, the action box and the network summary against CNTK's baseline logs
+ * (Tests/EndToEndTests/Speech/DNN/ParallelBM/baseline.cpu.txt) */
+START_TEST(banners_and_summary)
+{
+    char buf[1024];
+    char *argv[] = {"/bin/cntk", "configFile=cntk.cntk", "timestamping=true"};
+    logfmt_banner(buf, sizeof buf, "CNTK 2.3.1+", "HEAD f4f0f8, Dec 11 2017 18:34:12",
+                  "2017/12/12 15:17:58", 3, argv);
+    ck_assert_str_eq(buf, "CNTK 2.3.1+ (HEAD f4f0f8, Dec 11 2017 18:34:12) at 2017/12/12 "
+                          "15:17:58\n\n/bin/cntk  configFile=cntk.cntk  timestamping=true\n");
+    logfmt_action_banner(buf, sizeof buf, "speechTrain", "train");
+    ck_assert_str_eq(buf,
+                     "##########################################################################"
+                     "####\n"
+                     "#                                                                     "
+                     "       #\n"
+                     "# speechTrain command (train action)                                  "
+                     "       #\n"
+                     "#                                                                     "
+                     "       #\n"
+                     "##########################################################################"
+                     "####");
+    logfmt_parameters(buf, sizeof buf, 516740, 6, 6, 15, 1);
+    ck_assert_str_eq(buf, "Training 516740 parameters in 6 out of 6 parameter tensors and 15 "
+                          "nodes with gradient:");
+    logfmt_parameters(buf, sizeof buf, 516740, 6, 6, 15, 0);
+    ck_assert_str_eq(buf, "Training 516740 parameters in 6 parameter tensors.");
+    logfmt_parameter_node(buf, sizeof buf, "W0", 512, 363);
+    ck_assert_str_eq(buf, "\tNode 'W0' (LearnableParameter operation) : [512 x 363]");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("logfmt");
@@ -73,6 +130,8 @@ static Suite *suite(void)
     tcase_add_test(t, spec_lines);
     tcase_add_test(t, criterion_forms);
     tcase_add_test(t, progress_digits);
+    tcase_add_test(t, log_names);
+    tcase_add_test(t, banners_and_summary);
     suite_add_tcase(s, t);
     return s;
 }

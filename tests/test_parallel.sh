@@ -1,7 +1,7 @@
 #!/bin/sh
 # DataParallelSGD (32 bits) under real mpiexec -n 2 and -n 4: the same updates as one worker
 # on the same global minibatches (SPEC 10), CNTK's start line, models saved once, warm start,
-# and clear errors for bad values and what is not built yet.
+# method None on 2 ranks (CNTK's: each rank trains alone), and clear errors for bad values.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
@@ -46,6 +46,13 @@ mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.DataParallelSGD.gra
 [ $? -ne 0 ] && ok || no "gradientBits=3 accepted"
 c=$(count "$tmp/err" "gradientBits: 3 bits is not possible; each value must be 1, 2, 4, 8, 16 or 32")
 [ "$c" -eq 1 ] && ok || { no "gradientBits=3: error printed $c times"; cat "$tmp/err"; }
-mpi -n 2 "$T" configFile=p.cfg Dir=x train.SGD.ParallelTrain.parallelizationMethod=None >"$tmp/out" 2>"$tmp/err"
-has "$tmp/err" "error: trainer runs on 2 MPI ranks but SGD.ParallelTrain.parallelizationMethod is None"
+# method None on 2 ranks, as in CNTK: every rank trains on all the data (one worker's
+# numbers), rank 0 writes the models (everyRankSavesModel: rank 1's copy is the same)
+mpi -n 2 "$T" configFile=p.cfg Dir=none train.SGD.ParallelTrain.parallelizationMethod=None \
+    train.SGD.ParallelTrain.everyRankSavesModel=true >"$tmp/out" 2>"$tmp/err"
+[ $? -eq 0 ] && ok || { no "method None on 2 ranks failed"; cat "$tmp/err"; }
+crit "$tmp/err" >none.txt
+if close one.txt none.txt; then ok; else no "None on 2 ranks differs from one worker"; paste one.txt none.txt; fi
+[ "$(grep -c '^Starting minibatch loop\.$' "$tmp/err")" -eq 3 ] && ok || no "None: no plain loop lines"
+cmp -s none/m.dnn.3 none/m.dnn.3.rank1 && ok || no "None: rank 1's model differs from rank 0's"
 finish parallel

@@ -446,10 +446,6 @@ START_TEST(trainer_config_errors)
         {"train.SimpleNetworkBuilder.rnnType=CLASSLSTM",
          "<command line>:arg1: error: rnnType=CLASSLSTM is not supported by partrain (supported: "
          "SIMPLENET|LSTM)"},
-        {"train.BrainScriptNetworkBuilder=[x=1]",
-         "<command line>:arg1: error: train.BrainScriptNetworkBuilder: not supported by partrain: "
-         "BrainScript networks are not supported; describe the network with SimpleNetworkBuilder = "
-         "[ layerSizes=...; ... ]"},
         {"train.SGD.AutoAdjust=[autoAdjustMinibatch=true]",
          "<command line>:arg1: error: autoAdjustMinibatch: not supported (CNTK's search trains "
          "trial minibatches from a snapshot of the model, learner and parallel state every "
@@ -488,6 +484,104 @@ START_TEST(trainer_config_errors)
         ck_assert_str_eq(e.msg, cases[i].msg);
         cfg_free(c);
     }
+}
+END_TEST
+
+/* CNTK's builder precedence (NetworkFactory.cpp): createNetwork, SimpleNetworkBuilder,
+ * NDLNetworkBuilder, BrainScriptNetworkBuilder / ExperimentalNetworkBuilder, each found
+ * climbing; the first one found is the network, the others are inactive. */
+START_TEST(builder_precedence)
+{
+    struct pt_err e;
+    const char *tail =
+        " SGD=[maxEpochs=1; learningRatesPerSample=0.1]\n"
+        " reader=[readerType=CNTKTextFormatReader; file=f; input=[a=[dim=1;format=dense]]]]\n";
+    const char *snb = "SimpleNetworkBuilder=[layerSizes=1:2; trainingCriterion=SquareError; "
+                      "evalCriterion=SquareError]\n";
+    char text[2048];
+    /* CNTK's speech configs: a BrainScript block marked "not active" beside the simple one */
+    snprintf(text, sizeof text,
+             "train=[action=train; modelPath=m\n %s"
+             " ExperimentalNetworkBuilder=[ L = Length(layerSizes)-1 // not active\n ]\n"
+             " BrainScriptNetworkBuilder={ z = Input(784) }\n"
+             " NDLNetworkBuilder=[networkDescription=x.ndl]\n%s",
+             snb, tail);
+    ck_assert_msg(check_trainer(text, NULL, &e) == 0, "%s", e.msg);
+    /* found climbing: a top-level SimpleNetworkBuilder wins over the command's BrainScript */
+    snprintf(
+        text, sizeof text,
+        "%strain=[action=train; modelPath=m\n BrainScriptNetworkBuilder={ z = Input(784) }\n%s",
+        snb, tail);
+    ck_assert_msg(check_trainer(text, NULL, &e) == 0, "%s", e.msg);
+    /* without one: the first of the others, in CNTK's order, is refused */
+    snprintf(text, sizeof text,
+             "train=[action=train; modelPath=m\n BrainScriptNetworkBuilder={ z = Input(784) }\n"
+             " NDLNetworkBuilder=[networkDescription=x.ndl]\n%s",
+             tail);
+    ck_assert_int_eq(check_trainer(text, NULL, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "t.cfg:3:2: error: train.NDLNetworkBuilder: not supported by "
+                            "partrain: NDL networks are not supported; describe the network "
+                            "with SimpleNetworkBuilder = [ layerSizes=...; ... ] (next to one, "
+                            "this block is inactive, as in CNTK)");
+    snprintf(text, sizeof text,
+             "ExperimentalNetworkBuilder=[ x = 1 ]\ntrain=[action=train; modelPath=m\n%s", tail);
+    ck_assert_int_eq(check_trainer(text, NULL, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "t.cfg:1:1: error: ExperimentalNetworkBuilder: not supported by "
+                            "partrain: BrainScript networks are not supported; describe the "
+                            "network with SimpleNetworkBuilder = [ layerSizes=...; ... ] (next "
+                            "to one, this block is inactive, as in CNTK)");
+    /* createNetwork comes first in CNTK's order, and its configFile= mode refuses it */
+    snprintf(text, sizeof text, "train=[action=train; modelPath=m; createNetwork=x\n %s%s", snb,
+             tail);
+    ck_assert_int_eq(check_trainer(text, NULL, &e), PT_EUSER);
+    ck_assert_ptr_nonnull(strstr(e.msg, "t.cfg:1:35: error: train.createNetwork: not supported by "
+                                        "partrain: createNetwork is BrainScript's network lambda"));
+    /* action=test reads the model file: no builder needed, the others ignored */
+    ck_assert_msg(check_trainer("t=[action=test; modelPath=m; NDLNetworkBuilder=[x=1]\n"
+                                " reader=[readerType=CNTKTextFormatReader; file=f\n"
+                                "  input=[a=[dim=1;format=dense]]]]\ncommand=t",
+                                NULL, &e) == 0,
+                  "%s", e.msg);
+}
+END_TEST
+
+/* The top-level parallelTrain switch is not SGD's ParallelTrain block (CNTK reads the
+ * switch, found climbing, as an empty block), and it says whether CNTK trains in parallel. */
+START_TEST(parallel_train_switch)
+{
+    struct pt_err e;
+    struct cfg *c = NULL;
+#define SWITCH_BODY                                                                                \
+    "train=[action=train; modelPath=m\n"                                                           \
+    " SimpleNetworkBuilder=[layerSizes=1:2; trainingCriterion=SquareError; "                       \
+    "evalCriterion=SquareError]\n"                                                                 \
+    " SGD=[maxEpochs=1; learningRatesPerSample=0.1 %s]\n"                                          \
+    " reader=[readerType=CNTKTextFormatReader; file=f; input=[a=[dim=1;format=dense]]]]\n"
+    char text[1024];
+    const char *fine[] = {"parallelTrain = true\n", "parallelTrain = false\n",
+                          "parallelTrain = t\ntrain=[parallelTrain=1]\n"};
+    for (size_t i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, "%s", fine[i]);
+        snprintf(text + strlen(text), sizeof text - strlen(text), SWITCH_BODY, "");
+        ck_assert_msg(check_trainer(text, &c, &e) == 0, "%s: %s", fine[i], e.msg);
+        ck_assert_int_eq(train_parallel_switch(c, 1), i != 1);
+        ck_assert_int_eq(train_parallel_switch(c, 4), i != 1);
+        ck_assert_int_eq(train_parallel_off(c), i == 1);
+        cfg_free(c);
+    }
+    /* auto (the default): parallel when the world has more than one rank */
+    snprintf(text, sizeof text, SWITCH_BODY, "");
+    ck_assert_msg(check_trainer(text, &c, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(train_parallel_switch(c, 1), 0);
+    ck_assert_int_eq(train_parallel_switch(c, 2), 1);
+    ck_assert_int_eq(train_parallel_off(c), 0); /* one worker still runs the method */
+    cfg_free(c);
+    /* a value inside SGD itself is still a mistake */
+    snprintf(text, sizeof text, SWITCH_BODY, "; ParallelTrain = DataParallelSGD");
+#undef SWITCH_BODY
+    ck_assert_int_eq(check_trainer(text, NULL, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "t.cfg:3:49: error: 'train.SGD.ParallelTrain' must be a block [ ... "
+                            "], but it is a value");
 }
 END_TEST
 
@@ -576,6 +670,8 @@ static Suite *suite(void)
     tcase_add_test(t, edit_distance);
     tcase_add_test(t, trainer_config_valid);
     tcase_add_test(t, trainer_config_errors);
+    tcase_add_test(t, builder_precedence);
+    tcase_add_test(t, parallel_train_switch);
     tcase_add_test(t, trainer_missing_parts);
     tcase_add_test(t, trainer_unknown_keys);
     tcase_add_test(t, help_text_covers_every_key);

@@ -10,6 +10,7 @@
  *                 the node; the largest node size: an allreduce (MAX) over the world */
 #include "comm/comm_internal.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 
 int comm_mpi_fail(struct pt_err *e, int rc, const char *call, const char *name)
@@ -168,6 +169,18 @@ int comm_node_rank(const struct comm *c)
 int comm_node_count(const struct comm *c)
 {
     return c->node_count;
+}
+
+void comm_library(char *name, size_t name_size, char *version, size_t version_size)
+{
+#ifdef OPEN_MPI
+    snprintf(name, name_size, "Open MPI");
+    snprintf(version, version_size, "%d.%d.%d", OMPI_MAJOR_VERSION, OMPI_MINOR_VERSION,
+             OMPI_RELEASE_VERSION);
+#else
+    snprintf(name, name_size, "MPI");
+    snprintf(version, version_size, "%d.%d (standard)", MPI_VERSION, MPI_SUBVERSION);
+#endif
 }
 
 void comm_node_release(struct comm *c)

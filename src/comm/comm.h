@@ -80,6 +80,9 @@ int comm_local_size(const struct comm *c);
 /* This node's index among the nodes (ordered by their lowest rank), and the node count. */
 int comm_node_rank(const struct comm *c);
 int comm_node_count(const struct comm *c);
+/* The MPI library this program was built with, as CNTK's build info names it: its
+ * distribution ("Open MPI") and version ("4.1.4"). No MPI call; any time. */
+void comm_library(char *name, size_t name_size, char *version, size_t version_size);
 
 /* Collective: every rank passes its status (0 or a negative error code). Returns the
  * status of the lowest failing rank (0 when all succeeded) and puts that rank in

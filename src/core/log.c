@@ -19,13 +19,8 @@ void pt_log_init(struct pt_log *l)
     l->name[0] = '\0';
 }
 
-int pt_log_open(struct pt_log *l, const char *path, int rank, struct pt_err *e)
+int pt_log_open(struct pt_log *l, const char *path, const char *name, struct pt_err *e)
 {
-    char name[4096];
-    if (rank == 0)
-        snprintf(name, sizeof name, "%s", path);
-    else
-        snprintf(name, sizeof name, "%s.rank%d", path, rank);
     struct pt_err dir_err;
     pt_err_clear(&dir_err);
     if (pt_make_parent_dirs(name, &dir_err))
@@ -57,28 +52,29 @@ static void stamp(struct pt_log *l)
         l->write_errno = errno ? errno : EIO;
 }
 
-void pt_log_printf(struct pt_log *l, const char *fmt, ...)
+static void vlog(struct pt_log *l, int stamps, const char *fmt, va_list ap)
 {
     char small[1024];
-    va_list ap;
-    va_start(ap, fmt);
+    va_list again;
+    va_copy(again, ap);
     int n = vsnprintf(small, sizeof small, fmt, ap);
-    va_end(ap);
-    if (n < 0)
+    if (n < 0) {
+        va_end(again);
         return;
+    }
     char *text = small;
     char *big = NULL;
     if ((size_t)n >= sizeof small) {
         big = malloc((size_t)n + 1);
-        if (!big)
-            return;
-        va_start(ap, fmt);
-        vsnprintf(big, (size_t)n + 1, fmt, ap);
-        va_end(ap);
+        if (big)
+            vsnprintf(big, (size_t)n + 1, fmt, again);
         text = big;
     }
+    va_end(again);
+    if (!text)
+        return;
     for (char *p = text; *p;) {
-        if (l->at_line_start && l->timestamping)
+        if (l->at_line_start && stamps && l->timestamping && *p != '\n')
             stamp(l);
         char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
@@ -90,6 +86,22 @@ void pt_log_printf(struct pt_log *l, const char *fmt, ...)
     if (fflush(l->out) != 0 && !l->write_errno)
         l->write_errno = errno ? errno : EIO;
     free(big);
+}
+
+void pt_log_printf(struct pt_log *l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(l, 1, fmt, ap);
+    va_end(ap);
+}
+
+void pt_log_plain(struct pt_log *l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(l, 0, fmt, ap);
+    va_end(ap);
 }
 
 int pt_log_check(struct pt_log *l, struct pt_err *e)

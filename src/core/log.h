@@ -1,5 +1,5 @@
-/* The log: stderr, or the file named by the top-level `stderr=` key (rank 0 writes the
- * file itself, rank k writes FILE.rank<k>), with optional CNTK-style timestamps. */
+/* The log: stderr, or the file named by the top-level `stderr=` key (each rank its own file,
+ * named by the trainer: CNTK's names), with optional CNTK-style timestamps. */
 #ifndef PT_CORE_LOG_H
 #define PT_CORE_LOG_H
 
@@ -18,12 +18,15 @@ struct pt_log {
 
 /* Log to stderr, no timestamps. */
 void pt_log_init(struct pt_log *l);
-/* Log to path (rank 0) or path.rank<k>, creating its directory; truncates a regular file
- * (never through a symlink); a device or pipe (/dev/null, /dev/stderr) is written as is.
- * On failure the log stays on stderr. */
-int pt_log_open(struct pt_log *l, const char *path, int rank, struct pt_err *e);
-/* printf to the log; each new line gets the timestamp prefix when enabled. */
+/* Log to the file name (this rank's name for stderr=path, which messages quote), creating
+ * its directory; truncates a regular file (never through a symlink); a device or pipe
+ * (/dev/null, /dev/stderr) is written as is. On failure the log stays on stderr. */
+int pt_log_open(struct pt_log *l, const char *path, const char *name, struct pt_err *e);
+/* printf to the log; each new line gets the timestamp prefix when enabled, except an
+ * empty line (CNTK stamps the lines it prints with LOGPRINTF, never its blank ones). */
 void pt_log_printf(struct pt_log *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* printf to the log without timestamps: the lines CNTK prints with a plain fprintf. */
+void pt_log_plain(struct pt_log *l, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Whether every write so far reached the log (flushing it first): 0, or PT_ESYS with a
  * message naming the file (a full disk must not end a run with status 0). */
 int pt_log_check(struct pt_log *l, struct pt_err *e);

@@ -40,11 +40,16 @@ void learn_epoch_params(const struct learn_config *lc, size_t epoch, struct lear
     double lr = sched(&lc->lr, epoch);
     /* CNTK holds learning rates as float: 0.2/25 prints as 0.0080000004 */
     out->lr_per_sample = (double)(float)(lc->lr_per_mb ? lr / (double)out->mb_size : lr);
-    double m = sched(&lc->momentum, epoch);
+    /* CNTK holds the momentum values as float too (SGD.cpp's floatargvector; a time
+     * constant becomes a float per-sample momentum): TC 2500 at 128 samples per
+     * minibatch prints as effective momentum 0.950085, time constant 2499.8 */
+    double m = (double)(float)sched(&lc->momentum, epoch);
     switch (lc->momentum_kind) {
     case MOMENTUM_PER_MB: out->momentum_per_sample = pow(m, 1.0 / (double)out->mb_size); break;
     case MOMENTUM_PER_SAMPLE: out->momentum_per_sample = m; break;
-    case MOMENTUM_TIME_CONSTANT: out->momentum_per_sample = m > 0 ? exp(-1.0 / m) : 0.0; break;
+    case MOMENTUM_TIME_CONSTANT:
+        out->momentum_per_sample = m > 0 ? (double)(float)exp(-1.0 / m) : 0.0;
+        break;
     }
     out->dropout = sched(&lc->dropout, epoch);
 }

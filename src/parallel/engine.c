@@ -39,11 +39,16 @@ static int read_timeline_key(struct cfg_node *sgd, struct parallel_config *pc, s
     return rc;
 }
 
+int parallel_find_block(struct cfg_node *sgd, struct cfg_node **pt, struct pt_err *e)
+{
+    return cfg_find_inner_block(sgd, "ParallelTrain", pt, e);
+}
+
 int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struct pt_err *e)
 {
     memset(pc, 0, sizeof *pc);
     struct cfg_node *pt = NULL;
-    int rc = cfg_find_block(sgd, "ParallelTrain", &pt, e);
+    int rc = sgd ? parallel_find_block(sgd, &pt, e) : 0;
     if (rc == 0) /* no ParallelTrain block: its defaults (method None) */
         rc = cfg_schema_read(pt, &parallel_train_schema, pc, e);
     if (rc == 0 && !pt && sgd) /* a one-worker run's timeline, set further out */
@@ -64,16 +69,6 @@ void parallel_config_free(struct parallel_config *pc)
         cfg_schema_free(pc->method->schema, pc->method_config);
     free(pc->method_config);
     pc->method_config = NULL;
-}
-
-int parallel_config_check_workers(const struct parallel_config *pc, int workers, struct pt_err *e)
-{
-    if (workers > 1 && pc->method == &parallel_none_method)
-        return pt_err_set(e, PT_EUSER,
-                          "error: trainer runs on %d MPI ranks but SGD.ParallelTrain."
-                          "parallelizationMethod is None; set DataParallelSGD (or run one rank)",
-                          workers);
-    return 0;
 }
 
 int parallel_config_epoch_on(const struct parallel_config *pc, size_t epoch)

@@ -72,12 +72,15 @@ struct parallel_config {
     double slow_seconds;
 };
 
-/* Read SGD.ParallelTrain (absent: method None) with one cfg_schema_read, then the method's
- * block with its row's read. Free with parallel_config_free. */
+/* The ParallelTrain block the SGD block sees (climbing, as CNTK's lookup does), or NULL.
+ * A plain value further out is not one: the top-level `parallelTrain = true` switch shares
+ * its name, and CNTK reads it as an empty block (method None). */
+int parallel_find_block(struct cfg_node *sgd, struct cfg_node **pt, struct pt_err *e);
+/* Read SGD.ParallelTrain (absent, or sgd NULL: method None) with one cfg_schema_read, then
+ * the method's block with its row's read. Free with parallel_config_free. Method None on
+ * several ranks is CNTK's: every rank trains on all the data, rank 0 writes the files. */
 int parallel_config_read(struct cfg_node *sgd, struct parallel_config *pc, struct pt_err *e);
 void parallel_config_free(struct parallel_config *pc);
-/* More than one rank needs a parallel method: 0, or the error. */
-int parallel_config_check_workers(const struct parallel_config *pc, int workers, struct pt_err *e);
 /* Whether the parallel method is on in epoch (0-based): before parallelizationStartEpoch
  * every rank trains on all the data (warm start). */
 int parallel_config_epoch_on(const struct parallel_config *pc, size_t epoch);

@@ -69,6 +69,47 @@ static int check_action(struct cfg_node *block, const struct train_action **out,
                      "unknown action \"%s\" (supported: %s)", ex, train_action_names());
 }
 
+/* The network builder of a train command, with CNTK's precedence (NetworkFactory.cpp's
+ * TryGetNetworkFactory): the first of createNetwork, SimpleNetworkBuilder,
+ * NDLNetworkBuilder, BrainScriptNetworkBuilder / ExperimentalNetworkBuilder that the
+ * command block sees (each looked up climbing to the top level, as CNTK's Exists does) is
+ * the network; the later ones are inactive. partrain builds SimpleNetworkBuilder only. */
+static int check_builder(struct cfg_node *block, struct pt_err *e)
+{
+    static const struct {
+        const char *key, *why;
+    } refused[] = {
+        {"createNetwork", "createNetwork is BrainScript's network lambda, which CNTK's "
+                          "configFile= mode does not implement either"},
+        {"SimpleNetworkBuilder", NULL},
+        {"NDLNetworkBuilder", "NDL networks are not supported"},
+        {"BrainScriptNetworkBuilder", "BrainScript networks are not supported"},
+        {"ExperimentalNetworkBuilder", "BrainScript networks are not supported"},
+    };
+    char path[512];
+    for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+        struct cfg_node *n = NULL;
+        int rc = cfg_find(block, refused[i].key, &n, e);
+        if (rc)
+            return rc;
+        if (!n)
+            continue;
+        if (!refused[i].why) /* SimpleNetworkBuilder: checked with the command's schema */
+            return 0;
+        cfg_mark_used(n);
+        return cfg_error(e, cfg_origin_of(n),
+                         "%s: not supported by partrain: %s; describe the network with "
+                         "SimpleNetworkBuilder = [ layerSizes=...; ... ] (next to one, this "
+                         "block is inactive, as in CNTK)",
+                         cfg_path(n, path, sizeof path), refused[i].why);
+    }
+    return cfg_error(e, cfg_origin_of(block),
+                     "%s: missing the SimpleNetworkBuilder block: partrain builds its networks "
+                     "with SimpleNetworkBuilder = [ ... ] (BrainScriptNetworkBuilder and "
+                     "NDLNetworkBuilder are not supported)",
+                     cfg_path(block, path, sizeof path));
+}
+
 /* The top-level block closest in spelling to name, for "did you mean". */
 static const char *closest_block(struct cfg_node *root, const char *name)
 {
@@ -130,6 +171,8 @@ int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, 
         rc = check_action(block, &act, e);
         if (rc == 0)
             rc = cfg_schema_check(&ck, block, act->schema, e);
+        if (rc == 0 && act->schema == &train_command_schema)
+            rc = check_builder(block, e);
         if (rc == 0 && *n < max) {
             cmds[*n].block = block;
             cmds[*n].action = act;

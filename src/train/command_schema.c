@@ -29,6 +29,7 @@ static int valid_device(const struct cfg_val *v, char *why, size_t size)
 static const struct cfg_key sgd_parallel_keys[] = {
     {.name = "ParallelTrain",
      .type = CFG_BLOCK,
+     .flags = CFG_INNER_BLOCK, /* not the top-level parallelTrain switch */
      .sub = &parallel_train_schema,
      .help = "parallel training method and its settings"},
     {.name = NULL},
@@ -90,8 +91,9 @@ static const struct cfg_key top_keys[] = {
      .type = CFG_ENUM,
      .def = "auto",
      .choices = "auto|true|false|t|f|1|0",
-     .help = "accepted for CNTK compatibility: parallel training is on whenever the MPI "
-             "world has more than one rank"},
+     .help = "CNTK's switch: auto = true when the MPI world has more than one rank; false "
+             "ignores SGD's ParallelTrain block (every rank trains on all the data, rank 0 "
+             "writes the models); true or false also picks CNTK's log file names"},
     {.name = "randomSeed",
      .type = CFG_INT,
      .def = "1",
@@ -118,6 +120,29 @@ const struct cfg_schema train_top_schema = {
     .open = 1,
 };
 
+/* parallelTrain: -1 auto, else 1 or 0 as given */
+static int parallel_given(struct cfg *cfg)
+{
+    struct cfg_val v = {0};
+    struct pt_err ignored; /* the whole config was checked before */
+    pt_err_clear(&ignored);
+    if (cfg_schema_get(cfg_root(cfg), &train_top_schema, "parallelTrain", &v, &ignored) ||
+        v.choice == 0)
+        return -1;
+    return v.choice % 2; /* auto|true|false|t|f|1|0: odd choices are true */
+}
+
+int train_parallel_switch(struct cfg *cfg, int workers)
+{
+    int given = parallel_given(cfg);
+    return given < 0 ? workers > 1 : given;
+}
+
+int train_parallel_off(struct cfg *cfg)
+{
+    return parallel_given(cfg) == 0;
+}
+
 static const struct cfg_key train_cmd_keys[] = {
     {.name = "action",
      .type = CFG_STRING,
@@ -138,23 +163,30 @@ static const struct cfg_key train_cmd_keys[] = {
      .flags = CFG_REQUIRED,
      .sub = &reader_schema,
      .help = "training needs a reader = [ ... ] block"},
+    /* CNTK's precedence (NetworkFactory.cpp), each key looked up climbing:
+     * createNetwork, SimpleNetworkBuilder, NDLNetworkBuilder, then BrainScript's; a
+     * SimpleNetworkBuilder present makes the others inactive (train_check_builder) */
     {.name = "SimpleNetworkBuilder",
      .type = CFG_BLOCK,
-     .flags = CFG_REQUIRED,
      .sub = &nn_simple_builder_schema,
-     .help = "partrain builds its networks with SimpleNetworkBuilder = [ ... ] "
+     .help = "the network; partrain builds its networks with SimpleNetworkBuilder = [ ... ] "
              "(BrainScriptNetworkBuilder and NDLNetworkBuilder are not supported)"},
     {.name = "BrainScriptNetworkBuilder",
-     .type = CFG_UNSUPPORTED,
-     .help = "BrainScript networks are not supported; describe the network with "
-             "SimpleNetworkBuilder = [ layerSizes=...; ... ]"},
+     .type = CFG_TEXT,
+     .help = "inactive next to a SimpleNetworkBuilder (CNTK uses that one); alone it is "
+             "refused: BrainScript networks are not supported"},
     {.name = "NDLNetworkBuilder",
-     .type = CFG_UNSUPPORTED,
-     .help = "NDL networks are not supported; describe the network with "
-             "SimpleNetworkBuilder = [ layerSizes=...; ... ]"},
+     .type = CFG_TEXT,
+     .help = "inactive next to a SimpleNetworkBuilder (CNTK uses that one); alone it is "
+             "refused: NDL networks are not supported"},
     {.name = "ExperimentalNetworkBuilder",
-     .type = CFG_UNSUPPORTED,
-     .help = "BrainScript networks are not supported; use SimpleNetworkBuilder"},
+     .type = CFG_TEXT,
+     .help = "BrainScriptNetworkBuilder's old name: inactive next to a SimpleNetworkBuilder; "
+             "alone it is refused"},
+    {.name = "createNetwork",
+     .type = CFG_TEXT,
+     .help = "BrainScript's network lambda, which CNTK's configFile= mode does not implement "
+             "either: refused (CNTK looks for it before SimpleNetworkBuilder)"},
     {.name = "cvReader",
      .type = CFG_BLOCK,
      .sub = &reader_schema,

@@ -10,6 +10,7 @@
 
 #include "core/fs.h"
 #include "parallel/parallel.h"
+#include "train/logfmt.h"
 #include "train/train_internal.h"
 
 /* An output and the files written under its name. */
@@ -140,7 +141,7 @@ static int parallel_output(struct cfg_node *cmd, const char *key, int any_run, s
     struct pt_err ignored;
     pt_err_clear(&ignored);
     if (cfg_find_block(cmd, "SGD", &sgd, &ignored) || !sgd ||
-        cfg_find_block(sgd, "ParallelTrain", &pt, &ignored) || (!pt && !any_run))
+        parallel_find_block(sgd, &pt, &ignored) || (!pt && !any_run))
         return 0;
     struct cfg_val v = {0};
     int found = cfg_schema_get(pt ? pt : sgd, &parallel_train_schema, key, &v, &ignored) == 0 &&
@@ -152,6 +153,29 @@ static int parallel_output(struct cfg_node *cmd, const char *key, int any_run, s
     }
     cfg_val_free(&v);
     return found;
+}
+
+int train_log_name(struct cfg *cfg, int rank, int workers, char *buf, size_t size,
+                   struct cfg_node **node)
+{
+    struct cfg_node *root = cfg_root(cfg);
+    struct cfg_val path = {0}, stamps = {0}, command = {0};
+    struct cfg_list names = {0};
+    struct pt_err ignored;
+    pt_err_clear(&ignored);
+    *node = NULL;
+    if (cfg_schema_get(root, &train_top_schema, "stderr", &path, &ignored) || !path.node ||
+        !path.s || !path.s[0])
+        return 0;
+    if (cfg_schema_get(root, &train_top_schema, "timestamping", &stamps, &ignored) == 0 &&
+        stamps.b && cfg_schema_get(root, &train_top_schema, "command", &command, &ignored) == 0)
+        cfg_to_list(command.node, command.s, &names, &ignored);
+    logfmt_log_name(buf, size, path.s, stamps.b, (const char *const *)names.items, names.n,
+                    train_parallel_switch(cfg, workers), rank);
+    cfg_list_free(&names);
+    cfg_val_free(&command);
+    *node = path.node;
+    return 1;
 }
 
 #define MAX_OUTPUTS 130
@@ -178,26 +202,18 @@ static int trained_here(const struct train_command *cmds, size_t n, const char *
 
 /* Inputs and outputs of every command; outs[0] is the log when there is one. */
 static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, int rank,
-                   struct pt_inputs *ins, struct output *outs, size_t *nouts, char *logname,
-                   size_t lsize, struct pt_err *e)
+                   int workers, struct pt_inputs *ins, struct output *outs, size_t *nouts,
+                   char *logname, size_t lsize, struct pt_err *e)
 {
     int rc = 0;
     for (size_t i = 0; rc == 0 && i < cfg_file_count(cfg); i++)
         rc = pt_inputs_add(ins, cfg_file(cfg, i), "a config file", e);
-    struct cfg_val v = {0};
-    struct pt_err ignored;
-    pt_err_clear(&ignored);
-    if (rc == 0 && cfg_schema_get(cfg_root(cfg), &train_top_schema, "stderr", &v, &ignored) == 0 &&
-        v.node && v.s && v.s[0]) {
-        if (rank == 0)
-            snprintf(logname, lsize, "%s", v.s);
-        else
-            snprintf(logname, lsize, "%s.rank%d", v.s, rank);
+    struct cfg_node *log = NULL;
+    if (rc == 0 && train_log_name(cfg, rank, workers, logname, lsize, &log)) {
         outs[*nouts].key = "stderr";
         outs[*nouts].path = logname;
-        set_origin(&outs[(*nouts)++], v.node);
+        set_origin(&outs[(*nouts)++], log);
     }
-    cfg_val_free(&v);
     for (size_t i = 0; rc == 0 && i < n && *nouts + 3 <= MAX_OUTPUTS; i++) {
         int train = cmds[i].action->schema == &train_command_schema;
         rc = note_readers(cmds[i].block, ins, e);
@@ -225,14 +241,14 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
 }
 
 int train_check_files(struct cfg *cfg, const struct train_command *cmds, size_t n, int rank,
-                      struct pt_err *e)
+                      int workers, struct pt_err *e)
 {
     struct pt_inputs ins = {0};
     struct output outs[MAX_OUTPUTS];
     memset(outs, 0, sizeof outs);
     size_t nouts = 0;
     char logname[4200] = "";
-    int rc = collect(cfg, cmds, n, rank, &ins, outs, &nouts, logname, sizeof logname, e);
+    int rc = collect(cfg, cmds, n, rank, workers, &ins, outs, &nouts, logname, sizeof logname, e);
     for (size_t i = 0; rc == 0 && i < nouts; i++)
         rc = check_output(&ins, &outs[i], e);
     /* the log and the other outputs: the same file written twice */

@@ -124,3 +124,66 @@ void logfmt_final(char *buf, size_t size, int first_mb, int last_mb, const struc
         put(buf, size, &o, "; perplexity = %.8f", exp(ce));
     }
 }
+
+int logfmt_log_name(char *buf, size_t size, const char *path, int timestamping,
+                    const char *const *commands, size_t ncommands, int parallel, int rank)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    put(buf, size, &o, "%s", path);
+    if (timestamping) {
+        for (size_t i = 0; i < ncommands; i++)
+            put(buf, size, &o, "_%s", commands[i]);
+        put(buf, size, &o, ".log");
+        if (parallel || rank > 0)
+            put(buf, size, &o, "rank%d", rank);
+    } else if (rank > 0) {
+        put(buf, size, &o, ".rank%d", rank);
+    }
+    return (int)o;
+}
+
+void logfmt_banner(char *buf, size_t size, const char *name, const char *built, const char *started,
+                   int argc, char *const *argv)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    put(buf, size, &o, "%s (%s) at %s\n\n", name, built, started);
+    for (int i = 0; i < argc; i++)
+        put(buf, size, &o, "%s%s", i > 0 ? "  " : "", argv[i]);
+    put(buf, size, &o, "\n");
+}
+
+void logfmt_action_banner(char *buf, size_t size, const char *command, const char *action)
+{
+    static const char delim[] =
+        "##############################################################################";
+    int width = (int)sizeof delim - 1;
+    char what[600];
+    snprintf(what, sizeof what, "%s command (%s action)", command, action);
+    size_t o = 0;
+    buf[0] = '\0';
+    put(buf, size, &o, "%s\n#%*s#\n", delim, width - 2, "");
+    put(buf, size, &o, "# %s%*s #\n", what, width - (int)strlen(what) - 4, "");
+    put(buf, size, &o, "#%*s#\n%s", width - 2, "", delim);
+}
+
+void logfmt_parameters(char *buf, size_t size, double parameters, int tensors, int all_tensors,
+                       int nodes_with_gradient, int trace)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    put(buf, size, &o, "Training %.0f parameters in %d ", parameters, tensors);
+    if (trace == 0)
+        put(buf, size, &o, "parameter tensors.");
+    else
+        put(buf, size, &o, "out of %d parameter tensors and %d nodes with gradient:", all_tensors,
+            nodes_with_gradient);
+}
+
+void logfmt_parameter_node(char *buf, size_t size, const char *name, int rows, int cols)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    put(buf, size, &o, "\tNode '%s' (LearnableParameter operation) : [%d x %d]", name, rows, cols);
+}

@@ -43,4 +43,30 @@ void logfmt_validate(char *buf, size_t size, int epoch, int max_epochs, const st
 void logfmt_final(char *buf, size_t size, int first_mb, int last_mb, const struct logfmt_crit *c,
                   int n, int perplexity_of);
 
+/* The log file that stderr=PATH names, by CNTK.cpp's rule. With timestamping (how CNTK's
+ * own test drivers run it): PATH_<command1>_<command2>.log, and under parallel training
+ * "rank<k>" appended on every rank, rank 0 included (PATH_train.logrank0). Without: PATH,
+ * and PATH.rank<k> on ranks k > 0 under parallel training. parallel is CNTK's parallelTrain
+ * switch; without it a rank k > 0 (parallelTrain=false on several ranks, where CNTK's
+ * ranks would all write one file) keeps its suffix. Returns snprintf's length. */
+int logfmt_log_name(char *buf, size_t size, const char *path, int timestamping,
+                    const char *const *commands, size_t ncommands, int parallel, int rank);
+
+/* CNTK's start banner: "NAME (BUILT) at STARTED\n\n" then the arguments joined by two
+ * spaces and "\n". name: "partrain 0.1.0"; built: "Nov 24 2026 12:00:00" (__DATE__
+ * __TIME__); started: "2026/11/24 21:30:00". */
+void logfmt_banner(char *buf, size_t size, const char *name, const char *built, const char *started,
+                   int argc, char *const *argv);
+
+/* The five lines CNTK prints before each action (no trailing newline):
+ * a row of 78 '#', "#<76 blanks>#", "# CMD command (ACTION action)<blanks> #", again. */
+void logfmt_action_banner(char *buf, size_t size, const char *command, const char *action);
+
+/* "Training 516740 parameters in 6 parameter tensors." (traceLevel 0) or "Training 516740
+ * parameters in 6 out of 6 parameter tensors and 15 nodes with gradient:". */
+void logfmt_parameters(char *buf, size_t size, double parameters, int tensors, int all_tensors,
+                       int nodes_with_gradient, int trace);
+/* "\tNode 'W0' (LearnableParameter operation) : [512 x 363]" */
+void logfmt_parameter_node(char *buf, size_t size, const char *name, int rows, int cols);
+
 #endif

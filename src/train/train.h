@@ -19,6 +19,14 @@ extern const struct cfg_schema train_sgd_schema;     /* SGD: learn's keys + Para
  * they contain (depth first, each once), for --help, the man page and "belongs in" hints. */
 const struct cfg_schema *const *train_all_schemas(void);
 
+/* CNTK's top-level parallelTrain switch (CNTK.cpp): true or false as given; auto, the
+ * default, is whether the MPI world has more than one rank. */
+int train_parallel_switch(struct cfg *cfg, int workers);
+/* parallelTrain=false given: SGD's ParallelTrain block is ignored, as CNTK ignores it. (On
+ * one process without the key CNTK ignores the block too; partrain runs the method on one
+ * worker, SPEC 7.1.) */
+int train_parallel_off(struct cfg *cfg);
+
 /* What a command block says besides its sub-blocks: the rows of train_command_schema,
  * test_command_schema and train_top_schema (a command block may override top-level keys)
  * store into it through cfg_schema_read. */
@@ -67,7 +75,12 @@ int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, 
  * (stderr=, this rank's name), modelPath (and modelPath.E, .ckp, .rank<k>) or perfStatsFile,
  * or that would write the log as one of the other files. */
 int train_check_files(struct cfg *cfg, const struct train_command *cmds, size_t n, int rank,
-                      struct pt_err *e);
+                      int workers, struct pt_err *e);
+/* The log file that stderr= names for this rank (logfmt_log_name: CNTK's names, with
+ * timestamping PATH_<commands>.log[rank<k>]), into buf: 1, and *node the stderr value; 0
+ * when there is no stderr=. The config was checked before. */
+int train_log_name(struct cfg *cfg, int rank, int workers, char *buf, size_t size,
+                   struct cfg_node **node);
 /* Remove the temporaries that killed runs of this host left next to the model files the
  * commands write (core/fs.h's rule), one log line each. */
 void train_remove_stale(const struct train_command *cmds, size_t n, struct pt_log *log);
@@ -90,6 +103,17 @@ void cmdline_flags(int argc, char **argv, struct cmdline *out);
 /* A usage error (an unknown option) in argv, found before MPI starts: the error (PT_EUSER,
  * "<command line>:argN: error: unknown option ..."), or 0. main exits 2 on it. */
 int cmdline_usage_error(int argc, char **argv, struct pt_err *e);
+
+/* CNTK's start and end of a run (banner.c): the start time as CNTK prints it
+ * ("2026/11/24 21:30:00"), the banner (name, build time, start time, the arguments), the
+ * build info, the box before each action, the lines after it, and COMPLETED. (or
+ * __COMPLETED__ in a timestamped log). */
+void train_started(char *buf, size_t size);
+void train_print_banner(struct pt_log *log, int argc, char **argv, const char *started);
+void train_print_build_info(struct pt_log *log);
+void train_print_action_start(struct pt_log *log, const char *command, const char *action);
+void train_print_action_end(struct pt_log *log, const char *action, int trace);
+void train_print_completed(struct pt_log *log);
 
 /* Texts for --help, --version and the man page's key reference. */
 void train_print_usage(FILE *out);

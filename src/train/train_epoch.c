@@ -233,6 +233,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         char line[512];
         logfmt_epoch_start(line, sizeof line, (int)epoch + 1, ep->lr_per_sample,
                            learn_effective_momentum(ep), learn_momentum_time_constant(ep));
+        pt_log_plain(log, "\n");
         pt_log_printf(log, "%s\n", line);
     }
     /* epochTime (and the timeline's epoch span) covers the engine's start of the epoch */

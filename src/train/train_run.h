@@ -57,6 +57,10 @@ int run_may_log(const struct run *r);
 int run_start(struct run *r, struct cfg_node *command, int *stop, struct pt_err *e);
 void run_release(struct run *r);
 
+/* ---- summary.c */
+/* CNTK's network summary (node counts, criteria, parameter tensors), to the log. */
+void run_print_summary(struct run *r);
+
 /* ---- train_ident.c */
 /* Collective: every rank's settings (minibatch and epoch size schedules, maxEpochs, the
  * parallel method and its settings, the epoch resumed from) equal rank 0's. */

@@ -33,6 +33,13 @@ static int after_rank0_io(struct run *r, int rc, struct pt_err *e)
     return train_agree(r->ctx->comm, rc, "to write the model", e);
 }
 
+/* CNTK's line before it writes an epoch's model (traceLevel > 0). */
+static void saving(struct run *r, const char *path)
+{
+    if (r->trace > 0)
+        pt_log_printf(r->ctx->log, "SGD: Saving checkpoint model '%s'\n", path);
+}
+
 /* Order matters for makeMode after a crash: the checkpoint of epoch E is durable before
  * modelPath.E appears, and the previous checkpoint goes only after both exist. So a
  * restart always finds the checkpoint of the newest model. */
@@ -44,10 +51,13 @@ static int write_epoch(struct run *r, size_t epoch, int last, struct pt_err *e)
     int rc = pt_make_parent_dirs(path, e);
     if (rc == 0)
         rc = stage_save_checkpoint(r, ckp, e);
+    if (rc == 0 && !last)
+        saving(r, path);
     if (rc == 0)
         rc = stage_save_model(r, path, e);
-    if (rc == 0 && last) {
+    if (rc == 0 && last) { /* CNTK's last epoch writes modelPath only: its line names that */
         run_model_name(r, path, sizeof path, 0);
+        saving(r, path);
         rc = stage_save_model(r, path, e);
     }
     if (rc)

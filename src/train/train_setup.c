@@ -46,8 +46,16 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
     r->has_cv = cv != NULL;
     if (rc == 0)
         rc = learn_config_read(sgd, &r->lc, e);
+    /* parallelTrain=false: CNTK ignores the ParallelTrain block, saying so (SGD.cpp) */
+    int parallel = !train_parallel_off(r->ctx->cfg);
+    struct cfg_node *pt = NULL;
+    if (rc == 0 && !parallel && (rc = parallel_find_block(sgd, &pt, e)) == 0 && pt &&
+        run_may_log(r))
+        pt_log_plain(
+            r->ctx->log,
+            "parallelTrain option is not enabled. ParallelTrain config will be ignored.\n");
     if (rc == 0)
-        rc = parallel_config_read(sgd, &r->pc, e);
+        rc = parallel_config_read(parallel ? sgd : NULL, &r->pc, e);
     if (rc == 0)
         rc = reader_config_read(rd, &r->rcfg, e);
     if (rc == 0)
@@ -161,6 +169,8 @@ static int open_inputs(struct run *r, struct pt_err *e)
             pt_log_printf(r->ctx->log, "Starting from checkpoint. Loading network from '%s'.\n",
                           path);
     } else if (rc == 0) {
+        if (r->trace > 0 && run_may_log(r))
+            pt_log_printf(r->ctx->log, "Creating virgin network.\n");
         rc = stage_new_model(r, e);
     }
     if (rc == 0)
@@ -178,8 +188,6 @@ static int read_settings(struct run *r, struct cfg_node *command, struct pt_err 
     r->rank = comm_rank(r->ctx->comm);
     r->workers = comm_size(r->ctx->comm);
     int rc = read_setup(r, command, e);
-    if (rc == 0)
-        rc = parallel_config_check_workers(&r->pc, r->workers, e);
     if (rc == 0 && r->make_mode) {
         r->resume = run_newest_epoch(r);
         char path[4200];
@@ -229,6 +237,8 @@ int run_start(struct run *r, struct cfg_node *command, int *stop, struct pt_err 
         rc = train_agree(comm, start_training(r, e), "to set up training", e);
     if (rc == 0)
         snprintf(r->eval_name, sizeof r->eval_name, "Eval%s", nn_eval_criterion_name(r->net));
+    if (rc == 0 && run_may_log(r))
+        run_print_summary(r);
     return rc;
 }
 
