@@ -184,6 +184,34 @@ START_TEST(gemm_all_transposes)
 }
 END_TEST
 
+/* cpuGemm=auto's rule (cpu_gemm.h), on every machine: the own kernel only on an AVX-512 CPU
+ * with one BLAS thread whose OpenBLAS kernel is an AVX2 one (pinned or not detected). */
+START_TEST(auto_gemm_rule)
+{
+    static const struct {
+        int avx512;
+        const char *core;
+        int threads, own;
+    } cases[] = {
+        {1, "Haswell", 1, 1},    {1, "Zen", 1, 1},
+        {1, NULL, 1, 1},         {1, "", 1, 1},
+        {1, "SkylakeX", 1, 0},   {1, "SKYLAKEX", 1, 0},
+        {1, "Cooperlake", 1, 0}, {1, "sapphirerapids", 1, 0},
+        {1, "Haswell", 2, 0},    {0, "Haswell", 1, 0},
+        {0, "Zen", 1, 0},        {0, NULL, 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        ck_assert_msg(cpu_gemm_auto_own(cases[i].avx512, cases[i].core, cases[i].threads) ==
+                          cases[i].own,
+                      "case %zu: avx512 %d core %s threads %d", i, cases[i].avx512,
+                      cases[i].core ? cases[i].core : "(null)", cases[i].threads);
+    /* without AVX-512F auto is OpenBLAS, whatever OpenBLAS runs */
+    ck_assert_int_eq(backend_cpu_set_gemm(CPU_GEMM_AUTO, &err), 0);
+    if (!cpu_gemm_supported())
+        ck_assert(!backend_cpu_own_gemm());
+}
+END_TEST
+
 /* partrain's AVX-512 kernel against a double-precision product: every transpose, beta 0
  * (C full of NaN, never read) and not, leading dimensions above the rows, and shapes that
  * cross each blocking size (MR 32, NR 12, KC 256, MC 256, NC 3072) with partial tiles. */
@@ -478,6 +506,7 @@ int main(void)
     tcase_add_test(tc, activation_gradients);
     tcase_add_test(tc, gemm_all_transposes);
     tcase_add_test(tc, own_gemm_matches_double_reference);
+    tcase_add_test(tc, auto_gemm_rule);
     tcase_add_test(tc, column_sums_and_norm);
     tcase_add_test(tc, dropout_masks);
     tcase_add_test(tc, criteria_values_and_gradients);

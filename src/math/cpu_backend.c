@@ -204,11 +204,17 @@ int backend_cpu_own_gemm(void)
 {
     if (gemm_mode == CPU_GEMM_OPENBLAS || !cpu_gemm_supported())
         return 0;
-#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
-    if (gemm_mode == CPU_GEMM_AUTO && openblas_get_num_threads() != 1)
-        return 0; /* OpenBLAS's threads beat one core */
+    if (gemm_mode == CPU_GEMM_AVX512)
+        return 1;
+    const char *core = NULL;
+    int threads = 1;
+#ifdef HAVE_OPENBLAS_GET_CORENAME
+    core = openblas_get_corename();
 #endif
-    return 1;
+#ifdef HAVE_OPENBLAS_SET_NUM_THREADS
+    threads = openblas_get_num_threads();
+#endif
+    return cpu_gemm_auto_own(1, core, threads);
 }
 
 int backend_cpu_new(struct backend **out, struct pt_err *e)

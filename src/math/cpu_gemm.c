@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "math/cpu_gemm.h"
 
@@ -44,6 +45,18 @@ int cpu_gemm_supported(void)
 #else
     return 0;
 #endif
+}
+
+int cpu_gemm_auto_own(int has_avx512, const char *corename, int threads)
+{
+    /* OpenBLAS's AVX-512 sgemm kernels (its names, lower case as openblas_get_corename) */
+    static const char *const avx512_kernels[] = {"skylakex", "cooperlake", "sapphirerapids"};
+    if (!has_avx512 || threads > 1)
+        return 0;
+    for (size_t i = 0; corename && i < sizeof avx512_kernels / sizeof avx512_kernels[0]; i++)
+        if (strcasecmp(corename, avx512_kernels[i]) == 0)
+            return 0;
+    return 1;
 }
 
 struct cpu_gemm *cpu_gemm_new(void)

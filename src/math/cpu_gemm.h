@@ -1,10 +1,14 @@
 /* partrain's own single-thread sgemm for CPUs with AVX-512F (cpu_gemm.c).
  *
- * OpenBLAS picks its kernel from OPENBLAS_CORETYPE, and this machine's environment pins
- * it to Haswell (AVX2), which runs at half of what the CPU's 512-bit FMA units can do.
- * With cpuGemm=auto (the default) the CPU backend uses this kernel when the CPU has
- * AVX-512F and BLAS runs on one thread (numCPUThreads=1, the data-parallel case: a rank
- * per core), and OpenBLAS otherwise; cpuGemm=openblas always uses OpenBLAS. */
+ * OpenBLAS picks its kernel from the CPU it detects, or from OPENBLAS_CORETYPE when the
+ * environment pins it. On an AVX-512 CPU whose OpenBLAS kernel is an AVX2 one (pinned to
+ * Haswell, or a CPU newer than the OpenBLAS build, which then takes its Zen or Haswell
+ * kernel) this kernel runs 1.6-1.9x OpenBLAS at the MLP's shapes; against OpenBLAS's own
+ * AVX-512 kernels (SkylakeX, Cooperlake, SapphireRapids) it is level or slower (measured:
+ * bench/RESULTS.md). So cpuGemm=auto (the default) uses it only when the CPU has AVX-512F,
+ * BLAS runs on one thread (numCPUThreads=1, a rank per core) and OpenBLAS's kernel is not
+ * one of its AVX-512 kernels: cpu_gemm_auto_own. cpuGemm=openblas always uses OpenBLAS,
+ * cpuGemm=avx512 always this kernel. */
 #ifndef PT_MATH_CPU_GEMM_H
 #define PT_MATH_CPU_GEMM_H
 
@@ -14,6 +18,12 @@ enum cpu_gemm_mode { CPU_GEMM_AUTO, CPU_GEMM_OPENBLAS, CPU_GEMM_AVX512 };
 
 /* Does this CPU (and this build) run the kernel? */
 int cpu_gemm_supported(void);
+
+/* cpuGemm=auto's rule: whether to use this kernel on a CPU with (has_avx512) or without
+ * AVX-512F, given OpenBLAS's kernel name (openblas_get_corename(); NULL or "" when
+ * unknown: then only the CPU decides) and its thread count (threads > 1: OpenBLAS's
+ * threads beat one core). Pure, so the rule is tested on every machine. */
+int cpu_gemm_auto_own(int has_avx512, const char *corename, int threads);
 
 /* Packing buffers for one backend; NULL when out of memory. */
 struct cpu_gemm *cpu_gemm_new(void);

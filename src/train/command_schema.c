@@ -86,7 +86,9 @@ static const struct cfg_key top_keys[] = {
      .def = "auto",
      .choices = "auto|openblas|avx512",
      .help = "partrain extension: CPU matrix products; auto = partrain's AVX-512 kernel when "
-             "the CPU has AVX-512F and BLAS runs on 1 thread, else OpenBLAS; openblas; avx512"},
+             "the CPU has AVX-512F, BLAS runs on 1 thread and OpenBLAS's kernel is not one of "
+             "its AVX-512 kernels (SkylakeX, Cooperlake, SapphireRapids), else OpenBLAS; "
+             "openblas; avx512"},
     {.name = "parallelTrain",
      .type = CFG_ENUM,
      .def = "auto",
