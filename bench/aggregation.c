@@ -69,14 +69,14 @@ static double measure(struct comm *c, struct engine *en, float *g, const float *
 /* The engine as the trainer builds it: from ParallelTrain text (the config and pc live as
  * long as the program: the engine reads its settings from them). */
 static struct engine *make(struct comm *c, int bits, int overlap, int fp16, const char *alg,
-                           long seg)
+                           int flat, long seg)
 {
     char text[512];
     snprintf(text, sizeof text,
              "SGD=[ParallelTrain=[parallelizationMethod=DataParallelSGD; useFp16AllReduce=%d; "
-             "overlapBackward=%d; allReduceAlgorithm=%s; allReduceSegmentBytes=%ld; "
+             "overlapBackward=%d; allReduceAlgorithm=%s; allReduceSegmentBytes=%ld; %s"
              "DataParallelSGD=[gradientBits=%d]]]",
-             fp16, overlap, alg, seg, bits);
+             fp16, overlap, alg, seg, flat ? "hierarchicalAllReduce=false; " : "", bits);
     struct cfg *cfg = cfg_new();
     struct parallel_config *pc = calloc(1, sizeof *pc);
     struct cfg_node *sgd = NULL;
@@ -124,18 +124,22 @@ int main(int argc, char **argv)
         const char *name;
         int bits, overlap, fp16, bare;
         const char *alg;
+        int flat; /* hierarchicalAllReduce=false (the default: split by node when ranks share one)
+                   */
     } rows[] = {
-        {"bare MPI_Allreduce (reference)", 32, 0, 0, 1, "auto"},
-        {"engine 32 bits, 1 MiB slices", 32, 1, 0, 0, "auto"},
-        {"engine 32 bits, one allreduce", 32, 0, 0, 0, "auto"},
-        {"engine 32 bits, MPI_Allreduce", 32, 0, 0, 0, "mpi"},
-        {"engine 32 bits, ring", 32, 0, 0, 0, "ring"},
-        {"engine 32 bits, fp16 transport", 32, 0, 1, 0, "auto"},
-        {"engine 16 bits", 16, 0, 0, 0, "auto"},
-        {"engine 8 bits", 8, 0, 0, 0, "auto"},
-        {"engine 4 bits", 4, 0, 0, 0, "auto"},
-        {"engine 2 bits", 2, 0, 0, 0, "auto"},
-        {"engine 1 bit", 1, 0, 0, 0, "auto"},
+        {"bare MPI_Allreduce (reference)", 32, 0, 0, 1, "auto", 0},
+        {"engine 32 bits, 1 MiB slices", 32, 1, 0, 0, "auto", 0},
+        {"engine 32 bits, one allreduce", 32, 0, 0, 0, "auto", 0},
+        {"engine 32 bits, MPI_Allreduce", 32, 0, 0, 0, "mpi", 0},
+        {"engine 32 bits, ring", 32, 0, 0, 0, "ring", 0},
+        {"engine 32 bits, flat ring", 32, 0, 0, 0, "ring", 1},
+        {"engine 32 bits, flat MPI", 32, 0, 0, 0, "mpi", 1},
+        {"engine 32 bits, fp16 transport", 32, 0, 1, 0, "auto", 0},
+        {"engine 16 bits", 16, 0, 0, 0, "auto", 0},
+        {"engine 8 bits", 8, 0, 0, 0, "auto", 0},
+        {"engine 4 bits", 4, 0, 0, 0, "auto", 0},
+        {"engine 2 bits", 2, 0, 0, 0, "auto", 0},
+        {"engine 1 bit", 1, 0, 0, 0, "auto", 0},
     };
     /* three passes over all rows, best median per row: the rows share the same noise */
     enum { NROWS = sizeof rows / sizeof rows[0], PASSES = 3 };
@@ -144,7 +148,7 @@ int main(int argc, char **argv)
         for (size_t k = 0; k < NROWS; k++) {
             struct engine *en = rows[k].bare ? NULL
                                              : make(c, rows[k].bits, rows[k].overlap, rows[k].fp16,
-                                                    rows[k].alg, seg);
+                                                    rows[k].alg, rows[k].flat, seg);
             measure(c, en, g, src, 10, &bytes[k]); /* warm-up */
             double t = measure(c, en, g, src, rounds, &bytes[k]);
             best[k] = pass == 0 || t < best[k] ? t : best[k];
