@@ -49,7 +49,7 @@ go calib 4
 ec=$(simple2d_err calib.err)
 within "$ec" && ok || no "ASGD (loaded) test error $ec is not within 1 % of one worker's $e1"
 step=$(sed -n 's/^Finished Epoch.*epochTime=\([0-9.e-]*\)s.*/\1/p' calib.err |
-    awk '{ t += $1 } END { s = NR ? t / NR / 400 : 0; if (s < 0.00005) s = 0.00005; printf "%.6f", s }')
+    awk '{ t += $1 } END { s = NR ? t / NR / 400 : 0; if (s < 0.0005) s = 0.0005; printf "%.6f", s }')
 slow=$(awk -v s="$step" 'BEGIN { printf "%.6f", 2 * s }')
 echo "# a loaded worker's step ${step}s: rank 1 waits ${slow}s more after each minibatch"
 SLOW="$PT.testSlowRank=1 $PT.testSlowSeconds=$slow"
