@@ -106,6 +106,13 @@ int cfg_find_inner_block(struct cfg_node *block, const char *key, struct cfg_nod
  * belongs to the node. Error when n is a block. */
 int cfg_value(struct cfg_node *n, const char **out, struct pt_err *e);
 
+/* A block's raw text (all its segments, in order, joined by newlines) with every $name$
+ * replaced by the value of the config key `name`, looked up from the block's parent
+ * outward, as CNTK substitutes variables before BrainScript sees the text. *text is
+ * heap-allocated (free it); *at is where the text starts. Unknown variables are errors
+ * naming their position. */
+int cfg_block_text(struct cfg_node *block, char **text, struct cfg_origin *at, struct pt_err *e);
+
 /* Make sure a block's pending text is parsed (cfg_first() needs this). */
 int cfg_parse_block(struct cfg_node *block, struct pt_err *e);
 

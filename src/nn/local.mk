@@ -7,7 +7,9 @@ libpartrain_a_SOURCES += \
 	src/math/cpu_quantize.c src/math/backend_stage.c \
 	src/nn/nn.h src/nn/nn_internal.h src/nn/nn_init.c src/nn/nn_config.c src/nn/dense.c \
 	src/nn/lstm.c src/nn/net.c src/nn/step.c src/nn/model_io.c \
-	src/nn/layer.h src/nn/layer.c src/nn/dropout.c src/nn/last_step.c
+	src/nn/layer.h src/nn/layer.c src/nn/dropout.c src/nn/last_step.c \
+	src/math/cpu_graph.c src/nn/graph.h src/nn/graph.c src/nn/graph_nodes.c \
+	src/nn/bs_eval.h src/nn/bs_eval.c src/nn/bs_net.c
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test_math tests/test_nn tests/test_nn_lstm tests/test_nn_model

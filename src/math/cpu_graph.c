@@ -1,0 +1,70 @@
+/* CPU kernels of the node graph (nn/graph.c): element-wise arithmetic with a broadcast
+ * column, and the column softmax with its gradient. Plain loops: these nodes sit around
+ * the GEMMs that take the time. */
+#include <math.h>
+
+#include "math/cpu_kernels.h"
+
+static float ew_one(enum bk_ew op, float a, float b)
+{
+    switch (op) {
+    case BK_EW_ADD: return a + b;
+    case BK_EW_SUB: return a - b;
+    case BK_EW_MUL: return a * b;
+    case BK_EW_DIV: return a / b;
+    case BK_EW_EXP: return expf(a);
+    case BK_EW_LOG: return logf(a);
+    default: return a;
+    }
+}
+
+void cpu_ewise(struct backend *be, enum bk_ew op, float *y, const float *a, const float *x,
+               int rows, size_t cols, size_t bcols)
+{
+    (void)be;
+    size_t r = (size_t)rows;
+    int unary = op == BK_EW_EXP || op == BK_EW_LOG;
+    for (size_t j = 0; j < cols; j++) {
+        const float *aj = a + j * r;
+        const float *bj = unary ? NULL : x + (bcols == 1 ? 0 : j * r);
+        float *yj = y + j * r;
+        for (size_t i = 0; i < r; i++)
+            yj[i] = ew_one(op, aj[i], bj ? bj[i] : 0.0f);
+    }
+}
+
+void cpu_softmax(struct backend *be, float *y, const float *x, int rows, size_t cols)
+{
+    (void)be;
+    size_t r = (size_t)rows;
+    for (size_t j = 0; j < cols && r; j++) {
+        const float *xj = x + j * r;
+        float *yj = y + j * r, mx = xj[0];
+        for (size_t i = 1; i < r; i++)
+            mx = xj[i] > mx ? xj[i] : mx;
+        double s = 0.0;
+        for (size_t i = 0; i < r; i++) {
+            yj[i] = expf(xj[i] - mx);
+            s += yj[i];
+        }
+        float inv = (float)(1.0 / s);
+        for (size_t i = 0; i < r; i++)
+            yj[i] *= inv;
+    }
+}
+
+void cpu_softmax_grad(struct backend *be, float *dx, const float *dy, const float *y, int rows,
+                      size_t cols)
+{
+    (void)be;
+    size_t r = (size_t)rows;
+    for (size_t j = 0; j < cols; j++) {
+        const float *dyj = dy + j * r, *yj = y + j * r;
+        float *dxj = dx + j * r;
+        double dot = 0.0;
+        for (size_t i = 0; i < r; i++)
+            dot += (double)dyj[i] * yj[i];
+        for (size_t i = 0; i < r; i++)
+            dxj[i] = yj[i] * (dyj[i] - (float)dot);
+    }
+}

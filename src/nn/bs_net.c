@@ -1,0 +1,266 @@
+/* BrainScript networks inside struct nn: the config block read into a description
+ * (nn_bs_config_read), the graph built from it with its arena and tensor table
+ * (nn_graph_setup), and one pass of a minibatch through it (nn_graph_forward / finish).
+ *
+ * Every Input node reads the reader's input stream of its own name ("features = Input
+ * (2)" reads the stream called features), as CNTK binds them. Column (t, s) of a pass is
+ * step t of sequence s (data/minibatch.h); a column counts for the criteria when t is
+ * below the length of sequence s in every input the graph reads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/minibatch.h"
+#include "nn/bs_eval.h"
+#include "nn/nn_internal.h"
+
+/* Parse and evaluate the description into a new graph. */
+static int build(const struct nn_config *c, struct nn_graph **out, struct pt_err *e)
+{
+    struct bs_tree *t = NULL;
+    *out = NULL;
+    int rc = bs_parse(c->bs_text, strlen(c->bs_text), c->bs_file, c->bs_line, c->bs_col, &t, e);
+    struct nn_graph *g = rc ? NULL : pt_calloc(1, sizeof *g, e);
+    if (rc == 0 && !g)
+        rc = e ? e->code : PT_ENOMEM;
+    if (rc == 0)
+        rc = bs_build_graph(t, g, e);
+    bs_tree_free(t);
+    if (rc) {
+        g_free(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+/* Copy s into dst (size n), cut to fit. */
+static void copy_cut(char *dst, size_t n, const char *s)
+{
+    size_t len = strlen(s);
+    len = len < n ? len : n - 1;
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+}
+
+static enum bk_crit_kind crit_of(const struct g_node *n)
+{
+    return (enum bk_crit_kind)(n->kind->crit - 1);
+}
+
+int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err *e)
+{
+    char *text = NULL;
+    struct cfg_origin at;
+    memset(out, 0, sizeof *out);
+    int rc = cfg_block_text(block, &text, &at, e);
+    if (rc)
+        return rc;
+    if (strlen(text) >= sizeof out->bs_text) {
+        rc = cfg_error(e, &at,
+                       "%s: the network description has %zu bytes, more than the %d "
+                       "partrain keeps",
+                       cfg_key(block), strlen(text), NN_BS_MAX - 1);
+        free(text);
+        return rc;
+    }
+    out->rnn = NN_GRAPH;
+    snprintf(out->bs_text, sizeof out->bs_text, "%s", text);
+    free(text);
+    snprintf(out->bs_file, sizeof out->bs_file, "%s", at.file ? at.file : "<config>");
+    out->bs_line = at.line > 0 ? at.line : 1;
+    out->bs_col = at.col > 0 ? at.col : 1;
+    snprintf(out->origin, sizeof out->origin, "%.200s:%d:%d", out->bs_file, out->bs_line,
+             out->bs_col);
+    struct nn_graph *g = NULL;
+    if ((rc = build(out, &g, e)) != 0)
+        return rc;
+    const struct g_node *crit = &g->nodes[g->crit], *ev = &g->nodes[g->eval];
+    const struct g_node *lab = &g->nodes[crit->in[0]], *pred = &g->nodes[crit->in[1]];
+    out->train_crit = crit_of(crit);
+    out->eval_crit = crit_of(ev);
+    copy_cut(out->train_name, sizeof out->train_name, crit->name);
+    copy_cut(out->eval_name, sizeof out->eval_name, ev->name);
+    copy_cut(out->labels_input, sizeof out->labels_input, lab->name);
+    out->nsizes = 2;
+    out->sizes[0] = 0;
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].is_input && i != crit->in[0] && !out->sizes[0])
+            out->sizes[0] = g->nodes[i].rows;
+    out->sizes[1] = pred->rows;
+    out->init_scale = 1.0;
+    g_free(g);
+    return 0;
+}
+
+int nn_graph_setup(struct nn *net, struct pt_err *e)
+{
+    struct nn_graph *g = NULL;
+    int rc = build(&net->cfg, &g, e);
+    if (rc)
+        return rc;
+    net->graph = g;
+    g->bk = net->bk;
+    net->nparams = g->nparams;
+    for (int i = 0; i < g->n; i++) {
+        const struct g_node *n = &g->nodes[i];
+        if (!n->learnable)
+            continue;
+        if (net->ntensors == NN_MAX_TENSORS)
+            return pt_err_set(e, PT_EUSER, "%s: error: more than %d parameter tensors",
+                              net->cfg.origin, NN_MAX_TENSORS);
+        nn_table_add(net->tensors, &net->ntensors, n->name[0] ? n->name : "Parameter", n->offset,
+                     n->rows, n->cols);
+    }
+    struct backend *b = net->bk;
+    size_t np = net->nparams ? net->nparams : 1;
+    if ((rc = b->ops->alloc(b, np, &net->params, e)) != 0 ||
+        (rc = b->ops->alloc(b, np, &net->grads, e)) != 0)
+        return rc;
+    b->ops->fill(b, net->grads, np, 0.0f);
+    float *host = pt_calloc(np, sizeof *host, e);
+    if (!host)
+        return e ? e->code : PT_ENOMEM;
+    g_init_params(g, host, net->seed);
+    rc = b->ops->upload(b, net->params, host, net->nparams, e);
+    free(host);
+    g_bind_arena(g, net->params, net->grads);
+    return rc;
+}
+
+int nn_graph_param_count(const struct nn_config *cfg, size_t *count, struct pt_err *e)
+{
+    struct nn_graph *g = NULL;
+    int rc = build(cfg, &g, e);
+    *count = rc ? 0 : g->nparams;
+    g_free(g);
+    return rc;
+}
+
+void nn_graph_release(struct nn *net)
+{
+    g_free(net->graph);
+    net->graph = NULL;
+}
+
+int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)
+{
+    const struct nn_graph *g = net->graph;
+    *nodes = *with_grad = 0;
+    if (!g)
+        return 0;
+    *nodes = g->n;
+    for (int i = 0; i < g->n; i++)
+        *with_grad += g->nodes[i].needs_grad;
+    return 1;
+}
+
+/* Upload every input; the criterion mask from all inputs' lengths. */
+static int load_inputs(struct nn *net, struct minibatch *mb, size_t *steps, size_t *counted,
+                       struct pt_err *e)
+{
+    struct nn_graph *g = net->graph;
+    struct mb_input *ins[64];
+    int ids[64], nin = 0;
+    *steps = 0;
+    for (int i = 0; i < g->n && nin < 64; i++) {
+        struct g_node *n = &g->nodes[i];
+        if (!n->is_input)
+            continue;
+        struct mb_input *in = mb_find(mb, n->name);
+        if (!in)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: the network's Input '%s' has no reader input of that "
+                              "name (dim %d)",
+                              n->where, n->name, n->rows);
+        if (in->dim != n->rows)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: the network's Input '%s' has dimension %d, the "
+                              "reader's input '%s' dim %d",
+                              n->where, n->name, n->rows, n->name, in->dim);
+        if (nin && in->steps != *steps)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: inputs '%s' and '%s' have sequences of different "
+                              "lengths (%zu and %zu steps); partrain's BrainScript networks "
+                              "need one row of every input per step",
+                              n->where, g->nodes[ids[0]].name, n->name, *steps, in->steps);
+        *steps = in->steps;
+        ins[nin] = in;
+        ids[nin++] = i;
+    }
+    size_t nseq = mb->nseq, cols = *steps * nseq;
+    int rc = g_reserve(g, cols ? cols : 1, e);
+    struct backend *b = net->bk;
+    for (int k = 0; rc == 0 && k < nin; k++)
+        rc = b->ops->upload(b, g->nodes[ids[k]].v, ins[k]->data, (size_t)ins[k]->dim * cols, e);
+    if (rc || cols == 0)
+        return rc;
+    if (nn_reserve(net, *steps, nseq, e) != 0)
+        return e ? e->code : PT_ENOMEM;
+    *counted = 0;
+    for (size_t t = 0; t < *steps; t++)
+        for (size_t s = 0; s < nseq; s++) {
+            int real = 1;
+            for (int k = 0; k < nin; k++)
+                real &= t < ins[k]->len[s];
+            net->crit_mask_host[t * nseq + s] = (float)real;
+            *counted += (size_t)real;
+        }
+    g->crit_mask = NULL;
+    if (*counted != cols) {
+        rc = b->ops->upload(b, net->crit_mask_dev, net->crit_mask_host, cols, e);
+        g->crit_mask = net->crit_mask_dev;
+    }
+    return rc;
+}
+
+int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, struct nn_stats *st,
+                     struct pt_err *e)
+{
+    struct nn_graph *g = net->graph;
+    size_t steps = 0, counted = 0;
+    memset(st, 0, sizeof *st);
+    net->step_due = 0;
+    int rc = load_inputs(net, mb, &steps, &counted, e);
+    if (rc)
+        return rc;
+    struct backend *b = net->bk;
+    if (steps * mb->nseq == 0) {
+        if (train)
+            b->ops->fill(b, net->grads, net->nparams, 0.0f);
+        net->out = NULL;
+        return b->ops->sync(b, e);
+    }
+    st->samples = counted;
+    g->train = train;
+    g_forward(g);
+    net->out = g->nodes[g->out].v;
+    net->out_cols = g->ncols;
+    net->step_due = train ? 2 : 1;
+    return 0;
+}
+
+int nn_graph_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
+{
+    struct nn_graph *g = net->graph;
+    struct backend *b = net->bk;
+    int due = net->step_due, rc = 0;
+    net->step_due = 0;
+    if (!due)
+        return 0;
+    if (due == 2) {
+        g_backward(g, net->grads);
+        if (net->grad_ready && (rc = b->ops->sync(b, e)) == 0)
+            rc = net->grad_ready(net->grad_ready_ctx, 0, e);
+    }
+    float sums[4];
+    if (rc == 0)
+        rc = b->ops->download(b, sums, g->stats, 4, e);
+    if (rc == 0)
+        rc = b->ops->sync(b, e);
+    if (rc == 0) {
+        st->train_crit = (double)sums[0] + sums[1];
+        st->eval_crit = (double)sums[2] + sums[3];
+    }
+    return rc;
+}

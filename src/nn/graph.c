@@ -1,0 +1,227 @@
+/* The node graph (graph.h): building, shapes, parameters, workspace, forward and backward. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/rng.h"
+#include "nn/graph.h"
+#include "nn/layer.h"
+
+int g_add(struct nn_graph *g, const struct g_kind *k, const int *in, int nin, const char *where,
+          struct pt_err *e)
+{
+    if (g->n >= G_MAX_NODES)
+        return pt_err_set(e, PT_EUSER, "%s: error: the network has more than %d nodes", where,
+                          G_MAX_NODES),
+               -1;
+    if (g->n == g->cap) {
+        int cap = g->cap ? 2 * g->cap : 64;
+        struct g_node *nodes = pt_realloc(g->nodes, (size_t)cap * sizeof *nodes, e);
+        if (!nodes)
+            return -1;
+        g->nodes = nodes;
+        g->cap = cap;
+    }
+    struct g_node *n = &g->nodes[g->n];
+    memset(n, 0, sizeof *n);
+    n->kind = k;
+    snprintf(n->where, sizeof n->where, "%s", where);
+    for (int i = 0; i < nin && i < G_MAX_IN; i++)
+        n->in[i] = in[i];
+    return g->n++;
+}
+
+int g_finish(struct nn_graph *g, struct pt_err *e)
+{
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *n = &g->nodes[i];
+        int rc = n->kind->shape(g, n, e);
+        if (rc)
+            return rc;
+    }
+    g->nparams = 0;
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *n = &g->nodes[i];
+        if (n->rows <= 0 || ((n->learnable || n->is_const) && n->cols <= 0))
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: %s%s%s: its dimensions could not be inferred (use it "
+                              "in a Times or Plus with a known operand, or give them)",
+                              n->where, n->kind->name, n->name[0] ? " " : "", n->name);
+        n->needs_grad = n->learnable;
+        for (int k = 0; k < n->kind->nin; k++) {
+            const struct g_node *in = &g->nodes[n->in[k]];
+            n->needs_grad |= in->needs_grad;
+            if (in->kind->crit)
+                return pt_err_set(e, PT_EUSER,
+                                  "%s: error: %s: a criterion (%s) is used as an operand; "
+                                  "criteria can only be criterionNodes or evaluationNodes",
+                                  n->where, n->kind->name, in->kind->name);
+        }
+        if (n->learnable) {
+            n->offset = g->nparams;
+            g->nparams += (size_t)n->rows * (size_t)n->cols;
+        }
+    }
+    return 0;
+}
+
+static void init_one(const struct g_node *n, float *w, struct pt_rng *rng)
+{
+    size_t count = (size_t)n->rows * (size_t)n->cols;
+    double fan_in = n->cols, fan_out = n->rows, s = n->init_scale, r = 0.0, sd = 0.0;
+    switch (n->init) {
+    case G_INIT_FIXED:
+        for (size_t i = 0; i < count; i++)
+            w[i] = (float)n->init_value;
+        return;
+    case G_INIT_UNIFORM: r = 0.05 * s; break;
+    case G_INIT_XAVIER: r = s * sqrt(3.0 / fan_in); break;
+    case G_INIT_GLOROT_UNIFORM: r = s * sqrt(6.0 / (fan_in + fan_out)); break;
+    case G_INIT_HE_UNIFORM: r = s * sqrt(6.0 / fan_in); break;
+    case G_INIT_GAUSSIAN: sd = 0.2 * s / sqrt(fan_in); break;
+    case G_INIT_GLOROT_NORMAL: sd = s * sqrt(2.0 / (fan_in + fan_out)); break;
+    case G_INIT_HE_NORMAL: sd = s * sqrt(2.0 / fan_in); break;
+    }
+    for (size_t i = 0; i < count; i++)
+        w[i] = r > 0.0 ? (float)((pt_rng_uniform(rng) * 2.0 - 1.0) * r)
+                       : (float)(nn_rng_normal(rng) * sd);
+}
+
+void g_init_params(const struct nn_graph *g, float *params, uint64_t seed)
+{
+    struct pt_rng rng;
+    pt_rng_seed(&rng, seed, 0, 0);
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].learnable)
+            init_one(&g->nodes[i], params + g->nodes[i].offset, &rng);
+}
+
+void g_bind_arena(struct nn_graph *g, float *params, float *grads)
+{
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].learnable) {
+            g->nodes[i].v = params + g->nodes[i].offset;
+            g->nodes[i].g = grads + g->nodes[i].offset;
+        }
+}
+
+/* Constants: one fixed buffer, values and (unused, zero) gradients. */
+static int upload_consts(struct nn_graph *g, struct pt_err *e)
+{
+    struct backend *b = g->bk;
+    size_t total = 0;
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].is_const)
+            total += (size_t)g->nodes[i].rows * (size_t)g->nodes[i].cols;
+    if (total == 0 || g->consts)
+        return 0;
+    int rc = b->ops->alloc(b, 2 * total, &g->consts, e);
+    if (rc)
+        return rc;
+    size_t at = 0;
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *n = &g->nodes[i];
+        if (!n->is_const)
+            continue;
+        size_t k = (size_t)n->rows * (size_t)n->cols;
+        n->v = g->consts + at;
+        n->g = g->consts + total + at;
+        b->ops->fill(b, n->v, k, (float)n->init_value);
+        b->ops->fill(b, n->g, k, 0.0f);
+        at += k;
+    }
+    return 0;
+}
+
+int g_reserve(struct nn_graph *g, size_t ncols, struct pt_err *e)
+{
+    int rc = upload_consts(g, e);
+    g->ncols = ncols;
+    if (rc || (g->ws && ncols <= g->ws_cols))
+        return rc;
+    size_t per = 0, maxrows = 1;
+    for (int i = 0; i < g->n; i++) {
+        const struct g_node *n = &g->nodes[i];
+        if (n->cols == 0)
+            per += 2 * (size_t)n->rows;
+        maxrows = (size_t)n->rows > maxrows ? (size_t)n->rows : maxrows;
+    }
+    per += 2 * maxrows;
+    struct backend *b = g->bk;
+    b->ops->release(b, g->ws);
+    g->ws = NULL;
+    if ((rc = b->ops->alloc(b, per * ncols + 4, &g->ws, e)) != 0)
+        return rc;
+    g->ws_cols = ncols;
+    float *at = g->ws;
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *n = &g->nodes[i];
+        if (n->cols != 0)
+            continue;
+        n->v = at;
+        n->g = at + (size_t)n->rows * ncols;
+        at += 2 * (size_t)n->rows * ncols;
+    }
+    g->tmp = at;
+    g->tmp2 = at + maxrows * ncols;
+    g->stats = at + 2 * maxrows * ncols;
+    return 0;
+}
+
+/* A criterion node over the pass: its sum into stats[slot..slot+2); with grad, the
+ * gradient with respect to its prediction added into that input's g. */
+static void run_criterion(struct nn_graph *g, int node, int slot, int grad)
+{
+    struct g_node *n = &g->nodes[node], *y = &g->nodes[n->in[0]], *z = &g->nodes[n->in[1]];
+    enum bk_crit_kind kind = (enum bk_crit_kind)(n->kind->crit - 1);
+    int want = grad && z->needs_grad && kind != BK_CRIT_CLASS_ERR;
+    struct bk_crit c = {.rows = z->rows,
+                        .cols = g->ncols,
+                        .z = z->v,
+                        .y = y->v,
+                        .mask = g->crit_mask,
+                        .grad = want ? g->tmp : NULL,
+                        .sum = g->stats + slot};
+    g->bk->ops->criterion(g->bk, kind, &c);
+    if (want)
+        g->bk->ops->axpy(g->bk, z->g, g->tmp, (size_t)z->rows * g->ncols, 1.0f);
+}
+
+void g_forward(struct nn_graph *g)
+{
+    for (int i = 0; i < g->n; i++)
+        if (!g->nodes[i].kind->crit)
+            g->nodes[i].kind->forward(g, &g->nodes[i]);
+    run_criterion(g, g->eval, 2, 0);
+    if (!g->train) /* training computes it with its gradient in g_backward */
+        run_criterion(g, g->crit, 0, 0);
+}
+
+void g_backward(struct nn_graph *g, float *grads)
+{
+    struct backend *b = g->bk;
+    b->ops->fill(b, grads, g->nparams, 0.0f);
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *n = &g->nodes[i];
+        if (n->cols == 0 && n->needs_grad)
+            b->ops->fill(b, n->g, (size_t)n->rows * g->ncols, 0.0f);
+    }
+    run_criterion(g, g->crit, 0, 1);
+    for (int i = g->n; i-- > 0;) {
+        struct g_node *n = &g->nodes[i];
+        if (n->needs_grad && !n->kind->crit && n->kind->nin > 0)
+            n->kind->backward(g, n);
+    }
+}
+
+void g_free(struct nn_graph *g)
+{
+    if (!g)
+        return;
+    if (g->bk) {
+        g->bk->ops->release(g->bk, g->ws);
+        g->bk->ops->release(g->bk, g->consts);
+    }
+    free(g->nodes);
+    free(g);
+}

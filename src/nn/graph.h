@@ -1,0 +1,127 @@
+/* The node graph behind BrainScript networks (internal to src/nn).
+ *
+ * A graph is a list of nodes in creation order, which is a topological order: a node's
+ * inputs are made before it (the evaluator, bs_eval.c, evaluates a definition before it
+ * uses it). Each node has a kind from the table in graph_nodes.c: its name as BrainScript
+ * spells it, its number of inputs, a shape rule, and a forward and a backward function
+ * that work through the backend's operations (math/backend.h), so the graph runs wherever
+ * the backend does.
+ *
+ * Shapes: a node is rows x cols. cols > 0 is a fixed width (parameters, constants); cols
+ * == 0 means one column per sample of the minibatch (inputs and everything computed from
+ * them). rows == 0 (or cols == 0 on a parameter) is "inferred": the first operation that
+ * uses the node fixes it (Times (W, x) gives W as many columns as x has rows; Plus gives a
+ * bias the rows of the other operand), as CNTK's Inferred dimensions do.
+ *
+ * Parameters live in the network's one arena (nn.h): graph_layout assigns each its offset,
+ * in creation order. */
+#ifndef PT_NN_GRAPH_H
+#define PT_NN_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "math/backend.h"
+
+#define G_MAX_IN    3
+#define G_MAX_NODES 4096
+
+struct nn_graph;
+struct g_node;
+
+/* Parameter initializations (CNTK's init= names; bs_eval.c maps them). */
+enum g_init {
+    G_INIT_UNIFORM,        /* U(-0.05 s, 0.05 s) */
+    G_INIT_GAUSSIAN,       /* N(0, 0.2 s / sqrt(fanIn)) */
+    G_INIT_XAVIER,         /* U(-r, r), r = s sqrt(3 / fanIn) */
+    G_INIT_GLOROT_UNIFORM, /* U(-r, r), r = s sqrt(6 / (fanIn + fanOut)) */
+    G_INIT_GLOROT_NORMAL,  /* N(0, s sqrt(2 / (fanIn + fanOut))) */
+    G_INIT_HE_UNIFORM,     /* U(-r, r), r = s sqrt(6 / fanIn) */
+    G_INIT_HE_NORMAL,      /* N(0, s sqrt(2 / fanIn)) */
+    G_INIT_FIXED           /* every value init_value */
+};
+
+struct g_kind {
+    const char *name; /* BrainScript's name ("Times", "Sigmoid", "CrossEntropyWithSoftmax") */
+    int nin;          /* inputs */
+    int crit;         /* a criterion: the bk_crit_kind + 1 (inputs: labels, prediction), else 0 */
+    /* Fix this node's shape from its inputs' (inferring theirs where they are open); 0 or
+     * a PT_EUSER naming the node and the shapes. */
+    int (*shape)(struct nn_graph *g, struct g_node *n, struct pt_err *e);
+    void (*forward)(struct nn_graph *g, struct g_node *n);
+    /* ADD this node's contribution to the gradients of its inputs that need one. */
+    void (*backward)(struct nn_graph *g, struct g_node *n);
+};
+
+struct g_node {
+    const struct g_kind *kind;
+    char name[64];  /* where BrainScript defined it ("p", "h1.W"), or "" */
+    char where[96]; /* FILE:LINE:COL of the expression that made it */
+    int in[G_MAX_IN];
+    int rows, cols;
+    /* Input */
+    int is_input, sparse;
+    /* Parameter (learnable) and Constant */
+    int learnable, is_const;
+    enum g_init init;
+    double init_scale, init_value;
+    size_t offset; /* arena offset of a learnable node */
+    /* at run time */
+    int needs_grad;
+    float *v, *g; /* value and gradient, rows x (cols or the pass's columns) */
+};
+
+struct nn_graph {
+    struct g_node *nodes;
+    int n, cap;
+    int crit, eval, out; /* the criterion, evaluation and output nodes */
+    size_t nparams;
+    struct backend *bk;
+    /* the current pass */
+    size_t ncols;           /* columns of a data node */
+    const float *crit_mask; /* criterion columns that count, or NULL */
+    float *stats;           /* 4 floats: training and evaluation sums (device) */
+    int train;              /* the pass computes gradients */
+    float *tmp, *tmp2;      /* scratch, max rows x ncols each */
+    float *consts;          /* fixed buffers of constants (device) */
+    float *ws;              /* per-pass workspace */
+    size_t ws_cols;         /* the workspace is carved for this many columns */
+};
+
+/* Columns of node n in the current pass. */
+static inline size_t g_cols(const struct nn_graph *g, const struct g_node *n)
+{
+    return n->cols ? (size_t)n->cols : g->ncols;
+}
+
+/* The kind called name (case-sensitive, as BrainScript), or NULL. */
+const struct g_kind *g_kind_find(const char *name);
+
+/* Append a node of kind k with inputs in[0..nin) (indices of earlier nodes); returns its
+ * index, or -1 with e set (too many nodes, out of memory). */
+int g_add(struct nn_graph *g, const struct g_kind *k, const int *in, int nin, const char *where,
+          struct pt_err *e);
+
+/* Infer and check every shape, decide which nodes need gradients, and give each learnable
+ * node its arena offset (g->nparams in all). */
+int g_finish(struct nn_graph *g, struct pt_err *e);
+
+/* Initialize the learnable nodes' values in host memory params (g->nparams floats). */
+void g_init_params(const struct nn_graph *g, float *params, uint64_t seed);
+
+/* Point learnable nodes into the device arenas. */
+void g_bind_arena(struct nn_graph *g, float *params, float *grads);
+
+/* Make the workspace hold a pass of ncols columns (grows); upload the constants once. */
+int g_reserve(struct nn_graph *g, size_t ncols, struct pt_err *e);
+
+/* Forward over every node (inputs must have been uploaded into their v), then both
+ * criteria into g->stats. With g->train, the backward pass: gradients of the training
+ * criterion, summed, into every node that needs one (the arena's grads overwritten). */
+void g_forward(struct nn_graph *g);
+void g_backward(struct nn_graph *g, float *grads);
+
+void g_free(struct nn_graph *g);
+
+#endif

@@ -1,0 +1,306 @@
+/* The node kinds of the graph (graph.h): one row each in the table at the end, found by
+ * name. Adding a node is one shape, forward and backward function and one row.
+ *
+ * Gradients are ADDED into the inputs' g (a node may feed several others). Broadcasting:
+ * an operand with one fixed column applied to every column of the other (a bias); its
+ * gradient is the sum over the columns. */
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/graph.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static struct g_node *IN(struct nn_graph *g, struct g_node *n, int i)
+{
+    return &g->nodes[n->in[i]];
+}
+
+static size_t numel(const struct nn_graph *g, const struct g_node *n)
+{
+    return (size_t)n->rows * g_cols(g, n);
+}
+
+static int shape_error(struct g_node *n, struct g_node *a, struct g_node *b, const char *want,
+                       struct pt_err *e)
+{
+    char sa[32], sb[32];
+    snprintf(sa, sizeof sa, a->cols ? "%d x %d" : "%d x samples", a->rows, a->cols);
+    snprintf(sb, sizeof sb, b->cols ? "%d x %d" : "%d x samples", b->rows, b->cols);
+    return pt_err_set(e, PT_EUSER, "%s: error: %s: operands of shapes [%s] and [%s]: %s", n->where,
+                      n->kind->name, sa, sb, want);
+}
+
+/* Add src (shaped like the node's output: rows x cols of `like`) into dst's gradient,
+ * summing over columns where dst is one fixed column under a wider src. */
+static void add_grad(struct nn_graph *g, struct g_node *dst, const float *src,
+                     const struct g_node *like, float alpha)
+{
+    struct backend *b = g->bk;
+    size_t cols = g_cols(g, like), dcols = g_cols(g, dst);
+    if (!dst->needs_grad)
+        return;
+    if (dcols == cols) {
+        b->ops->axpy(b, dst->g, src, (size_t)dst->rows * cols, alpha);
+        return;
+    }
+    b->ops->sum_cols(b, g->tmp2, src, dst->rows, cols, dst->rows);
+    b->ops->axpy(b, dst->g, g->tmp2, (size_t)dst->rows, alpha);
+}
+
+/* ------------------------------------------------------------------ sources */
+
+static int shape_source(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    (void)g;
+    (void)e;
+    (void)n;
+    return 0;
+}
+
+static void forward_none(struct nn_graph *g, struct g_node *n)
+{
+    (void)g;
+    (void)n;
+}
+
+static void backward_none(struct nn_graph *g, struct g_node *n)
+{
+    (void)g;
+    (void)n;
+}
+
+/* ------------------------------------------------------------------ Times */
+
+static int shape_times(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    if (a->cols == 0 && (a->learnable || a->is_const) && x->rows > 0)
+        a->cols = x->rows; /* an Inferred input dimension */
+    if (a->cols == 0 && !(a->learnable || a->is_const))
+        return shape_error(n, a, x, "the left operand must be a parameter or constant", e);
+    if (a->rows <= 0 || a->cols != x->rows)
+        return shape_error(n, a, x, "the left operand's columns must equal the right's rows", e);
+    n->rows = a->rows;
+    n->cols = x->cols;
+    return 0;
+}
+
+static void forward_times(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    size_t cols = g_cols(g, n);
+    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, a->rows, (int)cols, a->cols, 1.0f, a->v,
+                     a->rows, x->v, x->rows, 0.0f, n->v, n->rows);
+}
+
+static void backward_times(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    struct backend *b = g->bk;
+    int cols = (int)g_cols(g, n);
+    if (a->needs_grad) /* dA += dY X^T */
+        b->ops->gemm(b, BK_NOTRANS, BK_TRANS, a->rows, a->cols, cols, 1.0f, n->g, n->rows, x->v,
+                     x->rows, 1.0f, a->g, a->rows);
+    if (x->needs_grad) /* dX += A^T dY */
+        b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, cols, a->rows, 1.0f, a->v, a->rows, n->g,
+                     n->rows, 1.0f, x->g, x->rows);
+}
+
+/* ------------------------------------------------------------------ element-wise binary */
+
+static int shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    if (a->rows == 0 && (a->learnable || a->is_const))
+        a->rows = x->rows;
+    if (x->rows == 0 && (x->learnable || x->is_const))
+        x->rows = a->rows;
+    if (a->cols == 0 && a->learnable && x->cols > 0)
+        a->cols = x->cols;
+    if (x->cols == 0 && x->learnable && a->cols > 0)
+        x->cols = a->cols;
+    if (a->rows <= 0 || a->rows != x->rows)
+        return shape_error(n, a, x, "the rows must be equal", e);
+    int ok = a->cols == x->cols || a->cols == 1 || x->cols == 1;
+    if (!ok)
+        return shape_error(n, a, x, "the columns must be equal, or one operand one column", e);
+    n->rows = a->rows;
+    n->cols = a->cols == x->cols ? a->cols : a->cols == 1 ? x->cols : a->cols;
+    return 0;
+}
+
+static enum bk_ew binary_op(const struct g_node *n)
+{
+    const char *k = n->kind->name;
+    return !strcmp(k, "Plus") ? BK_EW_ADD : !strcmp(k, "Minus") ? BK_EW_SUB : BK_EW_MUL;
+}
+
+static void forward_binary(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    struct backend *b = g->bk;
+    enum bk_ew op = binary_op(n);
+    size_t cols = g_cols(g, n);
+    if (g_cols(g, a) == cols) {
+        b->ops->ewise(b, op, n->v, a->v, x->v, n->rows, cols, g_cols(g, x));
+        return;
+    }
+    /* a is the broadcast column: a op x = x op a for + and .*; a - x = -(x - a) */
+    b->ops->ewise(b, op, n->v, x->v, a->v, n->rows, cols, 1);
+    if (op == BK_EW_SUB)
+        b->ops->scale(b, n->v, numel(g, n), -1.0f);
+}
+
+static void backward_binary(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    struct backend *b = g->bk;
+    enum bk_ew op = binary_op(n);
+    size_t cols = g_cols(g, n);
+    if (op != BK_EW_MUL) {
+        add_grad(g, a, n->g, n, 1.0f);
+        add_grad(g, x, n->g, n, op == BK_EW_SUB ? -1.0f : 1.0f);
+        return;
+    }
+    /* d(a .* x)/da = x: dy .* x, summed where a is broadcast */
+    for (int side = 0; side < 2; side++) {
+        struct g_node *to = side ? x : a, *other = side ? a : x;
+        if (!to->needs_grad)
+            continue;
+        b->ops->ewise(b, BK_EW_MUL, g->tmp, n->g, other->v, n->rows, cols, g_cols(g, other));
+        add_grad(g, to, g->tmp, n, 1.0f);
+    }
+}
+
+/* ------------------------------------------------------------------ element-wise unary */
+
+static int shape_unary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *a = IN(g, n, 0);
+    if (a->rows <= 0)
+        return pt_err_set(e, PT_EUSER, "%s: error: %s: the input's dimension is not known",
+                          n->where, n->kind->name);
+    n->rows = a->rows;
+    n->cols = a->cols;
+    return 0;
+}
+
+static enum bk_act act_of(const struct g_node *n)
+{
+    const char *k = n->kind->name;
+    return !strcmp(k, "Sigmoid") ? BK_ACT_SIGMOID
+           : !strcmp(k, "Tanh")  ? BK_ACT_TANH
+           : !strcmp(k, "ReLU")  ? BK_ACT_RELU
+                                 : BK_ACT_NONE;
+}
+
+static void forward_act(struct nn_graph *g, struct g_node *n)
+{
+    struct backend *b = g->bk;
+    b->ops->copy(b, n->v, IN(g, n, 0)->v, numel(g, n));
+    b->ops->bias_act(b, act_of(n), n->v, NULL, n->rows, g_cols(g, n));
+}
+
+static void backward_act(struct nn_graph *g, struct g_node *n)
+{
+    struct backend *b = g->bk;
+    b->ops->copy(b, g->tmp, n->g, numel(g, n));
+    b->ops->act_grad(b, act_of(n), g->tmp, n->v, numel(g, n));
+    add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
+}
+
+static void forward_negate(struct nn_graph *g, struct g_node *n)
+{
+    struct backend *b = g->bk;
+    b->ops->copy(b, n->v, IN(g, n, 0)->v, numel(g, n));
+    b->ops->scale(b, n->v, numel(g, n), -1.0f);
+}
+
+static void backward_negate(struct nn_graph *g, struct g_node *n)
+{
+    add_grad(g, IN(g, n, 0), n->g, n, -1.0f);
+}
+
+static void forward_exp(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->ewise(g->bk, BK_EW_EXP, n->v, IN(g, n, 0)->v, NULL, n->rows, g_cols(g, n), 0);
+}
+
+static void backward_exp(struct nn_graph *g, struct g_node *n) /* dx = dy .* y */
+{
+    g->bk->ops->ewise(g->bk, BK_EW_MUL, g->tmp, n->g, n->v, n->rows, g_cols(g, n), g_cols(g, n));
+    add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
+}
+
+static void forward_log(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->ewise(g->bk, BK_EW_LOG, n->v, IN(g, n, 0)->v, NULL, n->rows, g_cols(g, n), 0);
+}
+
+static void backward_log(struct nn_graph *g, struct g_node *n) /* dx = dy ./ x */
+{
+    struct g_node *x = IN(g, n, 0);
+    g->bk->ops->ewise(g->bk, BK_EW_DIV, g->tmp, n->g, x->v, n->rows, g_cols(g, n), g_cols(g, x));
+    add_grad(g, x, g->tmp, n, 1.0f);
+}
+
+static void forward_softmax(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->softmax(g->bk, n->v, IN(g, n, 0)->v, n->rows, g_cols(g, n));
+}
+
+static void backward_softmax(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->softmax_grad(g->bk, g->tmp, n->g, n->v, n->rows, g_cols(g, n));
+    add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
+}
+
+/* ------------------------------------------------------------------ criteria */
+
+static int shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *y = IN(g, n, 0), *z = IN(g, n, 1);
+    if (y->rows <= 0 || y->rows != z->rows || y->cols != 0 || z->cols != 0)
+        return shape_error(n, y, z,
+                           "a criterion compares two per-sample operands of equal dimension "
+                           "(labels first)",
+                           e);
+    n->rows = 1;
+    n->cols = 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the table */
+
+#define CRIT(k) ((int)(k) + 1)
+
+static const struct g_kind kinds[] = {
+    {"Input", 0, 0, shape_source, forward_none, backward_none},
+    {"Parameter", 0, 0, shape_source, forward_none, backward_none},
+    {"Constant", 0, 0, shape_source, forward_none, backward_none},
+    {"Times", 2, 0, shape_times, forward_times, backward_times},
+    {"Plus", 2, 0, shape_binary, forward_binary, backward_binary},
+    {"Minus", 2, 0, shape_binary, forward_binary, backward_binary},
+    {"ElementTimes", 2, 0, shape_binary, forward_binary, backward_binary},
+    {"Negate", 1, 0, shape_unary, forward_negate, backward_negate},
+    {"Sigmoid", 1, 0, shape_unary, forward_act, backward_act},
+    {"Tanh", 1, 0, shape_unary, forward_act, backward_act},
+    {"ReLU", 1, 0, shape_unary, forward_act, backward_act},
+    {"Exp", 1, 0, shape_unary, forward_exp, backward_exp},
+    {"Log", 1, 0, shape_unary, forward_log, backward_log},
+    {"Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax},
+    {"CrossEntropyWithSoftmax", 2, CRIT(BK_CRIT_CE_SOFTMAX), shape_crit, forward_none,
+     backward_none},
+    {"ClassificationError", 2, CRIT(BK_CRIT_CLASS_ERR), shape_crit, forward_none, backward_none},
+    {"SquareError", 2, CRIT(BK_CRIT_SQUARE_ERR), shape_crit, forward_none, backward_none},
+    {"Logistic", 2, CRIT(BK_CRIT_LOGISTIC), shape_crit, forward_none, backward_none},
+};
+
+const struct g_kind *g_kind_find(const char *name)
+{
+    for (size_t i = 0; i < COUNT(kinds); i++)
+        if (!strcmp(kinds[i].name, name))
+            return &kinds[i];
+    return NULL;
+}

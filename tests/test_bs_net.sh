@@ -1,0 +1,160 @@
+#!/bin/sh
+# Networks described in BrainScript (issue 16, first part): CNTK's HelloWorld logistic
+# regression network block exactly as the tutorial writes it (Tutorials/HelloWorld-
+# LogisticRegression/lr_bs.cntk; its reader given in the readerType form), on 1 and 2
+# ranks; a two-layer classifier written with CNTK's Layers library (DenseLayer,
+# LinearLayer, Sequential); the model file holding the graph (action=test reads it back);
+# and the errors, each naming FILE:LINE:COL.
+set -u
+. "${top_srcdir:-.}/tests/testlib.sh"
+MPIEXEC=${MPIEXEC:-mpiexec}
+command -v "$MPIEXEC" >/dev/null || { echo "test_bs_net: mpiexec not found"; exit 99; }
+cd "$tmp"
+# two Gaussian clouds in 2-D, one label row (0 or 1): the tutorial's kind of data
+awk 'BEGIN { s = 4242; for (i = 0; i < 1000; i++) {
+    s = (s * 1103515245 + 12345) % 2147483648; c = s / 2147483648 < 0.5;
+    s = (s * 1103515245 + 12345) % 2147483648; u1 = s / 2147483648 + 1e-9;
+    s = (s * 1103515245 + 12345) % 2147483648; u2 = s / 2147483648;
+    r = sqrt(-2 * log(u1)); x = r * cos(6.2831853 * u2) + 3 * c; y = r * sin(6.2831853 * u2) + 3 * c;
+    printf "|features %.4f %.4f |labels %d\n", x, y, c } }' >Train_cntk_text.txt
+cat >lr_bs.cntk <<'CFG'
+command=Train
+modelPath = "Models/LR_reg.dnn"  # where to write the model to
+deviceId = -1                    # -1 means CPU; use 0 for your first GPU, 1 for the second etc.
+dimension = 2                    # input data dimensions
+truncated=true
+truncationLength=5
+Train = [             # command=Train --> CNTK will look for a parameter named Train
+    action = "train"  # execute CNTK's 'train' routine
+        
+    # network description
+    BrainScriptNetworkBuilder = [
+
+        # sample and label dimensions
+        SDim = $dimension$
+        LDim = 1
+
+        features = Input (SDim)
+        labels   = Input (LDim)
+
+        # parameters to learn
+        b = Parameter (LDim, 1)     # bias
+        w = Parameter (LDim, SDim)  # weights
+
+        # operations
+        p = Sigmoid (w * features + b)    
+    
+        lr = Logistic (labels, p)
+        err = SquareError (labels, p)
+
+        # root nodes
+        featureNodes    = (features)
+        labelNodes      = (labels)
+        criterionNodes  = (lr)
+        evaluationNodes = (err)
+        outputNodes     = (p)
+    ]   
+
+    # configuration parameters of the SGD procedure
+    SGD = [
+        epochSize = 0                  # =0 means size of the training set
+        minibatchSize = 25
+        learningRatesPerSample = 0.04  # gradient contribution from each sample
+	momentumAsTimeConstant=900
+        maxEpochs = 10
+    ]
+    reader = [
+        readerType = "CNTKTextFormatReader"
+        randomize = false
+        file = "Train_cntk_text.txt"
+        input = [
+            features = [ dim = $dimension$ ; format = "dense" ]
+            labels = [ dim = 1 ; format = "dense" ]
+        ]
+    ]
+]
+Test = [
+    action = "test"
+    reader = [ readerType = "CNTKTextFormatReader" ; file = "Train_cntk_text.txt"
+        input = [ features = [ dim = 2 ; format = "dense" ] ; labels = [ dim = 1 ; format = "dense" ] ] ]
+]
+CFG
+# lrcrit LOG: "lr err" of each epoch
+lrcrit() { sed -n 's/^Finished Epoch.*\[Training\] lr = \([0-9.]*\) .*err = \([0-9.]*\) .*/\1 \2/p' "$1"; }
+
+mpi -n 1 "$T" configFile=lr_bs.cntk >one.out 2>one.err && ok || { no "lr_bs on 1 rank failed"; tail -5 one.err; }
+has one.err "Training criterion:   lr = Logistic"
+has one.err "Evaluation criterion: err = SquareError"
+has one.err "Training 3 parameters in 2 parameter tensors."
+lrcrit one.err >one.txt
+[ "$(wc -l <one.txt)" -eq 10 ] && ok || no "not 10 epochs: $(cat one.txt)"
+# it learns: the logistic loss per sample falls from its first epoch to below 0.1
+awk 'NR == 1 { f = $1 } END { exit !(NR == 10 && $1 < 0.1 && $1 < f / 2) }' one.txt && ok ||
+    { no "logistic regression did not learn"; cat one.txt; }
+[ -f Models/LR_reg.dnn ] && ok || no "no model file"
+
+# the same on 2 ranks with exact DataParallelSGD: the same criteria every epoch
+mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=M2/m.dnn \
+    'Train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' >two.out 2>two.err &&
+    ok || { no "lr_bs on 2 ranks failed"; tail -5 two.err; }
+lrcrit two.err >two.txt
+close one.txt two.txt && ok || { no "2 ranks differ from 1"; paste one.txt two.txt; }
+
+# the model file keeps the graph: action=test reads it back and evaluates the same network
+mpi -n 1 "$T" configFile=lr_bs.cntk command=Test >test.out 2>test.err && ok ||
+    { no "action=test on the BrainScript model failed"; tail -5 test.err; }
+has test.err "Final Results: Minibatch[1-"
+has test.err "err = "
+
+# ---- CNTK's Layers library: a two-layer classifier on the toy data
+toy_ctf 'x * x + y * y < 0.5' >d.ctf
+cat >layers.cfg <<'CFG'
+command = train
+train = [
+    action = train
+    modelPath = $Dir$/m.dnn
+    BrainScriptNetworkBuilder = {
+        inDim = 2 ; hid = 16
+        labelDim = 2
+        model = Sequential (
+            DenseLayer {hid, activation = ReLU} :
+            DenseLayer {hid, activation = Tanh, init = 'heNormal'} :
+            LinearLayer {labelDim}
+        )
+        features = Input {inDim}
+        labels = Input {labelDim}
+        z = model (features)
+        ce   = CrossEntropyWithSoftmax (labels, z)
+        errs = ClassificationError (labels, z)
+        featureNodes = (features) ; labelNodes = (labels)
+        criterionNodes = (ce) ; evaluationNodes = (errs) ; outputNodes = (z)
+    }
+    SGD = [ maxEpochs = 8 ; minibatchSize = 40 ; learningRatesPerSample = 0.02 ; momentumPerMB = 0.9 ]
+    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+]
+CFG
+mpi -n 2 "$T" configFile=layers.cfg Dir=L 'train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' \
+    >layers.out 2>layers.err && ok || { no "the Layers network failed"; tail -5 layers.err; }
+has layers.err "Training criterion:   ce = CrossEntropyWithSoftmax"
+# 2*16 + 16 + 16*16 + 16 + 16*2 + 2 parameters in 6 tensors
+has layers.err "Training 354 parameters in 6 parameter tensors."
+sed -n 's/^Finished Epoch.*errs = \([0-9.]*\)% .*/\1/p' layers.err >layers.txt
+awk 'END { exit !(NR == 8 && $1 < 8) }' layers.txt && ok || { no "the Layers network did not learn"; cat layers.txt; }
+
+# ---- errors: FILE:LINE:COL inside the block, the construct named
+bad() { # NAME LINE EXPECTED-TEXT: the network block's line replaced, the error expected
+    sed "s|^        z = model (features)\$|$2|" layers.cfg >"$1.cfg"
+    expect 1 "$T" configFile="$1.cfg" Dir=B
+    has "$tmp/err" "$3"
+}
+bad syntax '        z = model (features +)' "syntax.cfg:15:30: error: expected an expression after '+'"
+bad unknown '        z = modle (features)' "unknown.cfg:15:13: error: unknown name 'modle'"
+bad pastvalue '        z = model (PastValue (0, features))' \
+    "pastvalue.cfg:15:20: error: PastValue is not supported yet by partrain's BrainScript"
+bad shape '        z = model (features) + Parameter (3, 1)' "shape.cfg:15:13: error: Plus: operands of shapes"
+bad args '        z = model (features, labels)' "args.cfg:15:13: error: Sequential's function takes one argument, got 2"
+sed '/criterionNodes/d' layers.cfg >nocrit.cfg
+expect 1 "$T" configFile=nocrit.cfg Dir=B
+has "$tmp/err" "the network has no criterionNodes"
+finish bs_net
