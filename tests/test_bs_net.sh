@@ -142,6 +142,127 @@ has layers.err "Training 354 parameters in 6 parameter tensors."
 sed -n 's/^Finished Epoch.*errs = \([0-9.]*\)% .*/\1/p' layers.err >layers.txt
 awk 'END { exit !(NR == 8 && $1 < 8) }' layers.txt && ok || { no "the Layers network did not learn"; cat layers.txt; }
 
+# ---- a slot tagger as CNTK's SLUHandsOn tutorial writes it (EmbeddingLayer,
+# RecurrentLSTMLayer, DenseLayer over sparse word ids, FSAdaGrad with clipping, 1-bit
+# DataParallelSGD from epoch 2), on sequences whose every word's slot label is the word's
+# class, except after a word below 10, where it is class 5: only a network that remembers
+# the previous word can tag them all
+slu_ctf() { # SEED COUNT
+    awk -v s="$1" -v n="$2" 'BEGIN { for (q = 0; q < n; q++) {
+        s = (s * 1103515245 + 12345) % 2147483648; T = 3 + int(s / 2147483648 * 10); prev = -1
+        for (t = 0; t < T; t++) {
+            s = (s * 1103515245 + 12345) % 2147483648; w = int(s / 2147483648 * 60)
+            lab = (prev >= 0 && prev < 10) ? 5 : w % 5
+            printf "%d |S0 %d:1%s |S2 %d:1\n", q, w, t == 0 ? sprintf(" |S1 %d:1", w % 4) : "", lab
+            prev = w } } }'
+}
+slu_ctf 7 1500 >atis.train.ctf
+slu_ctf 99 300 >atis.test.ctf
+cat >slu.cntk <<'CFG'
+makeMode = false ; traceLevel = 1 ; deviceId = -1
+WorkDir = Work
+DataDir = .
+modelPath = $WorkDir$/slot.model
+parallelTrain = true
+command = TrainATIS:EvalATIS
+vocabSize = 60    # number of words
+numLabels = 6     # number of slot labels
+numIntents = 4    # number of intent labels
+TrainATIS = [
+    action = "train"
+    BrainScriptNetworkBuilder = [
+        inputDim = $vocabSize$
+        labelDim = $numLabels$
+        embDim = 16
+        hiddenDim = 24
+
+        model = Sequential (
+            EmbeddingLayer {embDim} :                            # embedding
+            RecurrentLSTMLayer {hiddenDim, goBackwards=false} :  # LSTM
+            DenseLayer {labelDim}                                # output layer
+        )
+
+        # features
+        query      = Input {inputDim}
+        slotLabels = Input {labelDim}
+
+        # model application
+        z = model (query)
+
+        # loss and metric
+        ce   = CrossEntropyWithSoftmax (slotLabels, z)
+        errs = ClassificationError     (slotLabels, z)
+
+        featureNodes    = (query)
+        labelNodes      = (slotLabels)
+        criterionNodes  = (ce)
+        evaluationNodes = (errs)
+        outputNodes     = (z)
+    ]
+    SGD = [
+        maxEpochs = 6 ; epochSize = 0
+        minibatchSize = 70
+        learningRatesPerSample = 0.01*2:0.005
+        gradUpdateType = "FSAdaGrad"
+        gradientClippingWithTruncation = true ; clippingThresholdPerSample = 15.0
+        firstMBsToShowResult = 10 ; numMBsToShowResult = 100
+        parallelTrain = [
+            parallelizationMethod = "DataParallelSGD"
+            parallelizationStartEpoch = 2
+            distributedMBReading = true
+            dataParallelSGD = [
+                gradientBits = 1
+            ]
+        ]
+    ]
+    reader = [
+        readerType = "CNTKTextFormatReader"
+        file = "$DataDir$/atis.train.ctf"
+        randomize = true
+        input = [
+            query        = [ alias = "S0" ; dim = $vocabSize$ ;  format = "sparse" ]
+            intentLabels = [ alias = "S1" ; dim = $numIntents$ ; format = "sparse" ]
+            slotLabels   = [ alias = "S2" ; dim = $numLabels$ ;  format = "sparse" ]
+        ]
+    ]
+]
+EvalATIS = [
+    action = "eval"
+    modelPath = $modelPath$  # from outside
+    reader = [
+        readerType = "CNTKTextFormatReader"
+        file = "$DataDir$/atis.test.ctf"
+        randomize = false
+        input = [
+            query        = [ alias = "S0" ; dim = $vocabSize$ ;  format = "sparse" ]
+            intentLabels = [ alias = "S1" ; dim = $numIntents$ ; format = "sparse" ]
+            slotLabels   = [ alias = "S2" ; dim = $numLabels$ ;  format = "sparse" ]
+        ]
+    ]
+]
+CFG
+# slu NAME RANKS CONFIG: train and evaluate; the test error (in %) to NAME.txt
+slu() {
+    mpi -n "$2" "$T" configFile="$3" WorkDir="$1" >"$1.out" 2>"$1.err" && ok ||
+        { no "$1: the tagger on $2 ranks failed"; tail -5 "$1.err"; }
+    sed -n 's/^Final Results: .*errs = \([0-9.]*\)% .*/\1/p' "$1.err" >"$1.txt"
+}
+below() { awk -v m="$2" '{ v = $1 } END { exit !(NR == 1 && v < m) }' "$1.txt" && ok || { no "$1: test error $(cat "$1.txt") is not below $2 %"; }; }
+above() { awk -v m="$2" '{ v = $1 } END { exit !(NR == 1 && v > m) }' "$1.txt" && ok || { no "$1: test error $(cat "$1.txt") is not above $2 %"; }; }
+slu slu1 1 slu.cntk
+below slu1 2
+has slu1.err "Training 5046 parameters in 6 out of 6 parameter tensors"
+slu slu2 2 slu.cntk
+below slu2 2
+has slu2.err "DataParallelSGD training (myRank = 0, numNodes = 2, numGradientBits = 1), distributed reading is ENABLED."
+# the same network run backwards cannot see the previous word, nor can one without memory
+sed 's/goBackwards=false/goBackwards=true/' slu.cntk >back.cntk
+slu back 1 back.cntk
+above back 8
+sed 's/RecurrentLSTMLayer {hiddenDim, goBackwards=false} :/DenseLayer {hiddenDim, activation=Tanh} :/' slu.cntk >ff.cntk
+slu ff 1 ff.cntk
+above ff 8
+
 # ---- errors: FILE:LINE:COL inside the block, the construct named
 bad() { # NAME LINE EXPECTED-TEXT: the network block's line replaced, the error expected
     sed "s|^        z = model (features)\$|$2|" layers.cfg >"$1.cfg"

@@ -62,7 +62,7 @@ struct builtin {
     const char *kind; /* the node kind it makes, where one */
 };
 
-enum fn_kind { FN_LAMBDA, FN_BUILTIN, FN_SEQ, FN_LINEAR };
+enum fn_kind { FN_LAMBDA, FN_BUILTIN, FN_SEQ, FN_LINEAR, FN_LSTM };
 
 struct bfn {
     enum fn_kind k;
@@ -70,7 +70,9 @@ struct bfn {
     struct benv *env;
     const struct builtin *bi;
     struct barr *seq; /* FN_SEQ */
-    int w, b;         /* FN_LINEAR: parameter nodes (b < 0: no bias) */
+    int w, b;         /* FN_LINEAR, FN_LSTM: parameter nodes (b < 0: no bias) */
+    int hm, peep;     /* FN_LSTM: the recurrent weights and the peepholes */
+    int reverse;      /* FN_LSTM: goBackwards */
     struct bv act;    /* FN_LINEAR: the activation function, or BV_NONE */
 };
 
@@ -448,6 +450,82 @@ static int bi_linear(struct ev *v, const struct bs_node *at, const char *name, s
     return 0;
 }
 
+/* EmbeddingLayer {outDim, init, initValueScale, embeddingPath, transpose}: Times (E, x)
+ * with E (outDim x Inferred), no bias. */
+static int bi_embedding(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                        struct bv *out)
+{
+    int rows = 0, cols = 1;
+    int rc = get_dims(v, at, name, &a[0], &rows, &cols);
+    if (rc)
+        return rc;
+    if (cols != 1 || rows <= 0)
+        return bs_error(v->e, at, "%s: outDim must be one positive dimension", name);
+    if (!get_str(&a[3]) || a[3].str[0] || a[4].k != BV_BOOL || a[4].num != 0)
+        return bs_error(v->e, at,
+                        "%s: embeddingPath and transpose=true are not supported yet (a learned "
+                        "embedding only)",
+                        name);
+    struct bv pa[5] = {a[1], a[2], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}}, w;
+    struct bfn *f = (rc = param_node(v, at, pa, rows, 0, &w)) == 0 ? ev_alloc(v, sizeof *f) : NULL;
+    if (!f)
+        return rc ? rc : v->e->code;
+    f->k = FN_LINEAR;
+    f->w = w.node;
+    f->b = -1;
+    f->act = (struct bv){.k = BV_NONE};
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* RecurrentLSTMLayer {outputDim, cellShape, goBackwards, usePeepholes, init, initValueScale,
+ * enableSelfStabilization, allowOptimizedEngine}: W (4H x Inferred), H (4H x H) with init,
+ * b (4H) zero, peepholes (H x 3) learned with init when usePeepholes, else zero. */
+static int bi_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out)
+{
+    int h = 0, cols = 1;
+    int rc = get_dims(v, at, name, &a[0], &h, &cols);
+    if (rc)
+        return rc;
+    if (cols != 1 || h <= 0)
+        return bs_error(v->e, at, "%s: outputDim must be one positive dimension", name);
+    if (a[1].k != BV_NONE || (a[6].k == BV_BOOL && a[6].num != 0))
+        return bs_error(v->e, at,
+                        "%s: cellShape (a projection) and enableSelfStabilization are not "
+                        "supported yet",
+                        name);
+    if (a[2].k != BV_BOOL || a[3].k != BV_BOOL)
+        return bs_error(v->e, at, "%s: goBackwards and usePeepholes must be booleans", name);
+    struct bv pw[5] = {a[4], a[5], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
+    struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"}, {.k = BV_NUM, .num = 1},
+                       {.k = BV_NONE}, {.k = BV_NUM, .num = 0}, {.k = BV_NUM, .num = 1}};
+    struct bv w, hm, b, p;
+    if ((rc = param_node(v, at, pw, 4 * h, 0, &w)) != 0 ||
+        (rc = param_node(v, at, pw, 4 * h, h, &hm)) != 0 ||
+        (rc = param_node(v, at, pb, 4 * h, 1, &b)) != 0)
+        return rc;
+    if (a[3].num != 0)
+        rc = param_node(v, at, pw, h, 3, &p);
+    else if ((rc = make_node(v, at, "Constant", NULL, 0, &p)) == 0) {
+        struct g_node *c = &v->g->nodes[p.node];
+        c->is_const = 1;
+        c->rows = h;
+        c->cols = 3;
+    }
+    struct bfn *f = rc ? NULL : ev_alloc(v, sizeof *f);
+    if (!f)
+        return rc ? rc : v->e->code;
+    f->k = FN_LSTM;
+    f->w = w.node;
+    f->hm = hm.node;
+    f->b = b.node;
+    f->peep = p.node;
+    f->reverse = a[2].num != 0;
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
 static int bi_sequential(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                          struct bv *out)
 {
@@ -525,6 +603,14 @@ static const struct builtin builtins[] = {
     {"LinearLayer", {"outDim", "bias=true", LAYER_OPTS}, bi_linear, NULL},
     {"DenseLayer", {"outDim", "bias=true", "activation=None", LAYER_OPTS}, bi_linear, NULL},
     {"Sequential", {"arrayOfFunctions"}, bi_sequential, NULL},
+    {"EmbeddingLayer", {"outDim", "init='glorotUniform'", "initValueScale=1", "embeddingPath=''",
+                        "transpose=false"},
+     bi_embedding, NULL},
+    {"RecurrentLSTMLayer", {"outputDim", "cellShape=None", "goBackwards=false",
+                            "usePeepholes=false", "init='glorotUniform'", "initValueScale=1",
+                            "enableSelfStabilization=false", "allowOptimizedEngine=false"},
+     bi_lstm, NULL},
+    {"Dropout", {"x", "tag=''"}, node_op, "Dropout"},
     {"Identity", {"x"}, bi_identity, NULL},
     {"Pass", {"x", "tag=''"}, bi_identity, NULL},
 };
@@ -541,10 +627,7 @@ static const struct builtin *find_builtin(const char *name)
 static const char *const not_yet[] = {
     "PastValue",
     "FutureValue",
-    "RecurrentLSTMLayer",
     "BiRecurrentLSTMLayer",
-    "EmbeddingLayer",
-    "Dropout",
     "Mean",
     "InvStdDev",
     "PerDimMeanVarNormalization",
@@ -726,6 +809,24 @@ static int call_linear(struct ev *v, const struct bs_node *at, struct bfn *f, st
     return rc;
 }
 
+static int call_lstm(struct ev *v, const struct bs_node *at, struct bfn *f, struct bv *pos,
+                     size_t npos, struct bv *out)
+{
+    if (npos != 1)
+        return bs_error(v->e, at, "a layer takes one argument, got %zu", npos);
+    struct bv x = pos[0];
+    int rc = as_node(v, at, "layer input", &x);
+    int in[5] = {x.node, f->w, f->hm, f->b, f->peep};
+    if (rc == 0)
+        rc = make_node(v, at, "RecurrentLSTM", in, 5, out);
+    if (rc == 0) {
+        struct g_node *n = &v->g->nodes[out->node];
+        n->rows = v->g->nodes[f->hm].cols;
+        n->reverse = f->reverse;
+    }
+    return rc;
+}
+
 static int call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv *pos, size_t npos,
                 const struct bs_node **named, struct bv *nval, size_t nnamed, struct bv *out)
 {
@@ -748,6 +849,8 @@ static int call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv
         rc = bs_error(v->e, named[0], "a layer takes no named arguments");
     else if (f->k == FN_LINEAR)
         rc = call_linear(v, at, f, pos, npos, out);
+    else if (f->k == FN_LSTM)
+        rc = call_lstm(v, at, f, pos, npos, out);
     else { /* FN_SEQ */
         if (npos != 1)
             rc = bs_error(v->e, at, "Sequential's function takes one argument, got %zu", npos);

@@ -189,7 +189,7 @@ static int load_inputs(struct nn *net, struct minibatch *mb, size_t *steps, size
         ids[nin++] = i;
     }
     size_t nseq = mb->nseq, cols = *steps * nseq;
-    int rc = g_reserve(g, cols ? cols : 1, e);
+    int rc = g_reserve(g, cols ? cols : 1, nseq ? nseq : 1, e);
     struct backend *b = net->bk;
     for (int k = 0; rc == 0 && k < nin; k++)
         rc = b->ops->upload(b, g->nodes[ids[k]].v, ins[k]->data, (size_t)ins[k]->dim * cols, e);
@@ -214,8 +214,8 @@ static int load_inputs(struct nn *net, struct minibatch *mb, size_t *steps, size
     return rc;
 }
 
-int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, struct nn_stats *st,
-                     struct pt_err *e)
+int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate,
+                     struct nn_stats *st, struct pt_err *e)
 {
     struct nn_graph *g = net->graph;
     size_t steps = 0, counted = 0;
@@ -233,6 +233,8 @@ int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, struct nn_
     }
     st->samples = counted;
     g->train = train;
+    g->dropout_rate = train ? rate : 0.0f;
+    g->dropout_seed = nn_mix64(net->seed ^ 0x64726F706F7574ull, net->dropout_steps);
     g_forward(g);
     net->out = g->nodes[g->out].v;
     net->out_cols = g->ncols;

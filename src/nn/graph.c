@@ -133,38 +133,59 @@ static int upload_consts(struct nn_graph *g, struct pt_err *e)
     return 0;
 }
 
-int g_reserve(struct nn_graph *g, size_t ncols, struct pt_err *e)
+static size_t round16(size_t n)
+{
+    return (n + 15) & ~(size_t)15;
+}
+
+/* The workspace for ncols columns of nseq sequences: every data node's value and
+ * gradient, the kinds' own scratch, two scratch blocks and the criterion sums. Carved when
+ * buf is not NULL; returns the floats it takes. */
+static size_t carve(struct nn_graph *g, float *buf, size_t ncols, size_t nseq)
+{
+    size_t at = 0, maxrows = 1;
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *n = &g->nodes[i];
+        maxrows = (size_t)n->rows > maxrows ? (size_t)n->rows : maxrows;
+        if (n->cols == 0) {
+            if (buf) {
+                n->v = buf + at;
+                n->g = buf + at + round16((size_t)n->rows * ncols);
+            }
+            at += 2 * round16((size_t)n->rows * ncols);
+        }
+        if (n->kind->workspace) {
+            if (buf)
+                n->ws = buf + at;
+            at += round16(n->kind->workspace(n, ncols, nseq));
+        }
+    }
+    if (buf) {
+        g->tmp = buf + at;
+        g->tmp2 = buf + at + round16(maxrows * ncols);
+        g->stats = buf + at + 2 * round16(maxrows * ncols);
+    }
+    return at + 2 * round16(maxrows * ncols) + 16;
+}
+
+int g_reserve(struct nn_graph *g, size_t ncols, size_t nseq, struct pt_err *e)
 {
     int rc = upload_consts(g, e);
     g->ncols = ncols;
-    if (rc || (g->ws && ncols <= g->ws_cols))
+    g->nseq = nseq;
+    if (rc)
         return rc;
-    size_t per = 0, maxrows = 1;
-    for (int i = 0; i < g->n; i++) {
-        const struct g_node *n = &g->nodes[i];
-        if (n->cols == 0)
-            per += 2 * (size_t)n->rows;
-        maxrows = (size_t)n->rows > maxrows ? (size_t)n->rows : maxrows;
+    size_t need = carve(g, NULL, ncols, nseq);
+    if (!g->ws || need > g->ws_size) {
+        struct backend *b = g->bk;
+        b->ops->release(b, g->ws);
+        g->ws = NULL;
+        g->ws_size = 0;
+        if ((rc = b->ops->alloc(b, need, &g->ws, e)) != 0)
+            return rc;
+        g->ws_size = need;
     }
-    per += 2 * maxrows;
-    struct backend *b = g->bk;
-    b->ops->release(b, g->ws);
-    g->ws = NULL;
-    if ((rc = b->ops->alloc(b, per * ncols + 4, &g->ws, e)) != 0)
-        return rc;
-    g->ws_cols = ncols;
-    float *at = g->ws;
-    for (int i = 0; i < g->n; i++) {
-        struct g_node *n = &g->nodes[i];
-        if (n->cols != 0)
-            continue;
-        n->v = at;
-        n->g = at + (size_t)n->rows * ncols;
-        at += 2 * (size_t)n->rows * ncols;
-    }
-    g->tmp = at;
-    g->tmp2 = at + maxrows * ncols;
-    g->stats = at + 2 * maxrows * ncols;
+    carve(g, g->ws, ncols, nseq);
     return 0;
 }
 

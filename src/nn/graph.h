@@ -24,7 +24,7 @@
 #include "core/err.h"
 #include "math/backend.h"
 
-#define G_MAX_IN    3
+#define G_MAX_IN    5
 #define G_MAX_NODES 4096
 
 struct nn_graph;
@@ -52,6 +52,9 @@ struct g_kind {
     void (*forward)(struct nn_graph *g, struct g_node *n);
     /* ADD this node's contribution to the gradients of its inputs that need one. */
     void (*backward)(struct nn_graph *g, struct g_node *n);
+    /* Floats of scratch the node keeps from its forward to its backward pass, for a pass
+     * of ncols columns over nseq sequences (NULL: none); carved into n->ws. */
+    size_t (*workspace)(const struct g_node *n, size_t ncols, size_t nseq);
 };
 
 struct g_node {
@@ -67,8 +70,11 @@ struct g_node {
     enum g_init init;
     double init_scale, init_value;
     size_t offset; /* arena offset of a learnable node */
+    /* RecurrentLSTM: run from the last step to the first (goBackwards) */
+    int reverse;
     /* at run time */
     int needs_grad;
+    float *ws; /* the kind's workspace */
     float *v, *g; /* value and gradient, rows x (cols or the pass's columns) */
 };
 
@@ -80,13 +86,16 @@ struct nn_graph {
     struct backend *bk;
     /* the current pass */
     size_t ncols;           /* columns of a data node */
-    const float *crit_mask; /* criterion columns that count, or NULL */
+    size_t nseq;            /* sequences: column t * nseq + s is step t of sequence s */
+    const float *crit_mask; /* columns that count (real steps of every input), or NULL */
+    float dropout_rate;     /* Dropout nodes: the rate of this pass (0: off) */
+    uint64_t dropout_seed;
     float *stats;           /* 4 floats: training and evaluation sums (device) */
     int train;              /* the pass computes gradients */
     float *tmp, *tmp2;      /* scratch, max rows x ncols each */
     float *consts;          /* fixed buffers of constants (device) */
     float *ws;              /* per-pass workspace */
-    size_t ws_cols;         /* the workspace is carved for this many columns */
+    size_t ws_size;         /* its floats */
 };
 
 /* Columns of node n in the current pass. */
@@ -94,6 +103,15 @@ static inline size_t g_cols(const struct nn_graph *g, const struct g_node *n)
 {
     return n->cols ? (size_t)n->cols : g->ncols;
 }
+
+/* Kinds defined in their own files (graph_rnn.c). */
+extern const struct g_kind g_kind_lstm;    /* RecurrentLSTM: inputs x, W, H, b, peepholes */
+extern const struct g_kind g_kind_dropout; /* Dropout: input x */
+
+/* Add src (shaped like node `like`'s output) into dst's gradient, summed over the columns
+ * where dst is one fixed column under a wider src (graph_nodes.c). */
+void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src,
+                const struct g_node *like, float alpha);
 
 /* The kind called name (case-sensitive, as BrainScript), or NULL. */
 const struct g_kind *g_kind_find(const char *name);
@@ -113,8 +131,9 @@ void g_init_params(const struct nn_graph *g, float *params, uint64_t seed);
 /* Point learnable nodes into the device arenas. */
 void g_bind_arena(struct nn_graph *g, float *params, float *grads);
 
-/* Make the workspace hold a pass of ncols columns (grows); upload the constants once. */
-int g_reserve(struct nn_graph *g, size_t ncols, struct pt_err *e);
+/* Make the workspace hold a pass of ncols columns of nseq sequences (grows; carved anew for
+ * every pass, since the kinds' scratch depends on both); upload the constants once. */
+int g_reserve(struct nn_graph *g, size_t ncols, size_t nseq, struct pt_err *e);
 
 /* Forward over every node (inputs must have been uploaded into their v), then both
  * criteria into g->stats. With g->train, the backward pass: gradients of the training

@@ -33,8 +33,8 @@ static int shape_error(struct g_node *n, struct g_node *a, struct g_node *b, con
 
 /* Add src (shaped like the node's output: rows x cols of `like`) into dst's gradient,
  * summing over columns where dst is one fixed column under a wider src. */
-static void add_grad(struct nn_graph *g, struct g_node *dst, const float *src,
-                     const struct g_node *like, float alpha)
+void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src,
+                const struct g_node *like, float alpha)
 {
     struct backend *b = g->bk;
     size_t cols = g_cols(g, like), dcols = g_cols(g, dst);
@@ -159,8 +159,8 @@ static void backward_binary(struct nn_graph *g, struct g_node *n)
     enum bk_ew op = binary_op(n);
     size_t cols = g_cols(g, n);
     if (op != BK_EW_MUL) {
-        add_grad(g, a, n->g, n, 1.0f);
-        add_grad(g, x, n->g, n, op == BK_EW_SUB ? -1.0f : 1.0f);
+        g_add_grad(g, a, n->g, n, 1.0f);
+        g_add_grad(g, x, n->g, n, op == BK_EW_SUB ? -1.0f : 1.0f);
         return;
     }
     /* d(a .* x)/da = x: dy .* x, summed where a is broadcast */
@@ -169,7 +169,7 @@ static void backward_binary(struct nn_graph *g, struct g_node *n)
         if (!to->needs_grad)
             continue;
         b->ops->ewise(b, BK_EW_MUL, g->tmp, n->g, other->v, n->rows, cols, g_cols(g, other));
-        add_grad(g, to, g->tmp, n, 1.0f);
+        g_add_grad(g, to, g->tmp, n, 1.0f);
     }
 }
 
@@ -207,7 +207,7 @@ static void backward_act(struct nn_graph *g, struct g_node *n)
     struct backend *b = g->bk;
     b->ops->copy(b, g->tmp, n->g, numel(g, n));
     b->ops->act_grad(b, act_of(n), g->tmp, n->v, numel(g, n));
-    add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
+    g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
 }
 
 static void forward_negate(struct nn_graph *g, struct g_node *n)
@@ -219,7 +219,7 @@ static void forward_negate(struct nn_graph *g, struct g_node *n)
 
 static void backward_negate(struct nn_graph *g, struct g_node *n)
 {
-    add_grad(g, IN(g, n, 0), n->g, n, -1.0f);
+    g_add_grad(g, IN(g, n, 0), n->g, n, -1.0f);
 }
 
 static void forward_exp(struct nn_graph *g, struct g_node *n)
@@ -230,7 +230,7 @@ static void forward_exp(struct nn_graph *g, struct g_node *n)
 static void backward_exp(struct nn_graph *g, struct g_node *n) /* dx = dy .* y */
 {
     g->bk->ops->ewise(g->bk, BK_EW_MUL, g->tmp, n->g, n->v, n->rows, g_cols(g, n), g_cols(g, n));
-    add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
+    g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
 }
 
 static void forward_log(struct nn_graph *g, struct g_node *n)
@@ -242,7 +242,7 @@ static void backward_log(struct nn_graph *g, struct g_node *n) /* dx = dy ./ x *
 {
     struct g_node *x = IN(g, n, 0);
     g->bk->ops->ewise(g->bk, BK_EW_DIV, g->tmp, n->g, x->v, n->rows, g_cols(g, n), g_cols(g, x));
-    add_grad(g, x, g->tmp, n, 1.0f);
+    g_add_grad(g, x, g->tmp, n, 1.0f);
 }
 
 static void forward_softmax(struct nn_graph *g, struct g_node *n)
@@ -253,7 +253,7 @@ static void forward_softmax(struct nn_graph *g, struct g_node *n)
 static void backward_softmax(struct nn_graph *g, struct g_node *n)
 {
     g->bk->ops->softmax_grad(g->bk, g->tmp, n->g, n->v, n->rows, g_cols(g, n));
-    add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
+    g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
 }
 
 /* ------------------------------------------------------------------ criteria */
@@ -274,33 +274,42 @@ static int shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 /* ------------------------------------------------------------------ the table */
 
 #define CRIT(k) ((int)(k) + 1)
+#define KIND(nm, n, c, sh, fw, bw) \
+    {.name = nm, .nin = n, .crit = c, .shape = sh, .forward = fw, .backward = bw, .workspace = NULL}
+#define SOURCE(nm) KIND(nm, 0, 0, shape_source, forward_none, backward_none)
+#define CRITERION(nm, k) KIND(nm, 2, CRIT(k), shape_crit, forward_none, backward_none)
 
 static const struct g_kind kinds[] = {
-    {"Input", 0, 0, shape_source, forward_none, backward_none},
-    {"Parameter", 0, 0, shape_source, forward_none, backward_none},
-    {"Constant", 0, 0, shape_source, forward_none, backward_none},
-    {"Times", 2, 0, shape_times, forward_times, backward_times},
-    {"Plus", 2, 0, shape_binary, forward_binary, backward_binary},
-    {"Minus", 2, 0, shape_binary, forward_binary, backward_binary},
-    {"ElementTimes", 2, 0, shape_binary, forward_binary, backward_binary},
-    {"Negate", 1, 0, shape_unary, forward_negate, backward_negate},
-    {"Sigmoid", 1, 0, shape_unary, forward_act, backward_act},
-    {"Tanh", 1, 0, shape_unary, forward_act, backward_act},
-    {"ReLU", 1, 0, shape_unary, forward_act, backward_act},
-    {"Exp", 1, 0, shape_unary, forward_exp, backward_exp},
-    {"Log", 1, 0, shape_unary, forward_log, backward_log},
-    {"Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax},
-    {"CrossEntropyWithSoftmax", 2, CRIT(BK_CRIT_CE_SOFTMAX), shape_crit, forward_none,
-     backward_none},
-    {"ClassificationError", 2, CRIT(BK_CRIT_CLASS_ERR), shape_crit, forward_none, backward_none},
-    {"SquareError", 2, CRIT(BK_CRIT_SQUARE_ERR), shape_crit, forward_none, backward_none},
-    {"Logistic", 2, CRIT(BK_CRIT_LOGISTIC), shape_crit, forward_none, backward_none},
+    SOURCE("Input"),
+    SOURCE("Parameter"),
+    SOURCE("Constant"),
+    KIND("Times", 2, 0, shape_times, forward_times, backward_times),
+    KIND("Plus", 2, 0, shape_binary, forward_binary, backward_binary),
+    KIND("Minus", 2, 0, shape_binary, forward_binary, backward_binary),
+    KIND("ElementTimes", 2, 0, shape_binary, forward_binary, backward_binary),
+    KIND("Negate", 1, 0, shape_unary, forward_negate, backward_negate),
+    KIND("Sigmoid", 1, 0, shape_unary, forward_act, backward_act),
+    KIND("Tanh", 1, 0, shape_unary, forward_act, backward_act),
+    KIND("ReLU", 1, 0, shape_unary, forward_act, backward_act),
+    KIND("Exp", 1, 0, shape_unary, forward_exp, backward_exp),
+    KIND("Log", 1, 0, shape_unary, forward_log, backward_log),
+    KIND("Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax),
+    CRITERION("CrossEntropyWithSoftmax", BK_CRIT_CE_SOFTMAX),
+    CRITERION("ClassificationError", BK_CRIT_CLASS_ERR),
+    CRITERION("SquareError", BK_CRIT_SQUARE_ERR),
+    CRITERION("Logistic", BK_CRIT_LOGISTIC),
 };
+
+/* Kinds with their own file (graph_rnn.c). */
+static const struct g_kind *const more[] = {&g_kind_lstm, &g_kind_dropout};
 
 const struct g_kind *g_kind_find(const char *name)
 {
     for (size_t i = 0; i < COUNT(kinds); i++)
         if (!strcmp(kinds[i].name, name))
             return &kinds[i];
+    for (size_t i = 0; i < COUNT(more); i++)
+        if (!strcmp(more[i]->name, name))
+            return more[i];
     return NULL;
 }

@@ -64,8 +64,8 @@ struct nn {
 /* bs_net.c: build a NN_GRAPH network's graph, arena and tensor table (for nn_new), and its
  * two step halves (step.c calls them for NN_GRAPH). */
 int nn_graph_setup(struct nn *net, struct pt_err *e);
-int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, struct nn_stats *st,
-                     struct pt_err *e);
+int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate,
+                     struct nn_stats *st, struct pt_err *e);
 int nn_graph_finish(struct nn *net, struct nn_stats *st, struct pt_err *e);
 void nn_graph_release(struct nn *net);
 int nn_graph_param_count(const struct nn_config *cfg, size_t *count, struct pt_err *e);

@@ -183,7 +183,7 @@ static int step_forward(struct nn *net, struct minibatch *mb, int train, float r
                         struct nn_stats *st, struct pt_err *e)
 {
     if (net->graph)
-        return nn_graph_forward(net, mb, train, st, e);
+        return nn_graph_forward(net, mb, train, rate, st, e);
     struct step_inputs si = {0};
     memset(st, 0, sizeof *st);
     net->step_due = 0;
