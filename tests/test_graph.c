@@ -148,24 +148,27 @@ static const struct grad_case cases[] = {
     {"ElementTimes_self", IO WB "h = W * features + b\nz = h .* h\n" CE("z"), {FEAT(3), LABELS(4)},
      0, 0},
     /* the unary nodes */
-    {"Negate", IO WB HID "z = V * Negate (W * features + b) - (-c)\n" CE("z"),
+    {"Negate", IO WB HID "z = -(V * Negate (W * features + b)) + c\n" CE("z"),
      {FEAT(3), LABELS(4)}, 0, 0},
     {"Sigmoid", IO WB HID "z = V * Sigmoid (W * features + b) + c\n" CE("z"), {FEAT(3), LABELS(4)},
      0, 0},
     {"Tanh", IO WB HID "z = V * Tanh (W * features + b) + c\n" CE("z"), {FEAT(3), LABELS(4)}, 0, 0},
-    {"ReLU", IO WB HID "a = W * features + b\nz = V * ReLU (a) + RectifiedLinear (c)\n" CE("z")
+    {"ReLU", IO WB HID "a = W * features + b\nz = V * ReLU (a) + RectifiedLinear (a) .* c\n" CE("z")
      "outputNodes = (a)\n", {FEAT(3), LABELS(4)}, 0, 2e-3},
     {"Exp", IO WB HID "z = V * Exp (W * features + b) + c\n" CE("z"), {FEAT(3), LABELS(4)}, 0, 0},
     {"Log", IO WB HID "z = V * Log (Sigmoid (W * features + b)) + c\n" CE("z"),
      {FEAT(3), LABELS(4)}, 0, 0},
-    {"Log_Exp", IO WB "z = Log (Exp (W * features) + Exp (b))\n" CE("z"), {FEAT(3), LABELS(4)}, 0,
+    {"Log_Exp", IO WB "z = Log (Exp (W * features + b) + 1)\n" CE("z"), {FEAT(3), LABELS(4)}, 0,
      0},
     {"Softmax", IO WB "p = Softmax (W * features + b)\nse = SquareError (labels, p)\n"
      "criterionNodes = (se)\n", {FEAT(3), LABELS(4)}, 0, 0},
     {"Log_Softmax", IO WB "z = Log (Softmax (W * features + b))\n" CE("z"), {FEAT(3), LABELS(4)},
      0, 0},
     /* Constants: numbers in expressions, and Constant with its rows inferred */
-    {"Constants", IO WB "z = (W * features) .* 0.5 + Constant (0.25) - (1 - Sigmoid (b))\n" CE("z"),
+    {"Constants", IO WB "z = (W * features) .* 0.5 + Constant (0.25) - (1 - Sigmoid (W * features)) .* b\n" CE("z"),
+     {FEAT(3), LABELS(4)}, 0, 0},
+    /* nodes computed from parameters alone: fixed columns, broadcast into the samples */
+    {"computed_column", IO WB HID "z = W * features + Sigmoid (b) - Negate (V * c)\n" CE("z"),
      {FEAT(3), LABELS(4)}, 0, 0},
     /* the training criteria */
     {"CrossEntropyWithSoftmax", IO WB "z = W * features + b\n" CE("z")
@@ -197,7 +200,7 @@ static const struct grad_case cases[] = {
     {"sequences", IO WB HID "z = V * Tanh (W * features + b) + c\n" CE("z")
      "err = ClassificationError (labels, z)\nevaluationNodes = (err)\n", {FEAT(3), LABELS(4)}, 1, 0},
     {"sequences_nodes", IO WB HID
-     "h = Sigmoid (W * features + b) .* Exp (c)\nz = Log (Softmax (V * h - c))\n"
+     "h = Sigmoid (W * features + b) .* c\nz = Log (Softmax (V * Exp (h) - c))\n"
      "se = SquareError (labels, z)\ncriterionNodes = (se)\n", {FEAT(3), {"labels", 4, RAND}}, 1, 0},
     /* the Layers library: input dimensions inferred from the data */
     {"DenseLayer", IO "model = DenseLayer {4, activation = Tanh}\nz = model (features)\n" CE("z"),
@@ -654,10 +657,10 @@ START_TEST(shape_errors)
     /* Times: the parameter's columns against the input's rows; the message names the
      * expression's FILE:LINE:COL and both shapes */
     const char *msg = bs_error_of(IO "W = Parameter (4, 5)\nz = W * features\n" CE("z"));
-    ck_assert_msg(strstr(msg, "g.cfg:5:7: error: Times:") && strstr(msg, "[4 x 5]") &&
+    ck_assert_msg(strstr(msg, "g.cfg:5:5: error: Times:") && strstr(msg, "[4 x 5]") &&
                       strstr(msg, "[3 x samples]"),
                   "%s", msg);
-    ck_assert_str_eq(msg, "g.cfg:5:7: error: Times: operands of shapes [4 x 5] and [3 x samples]: "
+    ck_assert_str_eq(msg, "g.cfg:5:5: error: Times: operands of shapes [4 x 5] and [3 x samples]: "
                           "the left operand's columns must equal the right's rows");
     /* Plus: a bias of the wrong dimension */
     msg = bs_error_of(IO WB "z = W * features + Parameter (3, 1)\n" CE("z"));
@@ -670,7 +673,7 @@ START_TEST(shape_errors)
                   "%s", msg);
     /* Times with an input on the left */
     msg = bs_error_of(IO WB "z = features * W\n" CE("z"));
-    ck_assert_msg(strstr(msg, "g.cfg:5:5: error: Times: ") &&
+    ck_assert_msg(strstr(msg, "g.cfg:6:5: error: Times: ") &&
                       strstr(msg, "the left operand must be a parameter or constant"),
                   "%s", msg);
     /* a criterion compares equal dimensions */
@@ -680,7 +683,7 @@ START_TEST(shape_errors)
                           "operands of equal dimension (labels first)");
     /* a dimension nothing fixes */
     msg = bs_error_of(IO WB "u = Parameter (Inferred, 1)\nz = W * features + b\n" CE("z"));
-    ck_assert_msg(strstr(msg, "g.cfg:5:5: error: Parameter u: its dimensions could not be "
+    ck_assert_msg(strstr(msg, "g.cfg:6:5: error: Parameter u: its dimensions could not be "
                               "inferred"),
                   "%s", msg);
 }
@@ -692,12 +695,12 @@ START_TEST(criterion_errors)
     const char *msg = bs_error_of(IO WB "z = W * features + b\n"
                                         "ce = CrossEntropyWithSoftmax (z, labels)\n"
                                         "criterionNodes = (ce)\n");
-    ck_assert_str_eq(msg, "g.cfg:6:6: error: CrossEntropyWithSoftmax: the first operand (labels) "
+    ck_assert_str_eq(msg, "g.cfg:7:6: error: CrossEntropyWithSoftmax: the first operand (labels) "
                           "must be an Input node, got Plus");
     msg = bs_error_of(IO WB "z = W * features + b\nce = CrossEntropyWithSoftmax (labels, z)\n"
                             "err = SquareError (Tanh (labels), z)\n"
                             "criterionNodes = (ce)\nevaluationNodes = (err)\n");
-    ck_assert_msg(strstr(msg, "g.cfg:7:7: error: SquareError: the first operand (labels) must be "
+    ck_assert_msg(strstr(msg, "g.cfg:8:7: error: SquareError: the first operand (labels) must be "
                               "an Input node, got Tanh"),
                   "%s", msg);
     /* criterionNodes must name a criterion */

@@ -526,6 +526,17 @@ static int bi_lstm(struct ev *v, const struct bs_node *at, const char *name, str
     return 0;
 }
 
+/* PerDimMeanVarNormalization (x, mean, invStdDev) = (x - mean) .* invStdDev (CNTK.core.bs) */
+static int bi_mvn(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                  struct bv *out)
+{
+    (void)name;
+    struct bv d;
+    int rc = node_op(v, at, "Minus", a, &d);
+    struct bv args[2] = {d, a[2]};
+    return rc ? rc : node_op(v, at, "ElementTimes", args, out);
+}
+
 static int bi_sequential(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                          struct bv *out)
 {
@@ -611,6 +622,9 @@ static const struct builtin builtins[] = {
                             "enableSelfStabilization=false", "allowOptimizedEngine=false"},
      bi_lstm, NULL},
     {"Dropout", {"x", "tag=''"}, node_op, "Dropout"},
+    {"Mean", {"x", "tag=''"}, node_op, "Mean"},
+    {"InvStdDev", {"x", "tag=''"}, node_op, "InvStdDev"},
+    {"PerDimMeanVarNormalization", {"x", "mean", "invStdDev", "tag=''"}, bi_mvn, NULL},
     {"Identity", {"x"}, bi_identity, NULL},
     {"Pass", {"x", "tag=''"}, bi_identity, NULL},
 };
@@ -628,9 +642,6 @@ static const char *const not_yet[] = {
     "PastValue",
     "FutureValue",
     "BiRecurrentLSTMLayer",
-    "Mean",
-    "InvStdDev",
-    "PerDimMeanVarNormalization",
     "ConvolutionalLayer",
     "BatchNormalizationLayer",
     "LSTMP",

@@ -88,9 +88,21 @@ int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_e
         if (g->nodes[i].is_input && i != crit->in[0] && !out->sizes[0])
             out->sizes[0] = g->nodes[i].rows;
     out->sizes[1] = pred->rows;
+    for (int i = 0; rc == 0 && i < g->n; i++) {
+        const struct g_node *n = &g->nodes[i], *x = &g->nodes[n->in[0]];
+        if (strcmp(n->kind->name, "Mean") && strcmp(n->kind->name, "InvStdDev"))
+            continue;
+        if (out->norm_input[0] && strcmp(out->norm_input, x->name))
+            rc = pt_err_set(e, PT_EUSER,
+                            "%s: error: %s: the statistics of one Input only ('%s' and '%s')",
+                            n->where, n->kind->name, out->norm_input, x->name);
+        copy_cut(out->norm_input, sizeof out->norm_input, x->name);
+        out->mean_var_norm = 1;
+        out->sizes[0] = x->rows;
+    }
     out->init_scale = 1.0;
     g_free(g);
-    return 0;
+    return rc;
 }
 
 int nn_graph_setup(struct nn *net, struct pt_err *e)
@@ -118,6 +130,15 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
         (rc = b->ops->alloc(b, np, &net->grads, e)) != 0)
         return rc;
     b->ops->fill(b, net->grads, np, 0.0f);
+    if (net->cfg.mean_var_norm && (rc = nn_alloc_norm(net, e)) != 0)
+        return rc;
+    for (int i = 0; i < g->n; i++) { /* Mean / InvStdDev: the network's statistics */
+        struct g_node *n = &g->nodes[i];
+        if (!strcmp(n->kind->name, "Mean"))
+            n->v = net->mean_dev;
+        else if (!strcmp(n->kind->name, "InvStdDev"))
+            n->v = net->invstd_dev;
+    }
     float *host = pt_calloc(np, sizeof *host, e);
     if (!host)
         return e ? e->code : PT_ENOMEM;

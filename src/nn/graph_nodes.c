@@ -256,6 +256,23 @@ static void backward_softmax(struct nn_graph *g, struct g_node *n)
     g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
 }
 
+/* ------------------------------------------------------------------ Mean, InvStdDev */
+
+/* The statistics of an Input over the training data, computed once before training (CNTK's
+ * pre-compute nodes): one column of the input's rows, values bound by bs_net.c to the
+ * network's mean / invstd (applyMeanVarNorm's machinery). */
+static int shape_stat(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *x = IN(g, n, 0);
+    if (!x->is_input)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: %s: the statistics of an Input node only (got %s)", n->where,
+                          n->kind->name, x->kind->name);
+    n->rows = x->rows;
+    n->cols = 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ criteria */
 
 static int shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
@@ -283,6 +300,8 @@ static const struct g_kind kinds[] = {
     SOURCE("Input"),
     SOURCE("Parameter"),
     SOURCE("Constant"),
+    KIND("Mean", 1, 0, shape_stat, forward_none, backward_none),
+    KIND("InvStdDev", 1, 0, shape_stat, forward_none, backward_none),
     KIND("Times", 2, 0, shape_times, forward_times, backward_times),
     KIND("Plus", 2, 0, shape_binary, forward_binary, backward_binary),
     KIND("Minus", 2, 0, shape_binary, forward_binary, backward_binary),

@@ -120,7 +120,7 @@ static int alloc_arena(struct nn *net, struct pt_err *e)
 }
 
 /* Mean 0 and 1/stddev 1 (identity) until the caller sets the statistics. */
-static int alloc_norm(struct nn *net, struct pt_err *e)
+int nn_alloc_norm(struct nn *net, struct pt_err *e)
 {
     size_t dim = (size_t)net->cfg.sizes[0];
     struct backend *b = net->bk;
@@ -212,7 +212,7 @@ int nn_new(const struct nn_config *cfg, struct backend *b, uint64_t seed, struct
     if (rc == 0)
         rc = init_params(net, e);
     if (rc == 0 && cfg->mean_var_norm)
-        rc = alloc_norm(net, e);
+        rc = nn_alloc_norm(net, e);
     if (rc) {
         nn_free(net);
         return rc;

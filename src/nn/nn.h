@@ -62,6 +62,7 @@ struct nn_config {
     char bs_file[256];
     int bs_line, bs_col;
     char labels_input[64];
+    char norm_input[64]; /* NN_GRAPH: the Input whose Mean / InvStdDev the network uses */
     char bs_text[NN_BS_MAX];
 };
 

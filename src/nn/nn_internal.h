@@ -68,6 +68,8 @@ int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate
                      struct nn_stats *st, struct pt_err *e);
 int nn_graph_finish(struct nn *net, struct nn_stats *st, struct pt_err *e);
 void nn_graph_release(struct nn *net);
+/* applyMeanVarNorm's mean (0) and 1/stddev (1), sizes[0] each, host and device (net.c). */
+int nn_alloc_norm(struct nn *net, struct pt_err *e);
 int nn_graph_param_count(const struct nn_config *cfg, size_t *count, struct pt_err *e);
 
 /* The parameter count a description gives, without building the network (checks the
