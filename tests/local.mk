@@ -59,10 +59,10 @@ endif
 # TEST_EXTENSIONS gives .sh tests a suffix rule, so make knows how to run a test that is
 # named only at make time (TESTS='$(LONG_TESTS)').
 TEST_EXTENSIONS = .sh
-LONG_TESTS = tests/test_onebit_fashion.sh tests/test_asgd_fashion.sh
+LONG_TESTS = tests/test_onebit_fashion.sh tests/test_asgd_fashion.sh tests/test_bs_fashion.sh
 # DataParallelASGD on CNTK's Simple2d with a slow worker on a loaded machine (issue 19)
 LONG_TESTS += tests/test_asgd_converge.sh
-EXTRA_DIST += tests/test_asgd_converge.sh tests/simple2d.sh tests/data/simple2d-asgd.cfg
+EXTRA_DIST += tests/test_bs_fashion.sh tests/test_asgd_converge.sh tests/simple2d.sh tests/data/simple2d-asgd.cfg
 check-long:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(LONG_TESTS)' TEST_SUITE_LOG=test-suite-long.log
 .PHONY: check-long

@@ -41,7 +41,8 @@ static const char *bs_error_of(const char *body)
     static struct nn_config cfg;
     static struct pt_err e;
     pt_err_clear(&e);
-    ck_assert_int_eq(parse_bs(body, &cfg, &e), PT_EUSER);
+    int rc = parse_bs(body, &cfg, &e);
+    ck_assert_msg(rc == PT_EUSER, "%d (%s) from:\n%s", rc, e.msg, body);
     return e.msg;
 }
 
@@ -202,6 +203,11 @@ static const struct grad_case cases[] = {
     {"sequences_nodes", IO WB HID
      "h = Sigmoid (W * features + b) .* c\nz = Log (Softmax (V * Exp (h) - c))\n"
      "se = SquareError (labels, z)\ncriterionNodes = (se)\n", {FEAT(3), {"labels", 4, RAND}}, 1, 0},
+    {"dbgA", IO WB HID "h = Sigmoid (W * features + b) .* c\nz = Log (Softmax (V * Exp (h) - c))\nse = SquareError (labels, z)\ncriterionNodes = (se)\n", {FEAT(3), {"labels", 4, RAND}}, 0, 0},
+    {"dbgB", IO WB HID "h = Sigmoid (W * features + b) .* c\nz = Softmax (V * Exp (h) - c)\nse = SquareError (labels, z)\ncriterionNodes = (se)\n", {FEAT(3), {"labels", 4, RAND}}, 1, 0},
+    {"dbgC", IO WB HID "h = Sigmoid (W * features + b) .* c\nz = Log (Softmax (V * h - c))\nse = SquareError (labels, z)\ncriterionNodes = (se)\n", {FEAT(3), {"labels", 4, RAND}}, 1, 0},
+    {"dbgD", IO WB HID "h = Sigmoid (W * features + b)\nz = Log (Softmax (V * Exp (h) - c))\nse = SquareError (labels, z)\ncriterionNodes = (se)\n", {FEAT(3), {"labels", 4, RAND}}, 1, 0},
+    {"dbgE", IO WB HID "h = Sigmoid (W * features + b) .* c\nz = Log (Softmax (V * Exp (h) - c))\nse = SquareError (labels, z)\ncriterionNodes = (se)\n", {FEAT(3), {"labels", 4, RAND}}, 1, 0},
     /* the Layers library: input dimensions inferred from the data */
     {"DenseLayer", IO "model = DenseLayer {4, activation = Tanh}\nz = model (features)\n" CE("z"),
      {FEAT(3), LABELS(4)}, 0, 0},
