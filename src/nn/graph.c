@@ -31,6 +31,76 @@ int g_add(struct nn_graph *g, const struct g_kind *k, const int *in, int nin, co
     return g->n++;
 }
 
+/* How many nodes (and roots) read node i. */
+static int *consumers(struct nn_graph *g, struct pt_err *e)
+{
+    int *c = pt_calloc((size_t)g->n + 1, sizeof *c, e);
+    if (!c)
+        return NULL;
+    for (int i = 0; i < g->n; i++)
+        for (int k = 0; !g->nodes[i].dead && k < g->nodes[i].kind->nin; k++)
+            c[g->nodes[i].in[k]]++;
+    c[g->crit] += 1; /* roots are read from outside */
+    c[g->eval] += 1;
+    c[g->out] += 1;
+    return c;
+}
+
+static int is_act(const struct g_node *n, enum bk_act *act)
+{
+    static const struct {
+        const char *name;
+        enum bk_act act;
+    } acts[] = {{"Sigmoid", BK_ACT_SIGMOID}, {"Tanh", BK_ACT_TANH}, {"ReLU", BK_ACT_RELU}};
+    for (size_t i = 0; i < sizeof acts / sizeof acts[0]; i++)
+        if (!strcmp(n->kind->name, acts[i].name)) {
+            *act = acts[i].act;
+            return 1;
+        }
+    return 0;
+}
+
+/* Fold Plus (Times (W, x), b) into one Affine node where b is a bias column and nothing
+ * else reads the product, then an activation of an Affine into it where nothing else
+ * reads the affine value: a dense layer runs as one GEMM and one fused pass. */
+static int fuse(struct nn_graph *g, struct pt_err *e)
+{
+    int *c = consumers(g, e);
+    if (!c)
+        return e ? e->code : PT_ENOMEM;
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *p = &g->nodes[i];
+        if (strcmp(p->kind->name, "Plus") != 0)
+            continue;
+        struct g_node *t = &g->nodes[p->in[0]], *b = &g->nodes[p->in[1]];
+        if (strcmp(t->kind->name, "Times") != 0 || c[p->in[0]] != 1 || t->cols != 0 ||
+            b->cols != 1 || !(b->learnable || b->is_const) || b->rows != p->rows)
+            continue;
+        int w = t->in[0], x = t->in[1], bias = p->in[1];
+        t->dead = 1;
+        p->kind = &g_kind_affine;
+        p->in[0] = w;
+        p->in[1] = x;
+        p->in[2] = bias;
+        p->act = BK_ACT_NONE;
+    }
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *a = &g->nodes[i];
+        enum bk_act act;
+        if (!is_act(a, &act))
+            continue;
+        struct g_node *p = &g->nodes[a->in[0]];
+        if (p->kind != &g_kind_affine || p->act != BK_ACT_NONE || c[a->in[0]] != 1)
+            continue;
+        p->dead = 1;
+        a->kind = &g_kind_affine;
+        memcpy(a->in, p->in, sizeof a->in);
+        a->act = act;
+    }
+    free(c);
+    return 0;
+}
+
 int g_finish(struct nn_graph *g, struct pt_err *e)
 {
     for (int i = 0; i < g->n; i++) {
@@ -39,6 +109,9 @@ int g_finish(struct nn_graph *g, struct pt_err *e)
         if (rc)
             return rc;
     }
+    int frc = fuse(g, e);
+    if (frc)
+        return frc;
     g->nparams = 0;
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
@@ -146,6 +219,8 @@ static size_t carve(struct nn_graph *g, float *buf, size_t ncols, size_t nseq)
     size_t at = 0, maxrows = 1;
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
+        if (n->dead)
+            continue;
         maxrows = (size_t)n->rows > maxrows ? (size_t)n->rows : maxrows;
         if (n->cols == 0) {
             if (buf) {
@@ -211,7 +286,7 @@ static void run_criterion(struct nn_graph *g, int node, int slot, int grad)
 void g_forward(struct nn_graph *g)
 {
     for (int i = 0; i < g->n; i++)
-        if (!g->nodes[i].kind->crit)
+        if (!g->nodes[i].kind->crit && !g->nodes[i].dead)
             g->nodes[i].kind->forward(g, &g->nodes[i]);
     run_criterion(g, g->eval, 2, 0);
     if (!g->train) /* training computes it with its gradient in g_backward */
@@ -224,13 +299,13 @@ void g_backward(struct nn_graph *g, float *grads)
     b->ops->fill(b, grads, g->nparams, 0.0f);
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
-        if (n->cols == 0 && n->needs_grad)
+        if (n->cols == 0 && n->needs_grad && !n->dead)
             b->ops->fill(b, n->g, (size_t)n->rows * g->ncols, 0.0f);
     }
     run_criterion(g, g->crit, 0, 1);
     for (int i = g->n; i-- > 0;) {
         struct g_node *n = &g->nodes[i];
-        if (n->needs_grad && !n->kind->crit && n->kind->nin > 0)
+        if (n->needs_grad && !n->kind->crit && n->kind->nin > 0 && !n->dead)
             n->kind->backward(g, n);
     }
 }

@@ -72,6 +72,9 @@ struct g_node {
     size_t offset; /* arena offset of a learnable node */
     /* RecurrentLSTM: run from the last step to the first (goBackwards) */
     int reverse;
+    /* Affine (a fused Times, Plus and activation; g_finish makes them): the activation */
+    enum bk_act act;
+    int dead; /* folded into a fused node: neither run nor given memory */
     /* at run time */
     int needs_grad;
     float *ws; /* the kind's workspace */
@@ -107,6 +110,7 @@ static inline size_t g_cols(const struct nn_graph *g, const struct g_node *n)
 /* Kinds defined in their own files (graph_rnn.c). */
 extern const struct g_kind g_kind_lstm;    /* RecurrentLSTM: inputs x, W, H, b, peepholes */
 extern const struct g_kind g_kind_dropout; /* Dropout: input x */
+extern const struct g_kind g_kind_affine;  /* act (W x + b): inputs W, x, b (graph_nodes.c) */
 
 /* Add src (shaped like node `like`'s output) into dst's gradient, summed over the columns
  * where dst is one fixed column under a wider src (graph_nodes.c). */

@@ -256,6 +256,58 @@ static void backward_softmax(struct nn_graph *g, struct g_node *n)
     g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
 }
 
+/* ------------------------------------------------------------------ Affine */
+
+/* act (W x + b), what g_finish makes of Times, Plus with a bias column and an activation
+ * when nothing else reads the intermediate values: the dense layer's one GEMM and one fused
+ * bias-and-activation pass, as SimpleNetworkBuilder's layers run. */
+static int shape_affine(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    (void)g;
+    (void)n;
+    (void)e;
+    return 0; /* made from nodes whose shapes are already checked */
+}
+
+static void forward_affine(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1), *b = IN(g, n, 2);
+    size_t cols = g_cols(g, n);
+    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, w->rows, (int)cols, w->cols, 1.0f, w->v,
+                     w->rows, x->v, x->rows, 0.0f, n->v, n->rows);
+    g->bk->ops->bias_act(g->bk, n->act, n->v, b->v, n->rows, cols);
+}
+
+static void backward_affine(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1), *b = IN(g, n, 2);
+    struct backend *bk = g->bk;
+    int cols = (int)g_cols(g, n);
+    const float *dz = n->g;
+    if (n->act != BK_ACT_NONE) { /* dz = dy .* f'(z), from the output y */
+        bk->ops->copy(bk, g->tmp, n->g, numel(g, n));
+        bk->ops->act_grad(bk, n->act, g->tmp, n->v, numel(g, n));
+        dz = g->tmp;
+    }
+    g_add_grad(g, b, dz, n, 1.0f);
+    if (w->needs_grad)
+        bk->ops->gemm(bk, BK_NOTRANS, BK_TRANS, w->rows, w->cols, cols, 1.0f, dz, n->rows, x->v,
+                      x->rows, 1.0f, w->g, w->rows);
+    if (x->needs_grad)
+        bk->ops->gemm(bk, BK_TRANS, BK_NOTRANS, x->rows, cols, w->rows, 1.0f, w->v, w->rows, dz,
+                      n->rows, 1.0f, x->g, x->rows);
+}
+
+const struct g_kind g_kind_affine = {
+    .name = "Affine",
+    .nin = 3,
+    .crit = 0,
+    .shape = shape_affine,
+    .forward = forward_affine,
+    .backward = backward_affine,
+    .workspace = NULL,
+};
+
 /* ------------------------------------------------------------------ Mean, InvStdDev */
 
 /* The statistics of an Input over the training data, computed once before training (CNTK's
