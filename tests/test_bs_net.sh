@@ -106,6 +106,48 @@ mpi -n 1 "$T" configFile=lr_bs.cntk command=Test >test.out 2>test.err && ok ||
 has test.err "Final Results: Minibatch[1-"
 has test.err "err = "
 
+# action=write: the output node by its name (outputPath.p), one value per sample
+cat >w.cntk <<'CFG'
+command = Write
+Write = [
+    action = "write"
+    modelPath = "Models/LR_reg.dnn"
+    outputPath = "out"
+    reader = [ readerType = "CNTKTextFormatReader" ; file = "Train_cntk_text.txt" ; randomize = false
+        input = [ features = [ dim = 2 ; format = "dense" ] ; labels = [ dim = 1 ; format = "dense" ] ] ]
+]
+CFG
+expect 0 "$T" configFile=w.cntk
+[ "$(awk '$1 >= 0 && $1 <= 1' out.p | wc -l)" -eq 1000 ] && ok || no "out.p: not 1000 probabilities"
+expect 1 "$T" configFile=w.cntk Write.outputNodeNames=HLast
+has "$tmp/err" "outputNodeNames: 'HLast' is not the output node of the BrainScript network in 'Models/LR_reg.dnn' (partrain writes its output node, 'p')"
+
+# every parallel method trains it on 2 ranks; a restart (makeMode) goes on from the checkpoint
+for m in "DataParallelSGD;DataParallelSGD=[gradientBits=1]" "BlockMomentumSGD;BlockMomentumSGD=[syncPeriod=100]" \
+         "ModelAveragingSGD;ModelAveragingSGD=[syncPeriod=100]" "DataParallelASGD;DataParallelASGD=[syncPeriod=100]"; do
+    name=${m%%;*}
+    mpi -n 2 "$T" configFile=lr_bs.cntk modelPath="$name/m.dnn" Train.SGD.maxEpochs=4 \
+        "Train.SGD.ParallelTrain=[parallelizationMethod=$m]" >"$name.out" 2>"$name.err" &&
+        ok || { no "$name on 2 ranks failed"; tail -5 "$name.err"; }
+    lrcrit "$name.err" >"$name.txt"
+    awk 'NR == 1 { f = $1 } END { exit !(NR == 4 && $1 < f / 2) }' "$name.txt" && ok ||
+        { no "$name did not learn"; cat "$name.txt"; }
+done
+mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=R/m.dnn makeMode=true Train.SGD.maxEpochs=3 \
+    'Train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' >r1.out 2>r1.err && ok || no "3 epochs"
+mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=R/m.dnn makeMode=true Train.SGD.maxEpochs=6 \
+    'Train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' >r2.out 2>r2.err && ok || no "resume"
+has r2.err "Starting from checkpoint. Loading network from 'R/m.dnn.3'."
+lrcrit r2.err >r2.txt
+mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=R6/m.dnn Train.SGD.maxEpochs=6 \
+    'Train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' >r6.out 2>r6.err && ok || no "6 epochs"
+lrcrit r6.err | sed -n '4,6p' >r6.txt
+cmp -s r2.txt r6.txt && ok || { no "the resumed epochs 4-6 differ from an uninterrupted run"; paste r2.txt r6.txt; }
+# a resume against another BrainScript network is refused
+sed 's/b = Parameter (LDim, 1)     # bias/b = Parameter (LDim, 1, init="fixedValue", value=0.5)/' lr_bs.cntk >lr2.cntk
+expect 1 "$T" configFile=lr2.cntk modelPath=R/m.dnn makeMode=true Train.SGD.maxEpochs=8
+has "$tmp/err" "the configured BrainScript network is not the one makeMode would resume from"
+
 # ---- CNTK's Layers library: a two-layer classifier on the toy data
 toy_ctf 'x * x + y * y < 0.5' >d.ctf
 cat >layers.cfg <<'CFG'

@@ -65,11 +65,27 @@ int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_e
         return rc;
     }
     out->rnn = NN_GRAPH;
-    snprintf(out->bs_text, sizeof out->bs_text, "%s", text);
+    /* without the blank space around it (a model file's copy has its own), its position
+     * moved past what is dropped */
+    const char *s = text;
+    int line = at.line > 0 ? at.line : 1, col = at.col > 0 ? at.col : 1;
+    for (; *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'; s++) {
+        col++;
+        if (*s == '\n') {
+            line++;
+            col = 1;
+        }
+    }
+    size_t len = strlen(s);
+    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' ||
+                       s[len - 1] == '\r'))
+        len--;
+    memcpy(out->bs_text, s, len);
+    out->bs_text[len] = '\0';
     free(text);
     snprintf(out->bs_file, sizeof out->bs_file, "%s", at.file ? at.file : "<config>");
-    out->bs_line = at.line > 0 ? at.line : 1;
-    out->bs_col = at.col > 0 ? at.col : 1;
+    out->bs_line = line;
+    out->bs_col = col;
     snprintf(out->origin, sizeof out->origin, "%.200s:%d:%d", out->bs_file, out->bs_line,
              out->bs_col);
     struct nn_graph *g = NULL;
@@ -162,6 +178,11 @@ void nn_graph_release(struct nn *net)
 {
     g_free(net->graph);
     net->graph = NULL;
+}
+
+const char *nn_output_name(const struct nn *net)
+{
+    return net->graph ? net->graph->nodes[net->graph->out].name : NULL;
 }
 
 int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)

@@ -71,6 +71,10 @@ struct nn_config {
  * names, shapes) names FILE:LINE:COL in the config. */
 int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err *e);
 
+/* A BrainScript network's output node's name (outputNodes' first, else the training
+ * criterion's prediction), or NULL for a SimpleNetworkBuilder network. */
+const char *nn_output_name(const struct nn *net);
+
 /* A BrainScript network's node counts for CNTK's summary (all nodes; nodes with a
  * gradient); 0 for a SimpleNetworkBuilder network. */
 int nn_node_counts(const struct nn *net, int *nodes, int *with_grad);
