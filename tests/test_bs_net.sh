@@ -305,6 +305,28 @@ sed 's/RecurrentLSTMLayer {hiddenDim, goBackwards=false} :/DenseLayer {hiddenDim
 slu ff 1 ff.cntk
 above ff 8
 
+# a recurrence written out: h through PastValue inside a function (arguments are lazy, as
+# in CNTK, so prev (h) can name the h being defined); looking ahead (FutureValue) instead
+# cannot see the previous word
+awk '/^        model = Sequential \($/ { skip = 1;
+        print "        prev (s) = PastValue (0, s)"
+        print "        model (x) = ["
+        print "            E = Parameter (embDim, inputDim)"
+        print "            W = Parameter (hiddenDim, embDim)"
+        print "            R = Parameter (hiddenDim, hiddenDim)"
+        print "            b = Parameter (hiddenDim, 1, init='"'"'fixedValue'"'"', value=0)"
+        print "            h = Tanh (W * (E * x) + R * prev (h) + b)"
+        print "            V = Parameter (labelDim, hiddenDim)"
+        print "            z = V * h + Parameter (labelDim, 1, init='"'"'fixedValue'"'"', value=0)"
+        print "        ].z" }
+    skip && /^        \)$/ { skip = 0; next } !skip' slu.cntk >rnn.cntk
+slu rnn 2 rnn.cntk
+below rnn 2
+has rnn.err "Model has 19 nodes."
+sed 's/prev (s) = PastValue (0, s)/prev (s) = FutureValue (0, s)/' rnn.cntk >rnnf.cntk
+slu rnnf 1 rnnf.cntk
+above rnnf 8
+
 # ---- errors: FILE:LINE:COL inside the block, the construct named
 bad() { # NAME LINE EXPECTED-TEXT: the network block's line replaced, the error expected
     sed "s|^        z = model (features)\$|$2|" layers.cfg >"$1.cfg"
@@ -313,8 +335,8 @@ bad() { # NAME LINE EXPECTED-TEXT: the network block's line replaced, the error 
 }
 bad syntax '        z = model (features +)' "syntax.cfg:15:30: error: expected an expression after '+'"
 bad unknown '        z = modle (features)' "unknown.cfg:15:13: error: unknown name 'modle'"
-bad pastvalue '        z = model (PastValue (0, features))' \
-    "pastvalue.cfg:15:20: error: PastValue is not supported yet by partrain's BrainScript"
+bad conv '        z = ConvolutionalLayer {16, (3:3)} (features)' \
+    "conv.cfg:15:13: error: ConvolutionalLayer is not supported yet by partrain's BrainScript"
 bad shape '        z = model (features) + Parameter (3, 1)' "shape.cfg:15:13: error: Plus: operands of shapes"
 bad args '        z = model (features, labels)' "args.cfg:15:13: error: Sequential's function takes one argument, got 2"
 sed '/criterionNodes/d' layers.cfg >nocrit.cfg

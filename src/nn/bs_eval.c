@@ -11,7 +11,9 @@
 
 #include "nn/bs_eval.h"
 
-enum bv_kind { BV_NONE, BV_NUM, BV_BOOL, BV_STR, BV_NODE, BV_REC, BV_ARR, BV_FN };
+/* BV_THUNK: an argument not evaluated yet (a lambda's arguments, PastValue's input): its
+ * expression and where to evaluate it. */
+enum bv_kind { BV_NONE, BV_NUM, BV_BOOL, BV_STR, BV_NODE, BV_REC, BV_ARR, BV_FN, BV_THUNK };
 
 struct benv;
 struct bfn;
@@ -25,6 +27,8 @@ struct bv {
     struct benv *rec;
     struct barr *arr;
     struct bfn *fn;
+    const struct bs_node *expr; /* BV_THUNK */
+    struct benv *env;
 };
 
 struct barr {
@@ -37,6 +41,7 @@ enum { SLOT_TODO, SLOT_BUSY, SLOT_DONE };
 struct bslot {
     const char *name;
     const struct bs_node *expr;
+    struct benv *env; /* where expr is evaluated; NULL: the slot's own record */
     int state;
     struct bv val;
 };
@@ -60,9 +65,10 @@ struct builtin {
     const char *sig[12];
     builtin_fn fn;
     const char *kind; /* the node kind it makes, where one */
+    int lazy;         /* PastValue / FutureValue: the input (2nd argument) is evaluated later */
 };
 
-enum fn_kind { FN_LAMBDA, FN_BUILTIN, FN_SEQ, FN_LINEAR, FN_LSTM };
+enum fn_kind { FN_LAMBDA, FN_BUILTIN, FN_SEQ, FN_LINEAR, FN_LSTM, FN_DELAY };
 
 struct bfn {
     enum fn_kind k;
@@ -73,6 +79,8 @@ struct bfn {
     int w, b;         /* FN_LINEAR, FN_LSTM: parameter nodes (b < 0: no bias) */
     int hm, peep;     /* FN_LSTM: the recurrent weights and the peepholes */
     int reverse;      /* FN_LSTM: goBackwards */
+    int delay;        /* FN_DELAY: DelayLayer's T */
+    double dflt;      /* FN_DELAY: its defaultHiddenActivation */
     struct bv act;    /* FN_LINEAR: the activation function, or BV_NONE */
 };
 
@@ -82,12 +90,22 @@ struct chunk {
     max_align_t data[];
 };
 
+/* A delay node whose input is evaluated after the definitions that need the delay (how a
+ * recurrence closes): node's input is the value of expr in env. */
+struct fixup {
+    int node;
+    const struct bs_node *expr;
+    struct benv *env;
+};
+
 struct ev {
     struct nn_graph *g;
     struct pt_err *e;
     struct chunk *mem;
     int depth;
     const struct bs_node *root;
+    struct fixup *fix;
+    size_t nfix, capfix;
 };
 
 #define MAX_DEPTH 400
@@ -117,8 +135,8 @@ static int call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv
 
 static const char *kind_name(enum bv_kind k)
 {
-    static const char *names[] = {"None",   "a number", "a boolean", "a string",
-                                  "a node", "a record", "an array",  "a function"};
+    static const char *names[] = {"None",     "a number", "a boolean",  "a string",   "a node",
+                                  "a record", "an array", "a function", "an argument"};
     return names[k];
 }
 
@@ -189,7 +207,7 @@ static int force(struct ev *v, const struct bs_node *at, struct benv *r, struct 
                         "FutureValue is not supported yet)",
                         s->name);
     s->state = SLOT_BUSY;
-    int rc = eval(v, s->expr, r, &s->val);
+    int rc = eval(v, s->expr, s->env ? s->env : r, &s->val);
     if (rc)
         return rc;
     name_node(v, r, s->name, &s->val);
@@ -498,8 +516,11 @@ static int bi_lstm(struct ev *v, const struct bs_node *at, const char *name, str
     if (a[2].k != BV_BOOL || a[3].k != BV_BOOL)
         return bs_error(v->e, at, "%s: goBackwards and usePeepholes must be booleans", name);
     struct bv pw[5] = {a[4], a[5], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
-    struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"}, {.k = BV_NUM, .num = 1},
-                       {.k = BV_NONE}, {.k = BV_NUM, .num = 0}, {.k = BV_NUM, .num = 1}};
+    struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
+                       {.k = BV_NUM, .num = 1},
+                       {.k = BV_NONE},
+                       {.k = BV_NUM, .num = 0},
+                       {.k = BV_NUM, .num = 1}};
     struct bv w, hm, b, p;
     if ((rc = param_node(v, at, pw, 4 * h, 0, &w)) != 0 ||
         (rc = param_node(v, at, pw, 4 * h, h, &hm)) != 0 ||
@@ -522,6 +543,72 @@ static int bi_lstm(struct ev *v, const struct bs_node *at, const char *name, str
     f->b = b.node;
     f->peep = p.node;
     f->reverse = a[2].num != 0;
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* A delay node over x (a node value, or an argument evaluated after the definitions that
+ * need this node: a fixup). */
+static int delay_node(struct ev *v, const struct bs_node *at, int steps, double dflt, int rows,
+                      struct bv *x, struct bv *out)
+{
+    int rc = make_node(v, at, steps > 0 ? "PastValue" : "FutureValue", NULL, 0, out);
+    if (rc)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    n->delay = steps;
+    n->delay_default = dflt;
+    n->rows = rows;
+    n->in[0] = -1;
+    if (x->k != BV_THUNK) {
+        if ((rc = as_node(v, at, steps > 0 ? "PastValue" : "FutureValue", x)) == 0)
+            v->g->nodes[out->node].in[0] = x->node;
+        return rc;
+    }
+    if (v->nfix == v->capfix) {
+        size_t cap = v->capfix ? 2 * v->capfix : 16;
+        struct fixup *f = pt_realloc(v->fix, cap * sizeof *f, v->e);
+        if (!f)
+            return v->e->code;
+        v->fix = f;
+        v->capfix = cap;
+    }
+    v->fix[v->nfix++] = (struct fixup){out->node, x->expr, x->env};
+    return 0;
+}
+
+/* PastValue / FutureValue (shape, input, timeStep, defaultHiddenActivation) */
+static int bi_delay(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out)
+{
+    int rows = 0, cols = 1, steps = 0;
+    int rc = get_dims(v, at, name, &a[0], &rows, &cols);
+    if (rc == 0)
+        rc = get_int(v, at, "timeStep", &a[2], &steps);
+    if (rc)
+        return rc;
+    if (steps < 1 || cols != 1 || a[3].k != BV_NUM)
+        return bs_error(v->e, at,
+                        "%s: timeStep must be at least 1, the shape a vector's dimension (or 0: "
+                        "inferred) and defaultHiddenActivation a number",
+                        name);
+    return delay_node(v, at, strcmp(name, "PastValue") ? -steps : steps, a[3].num, rows, &a[1],
+                      out);
+}
+
+/* DelayLayer {T, defaultHiddenActivation}: x delayed T steps (T < 0: ahead; 0: x). */
+static int bi_delay_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                          struct bv *out)
+{
+    if (a[0].k != BV_NUM || a[0].num != floor(a[0].num) || fabs(a[0].num) > 1e6 || a[1].k != BV_NUM)
+        return bs_error(v->e, at, "%s: T must be a whole number, defaultHiddenActivation a number",
+                        name);
+    struct bfn *f = ev_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    f->k = FN_DELAY;
+    f->delay = (int)a[0].num;
+    f->dflt = a[1].num;
     *out = (struct bv){.k = BV_FN, .fn = f};
     return 0;
 }
@@ -579,54 +666,74 @@ static const struct builtin builtins[] = {
     {"Input",
      {"dims", "tag='feature'", "isSparse=false", "?cols=None", "dynamicAxis=None"},
      bi_input,
-     NULL},
-    {"Parameter", {"dims", "?cols=None", PARAM_OPTS}, bi_parameter, NULL},
-    {"LearnableParameter", {"dims", "?cols=None", PARAM_OPTS}, bi_parameter, NULL},
-    {"ParameterTensor", {"dims", PARAM_OPTS}, bi_parameter_tensor, NULL},
-    {"Constant", {"value", "?rows=None", "?cols=None", "tag=''"}, bi_constant, NULL},
-    {"ConstantTensor", {"value", "dims", "tag=''"}, bi_constant, NULL},
-    {"Times", {"a", "b", "outputRank=1", "inferInputRankToMap=-1", "tag=''"}, node_op, "Times"},
-    {"Plus", {"a", "b", "tag=''"}, node_op, "Plus"},
-    {"Minus", {"a", "b", "tag=''"}, node_op, "Minus"},
-    {"ElementTimes", {"a", "b", "tag=''"}, node_op, "ElementTimes"},
-    {"Negate", {"x", "tag=''"}, node_op, "Negate"},
-    {"Sigmoid", {"x", "tag=''"}, node_op, "Sigmoid"},
-    {"Tanh", {"x", "tag=''"}, node_op, "Tanh"},
-    {"ReLU", {"x", "tag=''"}, node_op, "ReLU"},
-    {"RectifiedLinear", {"x", "tag=''"}, node_op, "ReLU"},
-    {"Exp", {"x", "tag=''"}, node_op, "Exp"},
-    {"Log", {"x", "tag=''"}, node_op, "Log"},
-    {"Softmax", {"x", "axis=0", "tag=''"}, node_op, "Softmax"},
+     NULL,
+     0},
+    {"Parameter", {"dims", "?cols=None", PARAM_OPTS}, bi_parameter, NULL, 0},
+    {"LearnableParameter", {"dims", "?cols=None", PARAM_OPTS}, bi_parameter, NULL, 0},
+    {"ParameterTensor", {"dims", PARAM_OPTS}, bi_parameter_tensor, NULL, 0},
+    {"Constant", {"value", "?rows=None", "?cols=None", "tag=''"}, bi_constant, NULL, 0},
+    {"ConstantTensor", {"value", "dims", "tag=''"}, bi_constant, NULL, 0},
+    {"Times", {"a", "b", "outputRank=1", "inferInputRankToMap=-1", "tag=''"}, node_op, "Times", 0},
+    {"Plus", {"a", "b", "tag=''"}, node_op, "Plus", 0},
+    {"Minus", {"a", "b", "tag=''"}, node_op, "Minus", 0},
+    {"ElementTimes", {"a", "b", "tag=''"}, node_op, "ElementTimes", 0},
+    {"Negate", {"x", "tag=''"}, node_op, "Negate", 0},
+    {"Sigmoid", {"x", "tag=''"}, node_op, "Sigmoid", 0},
+    {"Tanh", {"x", "tag=''"}, node_op, "Tanh", 0},
+    {"ReLU", {"x", "tag=''"}, node_op, "ReLU", 0},
+    {"RectifiedLinear", {"x", "tag=''"}, node_op, "ReLU", 0},
+    {"Exp", {"x", "tag=''"}, node_op, "Exp", 0},
+    {"Log", {"x", "tag=''"}, node_op, "Log", 0},
+    {"Softmax", {"x", "axis=0", "tag=''"}, node_op, "Softmax", 0},
     {"CrossEntropyWithSoftmax",
      {"labels", "z", "axis=0", "tag='criterion'"},
      node_op,
-     "CrossEntropyWithSoftmax"},
+     "CrossEntropyWithSoftmax",
+     0},
     {"ClassificationError",
      {"labels", "z", "topN=1", "axis=0", "tag='evaluation'"},
      node_op,
-     "ClassificationError"},
+     "ClassificationError",
+     0},
     {"ErrorPrediction",
      {"labels", "z", "topN=1", "axis=0", "tag='evaluation'"},
      node_op,
-     "ClassificationError"},
-    {"SquareError", {"labels", "z", "tag='criterion'"}, node_op, "SquareError"},
-    {"Logistic", {"labels", "z", "tag='criterion'"}, node_op, "Logistic"},
-    {"LinearLayer", {"outDim", "bias=true", LAYER_OPTS}, bi_linear, NULL},
-    {"DenseLayer", {"outDim", "bias=true", "activation=None", LAYER_OPTS}, bi_linear, NULL},
-    {"Sequential", {"arrayOfFunctions"}, bi_sequential, NULL},
-    {"EmbeddingLayer", {"outDim", "init='glorotUniform'", "initValueScale=1", "embeddingPath=''",
-                        "transpose=false"},
-     bi_embedding, NULL},
-    {"RecurrentLSTMLayer", {"outputDim", "cellShape=None", "goBackwards=false",
-                            "usePeepholes=false", "init='glorotUniform'", "initValueScale=1",
-                            "enableSelfStabilization=false", "allowOptimizedEngine=false"},
-     bi_lstm, NULL},
-    {"Dropout", {"x", "tag=''"}, node_op, "Dropout"},
-    {"Mean", {"x", "tag=''"}, node_op, "Mean"},
-    {"InvStdDev", {"x", "tag=''"}, node_op, "InvStdDev"},
-    {"PerDimMeanVarNormalization", {"x", "mean", "invStdDev", "tag=''"}, bi_mvn, NULL},
-    {"Identity", {"x"}, bi_identity, NULL},
-    {"Pass", {"x", "tag=''"}, bi_identity, NULL},
+     "ClassificationError",
+     0},
+    {"SquareError", {"labels", "z", "tag='criterion'"}, node_op, "SquareError", 0},
+    {"Logistic", {"labels", "z", "tag='criterion'"}, node_op, "Logistic", 0},
+    {"LinearLayer", {"outDim", "bias=true", LAYER_OPTS}, bi_linear, NULL, 0},
+    {"DenseLayer", {"outDim", "bias=true", "activation=None", LAYER_OPTS}, bi_linear, NULL, 0},
+    {"Sequential", {"arrayOfFunctions"}, bi_sequential, NULL, 0},
+    {"EmbeddingLayer",
+     {"outDim", "init='glorotUniform'", "initValueScale=1", "embeddingPath=''", "transpose=false"},
+     bi_embedding,
+     NULL,
+     0},
+    {"RecurrentLSTMLayer",
+     {"outputDim", "cellShape=None", "goBackwards=false", "usePeepholes=false",
+      "init='glorotUniform'", "initValueScale=1", "enableSelfStabilization=false",
+      "allowOptimizedEngine=false"},
+     bi_lstm,
+     NULL,
+     0},
+    {"Dropout", {"x", "tag=''"}, node_op, "Dropout", 0},
+    {"PastValue",
+     {"shape", "input", "timeStep=1", "defaultHiddenActivation=0.1", "tag=''"},
+     bi_delay,
+     NULL,
+     1},
+    {"FutureValue",
+     {"shape", "input", "timeStep=1", "defaultHiddenActivation=0.1", "tag=''"},
+     bi_delay,
+     NULL,
+     1},
+    {"DelayLayer", {"T=1", "defaultHiddenActivation=0"}, bi_delay_layer, NULL, 0},
+    {"Mean", {"x", "tag=''"}, node_op, "Mean", 0},
+    {"InvStdDev", {"x", "tag=''"}, node_op, "InvStdDev", 0},
+    {"PerDimMeanVarNormalization", {"x", "mean", "invStdDev", "tag=''"}, bi_mvn, NULL, 0},
+    {"Identity", {"x"}, bi_identity, NULL, 0},
+    {"Pass", {"x", "tag=''"}, bi_identity, NULL, 0},
 };
 
 static const struct builtin *find_builtin(const char *name)
@@ -639,8 +746,6 @@ static const struct builtin *find_builtin(const char *name)
 
 /* Names CNTK's library defines that partrain does not build yet: refused by name. */
 static const char *const not_yet[] = {
-    "PastValue",
-    "FutureValue",
     "BiRecurrentLSTMLayer",
     "ConvolutionalLayer",
     "BatchNormalizationLayer",
@@ -743,6 +848,19 @@ static int bind_builtin(struct ev *v, const struct bs_node *at, const struct bui
     return 0;
 }
 
+/* A parameter's slot: the value, or the argument's expression to evaluate when first used
+ * (as CNTK evaluates arguments: lazily, which lets a recurrence pass through a function). */
+static void bind_arg(struct bslot *s, const struct bv *arg)
+{
+    if (arg->k != BV_THUNK) {
+        s->val = *arg;
+        return;
+    }
+    s->state = SLOT_TODO;
+    s->expr = arg->expr;
+    s->env = arg->env;
+}
+
 static int call_lambda(struct ev *v, const struct bs_node *at, struct bfn *f, struct bv *pos,
                        size_t npos, const struct bs_node **named, struct bv *nval, size_t nnamed,
                        struct bv *out)
@@ -763,14 +881,14 @@ static int call_lambda(struct ev *v, const struct bs_node *at, struct bfn *f, st
                                 "missing positional argument '%s' (the function is "
                                 "defined at %d:%d)",
                                 p->str, lam->line, lam->col);
-            s->val = pos[used++];
+            bind_arg(s, &pos[used++]);
             continue;
         }
         size_t k = 0;
         while (k < nnamed && strcmp(named[k]->str, p->str))
             k++;
         if (k < nnamed) {
-            s->val = nval[k];
+            bind_arg(s, &nval[k]);
             continue;
         }
         int rc = eval(v, p->a, f->env, &s->val);
@@ -862,7 +980,14 @@ static int call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv
         rc = call_linear(v, at, f, pos, npos, out);
     else if (f->k == FN_LSTM)
         rc = call_lstm(v, at, f, pos, npos, out);
-    else { /* FN_SEQ */
+    else if (f->k == FN_DELAY) {
+        if (npos != 1)
+            rc = bs_error(v->e, at, "a layer takes one argument, got %zu", npos);
+        else if (f->delay == 0)
+            *out = pos[0];
+        else
+            rc = delay_node(v, at, f->delay, f->dflt, 0, &pos[0], out);
+    } else { /* FN_SEQ */
         if (npos != 1)
             rc = bs_error(v->e, at, "Sequential's function takes one argument, got %zu", npos);
         struct bv x = npos ? pos[0] : (struct bv){0};
@@ -884,13 +1009,22 @@ static int eval_call(struct ev *v, const struct bs_node *x, struct benv *env, st
     const struct bs_node **named = ev_alloc(v, (n + 1) * sizeof *named);
     if (rc == 0 && (!pos || !nval || !named))
         rc = v->e->code;
+    /* a lambda's arguments, and a delay's input, are evaluated when first used */
+    int lazy_all = rc == 0 && fn.k == BV_FN && fn.fn->k == FN_LAMBDA;
+    int delay = rc == 0 && fn.k == BV_FN && fn.fn->k == FN_BUILTIN && fn.fn->bi->lazy;
     for (size_t i = 0; rc == 0 && i < n; i++) {
-        const struct bs_node *arg = x->items[i];
-        if (arg->kind == BS_DEF) {
-            named[nnamed] = arg;
-            rc = eval(v, arg->a, env, &nval[nnamed++]);
-        } else
-            rc = eval(v, arg, env, &pos[npos++]);
+        const struct bs_node *arg = x->items[i], *ex = arg->kind == BS_DEF ? arg->a : arg;
+        int lazy =
+            lazy_all || (delay && (arg->kind == BS_DEF ? !strcmp(arg->str, "input") : npos == 1));
+        struct bv *slot = arg->kind == BS_DEF ? &nval[nnamed] : &pos[npos];
+        if (arg->kind == BS_DEF)
+            named[nnamed++] = arg;
+        else
+            npos++;
+        if (lazy)
+            *slot = (struct bv){.k = BV_THUNK, .expr = ex, .env = env};
+        else
+            rc = eval(v, ex, env, slot);
     }
     return rc ? rc : call(v, x, &fn, pos, npos, named, nval, nnamed, out);
 }
@@ -1225,6 +1359,18 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
     int roots[5] = {-1, -1, -1, -1, -1};
     for (int i = 0; rc == 0 && i < 5; i++)
         rc = root_node(&v, root, keys[i], &roots[i]);
+    /* the delays' inputs, now that the definitions they close a loop over exist (an input
+     * may make more delays: the list grows while it is walked) */
+    for (size_t i = 0; rc == 0 && i < v.nfix; i++) {
+        struct fixup f = v.fix[i];
+        struct bv x;
+        rc = eval(&v, f.expr, f.env, &x);
+        if (rc == 0)
+            rc = as_node(&v, f.expr, g->nodes[f.node].kind->name, &x);
+        if (rc == 0)
+            g->nodes[f.node].in[0] = x.node;
+    }
+    free(v.fix);
     if (rc == 0 && roots[2] < 0)
         rc = bs_error(e, v.root,
                       "the network has no criterionNodes (say criterionNodes = (ce) in the "

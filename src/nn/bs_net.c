@@ -77,8 +77,8 @@ int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_e
         }
     }
     size_t len = strlen(s);
-    while (len > 0 && (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' ||
-                       s[len - 1] == '\r'))
+    while (len > 0 &&
+           (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' || s[len - 1] == '\r'))
         len--;
     memcpy(out->bs_text, s, len);
     out->bs_text[len] = '\0';

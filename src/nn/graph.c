@@ -101,17 +101,53 @@ static int fuse(struct nn_graph *g, struct pt_err *e)
     return 0;
 }
 
+/* Every node's shape, in schedule order, twice: a loop's delays learn their dimension from
+ * the nodes after them (g_open), which the second pass then checks. */
+static int shapes(struct nn_graph *g, struct pt_err *e)
+{
+    for (int pass = 0; pass < 2; pass++)
+        for (int u = 0; u < g->nunits; u++)
+            for (int k = 0; k < g->units[u].count; k++) {
+                struct g_node *n = &g->nodes[g->order[g->units[u].first + k]];
+                int rc = n->kind->shape(g, n, e);
+                if (rc)
+                    return rc;
+            }
+    return 0;
+}
+
+/* needs_grad: learnable, or reading a node that needs one (a fixpoint: loops). */
+static void need_grads(struct nn_graph *g)
+{
+    for (int i = 0; i < g->n; i++)
+        g->nodes[i].needs_grad = g->nodes[i].learnable;
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < g->n; i++) {
+            struct g_node *n = &g->nodes[i];
+            int need = n->learnable;
+            for (int k = 0; !n->dead && k < n->kind->nin; k++)
+                need |= g->nodes[n->in[k]].needs_grad;
+            if (need != n->needs_grad) {
+                n->needs_grad = need;
+                changed = 1;
+            }
+        }
+    }
+}
+
 int g_finish(struct nn_graph *g, struct pt_err *e)
 {
-    for (int i = 0; i < g->n; i++) {
-        struct g_node *n = &g->nodes[i];
-        int rc = n->kind->shape(g, n, e);
-        if (rc)
-            return rc;
-    }
-    int frc = fuse(g, e);
-    if (frc)
-        return frc;
+    int rc = g_schedule(g, e);
+    if (rc == 0)
+        rc = shapes(g, e);
+    if (rc == 0)
+        rc = fuse(g, e);
+    if (rc == 0)
+        rc = g_schedule(g, e);
+    if (rc)
+        return rc;
+    need_grads(g);
     g->nparams = 0;
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
@@ -120,10 +156,8 @@ int g_finish(struct nn_graph *g, struct pt_err *e)
                               "%s: error: %s%s%s: its dimensions could not be inferred (use it "
                               "in a Times or Plus with a known operand, or give them)",
                               n->where, n->kind->name, n->name[0] ? " " : "", n->name);
-        n->needs_grad = n->learnable;
         for (int k = 0; k < n->kind->nin; k++) {
             const struct g_node *in = &g->nodes[n->in[k]];
-            n->needs_grad |= in->needs_grad;
             if (in->kind->crit)
                 return pt_err_set(e, PT_EUSER,
                                   "%s: error: %s: a criterion (%s) is used as an operand; "
@@ -247,6 +281,8 @@ int g_reserve(struct nn_graph *g, size_t ncols, size_t nseq, struct pt_err *e)
 {
     int rc = upload_consts(g, e);
     g->ncols = ncols;
+    g->c0 = 0;
+    g->cw = ncols;
     g->nseq = nseq;
     if (rc)
         return rc;
@@ -283,11 +319,33 @@ static void run_criterion(struct nn_graph *g, int node, int slot, int grad)
         g->bk->ops->axpy(g->bk, z->g, g->tmp, (size_t)z->rows * g->ncols, 1.0f);
 }
 
+/* Run unit u forward (dir 1) or backward (dir -1). */
+static void run_unit(struct nn_graph *g, const struct g_unit *u, int dir)
+{
+    size_t steps = u->loop ? g->ncols / g->nseq : 1;
+    for (size_t s = 0; s < steps; s++) {
+        size_t k = dir > 0 ? s : steps - 1 - s; /* the step of the loop's own order */
+        size_t t = u->reverse ? steps - 1 - k : k;
+        g->c0 = u->loop ? t * g->nseq : 0;
+        g->cw = u->loop ? g->nseq : g->ncols;
+        for (int i = 0; i < u->count; i++) {
+            struct g_node *n = &g->nodes[g->order[u->first + (dir > 0 ? i : u->count - 1 - i)]];
+            if (n->kind->crit)
+                continue;
+            if (dir > 0)
+                n->kind->forward(g, n);
+            else if (n->needs_grad && n->kind->nin > 0)
+                n->kind->backward(g, n);
+        }
+    }
+    g->c0 = 0;
+    g->cw = g->ncols;
+}
+
 void g_forward(struct nn_graph *g)
 {
-    for (int i = 0; i < g->n; i++)
-        if (!g->nodes[i].kind->crit && !g->nodes[i].dead)
-            g->nodes[i].kind->forward(g, &g->nodes[i]);
+    for (int u = 0; u < g->nunits; u++)
+        run_unit(g, &g->units[u], 1);
     run_criterion(g, g->eval, 2, 0);
     if (!g->train) /* training computes it with its gradient in g_backward */
         run_criterion(g, g->crit, 0, 0);
@@ -303,11 +361,8 @@ void g_backward(struct nn_graph *g, float *grads)
             b->ops->fill(b, n->g, (size_t)n->rows * g->ncols, 0.0f);
     }
     run_criterion(g, g->crit, 0, 1);
-    for (int i = g->n; i-- > 0;) {
-        struct g_node *n = &g->nodes[i];
-        if (n->needs_grad && !n->kind->crit && n->kind->nin > 0 && !n->dead)
-            n->kind->backward(g, n);
-    }
+    for (int u = g->nunits; u-- > 0;)
+        run_unit(g, &g->units[u], -1);
 }
 
 void g_free(struct nn_graph *g)
@@ -319,5 +374,7 @@ void g_free(struct nn_graph *g)
         g->bk->ops->release(g->bk, g->consts);
     }
     free(g->nodes);
+    free(g->order);
+    free(g->units);
     free(g);
 }

@@ -72,13 +72,25 @@ struct g_node {
     size_t offset; /* arena offset of a learnable node */
     /* RecurrentLSTM: run from the last step to the first (goBackwards) */
     int reverse;
+    /* PastValue / FutureValue: the delay in steps (> 0 looks back, < 0 ahead) and the value
+     * before the first (after the last) step */
+    int delay;
+    double delay_default;
     /* Affine (a fused Times, Plus and activation; g_finish makes them): the activation */
     enum bk_act act;
     int dead; /* folded into a fused node: neither run nor given memory */
     /* at run time */
     int needs_grad;
-    float *ws; /* the kind's workspace */
+    float *ws;    /* the kind's workspace */
     float *v, *g; /* value and gradient, rows x (cols or the pass's columns) */
+};
+
+/* A run of the schedule: one node over all columns, or a recurrent loop (nodes that reach
+ * themselves through PastValue or FutureValue) run step by step, forward in time when its
+ * delays look back, backward when they look ahead. */
+struct g_unit {
+    int first, count; /* order[first .. first + count) */
+    int loop, reverse;
 };
 
 struct nn_graph {
@@ -88,34 +100,58 @@ struct nn_graph {
     size_t nparams;
     struct backend *bk;
     /* the current pass */
-    size_t ncols;           /* columns of a data node */
-    size_t nseq;            /* sequences: column t * nseq + s is step t of sequence s */
+    size_t ncols;         /* columns of a data node */
+    size_t nseq;          /* sequences: column t * nseq + s is step t of sequence s */
+    size_t c0, cw;        /* the window of data columns the nodes run on (see g_cols) */
+    const uint32_t *len;  /* host: each sequence's steps (PastValue / FutureValue) */
+    int *order;           /* the schedule: node indices, inputs first (g_finish) */
+    struct g_unit *units; /* the schedule's units: single nodes and recurrent loops */
+    int nunits;
     const float *crit_mask; /* columns that count (real steps of every input), or NULL */
     float dropout_rate;     /* Dropout nodes: the rate of this pass (0: off) */
     uint64_t dropout_seed;
-    float *stats;           /* 4 floats: training and evaluation sums (device) */
-    int train;              /* the pass computes gradients */
-    float *tmp, *tmp2;      /* scratch, max rows x ncols each */
-    float *consts;          /* fixed buffers of constants (device) */
-    float *ws;              /* per-pass workspace */
-    size_t ws_size;         /* its floats */
+    float *stats;      /* 4 floats: training and evaluation sums (device) */
+    int train;         /* the pass computes gradients */
+    float *tmp, *tmp2; /* scratch, max rows x ncols each */
+    float *consts;     /* fixed buffers of constants (device) */
+    float *ws;         /* per-pass workspace */
+    size_t ws_size;    /* its floats */
 };
 
-/* Columns of node n in the current pass. */
+/* Columns of node n in the current window, and its value and gradient there. A pass runs
+ * every node over all its columns, except the nodes of a recurrent loop, which run one
+ * step (nseq columns) at a time: the window [c0, c0 + cw) of a data node's columns. */
 static inline size_t g_cols(const struct nn_graph *g, const struct g_node *n)
 {
-    return n->cols ? (size_t)n->cols : g->ncols;
+    return n->cols ? (size_t)n->cols : g->cw;
+}
+static inline float *g_val(const struct nn_graph *g, const struct g_node *n)
+{
+    return n->cols ? n->v : n->v + g->c0 * (size_t)n->rows;
+}
+static inline float *g_grad(const struct nn_graph *g, const struct g_node *n)
+{
+    return n->cols ? n->g : n->g + g->c0 * (size_t)n->rows;
 }
 
 /* Kinds defined in their own files (graph_rnn.c). */
 extern const struct g_kind g_kind_lstm;    /* RecurrentLSTM: inputs x, W, H, b, peepholes */
 extern const struct g_kind g_kind_dropout; /* Dropout: input x */
 extern const struct g_kind g_kind_affine;  /* act (W x + b): inputs W, x, b (graph_nodes.c) */
+extern const struct g_kind g_kind_past;    /* PastValue: input x (graph_delay.c) */
+extern const struct g_kind g_kind_future;  /* FutureValue: input x */
+
+/* Whether a node's open dimensions may be fixed by the operations that use it
+ * (parameters, constants, delays: CNTK's Inferred). */
+static inline int g_open(const struct g_node *n)
+{
+    return n->learnable || n->is_const || n->delay != 0;
+}
 
 /* Add src (shaped like node `like`'s output) into dst's gradient, summed over the columns
  * where dst is one fixed column under a wider src (graph_nodes.c). */
-void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src,
-                const struct g_node *like, float alpha);
+void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src, const struct g_node *like,
+                float alpha);
 
 /* The kind called name (case-sensitive, as BrainScript), or NULL. */
 const struct g_kind *g_kind_find(const char *name);
@@ -125,8 +161,11 @@ const struct g_kind *g_kind_find(const char *name);
 int g_add(struct nn_graph *g, const struct g_kind *k, const int *in, int nin, const char *where,
           struct pt_err *e);
 
-/* Infer and check every shape, decide which nodes need gradients, and give each learnable
- * node its arena offset (g->nparams in all). */
+/* Order the nodes into units (graph_sched.c); errors for loops that cannot run. */
+int g_schedule(struct nn_graph *g, struct pt_err *e);
+
+/* Schedule, infer and check every shape, fuse dense layers, decide which nodes need
+ * gradients, and give each learnable node its arena offset (g->nparams in all). */
 int g_finish(struct nn_graph *g, struct pt_err *e);
 
 /* Initialize the learnable nodes' values in host memory params (g->nparams floats). */

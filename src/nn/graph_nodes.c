@@ -33,19 +33,19 @@ static int shape_error(struct g_node *n, struct g_node *a, struct g_node *b, con
 
 /* Add src (shaped like the node's output: rows x cols of `like`) into dst's gradient,
  * summing over columns where dst is one fixed column under a wider src. */
-void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src,
-                const struct g_node *like, float alpha)
+void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src, const struct g_node *like,
+                float alpha)
 {
     struct backend *b = g->bk;
     size_t cols = g_cols(g, like), dcols = g_cols(g, dst);
     if (!dst->needs_grad)
         return;
     if (dcols == cols) {
-        b->ops->axpy(b, dst->g, src, (size_t)dst->rows * cols, alpha);
+        b->ops->axpy(b, g_grad(g, dst), src, (size_t)dst->rows * cols, alpha);
         return;
     }
     b->ops->sum_cols(b, g->tmp2, src, dst->rows, cols, dst->rows);
-    b->ops->axpy(b, dst->g, g->tmp2, (size_t)dst->rows, alpha);
+    b->ops->axpy(b, g_grad(g, dst), g->tmp2, (size_t)dst->rows, alpha);
 }
 
 /* ------------------------------------------------------------------ sources */
@@ -77,6 +77,8 @@ static int shape_times(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
     if (a->cols == 0 && (a->learnable || a->is_const) && x->rows > 0)
         a->cols = x->rows; /* an Inferred input dimension */
+    if (x->rows == 0 && g_open(x) && a->cols > 0)
+        x->rows = a->cols;
     if (a->cols == 0 && !(a->learnable || a->is_const))
         return shape_error(n, a, x, "the left operand must be a parameter or constant", e);
     if (a->rows <= 0 || a->cols != x->rows)
@@ -90,8 +92,8 @@ static void forward_times(struct nn_graph *g, struct g_node *n)
 {
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
     size_t cols = g_cols(g, n);
-    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, a->rows, (int)cols, a->cols, 1.0f, a->v,
-                     a->rows, x->v, x->rows, 0.0f, n->v, n->rows);
+    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, a->rows, (int)cols, a->cols, 1.0f, g_val(g, a),
+                     a->rows, g_val(g, x), x->rows, 0.0f, g_val(g, n), n->rows);
 }
 
 static void backward_times(struct nn_graph *g, struct g_node *n)
@@ -100,11 +102,11 @@ static void backward_times(struct nn_graph *g, struct g_node *n)
     struct backend *b = g->bk;
     int cols = (int)g_cols(g, n);
     if (a->needs_grad) /* dA += dY X^T */
-        b->ops->gemm(b, BK_NOTRANS, BK_TRANS, a->rows, a->cols, cols, 1.0f, n->g, n->rows, x->v,
-                     x->rows, 1.0f, a->g, a->rows);
+        b->ops->gemm(b, BK_NOTRANS, BK_TRANS, a->rows, a->cols, cols, 1.0f, g_grad(g, n), n->rows,
+                     g_val(g, x), x->rows, 1.0f, g_grad(g, a), a->rows);
     if (x->needs_grad) /* dX += A^T dY */
-        b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, cols, a->rows, 1.0f, a->v, a->rows, n->g,
-                     n->rows, 1.0f, x->g, x->rows);
+        b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, cols, a->rows, 1.0f, g_val(g, a), a->rows,
+                     g_grad(g, n), n->rows, 1.0f, g_grad(g, x), x->rows);
 }
 
 /* ------------------------------------------------------------------ element-wise binary */
@@ -112,9 +114,9 @@ static void backward_times(struct nn_graph *g, struct g_node *n)
 static int shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 {
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    if (a->rows == 0 && (a->learnable || a->is_const))
+    if (a->rows == 0 && g_open(a))
         a->rows = x->rows;
-    if (x->rows == 0 && (x->learnable || x->is_const))
+    if (x->rows == 0 && g_open(x))
         x->rows = a->rows;
     if (a->cols == 0 && a->learnable && x->cols > 0)
         a->cols = x->cols;
@@ -143,13 +145,13 @@ static void forward_binary(struct nn_graph *g, struct g_node *n)
     enum bk_ew op = binary_op(n);
     size_t cols = g_cols(g, n);
     if (g_cols(g, a) == cols) {
-        b->ops->ewise(b, op, n->v, a->v, x->v, n->rows, cols, g_cols(g, x));
+        b->ops->ewise(b, op, g_val(g, n), g_val(g, a), g_val(g, x), n->rows, cols, g_cols(g, x));
         return;
     }
     /* a is the broadcast column: a op x = x op a for + and .*; a - x = -(x - a) */
-    b->ops->ewise(b, op, n->v, x->v, a->v, n->rows, cols, 1);
+    b->ops->ewise(b, op, g_val(g, n), g_val(g, x), g_val(g, a), n->rows, cols, 1);
     if (op == BK_EW_SUB)
-        b->ops->scale(b, n->v, numel(g, n), -1.0f);
+        b->ops->scale(b, g_val(g, n), numel(g, n), -1.0f);
 }
 
 static void backward_binary(struct nn_graph *g, struct g_node *n)
@@ -159,8 +161,8 @@ static void backward_binary(struct nn_graph *g, struct g_node *n)
     enum bk_ew op = binary_op(n);
     size_t cols = g_cols(g, n);
     if (op != BK_EW_MUL) {
-        g_add_grad(g, a, n->g, n, 1.0f);
-        g_add_grad(g, x, n->g, n, op == BK_EW_SUB ? -1.0f : 1.0f);
+        g_add_grad(g, a, g_grad(g, n), n, 1.0f);
+        g_add_grad(g, x, g_grad(g, n), n, op == BK_EW_SUB ? -1.0f : 1.0f);
         return;
     }
     /* d(a .* x)/da = x: dy .* x, summed where a is broadcast */
@@ -168,7 +170,8 @@ static void backward_binary(struct nn_graph *g, struct g_node *n)
         struct g_node *to = side ? x : a, *other = side ? a : x;
         if (!to->needs_grad)
             continue;
-        b->ops->ewise(b, BK_EW_MUL, g->tmp, n->g, other->v, n->rows, cols, g_cols(g, other));
+        b->ops->ewise(b, BK_EW_MUL, g->tmp, g_grad(g, n), g_val(g, other), n->rows, cols,
+                      g_cols(g, other));
         g_add_grad(g, to, g->tmp, n, 1.0f);
     }
 }
@@ -198,61 +201,65 @@ static enum bk_act act_of(const struct g_node *n)
 static void forward_act(struct nn_graph *g, struct g_node *n)
 {
     struct backend *b = g->bk;
-    b->ops->copy(b, n->v, IN(g, n, 0)->v, numel(g, n));
-    b->ops->bias_act(b, act_of(n), n->v, NULL, n->rows, g_cols(g, n));
+    b->ops->copy(b, g_val(g, n), g_val(g, IN(g, n, 0)), numel(g, n));
+    b->ops->bias_act(b, act_of(n), g_val(g, n), NULL, n->rows, g_cols(g, n));
 }
 
 static void backward_act(struct nn_graph *g, struct g_node *n)
 {
     struct backend *b = g->bk;
-    b->ops->copy(b, g->tmp, n->g, numel(g, n));
-    b->ops->act_grad(b, act_of(n), g->tmp, n->v, numel(g, n));
+    b->ops->copy(b, g->tmp, g_grad(g, n), numel(g, n));
+    b->ops->act_grad(b, act_of(n), g->tmp, g_val(g, n), numel(g, n));
     g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
 }
 
 static void forward_negate(struct nn_graph *g, struct g_node *n)
 {
     struct backend *b = g->bk;
-    b->ops->copy(b, n->v, IN(g, n, 0)->v, numel(g, n));
-    b->ops->scale(b, n->v, numel(g, n), -1.0f);
+    b->ops->copy(b, g_val(g, n), g_val(g, IN(g, n, 0)), numel(g, n));
+    b->ops->scale(b, g_val(g, n), numel(g, n), -1.0f);
 }
 
 static void backward_negate(struct nn_graph *g, struct g_node *n)
 {
-    g_add_grad(g, IN(g, n, 0), n->g, n, -1.0f);
+    g_add_grad(g, IN(g, n, 0), g_grad(g, n), n, -1.0f);
 }
 
 static void forward_exp(struct nn_graph *g, struct g_node *n)
 {
-    g->bk->ops->ewise(g->bk, BK_EW_EXP, n->v, IN(g, n, 0)->v, NULL, n->rows, g_cols(g, n), 0);
+    g->bk->ops->ewise(g->bk, BK_EW_EXP, g_val(g, n), g_val(g, IN(g, n, 0)), NULL, n->rows,
+                      g_cols(g, n), 0);
 }
 
 static void backward_exp(struct nn_graph *g, struct g_node *n) /* dx = dy .* y */
 {
-    g->bk->ops->ewise(g->bk, BK_EW_MUL, g->tmp, n->g, n->v, n->rows, g_cols(g, n), g_cols(g, n));
+    g->bk->ops->ewise(g->bk, BK_EW_MUL, g->tmp, g_grad(g, n), g_val(g, n), n->rows, g_cols(g, n),
+                      g_cols(g, n));
     g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
 }
 
 static void forward_log(struct nn_graph *g, struct g_node *n)
 {
-    g->bk->ops->ewise(g->bk, BK_EW_LOG, n->v, IN(g, n, 0)->v, NULL, n->rows, g_cols(g, n), 0);
+    g->bk->ops->ewise(g->bk, BK_EW_LOG, g_val(g, n), g_val(g, IN(g, n, 0)), NULL, n->rows,
+                      g_cols(g, n), 0);
 }
 
 static void backward_log(struct nn_graph *g, struct g_node *n) /* dx = dy ./ x */
 {
     struct g_node *x = IN(g, n, 0);
-    g->bk->ops->ewise(g->bk, BK_EW_DIV, g->tmp, n->g, x->v, n->rows, g_cols(g, n), g_cols(g, x));
+    g->bk->ops->ewise(g->bk, BK_EW_DIV, g->tmp, g_grad(g, n), g_val(g, x), n->rows, g_cols(g, n),
+                      g_cols(g, x));
     g_add_grad(g, x, g->tmp, n, 1.0f);
 }
 
 static void forward_softmax(struct nn_graph *g, struct g_node *n)
 {
-    g->bk->ops->softmax(g->bk, n->v, IN(g, n, 0)->v, n->rows, g_cols(g, n));
+    g->bk->ops->softmax(g->bk, g_val(g, n), g_val(g, IN(g, n, 0)), n->rows, g_cols(g, n));
 }
 
 static void backward_softmax(struct nn_graph *g, struct g_node *n)
 {
-    g->bk->ops->softmax_grad(g->bk, g->tmp, n->g, n->v, n->rows, g_cols(g, n));
+    g->bk->ops->softmax_grad(g->bk, g->tmp, g_grad(g, n), g_val(g, n), n->rows, g_cols(g, n));
     g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
 }
 
@@ -273,9 +280,9 @@ static void forward_affine(struct nn_graph *g, struct g_node *n)
 {
     struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1), *b = IN(g, n, 2);
     size_t cols = g_cols(g, n);
-    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, w->rows, (int)cols, w->cols, 1.0f, w->v,
-                     w->rows, x->v, x->rows, 0.0f, n->v, n->rows);
-    g->bk->ops->bias_act(g->bk, n->act, n->v, b->v, n->rows, cols);
+    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, w->rows, (int)cols, w->cols, 1.0f, g_val(g, w),
+                     w->rows, g_val(g, x), x->rows, 0.0f, g_val(g, n), n->rows);
+    g->bk->ops->bias_act(g->bk, n->act, g_val(g, n), g_val(g, b), n->rows, cols);
 }
 
 static void backward_affine(struct nn_graph *g, struct g_node *n)
@@ -283,19 +290,19 @@ static void backward_affine(struct nn_graph *g, struct g_node *n)
     struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1), *b = IN(g, n, 2);
     struct backend *bk = g->bk;
     int cols = (int)g_cols(g, n);
-    const float *dz = n->g;
+    const float *dz = g_grad(g, n);
     if (n->act != BK_ACT_NONE) { /* dz = dy .* f'(z), from the output y */
-        bk->ops->copy(bk, g->tmp, n->g, numel(g, n));
-        bk->ops->act_grad(bk, n->act, g->tmp, n->v, numel(g, n));
+        bk->ops->copy(bk, g->tmp, g_grad(g, n), numel(g, n));
+        bk->ops->act_grad(bk, n->act, g->tmp, g_val(g, n), numel(g, n));
         dz = g->tmp;
     }
     g_add_grad(g, b, dz, n, 1.0f);
     if (w->needs_grad)
-        bk->ops->gemm(bk, BK_NOTRANS, BK_TRANS, w->rows, w->cols, cols, 1.0f, dz, n->rows, x->v,
-                      x->rows, 1.0f, w->g, w->rows);
+        bk->ops->gemm(bk, BK_NOTRANS, BK_TRANS, w->rows, w->cols, cols, 1.0f, dz, n->rows,
+                      g_val(g, x), x->rows, 1.0f, g_grad(g, w), w->rows);
     if (x->needs_grad)
-        bk->ops->gemm(bk, BK_TRANS, BK_NOTRANS, x->rows, cols, w->rows, 1.0f, w->v, w->rows, dz,
-                      n->rows, 1.0f, x->g, x->rows);
+        bk->ops->gemm(bk, BK_TRANS, BK_NOTRANS, x->rows, cols, w->rows, 1.0f, g_val(g, w), w->rows,
+                      dz, n->rows, 1.0f, g_grad(g, x), x->rows);
 }
 
 const struct g_kind g_kind_affine = {
@@ -343,9 +350,12 @@ static int shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 /* ------------------------------------------------------------------ the table */
 
 #define CRIT(k) ((int)(k) + 1)
-#define KIND(nm, n, c, sh, fw, bw) \
-    {.name = nm, .nin = n, .crit = c, .shape = sh, .forward = fw, .backward = bw, .workspace = NULL}
-#define SOURCE(nm) KIND(nm, 0, 0, shape_source, forward_none, backward_none)
+#define KIND(nm, n, c, sh, fw, bw)                                                                 \
+    {                                                                                              \
+        .name = nm, .nin = n, .crit = c, .shape = sh, .forward = fw, .backward = bw,               \
+        .workspace = NULL                                                                          \
+    }
+#define SOURCE(nm)       KIND(nm, 0, 0, shape_source, forward_none, backward_none)
 #define CRITERION(nm, k) KIND(nm, 2, CRIT(k), shape_crit, forward_none, backward_none)
 
 static const struct g_kind kinds[] = {
@@ -371,8 +381,9 @@ static const struct g_kind kinds[] = {
     CRITERION("Logistic", BK_CRIT_LOGISTIC),
 };
 
-/* Kinds with their own file (graph_rnn.c). */
-static const struct g_kind *const more[] = {&g_kind_lstm, &g_kind_dropout};
+/* Kinds with their own file (graph_rnn.c, graph_delay.c). */
+static const struct g_kind *const more[] = {&g_kind_lstm, &g_kind_dropout, &g_kind_past,
+                                            &g_kind_future};
 
 const struct g_kind *g_kind_find(const char *name)
 {

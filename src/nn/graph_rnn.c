@@ -135,11 +135,11 @@ static void lstm_backward(struct nn_graph *g, struct g_node *n)
         b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, hd, (int)ns, 1.0f, d.dgates, g4, s.hid + k * blk,
                      hd, 1.0f, hm->g, g4);
     }
-    b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, x->rows, (int)cols, 1.0f, s.dgates, g4, x->v,
-                 x->rows, 1.0f, w->g, g4);
+    b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, x->rows, (int)cols, 1.0f, s.dgates, g4, x->v, x->rows,
+                 1.0f, w->g, g4);
     if (x->needs_grad)
-        b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, (int)cols, g4, 1.0f, w->v, g4, s.dgates,
-                     g4, 1.0f, x->g, x->rows);
+        b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, (int)cols, g4, 1.0f, w->v, g4, s.dgates, g4,
+                     1.0f, x->g, x->rows);
 }
 
 const struct g_kind g_kind_lstm = {
@@ -177,20 +177,24 @@ static void dropout_forward(struct nn_graph *g, struct g_node *n)
 {
     struct backend *b = g->bk;
     size_t k = (size_t)n->rows * g_cols(g, n);
+    float *mask = n->ws + (n->cols ? 0 : g->c0 * (size_t)n->rows);
     if (g->train && g->dropout_rate > 0.0f)
-        b->ops->dropout(b, n->v, n->ws, X(n)->v, k, g->dropout_rate,
-                        g->dropout_seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n - g->nodes + 1)));
+        b->ops->dropout(b, g_val(g, n), mask, g_val(g, X(n)), k, g->dropout_rate,
+                        g->dropout_seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n - g->nodes + 1)) ^
+                            (uint64_t)g->c0);
     else
-        b->ops->copy(b, n->v, X(n)->v, k);
+        b->ops->copy(b, g_val(g, n), g_val(g, X(n)), k);
 }
 
 static void dropout_backward(struct nn_graph *g, struct g_node *n)
 {
     if (!(g->train && g->dropout_rate > 0.0f)) {
-        g_add_grad(g, X(n), n->g, n, 1.0f);
+        g_add_grad(g, X(n), g_grad(g, n), n, 1.0f);
         return;
     }
-    g->bk->ops->ewise(g->bk, BK_EW_MUL, g->tmp, n->g, n->ws, n->rows, g_cols(g, n), g_cols(g, n));
+    float *mask = n->ws + (n->cols ? 0 : g->c0 * (size_t)n->rows);
+    g->bk->ops->ewise(g->bk, BK_EW_MUL, g->tmp, g_grad(g, n), mask, n->rows, g_cols(g, n),
+                      g_cols(g, n));
     g_add_grad(g, X(n), g->tmp, n, 1.0f);
 }
 
