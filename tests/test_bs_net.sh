@@ -327,6 +327,18 @@ sed 's/prev (s) = PastValue (0, s)/prev (s) = FutureValue (0, s)/' rnn.cntk >rnn
 slu rnnf 1 rnnf.cntk
 above rnnf 8
 
+# the tutorial's current model line: a 3-word window (Parallel of DelayLayer, Identity,
+# DelayLayer, joined by Splice) lets even a network without memory see the previous word;
+# BiRecurrentLSTMLayer (both directions, spliced) tags as well
+sed 's|^            EmbeddingLayer {embDim} :                            # embedding|            Parallel ((DelayLayer{T=1} : Identity : DelayLayer{T=-1}), Splice) :  # 3-word window\n            EmbeddingLayer {embDim} :|; s|RecurrentLSTMLayer {hiddenDim, goBackwards=false} :  # LSTM|DenseLayer {hiddenDim, activation=Tanh} :|; s|DenseLayer {labelDim}                                # output layer|DenseLayer {labelDim, initValueScale=7}|' slu.cntk >window.cntk
+grep -q 'Parallel ((DelayLayer{T=1}' window.cntk && ok || no "window.cntk was not made"
+slu window 1 window.cntk
+below window 2
+sed 's/RecurrentLSTMLayer {hiddenDim, goBackwards=false}/BiRecurrentLSTMLayer {hiddenDim}/' slu.cntk >bi.cntk
+slu bi 1 bi.cntk
+below bi 2
+has bi.err "Training 9126 parameters in 9 out of 9 parameter tensors"
+
 # ---- errors: FILE:LINE:COL inside the block, the construct named
 bad() { # NAME LINE EXPECTED-TEXT: the network block's line replaced, the error expected
     sed "s|^        z = model (features)\$|$2|" layers.cfg >"$1.cfg"

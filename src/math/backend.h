@@ -210,6 +210,12 @@ struct backend_ops {
      * bcols == cols, or bcols == 1 (one column applied to every column of a). y may be a. */
     void (*ewise)(struct backend *b, enum bk_ew op, float *y, const float *a, const float *x,
                   int rows, size_t cols, size_t bcols);
+    /* Blocks of rows x cols with leading dimensions: dst = src (copy2d), dst += a src
+     * (axpy2d). Splice's rows of its operands. */
+    void (*copy2d)(struct backend *b, float *dst, int ldd, const float *src, int lds, int rows,
+                   size_t cols);
+    void (*axpy2d)(struct backend *b, float *dst, int ldd, const float *src, int lds, int rows,
+                   size_t cols, float a);
     /* Column softmax y = softmax(x) (rows x cols); softmax_grad writes
      * dx = y .* (dy - sum_i dy_i y_i) per column. */
     void (*softmax)(struct backend *b, float *y, const float *x, int rows, size_t cols);

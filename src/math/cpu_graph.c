@@ -2,6 +2,7 @@
  * column, and the column softmax with its gradient. Plain loops: these nodes sit around
  * the GEMMs that take the time. */
 #include <math.h>
+#include <string.h>
 
 #include "math/cpu_kernels.h"
 
@@ -30,6 +31,26 @@ void cpu_ewise(struct backend *be, enum bk_ew op, float *y, const float *a, cons
         float *yj = y + j * r;
         for (size_t i = 0; i < r; i++)
             yj[i] = ew_one(op, aj[i], bj ? bj[i] : 0.0f);
+    }
+}
+
+void cpu_copy2d(struct backend *be, float *dst, int ldd, const float *src, int lds, int rows,
+                size_t cols)
+{
+    (void)be;
+    for (size_t j = 0; j < cols; j++)
+        memcpy(dst + j * (size_t)ldd, src + j * (size_t)lds, (size_t)rows * sizeof *dst);
+}
+
+void cpu_axpy2d(struct backend *be, float *dst, int ldd, const float *src, int lds, int rows,
+                size_t cols, float a)
+{
+    (void)be;
+    for (size_t j = 0; j < cols; j++) {
+        float *d = dst + j * (size_t)ldd;
+        const float *s = src + j * (size_t)lds;
+        for (int i = 0; i < rows; i++)
+            d[i] += a * s[i];
     }
 }
 

@@ -68,14 +68,15 @@ struct builtin {
     int lazy;         /* PastValue / FutureValue: the input (2nd argument) is evaluated later */
 };
 
-enum fn_kind { FN_LAMBDA, FN_BUILTIN, FN_SEQ, FN_LINEAR, FN_LSTM, FN_DELAY };
+enum fn_kind { FN_LAMBDA, FN_BUILTIN, FN_SEQ, FN_LINEAR, FN_LSTM, FN_DELAY, FN_PARALLEL };
 
 struct bfn {
     enum fn_kind k;
     const struct bs_node *lam; /* FN_LAMBDA: a BS_LAMBDA */
     struct benv *env;
     const struct builtin *bi;
-    struct barr *seq; /* FN_SEQ */
+    struct barr *seq; /* FN_SEQ, FN_PARALLEL: the functions */
+    struct bv join;   /* FN_PARALLEL: the function that combines their results */
     int w, b;         /* FN_LINEAR, FN_LSTM: parameter nodes (b < 0: no bias) */
     int hm, peep;     /* FN_LSTM: the recurrent weights and the peepholes */
     int reverse;      /* FN_LSTM: goBackwards */
@@ -613,6 +614,76 @@ static int bi_delay_layer(struct ev *v, const struct bs_node *at, const char *na
     return 0;
 }
 
+/* Splice (inputs, axis): the rows of the inputs (an array of nodes) one under the other */
+static int bi_splice(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out)
+{
+    if (a[1].k != BV_NUM || a[1].num != 1)
+        return bs_error(v->e, at, "%s: only axis=1 (the rows) is supported", name);
+    if (a[0].k != BV_ARR) {
+        *out = a[0];
+        return as_node(v, at, name, out);
+    }
+    struct bv acc = a[0].arr->v[0];
+    int rc = as_node(v, at, name, &acc);
+    for (size_t i = 1; rc == 0 && i < a[0].arr->n; i++) {
+        struct bv next = a[0].arr->v[i];
+        if ((rc = as_node(v, at, name, &next)) != 0)
+            break;
+        int in[2] = {acc.node, next.node};
+        rc = make_node(v, at, "Splice", in, 2, &acc);
+    }
+    *out = acc;
+    return rc;
+}
+
+static struct bv builtin_value(struct ev *v, const char *name);
+static int bi_parallel(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out);
+
+/* BiRecurrentLSTMLayer {outputDim, ...}: Parallel ((RecurrentLSTMLayer {outputDim, ...} :
+ * RecurrentLSTMLayer {outputDim, goBackwards=true, ...}), Splice): both directions' states
+ * one under the other (2 outputDim rows). */
+static int bi_bilstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out)
+{
+    struct bv args[8], dirs[2];
+    memcpy(args, a, sizeof args);
+    int rc = 0;
+    for (int d = 0; rc == 0 && d < 2; d++) {
+        args[2] = (struct bv){.k = BV_BOOL, .num = d};
+        rc = bi_lstm(v, at, name, args, &dirs[d]);
+    }
+    struct barr *arr = rc ? NULL : ev_alloc(v, sizeof *arr);
+    if (!arr || !(arr->v = ev_alloc(v, 2 * sizeof *arr->v)))
+        return rc ? rc : v->e->code;
+    arr->n = 2;
+    arr->v[0] = dirs[0];
+    arr->v[1] = dirs[1];
+    struct bv pa[2] = {{.k = BV_ARR, .arr = arr}, builtin_value(v, "Splice")};
+    return pa[1].k == BV_FN ? bi_parallel(v, at, name, pa, out) : v->e->code;
+}
+
+/* Parallel (functions, combine): x => combine (f (x) : g (x) : ...) (CNTK.core.bs) */
+static int bi_parallel(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out)
+{
+    if (a[0].k != BV_ARR || a[1].k != BV_FN)
+        return bs_error(v->e, at, "%s: expected an array of functions and a combining function",
+                        name);
+    for (size_t i = 0; i < a[0].arr->n; i++)
+        if (a[0].arr->v[i].k != BV_FN)
+            return type_error(v, at, name, "an array of functions", &a[0].arr->v[i]);
+    struct bfn *f = ev_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    f->k = FN_PARALLEL;
+    f->seq = a[0].arr;
+    f->join = a[1];
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
 /* PerDimMeanVarNormalization (x, mean, invStdDev) = (x - mean) .* invStdDev (CNTK.core.bs) */
 static int bi_mvn(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                   struct bv *out)
@@ -718,6 +789,15 @@ static const struct builtin builtins[] = {
      NULL,
      0},
     {"Dropout", {"x", "tag=''"}, node_op, "Dropout", 0},
+    {"Splice", {"inputs", "axis=1", "tag=''"}, bi_splice, NULL, 0},
+    {"Parallel", {"functions", "combine"}, bi_parallel, NULL, 0},
+    {"BiRecurrentLSTMLayer",
+     {"outputDim", "cellShape=None", "goBackwards=false", "usePeepholes=false",
+      "init='glorotUniform'", "initValueScale=1", "enableSelfStabilization=false",
+      "allowOptimizedEngine=false"},
+     bi_bilstm,
+     NULL,
+     0},
     {"PastValue",
      {"shape", "input", "timeStep=1", "defaultHiddenActivation=0.1", "tag=''"},
      bi_delay,
@@ -744,13 +824,22 @@ static const struct builtin *find_builtin(const char *name)
     return NULL;
 }
 
+/* A built-in as a function value (BV_NONE with e set on out of memory). */
+static struct bv builtin_value(struct ev *v, const char *name)
+{
+    struct bfn *f = ev_alloc(v, sizeof *f);
+    if (!f)
+        return (struct bv){.k = BV_NONE};
+    f->k = FN_BUILTIN;
+    f->bi = find_builtin(name);
+    return (struct bv){.k = BV_FN, .fn = f};
+}
+
 /* Names CNTK's library defines that partrain does not build yet: refused by name. */
 static const char *const not_yet[] = {
-    "BiRecurrentLSTMLayer",
     "ConvolutionalLayer",
     "BatchNormalizationLayer",
     "LSTMP",
-    "Splice",
     "RowSlice",
     "Reshape",
     "ReduceSum",
@@ -980,7 +1069,17 @@ static int call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv
         rc = call_linear(v, at, f, pos, npos, out);
     else if (f->k == FN_LSTM)
         rc = call_lstm(v, at, f, pos, npos, out);
-    else if (f->k == FN_DELAY) {
+    else if (f->k == FN_PARALLEL) {
+        struct barr *res = npos == 1 ? ev_alloc(v, sizeof *res) : NULL;
+        if (npos != 1)
+            rc = bs_error(v->e, at, "Parallel's function takes one argument, got %zu", npos);
+        else if (!res || !(res->v = ev_alloc(v, f->seq->n * sizeof *res->v)))
+            rc = v->e->code;
+        for (size_t i = 0; rc == 0 && i < f->seq->n; i++)
+            rc = apply1(v, at, &f->seq->v[i], pos[0], &res->v[res->n++]);
+        if (rc == 0)
+            rc = apply1(v, at, &f->join, (struct bv){.k = BV_ARR, .arr = res}, out);
+    } else if (f->k == FN_DELAY) {
         if (npos != 1)
             rc = bs_error(v->e, at, "a layer takes one argument, got %zu", npos);
         else if (f->delay == 0)

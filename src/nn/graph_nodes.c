@@ -315,6 +315,39 @@ const struct g_kind g_kind_affine = {
     .workspace = NULL,
 };
 
+/* ------------------------------------------------------------------ Splice */
+
+/* Rows of a over rows of b (CNTK's Splice along the first axis, two at a time). */
+static int shape_splice(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    if (a->rows <= 0 || x->rows <= 0 || a->cols != x->cols)
+        return shape_error(n, a, x, "Splice joins operands of known rows with equal columns", e);
+    n->rows = a->rows + x->rows;
+    n->cols = a->cols;
+    return 0;
+}
+
+static void forward_splice(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    size_t cols = g_cols(g, n);
+    g->bk->ops->copy2d(g->bk, g_val(g, n), n->rows, g_val(g, a), a->rows, a->rows, cols);
+    g->bk->ops->copy2d(g->bk, g_val(g, n) + a->rows, n->rows, g_val(g, x), x->rows, x->rows, cols);
+}
+
+static void backward_splice(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    size_t cols = g_cols(g, n);
+    if (a->needs_grad)
+        g->bk->ops->axpy2d(g->bk, g_grad(g, a), a->rows, g_grad(g, n), n->rows, a->rows, cols,
+                           1.0f);
+    if (x->needs_grad)
+        g->bk->ops->axpy2d(g->bk, g_grad(g, x), x->rows, g_grad(g, n) + a->rows, n->rows, x->rows,
+                           cols, 1.0f);
+}
+
 /* ------------------------------------------------------------------ Mean, InvStdDev */
 
 /* The statistics of an Input over the training data, computed once before training (CNTK's
@@ -375,6 +408,7 @@ static const struct g_kind kinds[] = {
     KIND("Exp", 1, 0, shape_unary, forward_exp, backward_exp),
     KIND("Log", 1, 0, shape_unary, forward_log, backward_log),
     KIND("Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax),
+    KIND("Splice", 2, 0, shape_splice, forward_splice, backward_splice),
     CRITERION("CrossEntropyWithSoftmax", BK_CRIT_CE_SOFTMAX),
     CRITERION("ClassificationError", BK_CRIT_CLASS_ERR),
     CRITERION("SquareError", BK_CRIT_SQUARE_ERR),

@@ -434,8 +434,7 @@ static int close_outputs(struct out_file *outs, size_t nout, const struct write_
             continue;
         }
         if (rc == 0)
-            put_fragment(outs[o].f, ws->fmt.epilogue,
-                         &(struct frag){outs[o].name, 0, -1, 0, 0});
+            put_fragment(outs[o].f, ws->fmt.epilogue, &(struct frag){outs[o].name, 0, -1, 0, 0});
         int bad = fflush(outs[o].f) != 0 || ferror(outs[o].f) || fsync(fileno(outs[o].f)) != 0;
         fclose(outs[o].f);
         outs[o].f = NULL;
