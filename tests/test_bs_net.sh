@@ -195,8 +195,10 @@ slu_ctf() { # SEED COUNT
         for (t = 0; t < T; t++) {
             s = (s * 1103515245 + 12345) % 2147483648; w = int(s / 2147483648 * 60)
             lab = (prev >= 0 && prev < 10) ? 5 : w % 5
-            printf "%d |S0 %d:1%s |S2 %d:1\n", q, w, t == 0 ? sprintf(" |S1 %d:1", w % 4) : "", lab
-            prev = w } } }'
+            words[t] = w; labs[t] = lab; prev = w }
+        for (t = 0; t < T; t++)
+            printf "%d |S0 %d:1%s |S2 %d:1\n", q, words[t],
+                t == 0 ? sprintf(" |S1 %d:1 |S3 %d:1", words[0] % 4, words[T - 1] % 4) : "", labs[t] } }'
 }
 slu_ctf 7 1500 >atis.train.ctf
 slu_ctf 99 300 >atis.test.ctf
@@ -338,6 +340,45 @@ sed 's/RecurrentLSTMLayer {hiddenDim, goBackwards=false}/BiRecurrentLSTMLayer {h
 slu bi 1 bi.cntk
 below bi 2
 has bi.err "Training 9126 parameters in 9 out of 9 parameter tensors"
+
+# intent classification as the tutorial's Intent_BrainScriptNetworkBuilder writes it: one
+# label per sequence (S1: the first word's class, S3: the last word's) against the LSTM's
+# state at the sequence's end (BS.Sequences.Last) or, run backwards, at its start
+# (BS.Sequences.First); a per-step input in their place is refused
+awk '/^    BrainScriptNetworkBuilder = \[$/ { skip = 1
+        print "    BrainScriptNetworkBuilder = ["
+        print "        inputDim = $vocabSize$"
+        print "        labelDim = $numIntents$"
+        print "        embDim = 16"
+        print "        hiddenDim = 24"
+        print "        model = Sequential ("
+        print "            EmbeddingLayer {embDim} :                                             # embedding"
+        print "            RecurrentLSTMLayer {hiddenDim} : BS.Sequences.Last :                  # LSTM state, final state"
+        print "            DenseLayer {labelDim, initValueScale=7}        # output layer"
+        print "        )"
+        print "        t = DynamicAxis{}"
+        print "        query        = Input {inputDim, dynamicAxis=t}"
+        print "        intentLabels = Input {labelDim}"
+        print "        z = model (query)"
+        print "        ce   = CrossEntropyWithSoftmax (intentLabels, z)"
+        print "        errs = ErrorPrediction         (intentLabels, z)"
+        print "        featureNodes    = (query)"
+        print "        labelNodes      = (intentLabels)"
+        print "        criterionNodes  = (ce)"
+        print "        evaluationNodes = (errs)"
+        print "        outputNodes     = (z)"
+        print "    ]" }
+    skip && /^    \]$/ { skip = 0; next } !skip' slu.cntk | sed 's/alias = "S1"/alias = "S3"/' >last.cntk
+slu last 2 last.cntk
+below last 3
+has last.err "ce = "
+grep -q '\* 1500;' last.err && ok || no "per-sequence criteria count sequences: $(grep '^Finished Epoch\[ 1' last.err)"
+sed 's/RecurrentLSTMLayer {hiddenDim} : BS.Sequences.Last :/RecurrentLSTMLayer {hiddenDim, goBackwards=true} : BS.Sequences.First :/; s/alias = "S3"/alias = "S1"/' last.cntk >first.cntk
+slu first 1 first.cntk
+below first 3
+sed 's/intentLabels = Input {labelDim}/intentLabels = Input {labelDim}\n        slotLabels = Input {$numLabels$}/; s/CrossEntropyWithSoftmax (intentLabels, z)/CrossEntropyWithSoftmax (slotLabels, Times (Parameter ($numLabels$, $numIntents$), z))/' last.cntk >axis.cntk
+expect 1 "$T" configFile=axis.cntk WorkDir=axis
+has "$tmp/err" "Input 'slotLabels' is compared per sequence (with BS.Sequences.Last or First) but a sequence has"
 
 # ---- errors: FILE:LINE:COL inside the block, the construct named
 bad() { # NAME LINE EXPECTED-TEXT: the network block's line replaced, the error expected

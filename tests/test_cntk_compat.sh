@@ -132,5 +132,5 @@ if close one.txt off.txt; then ok; else no "parallelTrain=false differs from one
 # ---- a BrainScript network alone is the network: this one names no criterion
 sed '/SimpleNetworkBuilder = \[/,/^    \]/d' speech.cfg >bs.cfg
 expect 1 "$T" configFile=bs.cfg
-has "$tmp/err" "bs.cfg:10:35: error: the network has no criterionNodes"
+has "$tmp/err" "bs.cfg:10:39: error: the network has no criterionNodes"
 finish cntk_compat

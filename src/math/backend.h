@@ -210,6 +210,9 @@ struct backend_ops {
      * bcols == cols, or bcols == 1 (one column applied to every column of a). y may be a. */
     void (*ewise)(struct backend *b, enum bk_ew op, float *y, const float *a, const float *x,
                   int rows, size_t cols, size_t bcols);
+    /* Columns j of x (rows x cols) with mask[j] == 0 set to exactly 0 (padding: also an inf
+     * or NaN there). */
+    void (*mask_cols)(struct backend *b, float *x, int rows, size_t cols, const float *mask);
     /* Blocks of rows x cols with leading dimensions: dst = src (copy2d), dst += a src
      * (axpy2d). Splice's rows of its operands. */
     void (*copy2d)(struct backend *b, float *dst, int ldd, const float *src, int lds, int rows,

@@ -174,6 +174,7 @@ static const struct backend_ops cpu_ops = {
     .criterion = cpu_criterion,
     .ewise = cpu_ewise,
     .softmax = cpu_softmax,
+    .mask_cols = cpu_mask_cols,
     .copy2d = cpu_copy2d,
     .axpy2d = cpu_axpy2d,
     .softmax_grad = cpu_softmax_grad,

@@ -34,6 +34,14 @@ void cpu_ewise(struct backend *be, enum bk_ew op, float *y, const float *a, cons
     }
 }
 
+void cpu_mask_cols(struct backend *be, float *x, int rows, size_t cols, const float *mask)
+{
+    (void)be;
+    for (size_t j = 0; j < cols; j++)
+        if (mask[j] == 0.0f)
+            memset(x + j * (size_t)rows, 0, (size_t)rows * sizeof *x);
+}
+
 void cpu_copy2d(struct backend *be, float *dst, int ldd, const float *src, int lds, int rows,
                 size_t cols)
 {

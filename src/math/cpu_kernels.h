@@ -102,6 +102,7 @@ void cpu_criterion(struct backend *b, enum bk_crit_kind kind, const struct bk_cr
 void cpu_ewise(struct backend *be, enum bk_ew op, float *y, const float *a, const float *x,
                int rows, size_t cols, size_t bcols);
 void cpu_softmax(struct backend *be, float *y, const float *x, int rows, size_t cols);
+void cpu_mask_cols(struct backend *be, float *x, int rows, size_t cols, const float *mask);
 void cpu_copy2d(struct backend *be, float *dst, int ldd, const float *src, int lds, int rows,
                 size_t cols);
 void cpu_axpy2d(struct backend *be, float *dst, int ldd, const float *src, int lds, int rows,

@@ -664,6 +664,20 @@ static int bi_bilstm(struct ev *v, const struct bs_node *at, const char *name, s
     return pa[1].k == BV_FN ? bi_parallel(v, at, name, pa, out) : v->e->code;
 }
 
+/* DynamicAxis (): a named sequence axis for Input's dynamicAxis. partrain derives each
+ * Input's axis from its use (per step, or per sequence next to BS.Sequences.Last / First),
+ * so the value only has to exist. */
+static int bi_dynamic_axis(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                           struct bv *out)
+{
+    (void)v;
+    (void)at;
+    (void)name;
+    (void)a;
+    *out = (struct bv){.k = BV_STR, .str = "DynamicAxis"};
+    return 0;
+}
+
 /* Parallel (functions, combine): x => combine (f (x) : g (x) : ...) (CNTK.core.bs) */
 static int bi_parallel(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                        struct bv *out)
@@ -790,6 +804,9 @@ static const struct builtin builtins[] = {
      0},
     {"Dropout", {"x", "tag=''"}, node_op, "Dropout", 0},
     {"Splice", {"inputs", "axis=1", "tag=''"}, bi_splice, NULL, 0},
+    {"Sequences.Last", {"x", "tag=''"}, node_op, "Last", 0},
+    {"DynamicAxis", {"tag=''"}, bi_dynamic_axis, NULL, 0},
+    {"Sequences.First", {"x", "tag=''"}, node_op, "First", 0},
     {"Parallel", {"functions", "combine"}, bi_parallel, NULL, 0},
     {"BiRecurrentLSTMLayer",
      {"outputDim", "cellShape=None", "goBackwards=false", "usePeepholes=false",
@@ -1176,6 +1193,12 @@ static int eval_dot(struct ev *v, const struct bs_node *x, struct benv *env, str
     if (base->kind == BS_ID && !strcmp(base->str, "BS") && !user_bs) {
         struct bs_node id = *x;
         id.kind = BS_ID;
+        char qualified[128]; /* BS.Sequences.Last: the built-in "Sequences.Last" */
+        if (x->a->kind == BS_DOT) {
+            snprintf(qualified, sizeof qualified, "%s.%s", x->a->str, x->str);
+            if (find_builtin(qualified))
+                id.str = qualified;
+        }
         int rc = lookup(v, &id, NULL, out);
         if (rc && v->e->code == PT_EUSER && !find_builtin(x->str)) {
             pt_err_clear(v->e);
@@ -1484,17 +1507,17 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
         g->crit = roots[2];
         g->eval = roots[3] >= 0 ? roots[3] : roots[2];
         g->out = roots[4] >= 0 ? roots[4] : g->nodes[g->crit].in[1];
-        rc = g_finish(g, e);
     }
-    for (int i = 0; rc == 0 && i < 2; i++) {
-        const struct g_node *y = &g->nodes[g->nodes[i ? g->eval : g->crit].in[0]];
+    for (int i = 0; rc == 0 && i < 2; i++) { /* before g_finish fuses nodes */
+        const struct g_node *c = &g->nodes[i ? g->eval : g->crit], *y = &g->nodes[c->in[0]];
         if (!y->is_input)
             rc = pt_err_set(e, PT_EUSER,
                             "%s: error: %s: the first operand (labels) must be an Input node, "
                             "got %s",
-                            g->nodes[i ? g->eval : g->crit].where,
-                            g->nodes[i ? g->eval : g->crit].kind->name, y->kind->name);
+                            c->where, c->kind->name, y->kind->name);
     }
+    if (rc == 0)
+        rc = g_finish(g, e);
     while (v.mem) {
         struct chunk *next = v.mem->next;
         free(v.mem);

@@ -197,15 +197,22 @@ int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)
     return 1;
 }
 
-/* Upload every input; the criterion mask from all inputs' lengths. */
-static int load_inputs(struct nn *net, struct minibatch *mb, size_t *steps, size_t *counted,
+/* The network's inputs in this minibatch: per-step ones (the same number of steps) and
+ * per-sequence ones (one row per sequence: labels compared with BS.Sequences.Last). */
+struct graph_inputs {
+    struct mb_input *in[64];
+    int id[64], n;
+    size_t steps;
+    int first_step; /* index of the first per-step input, or -1 */
+};
+
+static int find_inputs(struct nn *net, struct minibatch *mb, struct graph_inputs *gi,
                        struct pt_err *e)
 {
     struct nn_graph *g = net->graph;
-    struct mb_input *ins[64];
-    int ids[64], nin = 0;
-    *steps = 0;
-    for (int i = 0; i < g->n && nin < 64; i++) {
+    memset(gi, 0, sizeof *gi);
+    gi->first_step = -1;
+    for (int i = 0; i < g->n && gi->n < 64; i++) {
         struct g_node *n = &g->nodes[i];
         if (!n->is_input)
             continue;
@@ -220,40 +227,93 @@ static int load_inputs(struct nn *net, struct minibatch *mb, size_t *steps, size
                               "%s: error: the network's Input '%s' has dimension %d, the "
                               "reader's input '%s' dim %d",
                               n->where, n->name, n->rows, n->name, in->dim);
-        if (nin && in->steps != *steps)
+        if (n->seq1 && in->steps > 1)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: Input '%s' is compared per sequence (with "
+                              "BS.Sequences.Last or First) but a sequence has %zu rows of it; "
+                              "one row per sequence expected",
+                              n->where, n->name, in->steps);
+        if (!n->seq1 && gi->first_step >= 0 && in->steps != gi->steps)
             return pt_err_set(e, PT_EUSER,
                               "%s: error: inputs '%s' and '%s' have sequences of different "
                               "lengths (%zu and %zu steps); partrain's BrainScript networks "
-                              "need one row of every input per step",
-                              n->where, g->nodes[ids[0]].name, n->name, *steps, in->steps);
-        *steps = in->steps;
-        ins[nin] = in;
-        ids[nin++] = i;
+                              "need one row of every input per step (or one per sequence, for "
+                              "what BS.Sequences.Last / First compare with)",
+                              n->where, g->nodes[gi->id[gi->first_step]].name, n->name, gi->steps,
+                              in->steps);
+        if (!n->seq1 && gi->first_step < 0) {
+            gi->first_step = gi->n;
+            gi->steps = in->steps;
+        }
+        gi->in[gi->n] = in;
+        gi->id[gi->n++] = i;
     }
-    size_t nseq = mb->nseq, cols = *steps * nseq;
-    int rc = g_reserve(g, cols ? cols : 1, nseq ? nseq : 1, e);
+    return 0;
+}
+
+/* The masks of the columns that count: steps that are real in every per-step input, and
+ * sequences that have every per-sequence input. Returns the counted columns of the
+ * training criterion's kind (per step or per sequence). */
+static int make_masks(struct nn *net, struct graph_inputs *gi, size_t nseq, size_t *counted,
+                      struct pt_err *e)
+{
+    struct nn_graph *g = net->graph;
     struct backend *b = net->bk;
-    for (int k = 0; rc == 0 && k < nin; k++)
-        rc = b->ops->upload(b, g->nodes[ids[k]].v, ins[k]->data, (size_t)ins[k]->dim * cols, e);
-    if (rc || cols == 0)
-        return rc;
-    if (nn_reserve(net, *steps, nseq, e) != 0)
-        return e ? e->code : PT_ENOMEM;
-    *counted = 0;
-    for (size_t t = 0; t < *steps; t++)
+    size_t cols = gi->steps * nseq, steps_counted = 0, seqs_counted = 0;
+    int rc = nn_reserve(net, gi->steps ? gi->steps : 1, nseq, e);
+    for (size_t t = 0; rc == 0 && t < gi->steps; t++)
         for (size_t s = 0; s < nseq; s++) {
             int real = 1;
-            for (int k = 0; k < nin; k++)
-                real &= t < ins[k]->len[s];
+            for (int k = 0; k < gi->n; k++)
+                real &= g->nodes[gi->id[k]].seq1 || t < gi->in[k]->len[s];
             net->crit_mask_host[t * nseq + s] = (float)real;
-            *counted += (size_t)real;
+            steps_counted += (size_t)real;
         }
     g->crit_mask = NULL;
-    if (*counted != cols) {
+    if (rc == 0 && steps_counted != cols) {
         rc = b->ops->upload(b, net->crit_mask_dev, net->crit_mask_host, cols, e);
         g->crit_mask = net->crit_mask_dev;
     }
+    for (size_t s = 0; rc == 0 && s < nseq; s++) {
+        int real = 1;
+        for (int k = 0; k < gi->n; k++)
+            real &= !g->nodes[gi->id[k]].seq1 || gi->in[k]->len[s] > 0;
+        net->crit_mask_host[s] = (float)real;
+        seqs_counted += (size_t)real;
+    }
+    g->seq_mask_on = NULL;
+    if (rc == 0 && seqs_counted != nseq) {
+        rc = b->ops->upload(b, g->seq_mask, net->crit_mask_host, nseq, e);
+        g->seq_mask_on = g->seq_mask;
+    }
+    *counted = g->nodes[g->nodes[g->crit].in[1]].seq1 ? seqs_counted : steps_counted;
     return rc;
+}
+
+/* Upload every input; the masks; the step axis's lengths. */
+static int load_inputs(struct nn *net, struct minibatch *mb, size_t *steps, size_t *counted,
+                       struct pt_err *e)
+{
+    struct nn_graph *g = net->graph;
+    struct graph_inputs gi;
+    int rc = find_inputs(net, mb, &gi, e);
+    if (rc)
+        return rc;
+    size_t nseq = mb->nseq, cols = gi.steps * nseq;
+    *steps = gi.steps;
+    if ((rc = g_reserve(g, cols ? cols : 1, nseq ? nseq : 1, e)) != 0 || cols == 0)
+        return rc;
+    struct backend *b = net->bk;
+    for (int k = 0; rc == 0 && k < gi.n; k++) {
+        struct g_node *n = &g->nodes[gi.id[k]];
+        size_t c = n->seq1 ? nseq : cols;
+        if (n->seq1 && gi.in[k]->steps == 0)
+            b->ops->fill(b, n->v, (size_t)n->rows * c, 0.0f);
+        else
+            rc = b->ops->upload(b, n->v, gi.in[k]->data, (size_t)gi.in[k]->dim * c, e);
+    }
+    g->len = gi.first_step >= 0 ? gi.in[gi.first_step]->len : NULL;
+    return rc ? rc : make_masks(net, &gi, nseq, counted, e);
 }
 
 int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate,
@@ -279,7 +339,7 @@ int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate
     g->dropout_seed = nn_mix64(net->seed ^ 0x64726F706F7574ull, net->dropout_steps);
     g_forward(g);
     net->out = g->nodes[g->out].v;
-    net->out_cols = g->ncols;
+    net->out_cols = g_cols(g, &g->nodes[g->out]);
     net->step_due = train ? 2 : 1;
     return 0;
 }

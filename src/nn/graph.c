@@ -240,6 +240,14 @@ static int upload_consts(struct nn_graph *g, struct pt_err *e)
     return 0;
 }
 
+/* Nodes whose values live elsewhere: parameters (the arena), constants (their own block),
+ * the statistics (the network's mean / invstd); the other nodes are computed per pass. */
+static int fixed_store(const struct g_node *n)
+{
+    return n->learnable || n->is_const || !strcmp(n->kind->name, "Mean") ||
+           !strcmp(n->kind->name, "InvStdDev");
+}
+
 static size_t round16(size_t n)
 {
     return (n + 15) & ~(size_t)15;
@@ -250,18 +258,20 @@ static size_t round16(size_t n)
  * buf is not NULL; returns the floats it takes. */
 static size_t carve(struct nn_graph *g, float *buf, size_t ncols, size_t nseq)
 {
-    size_t at = 0, maxrows = 1;
+    size_t at = 0, maxcells = 1;
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
         if (n->dead)
             continue;
-        maxrows = (size_t)n->rows > maxrows ? (size_t)n->rows : maxrows;
-        if (n->cols == 0) {
+        size_t cells = (size_t)n->rows * (n->cols ? (size_t)n->cols : ncols);
+        maxcells = cells > maxcells ? cells : maxcells;
+        if (!fixed_store(n)) { /* computed: per step, per sequence or fixed columns */
+            size_t k = round16(n->cols ? cells : (size_t)n->rows * (n->seq1 ? nseq : ncols));
             if (buf) {
                 n->v = buf + at;
-                n->g = buf + at + round16((size_t)n->rows * ncols);
+                n->g = buf + at + k;
             }
-            at += 2 * round16((size_t)n->rows * ncols);
+            at += 2 * k;
         }
         if (n->kind->workspace) {
             if (buf)
@@ -271,10 +281,11 @@ static size_t carve(struct nn_graph *g, float *buf, size_t ncols, size_t nseq)
     }
     if (buf) {
         g->tmp = buf + at;
-        g->tmp2 = buf + at + round16(maxrows * ncols);
-        g->stats = buf + at + 2 * round16(maxrows * ncols);
+        g->tmp2 = buf + at + round16(maxcells);
+        g->stats = buf + at + 2 * round16(maxcells);
+        g->seq_mask = g->stats + 16;
     }
-    return at + 2 * round16(maxrows * ncols) + 16;
+    return at + 2 * round16(maxcells) + 16 + round16(nseq);
 }
 
 int g_reserve(struct nn_graph *g, size_t ncols, size_t nseq, struct pt_err *e)
@@ -308,15 +319,15 @@ static void run_criterion(struct nn_graph *g, int node, int slot, int grad)
     enum bk_crit_kind kind = (enum bk_crit_kind)(n->kind->crit - 1);
     int want = grad && z->needs_grad && kind != BK_CRIT_CLASS_ERR;
     struct bk_crit c = {.rows = z->rows,
-                        .cols = g->ncols,
+                        .cols = g_cols(g, z),
                         .z = z->v,
                         .y = y->v,
-                        .mask = g->crit_mask,
+                        .mask = z->seq1 ? g->seq_mask_on : g->crit_mask,
                         .grad = want ? g->tmp : NULL,
                         .sum = g->stats + slot};
     g->bk->ops->criterion(g->bk, kind, &c);
     if (want)
-        g->bk->ops->axpy(g->bk, z->g, g->tmp, (size_t)z->rows * g->ncols, 1.0f);
+        g->bk->ops->axpy(g->bk, z->g, g->tmp, (size_t)z->rows * c.cols, 1.0f);
 }
 
 /* Run unit u forward (dir 1) or backward (dir -1). */
@@ -332,10 +343,19 @@ static void run_unit(struct nn_graph *g, const struct g_unit *u, int dir)
             struct g_node *n = &g->nodes[g->order[u->first + (dir > 0 ? i : u->count - 1 - i)]];
             if (n->kind->crit)
                 continue;
-            if (dir > 0)
+            /* padding columns hold exactly 0, values and gradients: whatever a node makes of
+             * them (Log (0)) cannot reach a real column or a parameter's gradient */
+            int pad = g->crit_mask && n->cols == 0 && !n->seq1;
+            if (dir > 0) {
                 n->kind->forward(g, n);
-            else if (n->needs_grad && n->kind->nin > 0)
+                if (pad)
+                    g->bk->ops->mask_cols(g->bk, g_val(g, n), n->rows, g->cw, g->crit_mask + g->c0);
+            } else if (n->needs_grad && n->kind->nin > 0) {
+                if (pad)
+                    g->bk->ops->mask_cols(g->bk, g_grad(g, n), n->rows, g->cw,
+                                          g->crit_mask + g->c0);
                 n->kind->backward(g, n);
+            }
         }
     }
     g->c0 = 0;
@@ -357,8 +377,8 @@ void g_backward(struct nn_graph *g, float *grads)
     b->ops->fill(b, grads, g->nparams, 0.0f);
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
-        if (n->cols == 0 && n->needs_grad && !n->dead)
-            b->ops->fill(b, n->g, (size_t)n->rows * g->ncols, 0.0f);
+        if (!fixed_store(n) && n->needs_grad && !n->dead)
+            b->ops->fill(b, n->g, (size_t)n->rows * g_cols(g, n), 0.0f);
     }
     run_criterion(g, g->crit, 0, 1);
     for (int u = g->nunits; u-- > 0;)

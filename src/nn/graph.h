@@ -63,6 +63,8 @@ struct g_node {
     char where[96]; /* FILE:LINE:COL of the expression that made it */
     int in[G_MAX_IN];
     int rows, cols;
+    int seq1; /* a data node (cols 0) with one column per sequence, not per step
+               * (BS.Sequences.Last / First, and what is computed from them) */
     /* Input */
     int is_input, sparse;
     /* Parameter (learnable) and Constant */
@@ -107,8 +109,10 @@ struct nn_graph {
     int *order;           /* the schedule: node indices, inputs first (g_finish) */
     struct g_unit *units; /* the schedule's units: single nodes and recurrent loops */
     int nunits;
-    const float *crit_mask; /* columns that count (real steps of every input), or NULL */
-    float dropout_rate;     /* Dropout nodes: the rate of this pass (0: off) */
+    const float *crit_mask;   /* columns that count (real steps of every input), or NULL */
+    float *seq_mask;          /* device room for the per-sequence mask (nseq floats) */
+    const float *seq_mask_on; /* per-sequence columns that count: seq_mask, or NULL (all) */
+    float dropout_rate;       /* Dropout nodes: the rate of this pass (0: off) */
     uint64_t dropout_seed;
     float *stats;      /* 4 floats: training and evaluation sums (device) */
     int train;         /* the pass computes gradients */
@@ -123,16 +127,19 @@ struct nn_graph {
  * step (nseq columns) at a time: the window [c0, c0 + cw) of a data node's columns. */
 static inline size_t g_cols(const struct nn_graph *g, const struct g_node *n)
 {
-    return n->cols ? (size_t)n->cols : g->cw;
+    return n->cols ? (size_t)n->cols : n->seq1 ? g->nseq : g->cw;
 }
 static inline float *g_val(const struct nn_graph *g, const struct g_node *n)
 {
-    return n->cols ? n->v : n->v + g->c0 * (size_t)n->rows;
+    return n->cols || n->seq1 ? n->v : n->v + g->c0 * (size_t)n->rows;
 }
 static inline float *g_grad(const struct nn_graph *g, const struct g_node *n)
 {
-    return n->cols ? n->g : n->g + g->c0 * (size_t)n->rows;
+    return n->cols || n->seq1 ? n->g : n->g + g->c0 * (size_t)n->rows;
 }
+
+/* Whether two operands' columns can meet: fixed, or both per step, or both per sequence. */
+int g_same_axis(struct g_node *a, struct g_node *b);
 
 /* Kinds defined in their own files (graph_rnn.c). */
 extern const struct g_kind g_kind_lstm;    /* RecurrentLSTM: inputs x, W, H, b, peepholes */
@@ -140,6 +147,8 @@ extern const struct g_kind g_kind_dropout; /* Dropout: input x */
 extern const struct g_kind g_kind_affine;  /* act (W x + b): inputs W, x, b (graph_nodes.c) */
 extern const struct g_kind g_kind_past;    /* PastValue: input x (graph_delay.c) */
 extern const struct g_kind g_kind_future;  /* FutureValue: input x */
+extern const struct g_kind g_kind_last;    /* BS.Sequences.Last: input x */
+extern const struct g_kind g_kind_first;   /* BS.Sequences.First: input x */
 
 /* Whether a node's open dimensions may be fixed by the operations that use it
  * (parameters, constants, delays: CNTK's Inferred). */

@@ -48,6 +48,27 @@ void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src, const 
     b->ops->axpy(b, g_grad(g, dst), g->tmp2, (size_t)dst->rows, alpha);
 }
 
+int g_same_axis(struct g_node *a, struct g_node *b)
+{
+    if (a->cols != 0 || b->cols != 0)
+        return 1;
+    if (a->seq1 != b->seq1 && a->is_input && !b->is_input) /* an Input takes its user's */
+        a->seq1 = b->seq1;
+    if (a->seq1 != b->seq1 && b->is_input && !a->is_input)
+        b->seq1 = a->seq1;
+    return a->seq1 == b->seq1;
+}
+
+static int axis_error(struct g_node *n, struct g_node *a, struct g_node *b, struct pt_err *e)
+{
+    return pt_err_set(e, PT_EUSER,
+                      "%s: error: %s: '%s' has a value per %s, '%s' per %s (BS.Sequences.Last "
+                      "and First make one per sequence)",
+                      n->where, n->kind->name, a->name[0] ? a->name : a->kind->name,
+                      a->seq1 ? "sequence" : "step", b->name[0] ? b->name : b->kind->name,
+                      b->seq1 ? "sequence" : "step");
+}
+
 /* ------------------------------------------------------------------ sources */
 
 static int shape_source(struct nn_graph *g, struct g_node *n, struct pt_err *e)
@@ -85,6 +106,7 @@ static int shape_times(struct nn_graph *g, struct g_node *n, struct pt_err *e)
         return shape_error(n, a, x, "the left operand's columns must equal the right's rows", e);
     n->rows = a->rows;
     n->cols = x->cols;
+    n->seq1 = x->seq1;
     return 0;
 }
 
@@ -127,8 +149,11 @@ static int shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     int ok = a->cols == x->cols || a->cols == 1 || x->cols == 1;
     if (!ok)
         return shape_error(n, a, x, "the columns must be equal, or one operand one column", e);
+    if (!g_same_axis(a, x))
+        return axis_error(n, a, x, e);
     n->rows = a->rows;
     n->cols = a->cols == x->cols ? a->cols : a->cols == 1 ? x->cols : a->cols;
+    n->seq1 = a->cols == 0 ? a->seq1 : x->seq1;
     return 0;
 }
 
@@ -186,6 +211,7 @@ static int shape_unary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
                           n->where, n->kind->name);
     n->rows = a->rows;
     n->cols = a->cols;
+    n->seq1 = a->seq1;
     return 0;
 }
 
@@ -323,8 +349,11 @@ static int shape_splice(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
     if (a->rows <= 0 || x->rows <= 0 || a->cols != x->cols)
         return shape_error(n, a, x, "Splice joins operands of known rows with equal columns", e);
+    if (!g_same_axis(a, x))
+        return axis_error(n, a, x, e);
     n->rows = a->rows + x->rows;
     n->cols = a->cols;
+    n->seq1 = a->seq1;
     return 0;
 }
 
@@ -375,6 +404,8 @@ static int shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
                            "a criterion compares two per-sample operands of equal dimension "
                            "(labels first)",
                            e);
+    if (!g_same_axis(y, z))
+        return axis_error(n, y, z, e);
     n->rows = 1;
     n->cols = 1;
     return 0;
@@ -416,8 +447,8 @@ static const struct g_kind kinds[] = {
 };
 
 /* Kinds with their own file (graph_rnn.c, graph_delay.c). */
-static const struct g_kind *const more[] = {&g_kind_lstm, &g_kind_dropout, &g_kind_past,
-                                            &g_kind_future};
+static const struct g_kind *const more[] = {&g_kind_lstm,   &g_kind_dropout, &g_kind_past,
+                                            &g_kind_future, &g_kind_last,    &g_kind_first};
 
 const struct g_kind *g_kind_find(const char *name)
 {

@@ -20,7 +20,7 @@ static int lstm_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 {
     struct g_node *x = X(n), *w = W(n);
     int h = n->rows;
-    if (x->rows <= 0 || x->cols != 0)
+    if (x->rows <= 0 || x->cols != 0 || x->seq1)
         return pt_err_set(e, PT_EUSER,
                           "%s: error: RecurrentLSTMLayer: its input must be a sequence of vectors "
                           "of known dimension",
@@ -162,6 +162,7 @@ static int dropout_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
                           n->where);
     n->rows = x->rows;
     n->cols = x->cols;
+    n->seq1 = x->seq1;
     return 0;
 }
 
@@ -177,7 +178,7 @@ static void dropout_forward(struct nn_graph *g, struct g_node *n)
 {
     struct backend *b = g->bk;
     size_t k = (size_t)n->rows * g_cols(g, n);
-    float *mask = n->ws + (n->cols ? 0 : g->c0 * (size_t)n->rows);
+    float *mask = n->ws + (n->cols || n->seq1 ? 0 : g->c0 * (size_t)n->rows);
     if (g->train && g->dropout_rate > 0.0f)
         b->ops->dropout(b, g_val(g, n), mask, g_val(g, X(n)), k, g->dropout_rate,
                         g->dropout_seed ^ (0x9E3779B97F4A7C15ull * (uint64_t)(n - g->nodes + 1)) ^
@@ -192,7 +193,7 @@ static void dropout_backward(struct nn_graph *g, struct g_node *n)
         g_add_grad(g, X(n), g_grad(g, n), n, 1.0f);
         return;
     }
-    float *mask = n->ws + (n->cols ? 0 : g->c0 * (size_t)n->rows);
+    float *mask = n->ws + (n->cols || n->seq1 ? 0 : g->c0 * (size_t)n->rows);
     g->bk->ops->ewise(g->bk, BK_EW_MUL, g->tmp, g_grad(g, n), mask, n->rows, g_cols(g, n),
                       g_cols(g, n));
     g_add_grad(g, X(n), g->tmp, n, 1.0f);

@@ -67,7 +67,8 @@ static int loop_unit(struct nn_graph *g, const int *members, int count, int at, 
         const struct g_node *n = &g->nodes[members[i]];
         past |= n->delay > 0;
         future |= n->delay < 0;
-        if (n->kind == &g_kind_lstm || n->kind->crit || n->cols != 0 || n->is_input)
+        if (n->kind == &g_kind_lstm || n->kind->crit || n->cols != 0 || n->is_input || n->seq1 ||
+            n->kind == &g_kind_last || n->kind == &g_kind_first)
             return pt_err_set(e, PT_EUSER,
                               "%s: error: %s%s%s is inside a recurrent loop (through PastValue / "
                               "FutureValue), where partrain runs only step-wise nodes",
