@@ -77,20 +77,21 @@ static int strict_config(struct cfg_node *block)
     return b;
 }
 
-/* Check the deserializer d of reader block `reader` once: its keys against the deserializer
+/* Check the deserializer d of reader block `reader`: its keys against the deserializer
  * schema (unknown ones warned about, or refused with strictConfig=true, naming the reader
- * block when they belong there), type or module given, file and input its own. */
-static int check_deserializer(struct cfg_node *reader, struct cfg_node *d, struct pt_err *e)
+ * block when they belong there), type or module given, file and input its own. `once`: d
+ * is a block of cfg_block_array's, marked used once checked (nothing else marks it), so that
+ * later reads of the reader do not warn again. */
+static int check_deserializer(struct cfg_node *reader, struct cfg_node *d, int once,
+                              struct pt_err *e)
 {
     char path[512];
-    if (cfg_is_used(d)) /* checked by an earlier read of this reader */
+    if (once && cfg_is_used(d)) /* checked by an earlier read of this reader */
         return 0;
     struct cfg_node *type = NULL, *module = NULL, *input = NULL;
     int rc = cfg_find_local(d, "type", &type, e);
     if (rc == 0)
         rc = cfg_find_local(d, "module", &module, e);
-    if (rc == 0)
-        rc = cfg_find_local(d, "input", &input, e);
     if (rc)
         return rc;
     if (!type && !module)
@@ -98,12 +99,14 @@ static int check_deserializer(struct cfg_node *reader, struct cfg_node *d, struc
                          "%s: which deserializer? expected type = \"CNTKTextFormatDeserializer\" "
                          "(or module = \"CNTKTextFormatReader\"): partrain reads CNTK text format",
                          cfg_path(d, path, sizeof path));
-    if (!input)
-        return missing(d, &reader_deserializer_schema, "input", e);
     static const struct cfg_schema *const others[] = {&reader_schema, NULL};
     struct cfg_check ck = {.cfg = cfg_of(reader), .strict = strict_config(reader), .all = others};
     rc = cfg_schema_check(&ck, d, &reader_deserializer_schema, e);
-    if (rc == 0)
+    if (rc == 0) /* its own, not one found further out */
+        rc = cfg_find_local(d, "input", &input, e);
+    if (rc == 0 && !input)
+        rc = missing(d, &reader_deserializer_schema, "input", e);
+    if (rc == 0 && once)
         cfg_mark_used(d);
     return rc;
 }
@@ -148,7 +151,7 @@ static int find_deserializer(struct cfg_node *block, struct cfg_node *ds, struct
         }
     }
     *out = d;
-    return check_deserializer(block, d, e);
+    return check_deserializer(block, d, d != ds, e);
 }
 
 int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct pt_err *e)

@@ -147,21 +147,20 @@ static const struct cfg_key reader_keys[] = {
                     "CNTKBinaryReader|LMSequenceReader|LUSequenceReader|DSSMReader|"
                     "SparsePCReader|LibSVMBinaryReader|BinaryReader|CompositeDataReader",
      .group = READER_KIND,
-     .help = "the reader; partrain reads CNTK text format: readerType = CNTKTextFormatReader "
-             "with file= and input= here, or (instead of readerType) CNTK's composite form, "
-             "deserializers = ({ ... })"},
+     .help = "the reader, CNTKTextFormatReader, with file= and input= in this block; required "
+             "unless deserializers = ({ ... }) (CNTK's composite form) stands instead"},
     {.name = "deserializers",
      .type = CFG_TEXT,
      .flags = CFG_LOCAL,
      .group = READER_KIND,
-     .help = "CNTK's composite-reader form, read as readerType = CNTKTextFormatReader: "
-             "exactly one deserializer, ({ type = \"CNTKTextFormatDeserializer\"; module = "
-             "\"CNTKTextFormatReader\"; file = ...; input = [ ... ] }) (type or module "
-             "required, each naming the text format; file and input required there, not in "
-             "the reader block; chunkSizeInBytes, keepDataInMemory, skipSequenceIds, "
-             "maxErrors and traceLevel there or in the reader block, the deserializer's "
-             "winning); the other reader keys stay in the reader block. Several "
-             "deserializers and other types (HTK, image, binary) are not supported"},
+     .help = "CNTK's composite-reader form, instead of readerType: exactly one deserializer, "
+             "({ type = \"CNTKTextFormatDeserializer\"; module = \"CNTKTextFormatReader\"; "
+             "file = ...; input = [ ... ] }), read as readerType = CNTKTextFormatReader with its "
+             "keys. In it: type or module (naming the text format), file and input (required, "
+             "and only there), chunkSizeInBytes, keepDataInMemory, skipSequenceIds, maxErrors "
+             "and traceLevel (there or in the reader block; the deserializer's win). The other "
+             "keys stay in the reader block. Several deserializers, and other types (HTK, "
+             "image, binary), are not supported"},
     {.name = "file",
      .type = CFG_PATH,
      .help = "the CTF data file (required with readerType; with deserializers, inside the "
@@ -212,6 +211,12 @@ static const struct cfg_key reader_keys[] = {
      .def = "false",
      .help = "split sequences into independent frames",
      RC(frame_mode)},
+    {.name = "verbosity",
+     .type = CFG_INT,
+     .def = "0",
+     .flags = MIN0,
+     .help = "CNTK's composite reader's randomizer verbosity: accepted for CNTK's configs, no "
+             "effect (the reader's messages follow traceLevel)"},
     {.name = NULL},
 };
 
