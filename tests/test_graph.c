@@ -216,6 +216,32 @@ static const struct grad_case cases[] = {
      IO "model = Sequential (DenseLayer {3, activation = Tanh} : RecurrentLSTMLayer {3} :\n"
         "    RecurrentLSTMLayer {3, goBackwards = true} : LinearLayer {4})\n"
         "z = model (features)\n" CE("z")},
+    /* delays: recurrent loops run step by step (PastValue forwards, FutureValue backwards,
+     * through a function whose argument is evaluated lazily), a delay outside a loop with
+     * its own step and default, a 3-step window (Parallel, DelayLayer, Splice) */
+    {"PastValue_loop", STD " seqs",
+     IO "W = Parameter (3, 3)\nR = Parameter (3, 3)\nb = Parameter (3, 1)\n"
+        "h = Tanh (W * features + R * PastValue (0, h) + b)\nz = LinearLayer {4} (h)\n" CE("z")},
+    {"FutureValue_loop", STD " zeropad",
+     IO "W = Parameter (3, 3)\nR = Parameter (3, 3)\nb = Parameter (3, 1)\n"
+        "h = Sigmoid (W * features + R * FutureValue (0, h, defaultHiddenActivation = 0.3) + b)\n"
+        "z = LinearLayer {4} (h)\n" CE("z")},
+    {"PastValue_through_function", STD " seqs",
+     IO "prev (s) = PastValue (0, s)\nW = Parameter (3, 3)\nR = Parameter (3, 3)\n"
+        "h = Tanh (W * features + R * prev (h))\nz = LinearLayer {4} (h)\n" CE("z")},
+    {"PastValue_two_steps", STD " seqs",
+     IO "d = PastValue (3, features, timeStep = 2, defaultHiddenActivation = 0.5)\n"
+        "z = LinearLayer {4} (Splice (features : d))\n" CE("z")},
+    {"DelayLayer_window", STD " zeropad",
+     IO "model = Sequential (Parallel ((DelayLayer {T = 1} : Identity : DelayLayer {T = -1}),\n"
+        "    Splice) : DenseLayer {5, activation = Tanh} : LinearLayer {4})\n"
+        "z = model (features)\n" CE("z")},
+    {"Splice", STD,
+     IO WB "z = LinearLayer {4} (Splice ((W * features) : Tanh (features) : Sigmoid (b + W * "
+           "features)))\n" CE("z")},
+    {"BiRecurrentLSTMLayer", STD " seqs",
+     IO "model = Sequential (BiRecurrentLSTMLayer {3} : LinearLayer {4})\n"
+        "z = model (features)\n" CE("z")},
     /* EmbeddingLayer: a learned Times on one-hot inputs */
     {"EmbeddingLayer", "features:5:hot labels:4:hot seqs",
      "features = Input (5)\nlabels = Input (4)\n"
