@@ -242,6 +242,14 @@ static const struct grad_case cases[] = {
     {"BiRecurrentLSTMLayer", STD " seqs",
      IO "model = Sequential (BiRecurrentLSTMLayer {3} : LinearLayer {4})\n"
         "z = model (features)\n" CE("z")},
+    /* BS.Sequences.Last / First: one column per sequence, against labels with one row per
+     * sequence */
+    {"Sequences_Last", "features:3 labels:4:hot:seq seqs",
+     IO "h = RecurrentLSTMLayer {3} (features)\nz = LinearLayer {4} (BS.Sequences.Last (h))\n" CE(
+         "z")},
+    {"Sequences_First", "features:3 labels:4:prob:seq zeropad",
+     IO "m = Sequential (DenseLayer {3, activation = Tanh} : BS.Sequences.First)\n"
+        "z = Tanh (LinearLayer {4} (m (features)))\n" SE("z")},
     /* EmbeddingLayer: a learned Times on one-hot inputs */
     {"EmbeddingLayer", "features:5:hot labels:4:hot seqs",
      "features = Input (5)\nlabels = Input (4)\n"
@@ -271,6 +279,7 @@ struct case_spec {
         char name[64];
         int dim;
         enum in_kind kind;
+        int per_seq; /* ":seq" after the kind: one row per sequence (BS.Sequences.Last) */
     } in[8];
     int nin;
     int seqs; /* 0: 6 samples of one step; 1: sequences, garbage padding; 2: zero padding */
@@ -302,6 +311,11 @@ static void parse_spec(const struct grad_case *c, struct case_spec *sp)
         snprintf(sp->in[sp->nin].name, sizeof sp->in[sp->nin].name, "%s", tok);
         kind[0] = '\0';
         int got = sscanf(colon + 1, "%d:%15s", &sp->in[sp->nin].dim, kind);
+        char *seq = strstr(kind, ":seq");
+        if (seq && !seq[4]) {
+            sp->in[sp->nin].per_seq = 1;
+            *seq = '\0';
+        }
         ck_assert_msg(got >= 1 && sp->in[sp->nin].dim > 0, "%s: bad input spec", c->name);
         sp->in[sp->nin].kind = !strcmp(kind, "hot")    ? HOT
                                : !strcmp(kind, "prob") ? PROB
@@ -316,12 +330,14 @@ static void parse_spec(const struct grad_case *c, struct case_spec *sp)
 /* Fill the inputs of a case (sequences: garbage or zeros in the padding). */
 static void case_minibatch(const struct case_spec *sp, struct minibatch *mb, uint64_t seed)
 {
-    static const uint32_t len[3] = {3, 1, 2};
-    size_t nseq = sp->seqs ? 3 : 6, steps = sp->seqs ? 3 : 1;
+    static const uint32_t len[3] = {3, 1, 2}, ones[6] = {1, 1, 1, 1, 1, 1};
+    size_t nseq = sp->seqs ? 3 : 6;
     for (int i = 0; i < sp->nin; i++) {
         int dim = sp->in[i].dim;
         enum in_kind kind = sp->in[i].kind;
-        fill_input(mb, sp->in[i].name, dim, nseq, steps, sp->seqs ? len : NULL, kind == HOT, &seed);
+        size_t steps = sp->seqs && !sp->in[i].per_seq ? 3 : 1;
+        const uint32_t *l = sp->in[i].per_seq ? ones : sp->seqs ? len : NULL;
+        fill_input(mb, sp->in[i].name, dim, nseq, steps, l, kind == HOT, &seed);
         struct mb_input *m = mb_find(mb, sp->in[i].name);
         for (size_t t = 0; t < steps; t++)
             for (size_t s = 0; s < nseq; s++) {
