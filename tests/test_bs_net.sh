@@ -1,8 +1,7 @@
 #!/bin/sh
-# Networks described in BrainScript (issue 16, first part): CNTK's HelloWorld logistic
-# regression network block exactly as the tutorial writes it (Tutorials/HelloWorld-
-# LogisticRegression/lr_bs.cntk; its reader given in the readerType form), on 1 and 2
-# ranks; a two-layer classifier written with CNTK's Layers library (DenseLayer,
+# Networks described in BrainScript (issue 16): a logistic regression laid out as CNTK's
+# HelloWorld tutorial (Tutorials/HelloWorld-LogisticRegression/lr_bs.cntk) lays it out, on
+# 1 and 2 ranks; a two-layer classifier written with CNTK's Layers library (DenseLayer,
 # LinearLayer, Sequential); the model file holding the graph (action=test reads it back);
 # and the errors, each naming FILE:LINE:COL.
 set -u
@@ -18,36 +17,34 @@ awk 'BEGIN { s = 4242; for (i = 0; i < 1000; i++) {
     r = sqrt(-2 * log(u1)); x = r * cos(6.2831853 * u2) + 3 * c; y = r * sin(6.2831853 * u2) + 3 * c;
     printf "|features %.4f %.4f |labels %d\n", x, y, c } }' >Train_cntk_text.txt
 cat >lr_bs.cntk <<'CFG'
+# a logistic regression in the tutorial's layout: top-level keys, primitive nodes with
+# blank lines and trailing blanks in the network block, a tab before a key, the composite
+# reader form with its deserializer
 command=Train
-modelPath = "Models/LR_reg.dnn"  # where to write the model to
-deviceId = -1                    # -1 means CPU; use 0 for your first GPU, 1 for the second etc.
-dimension = 2                    # input data dimensions
+modelPath = "Models/LR_reg.dnn"
+deviceId = -1
+dimension = 2
 truncated=true
 truncationLength=5
-Train = [             # command=Train --> CNTK will look for a parameter named Train
-    action = "train"  # execute CNTK's 'train' routine
+Train = [
+    action = "train"
         
-    # network description
     BrainScriptNetworkBuilder = [
 
-        # sample and label dimensions
         SDim = $dimension$
         LDim = 1
 
         features = Input (SDim)
         labels   = Input (LDim)
 
-        # parameters to learn
-        b = Parameter (LDim, 1)     # bias
-        w = Parameter (LDim, SDim)  # weights
+        b = Parameter (LDim, 1)
+        w = Parameter (LDim, SDim)
 
-        # operations
         p = Sigmoid (w * features + b)    
     
         lr = Logistic (labels, p)
         err = SquareError (labels, p)
 
-        # root nodes
         featureNodes    = (features)
         labelNodes      = (labels)
         criterionNodes  = (lr)
@@ -55,23 +52,31 @@ Train = [             # command=Train --> CNTK will look for a parameter named T
         outputNodes     = (p)
     ]   
 
-    # configuration parameters of the SGD procedure
     SGD = [
-        epochSize = 0                  # =0 means size of the training set
+        epochSize = 0
         minibatchSize = 25
-        learningRatesPerSample = 0.04  # gradient contribution from each sample
+        learningRatesPerSample = 0.04
 	momentumAsTimeConstant=900
         maxEpochs = 10
     ]
-    reader = [
-        readerType = "CNTKTextFormatReader"
+
+	reader = {
         randomize = false
-        file = "Train_cntk_text.txt"
-        input = [
-            features = [ dim = $dimension$ ; format = "dense" ]
-            labels = [ dim = 1 ; format = "dense" ]
-        ]
-    ]
+        deserializers = ({
+            type = "CNTKTextFormatDeserializer" ; module = "CNTKTextFormatReader"
+            file = "Train_cntk_text.txt"
+            input = [
+				features = [
+					dim = $dimension$
+					format = "dense"
+				]
+				labels = [
+					dim = 1
+					format = "dense"
+				]
+			]
+        })
+    }
 ]
 Test = [
     action = "test"
@@ -144,7 +149,7 @@ mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=R6/m.dnn Train.SGD.maxEpochs=6 \
 lrcrit r6.err | sed -n '4,6p' >r6.txt
 cmp -s r2.txt r6.txt && ok || { no "the resumed epochs 4-6 differ from an uninterrupted run"; paste r2.txt r6.txt; }
 # a resume against another BrainScript network is refused
-sed 's/b = Parameter (LDim, 1)     # bias/b = Parameter (LDim, 1, init="fixedValue", value=0.5)/' lr_bs.cntk >lr2.cntk
+sed 's/b = Parameter (LDim, 1)$/b = Parameter (LDim, 1, init="fixedValue", value=0.5)/' lr_bs.cntk >lr2.cntk
 expect 1 "$T" configFile=lr2.cntk modelPath=R/m.dnn makeMode=true Train.SGD.maxEpochs=8
 has "$tmp/err" "the configured BrainScript network is not the one makeMode would resume from"
 
@@ -209,9 +214,9 @@ DataDir = .
 modelPath = $WorkDir$/slot.model
 parallelTrain = true
 command = TrainATIS:EvalATIS
-vocabSize = 60    # number of words
-numLabels = 6     # number of slot labels
-numIntents = 4    # number of intent labels
+vocabSize = 60    # words
+numLabels = 6     # slot classes
+numIntents = 4    # intent classes
 TrainATIS = [
     action = "train"
     BrainScriptNetworkBuilder = [
@@ -221,19 +226,18 @@ TrainATIS = [
         hiddenDim = 24
 
         model = Sequential (
-            EmbeddingLayer {embDim} :                            # embedding
-            RecurrentLSTMLayer {hiddenDim, goBackwards=false} :  # LSTM
-            DenseLayer {labelDim}                                # output layer
+            EmbeddingLayer {embDim} :                            # word vectors
+            RecurrentLSTMLayer {hiddenDim, goBackwards=false} :  # recurrence
+            DenseLayer {labelDim}                                # to the labels
         )
 
-        # features
+        # inputs
         query      = Input {inputDim}
         slotLabels = Input {labelDim}
 
-        # model application
         z = model (query)
 
-        # loss and metric
+        # what is learned and measured
         ce   = CrossEntropyWithSoftmax (slotLabels, z)
         errs = ClassificationError     (slotLabels, z)
 
@@ -272,7 +276,7 @@ TrainATIS = [
 ]
 EvalATIS = [
     action = "eval"
-    modelPath = $modelPath$  # from outside
+    modelPath = $modelPath$  # the trained model
     reader = [
         readerType = "CNTKTextFormatReader"
         file = "$DataDir$/atis.test.ctf"
@@ -332,7 +336,7 @@ above rnnf 8
 # the tutorial's current model line: a 3-word window (Parallel of DelayLayer, Identity,
 # DelayLayer, joined by Splice) lets even a network without memory see the previous word;
 # BiRecurrentLSTMLayer (both directions, spliced) tags as well
-sed 's|^            EmbeddingLayer {embDim} :                            # embedding|            Parallel ((DelayLayer{T=1} : Identity : DelayLayer{T=-1}), Splice) :  # 3-word window\n            EmbeddingLayer {embDim} :|; s|RecurrentLSTMLayer {hiddenDim, goBackwards=false} :  # LSTM|DenseLayer {hiddenDim, activation=Tanh} :|; s|DenseLayer {labelDim}                                # output layer|DenseLayer {labelDim, initValueScale=7}|' slu.cntk >window.cntk
+sed 's|^            EmbeddingLayer {embDim} :                            # word vectors|            Parallel ((DelayLayer{T=1} : Identity : DelayLayer{T=-1}), Splice) :  # the word before and after\n            EmbeddingLayer {embDim} :|; s|RecurrentLSTMLayer {hiddenDim, goBackwards=false} :  # recurrence|DenseLayer {hiddenDim, activation=Tanh} :|; s|DenseLayer {labelDim}                                # to the labels|DenseLayer {labelDim, initValueScale=7}|' slu.cntk >window.cntk
 grep -q 'Parallel ((DelayLayer{T=1}' window.cntk && ok || no "window.cntk was not made"
 slu window 1 window.cntk
 below window 2
@@ -352,9 +356,9 @@ awk '/^    BrainScriptNetworkBuilder = \[$/ { skip = 1
         print "        embDim = 16"
         print "        hiddenDim = 24"
         print "        model = Sequential ("
-        print "            EmbeddingLayer {embDim} :                                             # embedding"
-        print "            RecurrentLSTMLayer {hiddenDim} : BS.Sequences.Last :                  # LSTM state, final state"
-        print "            DenseLayer {labelDim, initValueScale=7}        # output layer"
+        print "            EmbeddingLayer {embDim} :                                             # word vectors"
+        print "            RecurrentLSTMLayer {hiddenDim} : BS.Sequences.Last :                  # the state at the end"
+        print "            DenseLayer {labelDim, initValueScale=7}        # to the labels"
         print "        )"
         print "        t = DynamicAxis{}"
         print "        query        = Input {inputDim, dynamicAxis=t}"
