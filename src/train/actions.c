@@ -112,6 +112,23 @@ static int check_builder(struct cfg_node *block, struct pt_err *e)
                      cfg_path(block, path, sizeof path));
 }
 
+/* Every reader of a command read now (readerType or deserializers, file, input), so that a
+ * command's reader errors end the run before the first command starts. */
+static int check_readers(struct cfg_node *block, struct pt_err *e)
+{
+    static const char *const names[] = {"reader", "cvReader"};
+    for (int i = 0; i < 2; i++) {
+        struct cfg_node *rd = NULL;
+        struct reader_config rc;
+        int err = cfg_find_block(block, names[i], &rd, e);
+        if (err == 0 && rd)
+            err = reader_config_read(rd, &rc, e);
+        if (err)
+            return err;
+    }
+    return 0;
+}
+
 /* The top-level block closest in spelling to name, for "did you mean". */
 static const char *closest_block(struct cfg_node *root, const char *name)
 {
@@ -175,6 +192,8 @@ int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, 
             rc = cfg_schema_check(&ck, block, act->schema, e);
         if (rc == 0 && act->schema == &train_command_schema)
             rc = check_builder(block, e);
+        if (rc == 0)
+            rc = check_readers(block, e);
         if (rc == 0 && *n < max) {
             cmds[*n].block = block;
             cmds[*n].action = act;
