@@ -6,16 +6,36 @@
 
 #include "math/cpu_kernels.h"
 
-static float ew_one(enum bk_ew op, float a, float b)
+/* r values: y = a OP b (b NULL for the unary ops). One loop per op, so that each
+ * vectorizes (y may be a: the compiler checks the overlap at run time). */
+static void ew_column(enum bk_ew op, float *y, const float *a, const float *b, size_t r)
 {
     switch (op) {
-    case BK_EW_ADD: return a + b;
-    case BK_EW_SUB: return a - b;
-    case BK_EW_MUL: return a * b;
-    case BK_EW_DIV: return a / b;
-    case BK_EW_EXP: return expf(a);
-    case BK_EW_LOG: return logf(a);
-    default: return a;
+    case BK_EW_ADD:
+        for (size_t i = 0; i < r; i++)
+            y[i] = a[i] + b[i];
+        break;
+    case BK_EW_SUB:
+        for (size_t i = 0; i < r; i++)
+            y[i] = a[i] - b[i];
+        break;
+    case BK_EW_MUL:
+        for (size_t i = 0; i < r; i++)
+            y[i] = a[i] * b[i];
+        break;
+    case BK_EW_DIV:
+        for (size_t i = 0; i < r; i++)
+            y[i] = a[i] / b[i];
+        break;
+    case BK_EW_EXP:
+        for (size_t i = 0; i < r; i++)
+            y[i] = expf(a[i]);
+        break;
+    case BK_EW_LOG:
+        for (size_t i = 0; i < r; i++)
+            y[i] = logf(a[i]);
+        break;
+    default: break;
     }
 }
 
@@ -25,13 +45,12 @@ void cpu_ewise(struct backend *be, enum bk_ew op, float *y, const float *a, cons
     (void)be;
     size_t r = (size_t)rows;
     int unary = op == BK_EW_EXP || op == BK_EW_LOG;
-    for (size_t j = 0; j < cols; j++) {
-        const float *aj = a + j * r;
-        const float *bj = unary ? NULL : x + (bcols == 1 ? 0 : j * r);
-        float *yj = y + j * r;
-        for (size_t i = 0; i < r; i++)
-            yj[i] = ew_one(op, aj[i], bj ? bj[i] : 0.0f);
+    if (unary || bcols == cols) { /* same shapes: one long run */
+        ew_column(op, y, a, unary ? NULL : x, r * cols);
+        return;
     }
+    for (size_t j = 0; j < cols; j++)
+        ew_column(op, y + j * r, a + j * r, unary ? NULL : x + (bcols == 1 ? 0 : j * r), r);
 }
 
 void cpu_mask_cols(struct backend *be, float *x, int rows, size_t cols, const float *mask)

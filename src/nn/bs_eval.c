@@ -1500,6 +1500,11 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
     if (rc == 0 && !g->nodes[roots[2]].kind->crit)
         rc = bs_error(e, v.root, "criterionNodes: '%s' is a %s node, not a criterion",
                       g->nodes[roots[2]].name, g->nodes[roots[2]].kind->name);
+    if (rc == 0 && g->nodes[roots[2]].kind->crit == BK_CRIT_CLASS_ERR + 1)
+        rc = bs_error(e, v.root,
+                      "criterionNodes: '%s' (ClassificationError) has no gradient to train with; "
+                      "make it an evaluationNodes",
+                      g->nodes[roots[2]].name);
     if (rc == 0 && roots[3] >= 0 && !g->nodes[roots[3]].kind->crit)
         rc = bs_error(e, v.root, "evaluationNodes: '%s' is a %s node, not a criterion",
                       g->nodes[roots[3]].name, g->nodes[roots[3]].kind->name);

@@ -136,6 +136,43 @@ static void need_grads(struct nn_graph *g)
     }
 }
 
+/* g_over: nodes whose gradient one node writes whole, once (outside recurrent loops, where
+ * gradients arrive a step at a time): that node writes over the gradient, which then needs
+ * no clearing before the backward pass. */
+static int over_writes(struct nn_graph *g, struct pt_err *e)
+{
+    int *writers = pt_calloc((size_t)g->n + 1, sizeof *writers, e);
+    char *partial = pt_calloc((size_t)g->n + 1, 1, e), *looped = pt_calloc((size_t)g->n + 1, 1, e);
+    if (!writers || !partial || !looped) {
+        free(writers);
+        free(partial);
+        free(looped);
+        return e ? e->code : PT_ENOMEM;
+    }
+    for (int u = 0; u < g->nunits; u++)
+        for (int k = 0; g->units[u].loop && k < g->units[u].count; k++)
+            looped[g->order[g->units[u].first + k]] = 1;
+    for (int i = 0; i < g->n; i++) {
+        const struct g_node *c = &g->nodes[i];
+        if (c->dead || !c->needs_grad || c->kind->nin == 0 || c->kind->crit)
+            continue;
+        for (int k = 0; k < c->kind->nin; k++) {
+            writers[c->in[k]]++;
+            if (!(c->kind->overwrites & (1u << k)) || looped[i])
+                partial[c->in[k]] = 1;
+        }
+    }
+    writers[g->nodes[g->crit].in[1]]++; /* the training criterion writes its prediction's */
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *n = &g->nodes[i];
+        n->g_over = n->needs_grad && !n->dead && writers[i] == 1 && !partial[i] && !looped[i];
+    }
+    free(writers);
+    free(partial);
+    free(looped);
+    return 0;
+}
+
 int g_finish(struct nn_graph *g, struct pt_err *e)
 {
     int rc = g_schedule(g, e);
@@ -148,6 +185,8 @@ int g_finish(struct nn_graph *g, struct pt_err *e)
     if (rc)
         return rc;
     need_grads(g);
+    if ((rc = over_writes(g, e)) != 0)
+        return rc;
     g->nparams = 0;
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
@@ -323,10 +362,10 @@ static void run_criterion(struct nn_graph *g, int node, int slot, int grad)
                         .z = z->v,
                         .y = y->v,
                         .mask = z->seq1 ? g->seq_mask_on : g->crit_mask,
-                        .grad = want ? g->tmp : NULL,
+                        .grad = want ? (z->g_over ? z->g : g->tmp) : NULL,
                         .sum = g->stats + slot};
     g->bk->ops->criterion(g->bk, kind, &c);
-    if (want)
+    if (want && !z->g_over)
         g->bk->ops->axpy(g->bk, z->g, g->tmp, (size_t)z->rows * c.cols, 1.0f);
 }
 
@@ -374,10 +413,10 @@ void g_forward(struct nn_graph *g)
 void g_backward(struct nn_graph *g, float *grads)
 {
     struct backend *b = g->bk;
-    b->ops->fill(b, grads, g->nparams, 0.0f);
-    for (int i = 0; i < g->n; i++) {
+    (void)grads;                     /* the parameters' gradients are their nodes' (g_bind_arena) */
+    for (int i = 0; i < g->n; i++) { /* what is added into starts at zero */
         struct g_node *n = &g->nodes[i];
-        if (!fixed_store(n) && n->needs_grad && !n->dead)
+        if (n->needs_grad && !n->dead && !n->g_over && (n->learnable || !fixed_store(n)))
             b->ops->fill(b, n->g, (size_t)n->rows * g_cols(g, n), 0.0f);
     }
     run_criterion(g, g->crit, 0, 1);

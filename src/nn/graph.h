@@ -55,6 +55,9 @@ struct g_kind {
     /* Floats of scratch the node keeps from its forward to its backward pass, for a pass
      * of ncols columns over nseq sequences (NULL: none); carved into n->ws. */
     size_t (*workspace)(const struct g_node *n, size_t ncols, size_t nseq);
+    /* Bit k: backward writes input k's whole gradient in one operation, and writes it over
+     * (not adds) when that input's g_over is set. */
+    unsigned overwrites;
 };
 
 struct g_node {
@@ -83,6 +86,8 @@ struct g_node {
     int dead; /* folded into a fused node: neither run nor given memory */
     /* at run time */
     int needs_grad;
+    int g_over;   /* one node writes all of this gradient, once: it writes over instead of
+                   * adding, and the gradient is not cleared before the backward pass */
     float *ws;    /* the kind's workspace */
     float *v, *g; /* value and gradient, rows x (cols or the pass's columns) */
 };
@@ -158,7 +163,8 @@ static inline int g_open(const struct g_node *n)
 }
 
 /* Add src (shaped like node `like`'s output) into dst's gradient, summed over the columns
- * where dst is one fixed column under a wider src (graph_nodes.c). */
+ * where dst is one fixed column under a wider src (graph_nodes.c); written over it when dst's
+ * g_over is set. */
 void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src, const struct g_node *like,
                 float alpha);
 

@@ -40,12 +40,22 @@ void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src, const 
     size_t cols = g_cols(g, like), dcols = g_cols(g, dst);
     if (!dst->needs_grad)
         return;
+    size_t k = (size_t)dst->rows * (dcols == cols ? cols : 1);
+    if (dst->g_over) {
+        if (dcols == cols)
+            b->ops->copy(b, g_grad(g, dst), src, k);
+        else
+            b->ops->sum_cols(b, g_grad(g, dst), src, dst->rows, cols, dst->rows);
+        if (alpha != 1.0f)
+            b->ops->scale(b, g_grad(g, dst), k, alpha);
+        return;
+    }
     if (dcols == cols) {
-        b->ops->axpy(b, g_grad(g, dst), src, (size_t)dst->rows * cols, alpha);
+        b->ops->axpy(b, g_grad(g, dst), src, k, alpha);
         return;
     }
     b->ops->sum_cols(b, g->tmp2, src, dst->rows, cols, dst->rows);
-    b->ops->axpy(b, g_grad(g, dst), g->tmp2, (size_t)dst->rows, alpha);
+    b->ops->axpy(b, g_grad(g, dst), g->tmp2, k, alpha);
 }
 
 int g_same_axis(struct g_node *a, struct g_node *b)
@@ -125,10 +135,10 @@ static void backward_times(struct nn_graph *g, struct g_node *n)
     int cols = (int)g_cols(g, n);
     if (a->needs_grad) /* dA += dY X^T */
         b->ops->gemm(b, BK_NOTRANS, BK_TRANS, a->rows, a->cols, cols, 1.0f, g_grad(g, n), n->rows,
-                     g_val(g, x), x->rows, 1.0f, g_grad(g, a), a->rows);
+                     g_val(g, x), x->rows, a->g_over ? 0.0f : 1.0f, g_grad(g, a), a->rows);
     if (x->needs_grad) /* dX += A^T dY */
         b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, cols, a->rows, 1.0f, g_val(g, a), a->rows,
-                     g_grad(g, n), n->rows, 1.0f, g_grad(g, x), x->rows);
+                     g_grad(g, n), n->rows, x->g_over ? 0.0f : 1.0f, g_grad(g, x), x->rows);
 }
 
 /* ------------------------------------------------------------------ element-wise binary */
@@ -233,10 +243,9 @@ static void forward_act(struct nn_graph *g, struct g_node *n)
 
 static void backward_act(struct nn_graph *g, struct g_node *n)
 {
-    struct backend *b = g->bk;
-    b->ops->copy(b, g->tmp, g_grad(g, n), numel(g, n));
-    b->ops->act_grad(b, act_of(n), g->tmp, g_val(g, n), numel(g, n));
-    g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
+    struct backend *b = g->bk; /* dx = dy .* f'(x), from y, in place: dy is not read again */
+    b->ops->act_grad(b, act_of(n), g_grad(g, n), g_val(g, n), numel(g, n));
+    g_add_grad(g, IN(g, n, 0), g_grad(g, n), n, 1.0f);
 }
 
 static void forward_negate(struct nn_graph *g, struct g_node *n)
@@ -316,19 +325,16 @@ static void backward_affine(struct nn_graph *g, struct g_node *n)
     struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1), *b = IN(g, n, 2);
     struct backend *bk = g->bk;
     int cols = (int)g_cols(g, n);
-    const float *dz = g_grad(g, n);
-    if (n->act != BK_ACT_NONE) { /* dz = dy .* f'(z), from the output y */
-        bk->ops->copy(bk, g->tmp, g_grad(g, n), numel(g, n));
-        bk->ops->act_grad(bk, n->act, g->tmp, g_val(g, n), numel(g, n));
-        dz = g->tmp;
-    }
+    float *dz = g_grad(g, n); /* dz = dy .* f'(z), from the output y, in place */
+    if (n->act != BK_ACT_NONE)
+        bk->ops->act_grad(bk, n->act, dz, g_val(g, n), numel(g, n));
     g_add_grad(g, b, dz, n, 1.0f);
     if (w->needs_grad)
         bk->ops->gemm(bk, BK_NOTRANS, BK_TRANS, w->rows, w->cols, cols, 1.0f, dz, n->rows,
-                      g_val(g, x), x->rows, 1.0f, g_grad(g, w), w->rows);
+                      g_val(g, x), x->rows, w->g_over ? 0.0f : 1.0f, g_grad(g, w), w->rows);
     if (x->needs_grad)
         bk->ops->gemm(bk, BK_TRANS, BK_NOTRANS, x->rows, cols, w->rows, 1.0f, g_val(g, w), w->rows,
-                      dz, n->rows, 1.0f, g_grad(g, x), x->rows);
+                      dz, n->rows, x->g_over ? 0.0f : 1.0f, g_grad(g, x), x->rows);
 }
 
 const struct g_kind g_kind_affine = {
@@ -339,6 +345,7 @@ const struct g_kind g_kind_affine = {
     .forward = forward_affine,
     .backward = backward_affine,
     .workspace = NULL,
+    .overwrites = 7,
 };
 
 /* ------------------------------------------------------------------ Splice */
@@ -368,13 +375,18 @@ static void forward_splice(struct nn_graph *g, struct g_node *n)
 static void backward_splice(struct nn_graph *g, struct g_node *n)
 {
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    struct backend *b = g->bk;
     size_t cols = g_cols(g, n);
-    if (a->needs_grad)
-        g->bk->ops->axpy2d(g->bk, g_grad(g, a), a->rows, g_grad(g, n), n->rows, a->rows, cols,
-                           1.0f);
-    if (x->needs_grad)
-        g->bk->ops->axpy2d(g->bk, g_grad(g, x), x->rows, g_grad(g, n) + a->rows, n->rows, x->rows,
-                           cols, 1.0f);
+    for (int side = 0; side < 2; side++) {
+        struct g_node *to = side ? x : a;
+        const float *from = g_grad(g, n) + (side ? a->rows : 0);
+        if (!to->needs_grad)
+            continue;
+        if (to->g_over)
+            b->ops->copy2d(b, g_grad(g, to), to->rows, from, n->rows, to->rows, cols);
+        else
+            b->ops->axpy2d(b, g_grad(g, to), to->rows, from, n->rows, to->rows, cols, 1.0f);
+    }
 }
 
 /* ------------------------------------------------------------------ Mean, InvStdDev */
@@ -414,13 +426,14 @@ static int shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 /* ------------------------------------------------------------------ the table */
 
 #define CRIT(k) ((int)(k) + 1)
-#define KIND(nm, n, c, sh, fw, bw)                                                                 \
+#define KINDW(nm, n, c, sh, fw, bw, ow)                                                            \
     {                                                                                              \
         .name = nm, .nin = n, .crit = c, .shape = sh, .forward = fw, .backward = bw,               \
-        .workspace = NULL                                                                          \
+        .workspace = NULL, .overwrites = ow                                                        \
     }
-#define SOURCE(nm)       KIND(nm, 0, 0, shape_source, forward_none, backward_none)
-#define CRITERION(nm, k) KIND(nm, 2, CRIT(k), shape_crit, forward_none, backward_none)
+#define KIND(nm, n, c, sh, fw, bw) KINDW(nm, n, c, sh, fw, bw, 0)
+#define SOURCE(nm)                 KIND(nm, 0, 0, shape_source, forward_none, backward_none)
+#define CRITERION(nm, k)           KIND(nm, 2, CRIT(k), shape_crit, forward_none, backward_none)
 
 static const struct g_kind kinds[] = {
     SOURCE("Input"),
@@ -428,18 +441,18 @@ static const struct g_kind kinds[] = {
     SOURCE("Constant"),
     KIND("Mean", 1, 0, shape_stat, forward_none, backward_none),
     KIND("InvStdDev", 1, 0, shape_stat, forward_none, backward_none),
-    KIND("Times", 2, 0, shape_times, forward_times, backward_times),
-    KIND("Plus", 2, 0, shape_binary, forward_binary, backward_binary),
-    KIND("Minus", 2, 0, shape_binary, forward_binary, backward_binary),
-    KIND("ElementTimes", 2, 0, shape_binary, forward_binary, backward_binary),
-    KIND("Negate", 1, 0, shape_unary, forward_negate, backward_negate),
-    KIND("Sigmoid", 1, 0, shape_unary, forward_act, backward_act),
-    KIND("Tanh", 1, 0, shape_unary, forward_act, backward_act),
-    KIND("ReLU", 1, 0, shape_unary, forward_act, backward_act),
-    KIND("Exp", 1, 0, shape_unary, forward_exp, backward_exp),
-    KIND("Log", 1, 0, shape_unary, forward_log, backward_log),
-    KIND("Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax),
-    KIND("Splice", 2, 0, shape_splice, forward_splice, backward_splice),
+    KINDW("Times", 2, 0, shape_times, forward_times, backward_times, 3),
+    KINDW("Plus", 2, 0, shape_binary, forward_binary, backward_binary, 3),
+    KINDW("Minus", 2, 0, shape_binary, forward_binary, backward_binary, 3),
+    KINDW("ElementTimes", 2, 0, shape_binary, forward_binary, backward_binary, 3),
+    KINDW("Negate", 1, 0, shape_unary, forward_negate, backward_negate, 1),
+    KINDW("Sigmoid", 1, 0, shape_unary, forward_act, backward_act, 1),
+    KINDW("Tanh", 1, 0, shape_unary, forward_act, backward_act, 1),
+    KINDW("ReLU", 1, 0, shape_unary, forward_act, backward_act, 1),
+    KINDW("Exp", 1, 0, shape_unary, forward_exp, backward_exp, 1),
+    KINDW("Log", 1, 0, shape_unary, forward_log, backward_log, 1),
+    KINDW("Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax, 1),
+    KINDW("Splice", 2, 0, shape_splice, forward_splice, backward_splice, 3),
     CRITERION("CrossEntropyWithSoftmax", BK_CRIT_CE_SOFTMAX),
     CRITERION("ClassificationError", BK_CRIT_CLASS_ERR),
     CRITERION("SquareError", BK_CRIT_SQUARE_ERR),

@@ -136,10 +136,10 @@ static void lstm_backward(struct nn_graph *g, struct g_node *n)
                      hd, 1.0f, hm->g, g4);
     }
     b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, x->rows, (int)cols, 1.0f, s.dgates, g4, x->v, x->rows,
-                 1.0f, w->g, g4);
+                 w->g_over ? 0.0f : 1.0f, w->g, g4);
     if (x->needs_grad)
         b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, (int)cols, g4, 1.0f, w->v, g4, s.dgates, g4,
-                     1.0f, x->g, x->rows);
+                     x->g_over ? 0.0f : 1.0f, x->g, x->rows);
 }
 
 const struct g_kind g_kind_lstm = {
@@ -150,6 +150,7 @@ const struct g_kind g_kind_lstm = {
     .forward = lstm_forward,
     .backward = lstm_backward,
     .workspace = lstm_ws,
+    .overwrites = 3, /* x and W: one GEMM each; H, b, peepholes: step by step */
 };
 
 /* ------------------------------------------------------------------ Dropout */
@@ -207,4 +208,5 @@ const struct g_kind g_kind_dropout = {
     .forward = dropout_forward,
     .backward = dropout_backward,
     .workspace = dropout_ws,
+    .overwrites = 1,
 };
