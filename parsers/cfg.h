@@ -106,6 +106,24 @@ int cfg_find_inner_block(struct cfg_node *block, const char *key, struct cfg_nod
  * belongs to the node. Error when n is a block. */
 int cfg_value(struct cfg_node *n, const char **out, struct pt_err *e);
 
+/* A block's raw text (all its segments, in order, joined by newlines) with every $name$
+ * replaced by the value of the config key `name`, looked up from the block's parent
+ * outward, as CNTK substitutes variables before BrainScript sees the text. *text is
+ * heap-allocated (free it); *at is where the text starts. Unknown variables are errors
+ * naming their position. */
+int cfg_block_text(struct cfg_node *block, char **text, struct cfg_origin *at, struct pt_err *e);
+
+/* CNTK's array of blocks held by a scalar: its raw text is `( [ ... ] : { ... } )` (the
+ * parentheses optional; blanks, newlines and comments around the elements), as in
+ * `deserializers = ({ ... })`. Each element becomes a block as if written `key = [ ... ]` in
+ * n's place: its keys keep their real file:line:col, lookups from it climb into n's block
+ * (so `$var$` and enclosing keys resolve as from n), cfg_path names it as n, and its origin
+ * is its opening bracket. *first is the first block (NULL for `()`); the others follow
+ * through cfg_next. The blocks belong to n and are made once (later calls return the same
+ * ones). Error, naming the offending character, when the text is not such an array; also
+ * when n is a block. */
+int cfg_block_array(struct cfg_node *n, struct cfg_node **first, struct pt_err *e);
+
 /* Make sure a block's pending text is parsed (cfg_first() needs this). */
 int cfg_parse_block(struct cfg_node *block, struct pt_err *e);
 
@@ -116,6 +134,8 @@ struct cfg_node *cfg_next(const struct cfg_node *n);
 const char *cfg_key(const struct cfg_node *n);
 int cfg_is_block(const struct cfg_node *n);
 struct cfg_node *cfg_parent(const struct cfg_node *n);
+/* The config that owns n (for cfg_warn). */
+struct cfg *cfg_of(const struct cfg_node *n);
 /* Where the key was (last) assigned; the value's own position for scalars. */
 const struct cfg_origin *cfg_origin_of(const struct cfg_node *n);
 const struct cfg_origin *cfg_value_origin(const struct cfg_node *n);

@@ -13,7 +13,8 @@
  *                  cfg_find_block
  *   cfg_resolve.c  cfg_value: `$name$` expansion, cycle checks      lookup tree
  *   cfg_value.c    typed views of scalars: bool, int, real, array   tree
- *   cfg_parse.c    legacy text -> entries of a block; include=      lex merge tree
+ *   cfg_parse.c    legacy text -> entries of a block; include=;     lex merge tree
+ *                  arrays of blocks in a scalar (cfg_block_array)
  *   cfg_ini.c      .ini text (through inih) -> entries              lookup merge tree
  *   cfg_load.c     cfg_new; files (configFile=, include=), strings, parse ini lex tree
  *                  command-line arguments
@@ -52,9 +53,10 @@ struct cfg_node {
     int used;
 
     /* scalar */
-    char *value;    /* raw, quotes stripped; NULL for a block */
-    char *resolved; /* cache for cfg_value */
-    int resolving;  /* cycle guard */
+    char *value;            /* raw, quotes stripped; NULL for a block */
+    char *resolved;         /* cache for cfg_value */
+    int resolving;          /* cycle guard */
+    struct cfg_node *array; /* cfg_block_array's blocks of the value, linked by next (owned) */
 
     /* block */
     int is_block;

@@ -227,3 +227,138 @@ int cfg_parse_segment(struct cfg_node *block, struct cfg_seg *seg, struct pt_err
     }
     return 0;
 }
+
+/* ------------------------------------------------------------------ arrays of blocks */
+
+/* Step over blanks, newlines and comments. */
+static void skip_space(struct cfg_lex *lx)
+{
+    while (!cfg_lex_at_end(lx)) {
+        char ch = cfg_lex_cur(lx);
+        if (cfg_lex_is_blank(ch) || ch == '\n')
+            cfg_lex_adv(lx);
+        else if (cfg_lex_comment_here(lx))
+            cfg_lex_skip_to_eol(lx);
+        else
+            break;
+    }
+}
+
+/* The directory include= paths in n's text are relative to: that of the nearest enclosing
+ * block text. */
+static const char *dir_of(const struct cfg_node *n)
+{
+    for (const struct cfg_node *b = n->parent; b; b = b->parent)
+        if (b->parsed)
+            return b->parsed->dir;
+    return NULL;
+}
+
+/* At '[' or '{' in n's value: a new block (not linked) whose pending text is the body. */
+static int array_element(struct cfg_node *n, struct cfg_lex *lx, struct cfg_node **out,
+                         struct pt_err *e)
+{
+    struct cfg_origin at = cfg_lex_here(lx);
+    struct cfg_lex body = *lx;
+    cfg_lex_adv(&body);
+    struct cfg_origin bat = cfg_lex_here(&body);
+    char open = cfg_lex_cur(lx);
+    size_t start = lx->i;
+    int rc = cfg_lex_skim(lx, e);
+    if (rc)
+        return rc;
+    struct cfg_node *b = cfg_node_new(n->cfg, n->parent, n->key, strlen(n->key), &at, e);
+    if (!b)
+        return e ? e->code : PT_ENOMEM;
+    b->is_block = 1;
+    b->open = open;
+    rc = cfg_add_segment(b, lx->s + start + 1, lx->i - start - 2, &bat, dir_of(n), e);
+    if (rc) {
+        cfg_node_free(b);
+        return rc;
+    }
+    *out = b;
+    return 0;
+}
+
+static int array_error(struct cfg_node *n, struct cfg_lex *lx, const char *what, struct pt_err *e)
+{
+    char path[512], ex[32];
+    struct cfg_origin at = cfg_lex_here(lx);
+    const char *got = cfg_lex_at_end(lx) ? "the end of the value"
+                                         : pt_excerpt(ex, sizeof ex, lx->s + lx->i, 1, 1);
+    return cfg_error(e, &at,
+                     "%s: expected %s, got %s%s%s (an array of blocks is ( [ ... ] : [ ... ] ))",
+                     cfg_path(n, path, sizeof path), what, cfg_lex_at_end(lx) ? "" : "'", got,
+                     cfg_lex_at_end(lx) ? "" : "'");
+}
+
+int cfg_block_array(struct cfg_node *n, struct cfg_node **first, struct pt_err *e)
+{
+    char path[512];
+    *first = NULL;
+    if (n->is_block)
+        return cfg_error(e, &n->origin,
+                         "'%s' must be an array of blocks ( [ ... ] : [ ... ] ), but it is a block",
+                         cfg_path(n, path, sizeof path));
+    if (n->array) {
+        *first = n->array;
+        return 0;
+    }
+    struct cfg_lex lx = {
+        .s = n->value,
+        .n = strlen(n->value),
+        .line = n->vorigin.line,
+        .col = n->vorigin.col,
+        .base = n->vorigin,
+    };
+    struct cfg_node *head = NULL, **tail = &head;
+    int rc = 0;
+    skip_space(&lx);
+    int paren = cfg_lex_cur(&lx) == '(';
+    if (paren) {
+        cfg_lex_adv(&lx);
+        skip_space(&lx);
+    }
+    if (paren && cfg_lex_cur(&lx) == ')') { /* () holds no block */
+        cfg_lex_adv(&lx);
+    } else {
+        for (;;) {
+            char ch = cfg_lex_cur(&lx);
+            if (cfg_lex_at_end(&lx) || (ch != '[' && ch != '{')) {
+                rc = array_error(n, &lx, "a block '[ ... ]' or '{ ... }'", e);
+                break;
+            }
+            if ((rc = array_element(n, &lx, tail, e)))
+                break;
+            tail = &(*tail)->next;
+            skip_space(&lx);
+            if (cfg_lex_cur(&lx) == ':') {
+                cfg_lex_adv(&lx);
+                skip_space(&lx);
+                continue;
+            }
+            if (paren && cfg_lex_cur(&lx) != ')')
+                rc = array_error(n, &lx, "':' or ')' after a block", e);
+            else if (paren)
+                cfg_lex_adv(&lx);
+            break;
+        }
+    }
+    if (rc == 0) {
+        skip_space(&lx);
+        if (!cfg_lex_at_end(&lx))
+            rc = array_error(n, &lx, paren ? "nothing after ')'" : "':' after a block", e);
+    }
+    if (rc) {
+        while (head) {
+            struct cfg_node *nx = head->next;
+            cfg_node_free(head);
+            head = nx;
+        }
+        return rc;
+    }
+    n->array = head;
+    *first = head;
+    return 0;
+}

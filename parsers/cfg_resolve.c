@@ -139,3 +139,91 @@ int cfg_value(struct cfg_node *n, const char **out, struct pt_err *e)
     *out = n->resolved;
     return 0;
 }
+
+/* The value of $name$ inside the text of `block`, looked up from the block's parent outward
+ * (the block's own text is not config, so its keys are not variables). */
+static int block_var(struct cfg_node *block, const char *name, const struct cfg_origin *at,
+                     const char **out, struct pt_err *e)
+{
+    struct cfg_node *target = NULL;
+    int rc = block->parent ? cfg_find(block->parent, name, &target, e) : 0;
+    if (rc)
+        return rc;
+    if (!target || target->is_block)
+        return cfg_error(e, at, "unknown variable $%s$ in the text of block '%s'%s", name,
+                         block->key, target ? " (it names a block, not a value)" : "");
+    rc = cfg_value(target, out, e);
+    if (rc == 0)
+        cfg_mark_used(target);
+    return rc;
+}
+
+/* One segment's text into b with every $name$ replaced. */
+static int block_segment(struct cfg_node *block, const struct cfg_seg *seg, struct sbuf *b,
+                         struct pt_err *e)
+{
+    const char *s = seg->text, *end = seg->text + seg->len;
+    int rc = 0;
+    if (block->cfg->options & CFG_LOAD_PLAIN) /* model files: no variables */
+        return sb_add(b, s, seg->len, e);
+    while (rc == 0 && s < end) {
+        const char *d = memchr(s, '$', (size_t)(end - s));
+        if (!d)
+            return sb_add(b, s, (size_t)(end - s), e);
+        size_t len = 0;
+        while (d + 1 + len < end && is_var_char(d[1 + len]))
+            len++;
+        if (len == 0 || d + 1 + len >= end || d[1 + len] != '$' || len >= 256) {
+            rc = sb_add(b, s, (size_t)(d - s) + 1, e);
+            s = d + 1;
+            continue;
+        }
+        char name[256];
+        memcpy(name, d + 1, len);
+        name[len] = '\0';
+        struct cfg_origin at = seg->at;
+        for (const char *p = seg->text; p < d; p++) {
+            at.col++;
+            if (*p == '\n') {
+                at.line++;
+                at.col = 1;
+            }
+        }
+        const char *v = NULL;
+        rc = sb_add(b, s, (size_t)(d - s), e);
+        if (rc == 0)
+            rc = block_var(block, name, &at, &v, e);
+        if (rc == 0)
+            rc = sb_add(b, v, strlen(v), e);
+        s = d + len + 2;
+    }
+    return rc;
+}
+
+int cfg_block_text(struct cfg_node *block, char **text, struct cfg_origin *at, struct pt_err *e)
+{
+    *text = NULL;
+    if (!block->is_block)
+        return cfg_error(e, &block->origin, "'%s' is a value, expected a block", block->key);
+    struct sbuf b = {0};
+    int rc = sb_add(&b, "", 0, e), first = 1;
+    const struct cfg_seg *lists[2] = {block->parsed, block->pending};
+    for (int l = 0; l < 2; l++)
+        for (const struct cfg_seg *s = lists[l]; rc == 0 && s; s = s->next) {
+            if (first)
+                *at = s->at;
+            else
+                rc = sb_add(&b, "\n", 1, e);
+            first = 0;
+            if (rc == 0)
+                rc = block_segment(block, s, &b, e);
+        }
+    if (rc == 0 && first)
+        *at = block->vorigin;
+    if (rc) {
+        free(b.p);
+        return rc;
+    }
+    *text = b.p;
+    return 0;
+}

@@ -49,6 +49,11 @@ static void free_segs(struct cfg_seg *s)
 
 void cfg_node_clear(struct cfg_node *n)
 {
+    while (n->array) {
+        struct cfg_node *nx = n->array->next;
+        cfg_node_free(n->array);
+        n->array = nx;
+    }
     free(n->value);
     free(n->resolved);
     free(n->parse_error);
@@ -260,6 +265,11 @@ int cfg_is_block(const struct cfg_node *n)
 struct cfg_node *cfg_parent(const struct cfg_node *n)
 {
     return n->parent;
+}
+
+struct cfg *cfg_of(const struct cfg_node *n)
+{
+    return n->cfg;
 }
 
 const struct cfg_origin *cfg_origin_of(const struct cfg_node *n)

@@ -375,7 +375,8 @@ START_TEST(config_from_block)
         "bad=[file=f; input=[a=[dim=1;format=dense;alias=z]; b=[dim=1;format=dense;alias=z]]]\n"
         "two=[file=f; input=[a=[dim=1;format=dense;definesMBSize=1]; "
         "b=[dim=1;format=dense;definesMBSize=t]]]\n"
-        "huge=[file=f; input=[a=[dim=1073741825;format=dense]]]\n",
+        "huge=[file=f; input=[a=[dim=1073741825;format=dense]]]\n"
+        "readerType=CNTKTextFormatReader\n", /* found climbing from bad, two and huge */
         &e);
     struct reader_config rc;
     ck_assert_int_eq(reader_config_read(node_at(c, "reader"), &rc, &e), 0);
@@ -396,6 +397,144 @@ START_TEST(config_from_block)
     ck_assert_int_eq(reader_config_read(node_at(c, "huge"), &rc, &e), PT_EUSER);
     ck_assert_str_eq(e.msg, "c.cfg:5:29: error: dim: 1073741825 is out of range: must be >= 1 and "
                             "<= 1073741824 (2^30)");
+    cfg_free(c);
+}
+END_TEST
+
+/* CNTK's composite form: reader = { deserializers = ({ type = "CNTKTextFormatDeserializer" ...
+ * }) } reads as readerType = CNTKTextFormatReader with the deserializer's keys; reader-level
+ * keys stay in the reader block; errors name the real file:line:col inside the value. */
+START_TEST(config_deserializers)
+{
+    struct pt_err e;
+    struct cfg *c = load(
+        "d.cfg",
+        "dimension = 5 ; traceLevel = 3\n"
+        "ok = { randomize = false ; chunkSizeInBytes = 100 ; maxErrors = 4 ; verbosity = 0\n"
+        "    deserializers = (\n"
+        "        # CNTK's tutorials write it this way\n"
+        "        { type = \"CNTKTextFormatDeserializer\" ; module = \"CNTKTextFormatReader\"\n"
+        "          file = \"d.ctf\" ; chunkSizeInBytes = 9000\n"
+        "          input = [ features = [ dim = $dimension$ ; format = \"dense\" ]\n"
+        "                    labels = { dim = 2 ; format = sparse ; alias = L } ] } ) }\n"
+        "bare = [ deserializers = [ type = CNTKTextFormatDeserializer ; file = b.ctf\n"
+        "    input = [ x = [ dim = 1 ; format = dense ] ] ] ]\n"
+        "two = [ deserializers = ([ module = CNTKTextFormatReader ; file = a\n"
+        "        input = [ x = [ dim = 1 ; format = dense ] ] ] :\n"
+        "      [ type = HTKFeatureDeserializer ]) ]\n"
+        "htk = [ deserializers = ({ type = HTKFeatureDeserializer ; file = a ; input = [ ] }) ]\n"
+        "img = [ deserializers = ({ module = ImageReader ; file = a ; input = [ ] }) ]\n"
+        "which = [ deserializers = ({ file = a ; input = [ x = [ dim = 1 ; format = dense ] ] }) "
+        "]\n"
+        "nofile = [ file = a ; deserializers = ({ type = CNTKTextFormatDeserializer\n"
+        "    input = [ x = [ dim = 1 ; format = dense ] ] }) ]\n"
+        "noinput = [ input = [ x = [ dim = 1 ; format = dense ] ]\n"
+        "    deserializers = ({ type = CNTKTextFormatDeserializer ; file = a }) ]\n"
+        "both = [ readerType = CNTKTextFormatReader\n"
+        "    deserializers = ({ type = CNTKTextFormatDeserializer ; file = a }) ]\n"
+        "dim0 = [ deserializers = ({ type = CNTKTextFormatDeserializer ; file = a\n"
+        "    input = [ x = [ dim = 1 ; format = dense ]\n"
+        "              y = [ dim = 0 ; format = dense ] ] }) ]\n"
+        "empty = [ deserializers = ( ) ]\n"
+        "junk = [ deserializers = ({ type = CNTKTextFormatDeserializer } x) ]\n"
+        "word = [ deserializers = CNTKTextFormatDeserializer ]\n"
+        "none = [ file = a ; input = [ x = [ dim = 1 ; format = dense ] ] ]\n",
+        &e);
+    ck_assert_msg(e.code == 0, "%s", e.msg);
+    struct reader_config rc;
+    ck_assert_int_eq(reader_config_read(node_at(c, "ok"), &rc, &e), 0);
+    ck_assert_str_eq(rc.file, "d.ctf");
+    ck_assert_int_eq(rc.file_origin.line, 6);
+    ck_assert_int_eq(rc.file_origin.col, 18);
+    ck_assert_int_eq(rc.randomize, 0);       /* the reader block's */
+    ck_assert_uint_eq(rc.chunk_bytes, 9000); /* the deserializer's wins */
+    ck_assert_int_eq(rc.max_errors, 4);      /* the reader block's, climbing */
+    ck_assert_int_eq(rc.trace, 3);           /* the top level's, climbing */
+    ck_assert_int_eq(rc.ninputs, 2);
+    ck_assert_int_eq(rc.inputs[0].dim, 5); /* $dimension$ from the top level */
+    ck_assert_str_eq(rc.inputs[1].alias, "L");
+    ck_assert_int_eq(rc.inputs[1].sparse, 1);
+    /* read again (every command reads its readers more than once): the same */
+    ck_assert_int_eq(reader_config_read(node_at(c, "ok"), &rc, &e), 0);
+    ck_assert_uint_eq(rc.chunk_bytes, 9000);
+    ck_assert_int_eq(reader_config_read(node_at(c, "bare"), &rc, &e), 0);
+    ck_assert_str_eq(rc.file, "b.ctf");
+    ck_assert_int_eq(rc.trace, 3);
+
+    static const struct {
+        const char *block, *msg;
+    } bad[] = {
+        {"two", "d.cfg:13:7: error: two.deserializers: 2 deserializers: partrain reads exactly "
+                "one, a CNTKTextFormatDeserializer (composing several is not supported)"},
+        {"htk", "d.cfg:14:35: error: type=HTKFeatureDeserializer is not supported by partrain "
+                "(supported: CNTKTextFormatDeserializer)"},
+        {"img", "d.cfg:15:37: error: module=ImageReader is not supported by partrain "
+                "(supported: CNTKTextFormatReader)"},
+        {"which", "d.cfg:16:28: error: which.deserializers: which deserializer? expected type = "
+                  "\"CNTKTextFormatDeserializer\" (or module = \"CNTKTextFormatReader\"): "
+                  "partrain reads CNTK text format"},
+        {"nofile", "d.cfg:17:12: error: nofile.file: the reader has deserializers, so file= "
+                   "belongs inside the deserializer: deserializers = ({ type = "
+                   "\"CNTKTextFormatDeserializer\"; file = ...; input = [ ... ] })"},
+        {"noinput", "d.cfg:19:13: error: noinput.input: the reader has deserializers, so input= "
+                    "belongs inside the deserializer: deserializers = ({ type = "
+                    "\"CNTKTextFormatDeserializer\"; file = ...; input = [ ... ] })"},
+        {"both", "d.cfg:22:5: error: reader: 'deserializers' and 'readerType' (set at d.cfg:21:10) "
+                 "exclude each other; give only one"},
+        {"dim0", "d.cfg:25:27: error: dim: 0 is out of range: must be >= 1"},
+        {"empty", "d.cfg:26:27: error: empty.deserializers: no deserializer: expected ({ type = "
+                  "\"CNTKTextFormatDeserializer\"; file = ...; input = [ ... ] })"},
+        {"junk", "d.cfg:27:65: error: junk.deserializers: expected ':' or ')' after a block, got "
+                 "'x' (an array of blocks is ( [ ... ] : [ ... ] ))"},
+        {"word", "d.cfg:28:26: error: word.deserializers: expected a block '[ ... ]' or '{ ... }', "
+                 "got 'C' (an array of blocks is ( [ ... ] : [ ... ] ))"},
+        {"none", "d.cfg:29:1: error: none: required key 'readerType' is not set (the reader, "
+                 "CNTKTextFormatReader, with file= and input= in this block; required unless "
+                 "deserializers = ({ ... }) (CNTK's composite form) stands instead)"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        pt_err_clear(&e);
+        ck_assert_int_eq(reader_config_read(node_at(c, bad[i].block), &rc, &e), PT_EUSER);
+        ck_assert_str_eq(e.msg, bad[i].msg);
+    }
+    cfg_free(c);
+
+    /* a deserializer without file or input, and one with an unknown key (a warning, an error
+     * with strictConfig=true, naming the block it belongs in) */
+    c = load("u.cfg",
+             "nofile = { deserializers = ({ type = CNTKTextFormatDeserializer\n"
+             "    input = [ x = [ dim = 1 ; format = dense ] ] }) }\n"
+             "noinput = { deserializers = ({ type = CNTKTextFormatDeserializer ; file = a }) }\n"
+             "extra = { deserializers = ({ type = CNTKTextFormatDeserializer ; file = a\n"
+             "    randomize = false ; input = [ x = [ dim = 1 ; format = dense ] ] }) }\n",
+             &e);
+    ck_assert_int_eq(reader_config_read(node_at(c, "nofile"), &rc, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "u.cfg:1:29: error: nofile.deserializers: required key 'file' is not "
+                            "set (the CTF data file)");
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_config_read(node_at(c, "noinput"), &rc, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "u.cfg:3:30: error: noinput.deserializers: required key 'input' is "
+                            "not set (the input streams: input = [ features = [ dim=784; "
+                            "format=dense ] ... ])");
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_config_read(node_at(c, "extra"), &rc, &e), 0);
+    ck_assert_int_eq(rc.randomize, 1); /* ignored there: CNTK reads it in the reader block */
+    ck_assert_uint_eq(cfg_warning_count(c), 1);
+    ck_assert_str_eq(cfg_warning(c, 0), "u.cfg:5:5: warning: unknown key "
+                                        "'extra.deserializers.randomize' in deserializer is "
+                                        "ignored ('randomize' belongs in the reader block)");
+    ck_assert_int_eq(reader_config_read(node_at(c, "extra"), &rc, &e), 0);
+    ck_assert_uint_eq(cfg_warning_count(c), 1); /* checked once */
+    cfg_free(c);
+    c = load("s.cfg",
+             "strictConfig = true\n"
+             "extra = { deserializers = ({ type = CNTKTextFormatDeserializer ; file = a\n"
+             "    randomize = false ; input = [ x = [ dim = 1 ; format = dense ] ] }) }\n",
+             &e);
+    ck_assert_int_eq(reader_config_read(node_at(c, "extra"), &rc, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "s.cfg:3:5: error: unknown key 'extra.deserializers.randomize' in "
+                            "deserializer ('randomize' belongs in the reader block) "
+                            "(strictConfig=true)");
     cfg_free(c);
 }
 END_TEST
@@ -668,6 +807,7 @@ static Suite *suite(void)
     tcase_add_test(t, epoch_size_spans_sweeps);
     tcase_add_test(t, keep_in_memory_frame_mode_sparse);
     tcase_add_test(t, config_from_block);
+    tcase_add_test(t, config_deserializers);
     tcase_add_test(t, missing_inputs_and_typos);
     tcase_add_test(t, one_hot_labels);
     tcase_add_test(t, dense_store_packs_losslessly);

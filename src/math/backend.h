@@ -73,10 +73,24 @@ enum bk_crit_kind {
     BK_CRIT_CE_SOFTMAX, /* -sum_i y_i log softmax(z)_i per column */
     BK_CRIT_SQUARE_ERR, /* sum_i (z_i - y_i)^2 per column (CNTK SquareError: no 1/2) */
     BK_CRIT_CLASS_ERR,  /* 1 when argmax z != argmax y (first maximum wins), else 0 */
+    BK_CRIT_LOGISTIC,   /* -sum_i [y_i log p_i + (1 - y_i) log(1 - p_i)], z = p (CNTK Logistic;
+                         * p clamped to [1e-7, 1 - 1e-7] in the value and the gradient) */
     BK_CRIT_COUNT
 };
 
 enum bk_trans { BK_NOTRANS = 0, BK_TRANS = 1 };
+
+/* Element-wise operations (ewise): y = a OP b for the binary ones, y = OP(a) for the unary
+ * ones (b unused). */
+enum bk_ew {
+    BK_EW_ADD,
+    BK_EW_SUB,
+    BK_EW_MUL,
+    BK_EW_DIV,
+    BK_EW_EXP, /* unary */
+    BK_EW_LOG, /* unary */
+    BK_EW_COUNT
+};
 
 /* One criterion evaluation over a (rows x cols) output, contiguous (ld = rows). */
 struct bk_crit {
@@ -192,6 +206,24 @@ struct backend_ops {
     void (*dropout)(struct backend *b, float *y, float *mask, const float *x, size_t n, float rate,
                     uint64_t seed);
     void (*criterion)(struct backend *b, enum bk_crit_kind kind, const struct bk_crit *c);
+    /* The node graph's arithmetic (nn/graph.c). a is rows x cols; b is rows x bcols with
+     * bcols == cols, or bcols == 1 (one column applied to every column of a). y may be a. */
+    void (*ewise)(struct backend *b, enum bk_ew op, float *y, const float *a, const float *x,
+                  int rows, size_t cols, size_t bcols);
+    /* Columns j of x (rows x cols) with mask[j] == 0 set to exactly 0 (padding: also an inf
+     * or NaN there). */
+    void (*mask_cols)(struct backend *b, float *x, int rows, size_t cols, const float *mask);
+    /* Blocks of rows x cols with leading dimensions: dst = src (copy2d), dst += a src
+     * (axpy2d). Splice's rows of its operands. */
+    void (*copy2d)(struct backend *b, float *dst, int ldd, const float *src, int lds, int rows,
+                   size_t cols);
+    void (*axpy2d)(struct backend *b, float *dst, int ldd, const float *src, int lds, int rows,
+                   size_t cols, float a);
+    /* Column softmax y = softmax(x) (rows x cols); softmax_grad writes
+     * dx = y .* (dy - sum_i dy_i y_i) per column. */
+    void (*softmax)(struct backend *b, float *y, const float *x, int rows, size_t cols);
+    void (*softmax_grad)(struct backend *b, float *dx, const float *dy, const float *y, int rows,
+                         size_t cols);
     void (*lstm_forward)(struct backend *b, const struct bk_lstm_fwd *s);
     void (*lstm_backward)(struct backend *b, const struct bk_lstm_bwd *s);
 

@@ -59,10 +59,26 @@ static double class_error_column(const float *z, const float *y, float *g, size_
     return argmax(z, rows) != argmax(y, rows) ? 1.0 : 0.0;
 }
 
+/* CNTK's Logistic: L = -sum_i [y_i log p_i + (1 - y_i) log(1 - p_i)] on probabilities p
+ * (clamped into [1e-7, 1 - 1e-7] so that a saturated sigmoid gives a finite value);
+ * dL/dp_i = (p_i - y_i) / (p_i (1 - p_i)). */
+static double logistic_column(const float *z, const float *y, float *g, size_t rows)
+{
+    double sum = 0.0;
+    for (size_t i = 0; i < rows; i++) {
+        double p = z[i] < 1e-7f ? 1e-7 : z[i] > 1.0f - 1e-7f ? 1.0 - 1e-7 : (double)z[i];
+        sum -= (double)y[i] * log(p) + (1.0 - (double)y[i]) * log(1.0 - p);
+        if (g)
+            g[i] = (float)((p - y[i]) / (p * (1.0 - p)));
+    }
+    return sum;
+}
+
 static double (*const crit_column[BK_CRIT_COUNT])(const float *, const float *, float *, size_t) = {
     [BK_CRIT_CE_SOFTMAX] = ce_softmax_column,
     [BK_CRIT_SQUARE_ERR] = square_error_column,
     [BK_CRIT_CLASS_ERR] = class_error_column,
+    [BK_CRIT_LOGISTIC] = logistic_column,
 };
 
 void cpu_criterion(struct backend *b, enum bk_crit_kind kind, const struct bk_crit *c)

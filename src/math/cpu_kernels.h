@@ -99,6 +99,16 @@ void cpu_dropout(struct backend *b, float *y, float *mask, const float *x, size_
 
 /* cpu_criteria.c */
 void cpu_criterion(struct backend *b, enum bk_crit_kind kind, const struct bk_crit *c);
+void cpu_ewise(struct backend *be, enum bk_ew op, float *y, const float *a, const float *x,
+               int rows, size_t cols, size_t bcols);
+void cpu_softmax(struct backend *be, float *y, const float *x, int rows, size_t cols);
+void cpu_mask_cols(struct backend *be, float *x, int rows, size_t cols, const float *mask);
+void cpu_copy2d(struct backend *be, float *dst, int ldd, const float *src, int lds, int rows,
+                size_t cols);
+void cpu_axpy2d(struct backend *be, float *dst, int ldd, const float *src, int lds, int rows,
+                size_t cols, float a);
+void cpu_softmax_grad(struct backend *be, float *dx, const float *dy, const float *y, int rows,
+                      size_t cols);
 
 /* cpu_quantize.c: one column (the packed format: quantize.h). Quantize v = g + r (r ==
  * NULL: v = g) into out and, when r is not NULL, store the error feedback r = v -

@@ -64,7 +64,7 @@ static size_t pad4(size_t n)
 /* The whole file in memory (the caller frees *out). */
 static int encode_model(struct nn *net, unsigned char **out, size_t *size, struct pt_err *e)
 {
-    char desc[4096];
+    char desc[NN_BS_MAX + 4096];
     int dl = nn_config_write(&net->cfg, desc, sizeof desc);
     if (dl < 0 || (size_t)dl >= sizeof desc)
         return pt_err_set(e, PT_EINTERNAL, "error: internal: network description too long");
@@ -295,8 +295,11 @@ static int parse_description(const struct model_file *f, struct nn_config *cfg, 
     if (!c)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     int rc = cfg_load_string_opts(c, f->path, f->desc, f->desc_len, CFG_LOAD_PLAIN, e);
+    struct cfg_node *bs = NULL;
     if (rc == 0)
-        rc = nn_config_read(cfg_root(c), cfg, e);
+        rc = cfg_find_local(cfg_root(c), "BrainScriptNetworkBuilder", &bs, e);
+    if (rc == 0)
+        rc = bs ? nn_bs_config_read(bs, cfg, e) : nn_config_read(cfg_root(c), cfg, e);
     cfg_free(c);
     if (rc)
         pt_err_context(e, "in the network description of model file %s", f->path);

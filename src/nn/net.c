@@ -120,7 +120,7 @@ static int alloc_arena(struct nn *net, struct pt_err *e)
 }
 
 /* Mean 0 and 1/stddev 1 (identity) until the caller sets the statistics. */
-static int alloc_norm(struct nn *net, struct pt_err *e)
+int nn_alloc_norm(struct nn *net, struct pt_err *e)
 {
     size_t dim = (size_t)net->cfg.sizes[0];
     struct backend *b = net->bk;
@@ -167,6 +167,8 @@ static int check_config(const struct nn_config *c, struct pt_err *e)
 
 int nn_config_param_count(const struct nn_config *cfg, size_t *count, struct pt_err *e)
 {
+    if (cfg->rnn == NN_GRAPH)
+        return nn_graph_param_count(cfg, count, e);
     int rc = check_config(cfg, e);
     if (rc)
         return rc;
@@ -187,7 +189,7 @@ int nn_new(const struct nn_config *cfg, struct backend *b, uint64_t seed, struct
            struct pt_err *e)
 {
     *out = NULL;
-    int rc = check_config(cfg, e);
+    int rc = cfg->rnn == NN_GRAPH ? 0 : check_config(cfg, e);
     if (rc)
         return rc;
     struct nn *net = pt_calloc(1, sizeof *net, e);
@@ -196,13 +198,21 @@ int nn_new(const struct nn_config *cfg, struct backend *b, uint64_t seed, struct
     net->cfg = *cfg;
     net->bk = b;
     net->seed = seed;
+    if (cfg->rnn == NN_GRAPH) {
+        if ((rc = nn_graph_setup(net, e)) != 0) {
+            nn_free(net);
+            return rc;
+        }
+        *out = net;
+        return 0;
+    }
     rc = build_layers(net, e);
     if (rc == 0)
         rc = alloc_arena(net, e);
     if (rc == 0)
         rc = init_params(net, e);
     if (rc == 0 && cfg->mean_var_norm)
-        rc = alloc_norm(net, e);
+        rc = nn_alloc_norm(net, e);
     if (rc) {
         nn_free(net);
         return rc;
@@ -235,6 +245,7 @@ void nn_free(struct nn *net)
     free(net->mean);
     free(net->invstd);
     free(net->prior);
+    nn_graph_release(net);
     free_layers(net);
     free(net);
 }

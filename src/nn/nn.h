@@ -37,7 +37,9 @@ extern const struct cfg_schema nn_simple_builder_schema; /* SimpleNetworkBuilder
 #define NN_MAX_HIDDEN 64 /* hidden layers */
 #define NN_MAX_DIM    (1 << 24)
 
-enum nn_rnn_type { NN_SIMPLENET, NN_LSTM };
+enum nn_rnn_type { NN_SIMPLENET, NN_LSTM, NN_GRAPH /* a BrainScriptNetworkBuilder network */ };
+
+#define NN_BS_MAX 16384 /* bytes of a BrainScript network description */
 
 /* The network description: everything SimpleNetworkBuilder says (model files store it). */
 struct nn_config {
@@ -54,7 +56,28 @@ struct nn_config {
     double gate_init[3];                    /* input, forget, output gate biases (LSTM) */
     double hidden_activity;                 /* defaultHiddenActivity (LSTM) */
     char origin[256]; /* where layerSizes was set ("x.cfg:4:14", or the model file) */
+    /* NN_GRAPH: the BrainScript description with $variables$ replaced, where it starts, and
+     * the input node the training criterion compares with (one-hot checks). sizes[0] and
+     * sizes[nsizes - 1] are that criterion's first feature input's and labels' dims. */
+    char bs_file[256];
+    int bs_line, bs_col;
+    char labels_input[64];
+    char norm_input[64]; /* NN_GRAPH: the Input whose Mean / InvStdDev the network uses */
+    char bs_text[NN_BS_MAX];
 };
+
+/* Read a BrainScriptNetworkBuilder (or ExperimentalNetworkBuilder) block into *out: the
+ * description is parsed and evaluated into its node graph here, so every error (syntax,
+ * names, shapes) names FILE:LINE:COL in the config. */
+int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err *e);
+
+/* A BrainScript network's output node's name (outputNodes' first, else the training
+ * criterion's prediction), or NULL for a SimpleNetworkBuilder network. */
+const char *nn_output_name(const struct nn *net);
+
+/* A BrainScript network's node counts for CNTK's summary (all nodes; nodes with a
+ * gradient); 0 for a SimpleNetworkBuilder network. */
+int nn_node_counts(const struct nn *net, int *nodes, int *with_grad);
 
 /* One parameter tensor in the arena. */
 struct nn_tensor {

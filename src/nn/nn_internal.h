@@ -26,6 +26,8 @@ struct nn_rnn_kind {
 /* The row of rnn, or NULL for a value outside the table. */
 const struct nn_rnn_kind *nn_rnn_kind(enum nn_rnn_type rnn);
 
+struct nn_graph;
+
 struct nn {
     struct nn_config cfg;
     struct backend *bk;
@@ -56,7 +58,19 @@ struct nn {
     /* a forward pass ran whose second half is due (step.c): 0 none, 1 evaluation, 2
      * training (backward pass too) */
     int step_due;
+    struct nn_graph *graph; /* NN_GRAPH: the node graph (bs_net.c), else NULL */
 };
+
+/* bs_net.c: build a NN_GRAPH network's graph, arena and tensor table (for nn_new), and its
+ * two step halves (step.c calls them for NN_GRAPH). */
+int nn_graph_setup(struct nn *net, struct pt_err *e);
+int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate,
+                     struct nn_stats *st, struct pt_err *e);
+int nn_graph_finish(struct nn *net, struct nn_stats *st, struct pt_err *e);
+void nn_graph_release(struct nn *net);
+/* applyMeanVarNorm's mean (0) and 1/stddev (1), sizes[0] each, host and device (net.c). */
+int nn_alloc_norm(struct nn *net, struct pt_err *e);
+int nn_graph_param_count(const struct nn_config *cfg, size_t *count, struct pt_err *e);
 
 /* The parameter count a description gives, without building the network (checks the
  * description as nn_new does). */

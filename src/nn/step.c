@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "nn/graph.h"
 #include "nn/nn_internal.h"
 #include "data/minibatch.h"
 
@@ -181,6 +182,8 @@ static int run_backward(struct nn *net, struct pt_err *e)
 static int step_forward(struct nn *net, struct minibatch *mb, int train, float rate,
                         struct nn_stats *st, struct pt_err *e)
 {
+    if (net->graph)
+        return nn_graph_forward(net, mb, train, rate, st, e);
     struct step_inputs si = {0};
     memset(st, 0, sizeof *st);
     net->step_due = 0;
@@ -213,6 +216,8 @@ static int step_forward(struct nn *net, struct minibatch *mb, int train, float r
 /* The second half: the backward pass when training, and the criteria into st. */
 static int step_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
 {
+    if (net->graph)
+        return nn_graph_finish(net, st, e);
     int due = net->step_due, rc = 0;
     net->step_due = 0;
     if (!due)
@@ -271,7 +276,8 @@ void nn_set_grad_ready(struct nn *net, nn_grad_ready_fn fn, void *ctx)
 int nn_get_output(struct nn *net, float *host, size_t cap, size_t *rows, size_t *cols,
                   struct pt_err *e)
 {
-    size_t r = (size_t)net->cfg.sizes[net->cfg.nsizes - 1];
+    size_t r = net->graph ? (size_t)net->graph->nodes[net->graph->out].rows
+                          : (size_t)net->cfg.sizes[net->cfg.nsizes - 1];
     if (!net->out)
         return pt_err_set(e, PT_EUSER, "error: the network has no output yet (no minibatch ran)");
     *rows = r;

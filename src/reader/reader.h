@@ -18,6 +18,8 @@
 
 extern const struct cfg_schema reader_schema;       /* reader = [ ... ] */
 extern const struct cfg_schema reader_input_schema; /* reader.input.<stream> = [ ... ] */
+/* the one deserializer of reader.deserializers = ({ ... }) */
+extern const struct cfg_schema reader_deserializer_schema;
 
 struct reader_input {
     char name[64];  /* the stream's name in the config ("features") */

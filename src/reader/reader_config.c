@@ -53,11 +53,135 @@ static int read_inputs(struct cfg_node *block, struct reader_config *rc, struct 
     return 0;
 }
 
+/* "PATH: required key 'KEY' is not set (HELP)", as the schema check words it. */
+static int missing(struct cfg_node *block, const struct cfg_schema *s, const char *key,
+                   struct pt_err *e)
+{
+    char path[512];
+    return cfg_error(e, cfg_origin_of(block), "%s: required key '%s' is not set (%s)",
+                     cfg_path(block, path, sizeof path), key, cfg_schema_key(s, key)->help);
+}
+
+/* strictConfig as the top level sets it (unknown keys inside a deserializer are then errors,
+ * as everywhere else); false when it is not a boolean (the config check reports that). */
+static int strict_config(struct cfg_node *block)
+{
+    struct cfg_node *n = NULL;
+    const char *v = NULL;
+    int b = 0;
+    struct pt_err ignored;
+    pt_err_clear(&ignored);
+    if (cfg_find(block, "strictConfig", &n, &ignored) == 0 && n && !cfg_is_block(n) &&
+        cfg_value(n, &v, &ignored) == 0 && cfg_to_bool(n, v, &b, &ignored) != 0)
+        b = 0;
+    return b;
+}
+
+/* Check the deserializer d of reader block `reader`: its keys against the deserializer
+ * schema (unknown ones warned about, or refused with strictConfig=true, naming the reader
+ * block when they belong there), type or module given, file and input its own. `once`: d
+ * is a block of cfg_block_array's, marked used once checked (nothing else marks it), so that
+ * later reads of the reader do not warn again. */
+static int check_deserializer(struct cfg_node *reader, struct cfg_node *d, int once,
+                              struct pt_err *e)
+{
+    char path[512];
+    if (once && cfg_is_used(d)) /* checked by an earlier read of this reader */
+        return 0;
+    struct cfg_node *type = NULL, *module = NULL, *input = NULL;
+    int rc = cfg_find_local(d, "type", &type, e);
+    if (rc == 0)
+        rc = cfg_find_local(d, "module", &module, e);
+    if (rc)
+        return rc;
+    if (!type && !module)
+        return cfg_error(e, cfg_origin_of(d),
+                         "%s: which deserializer? expected type = \"CNTKTextFormatDeserializer\" "
+                         "(or module = \"CNTKTextFormatReader\"): partrain reads CNTK text format",
+                         cfg_path(d, path, sizeof path));
+    static const struct cfg_schema *const others[] = {&reader_schema, NULL};
+    struct cfg_check ck = {.cfg = cfg_of(reader), .strict = strict_config(reader), .all = others};
+    rc = cfg_schema_check(&ck, d, &reader_deserializer_schema, e);
+    if (rc == 0) /* its own, not one found further out */
+        rc = cfg_find_local(d, "input", &input, e);
+    if (rc == 0 && !input)
+        rc = missing(d, &reader_deserializer_schema, "input", e);
+    if (rc == 0 && once)
+        cfg_mark_used(d);
+    return rc;
+}
+
+/* The deserializer of the reader block's `deserializers = ({ ... })` (node ds): exactly one,
+ * with file and input there, none in the reader block. */
+static int find_deserializer(struct cfg_node *block, struct cfg_node *ds, struct cfg_node **out,
+                             struct pt_err *e)
+{
+    char path[512];
+    static const char *const own[] = {"file", "input"};
+    for (int i = 0; i < 2; i++) {
+        struct cfg_node *n = NULL;
+        int rc = cfg_find_local(block, own[i], &n, e);
+        if (rc)
+            return rc;
+        if (n)
+            return cfg_error(e, cfg_origin_of(n),
+                             "%s: the reader has deserializers, so %s= belongs inside the "
+                             "deserializer: deserializers = ({ type = "
+                             "\"CNTKTextFormatDeserializer\"; file = ...; input = [ ... ] })",
+                             cfg_path(n, path, sizeof path), own[i]);
+    }
+    struct cfg_node *d = ds;
+    if (!cfg_is_block(ds)) { /* ({ ... }), CNTK's array of one block; a bare block is one too */
+        int rc = cfg_block_array(ds, &d, e);
+        if (rc)
+            return rc;
+        if (!d)
+            return cfg_error(e, cfg_value_origin(ds),
+                             "%s: no deserializer: expected ({ type = "
+                             "\"CNTKTextFormatDeserializer\"; file = ...; input = [ ... ] })",
+                             cfg_path(ds, path, sizeof path));
+        if (cfg_next(d)) {
+            size_t count = 0;
+            for (struct cfg_node *x = d; x; x = cfg_next(x))
+                count++;
+            return cfg_error(e, cfg_origin_of(cfg_next(d)),
+                             "%s: %zu deserializers: partrain reads exactly one, a "
+                             "CNTKTextFormatDeserializer (composing several is not supported)",
+                             cfg_path(ds, path, sizeof path), count);
+        }
+    }
+    *out = d;
+    return check_deserializer(block, d, d != ds, e);
+}
+
 int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct pt_err *e)
 {
     memset(rc, 0, sizeof *rc);
-    int r = cfg_schema_read(block, &reader_schema, rc, e);
-    return r ? r : read_inputs(block, rc, e);
+    struct cfg_node *type = NULL, *ds = NULL, *d = NULL;
+    int r = cfg_find(block, "readerType", &type, e);
+    if (r == 0)
+        r = cfg_find_local(block, "deserializers", &ds, e);
+    if (r)
+        return r;
+    if (type && ds) { /* as the schema check words an exclusive group */
+        char where[512];
+        return cfg_error(e, cfg_origin_of(ds),
+                         "%s: '%s' and '%s' (set at %s) exclude each other; give only one",
+                         reader_schema.name, cfg_key(ds), cfg_key(type),
+                         cfg_origin_str(cfg_origin_of(type), where, sizeof where));
+    }
+    if (!type && !ds)
+        return missing(block, &reader_schema, "readerType", e);
+    /* the reader block's keys; with a deserializer, then its own (file, input, and the
+     * text-format keys it sets, which win over the reader block's) */
+    if (ds && (r = find_deserializer(block, ds, &d, e)))
+        return r;
+    r = cfg_schema_read(block, &reader_schema, rc, e);
+    if (r == 0 && d)
+        r = cfg_schema_read(d, &reader_deserializer_schema, rc, e);
+    if (r == 0 && rc->file[0] == '\0')
+        r = missing(block, &reader_schema, "file", e);
+    return r ? r : read_inputs(d ? d : block, rc, e);
 }
 
 int reader_config_one_hot(struct reader_config *rc, const char *name, const char *why)

@@ -86,26 +86,92 @@ const struct cfg_schema reader_input_schema = {
     .keys = input_keys,
 };
 
+/* A CNTK text-format source's tuning keys: in the reader block (readerType form) or in its
+ * deserializer, where lookups climb into the reader block (so the deserializer's own value
+ * wins, then the reader's, as in CNTK). */
+static const struct cfg_key ctf_keys[] = {
+    {.name = "chunkSizeInBytes",
+     .type = CFG_INT,
+     .def = "33554432",
+     .flags = MIN0,
+     .min = 1,
+     .help = "unit of randomization and of distributed partitioning",
+     RC(chunk_bytes)},
+    {.name = "keepDataInMemory",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "keep parsed chunks in memory across epochs",
+     RC(keep_in_memory)},
+    {.name = "skipSequenceIds",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "ignore leading sequence ids (every line is a sequence)",
+     RC(skip_ids)},
+    {.name = "maxErrors",
+     .type = CFG_INT,
+     .def = "0",
+     .flags = MIN0,
+     .help = "malformed rows tolerated before reading stops with an error",
+     RC(max_errors)},
+    {.name = "traceLevel",
+     .type = CFG_INT,
+     .def = "1",
+     .flags = MIN0,
+     .help = "reader verbosity",
+     RC(trace)},
+    {.name = NULL},
+};
+
+static const struct cfg_key unsupported_keys[] = {
+    {.name = "truncated",
+     .type = CFG_UNSUPPORTED,
+     .help = "truncated back-propagation through time is not implemented; sequences are "
+             "trained whole"},
+    {.name = "truncationLength",
+     .type = CFG_UNSUPPORTED,
+     .help = "truncated back-propagation through time is not implemented"},
+    {.name = "multiThreadedDeserialization",
+     .type = CFG_UNSUPPORTED,
+     .help = "the text reader parses on the training thread's schedule; remove this key"},
+    {.name = NULL},
+};
+
+/* readerType and deserializers exclude each other (schema group) */
+#define READER_KIND 1
+
 static const struct cfg_key reader_keys[] = {
     {.name = "readerType",
      .type = CFG_ENUM,
-     .flags = CFG_REQUIRED,
      .choices = "CNTKTextFormatReader",
      .unsupported = "UCIFastReader|HTKMLFReader|HTKDeserializers|ImageReader|"
                     "CNTKBinaryReader|LMSequenceReader|LUSequenceReader|DSSMReader|"
                     "SparsePCReader|LibSVMBinaryReader|BinaryReader|CompositeDataReader",
-     .help = "the reader; partrain reads CNTK text format"},
+     .group = READER_KIND,
+     .help = "the reader, CNTKTextFormatReader, with file= and input= in this block; required "
+             "unless deserializers = ({ ... }) (CNTK's composite form) stands instead"},
+    {.name = "deserializers",
+     .type = CFG_TEXT,
+     .flags = CFG_LOCAL,
+     .group = READER_KIND,
+     .help = "CNTK's composite-reader form, instead of readerType: exactly one deserializer, "
+             "({ type = \"CNTKTextFormatDeserializer\"; module = \"CNTKTextFormatReader\"; "
+             "file = ...; input = [ ... ] }), read as readerType = CNTKTextFormatReader with its "
+             "keys. In it: type or module (naming the text format), file and input (required, "
+             "and only there), chunkSizeInBytes, keepDataInMemory, skipSequenceIds, maxErrors "
+             "and traceLevel (there or in the reader block; the deserializer's win). The other "
+             "keys stay in the reader block. Several deserializers, and other types (HTK, "
+             "image, binary), are not supported"},
     {.name = "file",
      .type = CFG_PATH,
-     .flags = CFG_REQUIRED,
-     .help = "the CTF data file",
+     .help = "the CTF data file (required with readerType; with deserializers, inside the "
+             "deserializer)",
      RC(file),
      .set = set_file_origin},
     {.name = "input",
      .type = CFG_BLOCK_MAP,
-     .flags = CFG_REQUIRED,
      .sub = &reader_input_schema,
-     .help = "the input streams: input = [ features = [ dim=784; format=dense ] ... ]"},
+     .help = "the input streams: input = [ features = [ dim=784; format=dense ] ... ] "
+             "(required with readerType; with deserializers, inside the deserializer)"},
     {.name = "randomize",
      .type = CFG_ENUM,
      .def = "true",
@@ -125,13 +191,6 @@ static const struct cfg_key reader_keys[] = {
      .def = "false",
      .help = "randomizationWindow counts samples instead of chunks",
      RC(sample_window)},
-    {.name = "chunkSizeInBytes",
-     .type = CFG_INT,
-     .def = "33554432",
-     .flags = MIN0,
-     .min = 1,
-     .help = "unit of randomization and of distributed partitioning",
-     RC(chunk_bytes)},
     {.name = "distributionMode",
      .type = CFG_ENUM,
      .def = "chunk",
@@ -147,53 +206,68 @@ static const struct cfg_key reader_keys[] = {
      .flags = MIN0,
      .help = "seed of the shuffle",
      RC(seed)},
-    {.name = "keepDataInMemory",
-     .type = CFG_BOOL,
-     .def = "false",
-     .help = "keep parsed chunks in memory across epochs",
-     RC(keep_in_memory)},
     {.name = "frameMode",
      .type = CFG_BOOL,
      .def = "false",
      .help = "split sequences into independent frames",
      RC(frame_mode)},
-    {.name = "skipSequenceIds",
-     .type = CFG_BOOL,
-     .def = "false",
-     .help = "ignore leading sequence ids (every line is a sequence)",
-     RC(skip_ids)},
-    {.name = "maxErrors",
+    {.name = "verbosity",
      .type = CFG_INT,
      .def = "0",
      .flags = MIN0,
-     .help = "malformed rows tolerated before reading stops with an error",
-     RC(max_errors)},
-    {.name = "traceLevel",
-     .type = CFG_INT,
-     .def = "1",
-     .flags = MIN0,
-     .help = "reader verbosity",
-     RC(trace)},
-    {.name = "deserializers",
-     .type = CFG_UNSUPPORTED,
-     .help = "composite-reader configs are not implemented; use "
-             "readerType=CNTKTextFormatReader with file= and input=[ ... ]"},
-    {.name = "truncated",
-     .type = CFG_UNSUPPORTED,
-     .help = "truncated back-propagation through time is not implemented; sequences are "
-             "trained whole"},
-    {.name = "truncationLength",
-     .type = CFG_UNSUPPORTED,
-     .help = "truncated back-propagation through time is not implemented"},
-    {.name = "multiThreadedDeserialization",
-     .type = CFG_UNSUPPORTED,
-     .help = "the text reader parses on the training thread's schedule; remove this key"},
+     .help = "CNTK's composite reader's randomizer verbosity: accepted for CNTK's configs, no "
+             "effect (the reader's messages follow traceLevel)"},
     {.name = NULL},
 };
+
+static const struct cfg_key *const reader_more[] = {ctf_keys, unsupported_keys, NULL};
 
 const struct cfg_schema reader_schema = {
     .name = "reader",
     .where = "inside a command block",
     .help = "Where the data comes from (CNTK text format).",
     .keys = reader_keys,
+    .more = reader_more,
+};
+
+/* The one deserializer of `deserializers = ({ ... })`. file and input are its own (never
+ * found further out); the other text-format keys climb into the reader block. */
+static const struct cfg_key deserializer_keys[] = {
+    {.name = "type",
+     .type = CFG_ENUM,
+     .flags = CFG_LOCAL,
+     .choices = "CNTKTextFormatDeserializer",
+     .unsupported = "HTKFeatureDeserializer|HTKMLFDeserializer|LatticeDeserializer|"
+                    "ImageDeserializer|Base64ImageDeserializer|CNTKBinaryFormatDeserializer|"
+                    "PlainTextDeserializer",
+     .help = "the deserializer (this or module is required)"},
+    {.name = "module",
+     .type = CFG_ENUM,
+     .flags = CFG_LOCAL,
+     .choices = "CNTKTextFormatReader",
+     .unsupported = "HTKDeserializers|ImageReader|CNTKBinaryReader|HTKMLFReader",
+     .help = "the reader library that holds the deserializer (this or type is required)"},
+    {.name = "file",
+     .type = CFG_PATH,
+     .flags = CFG_REQUIRED | CFG_LOCAL,
+     .help = "the CTF data file",
+     RC(file),
+     .set = set_file_origin},
+    {.name = "input",
+     .type = CFG_BLOCK_MAP,
+     .flags = CFG_REQUIRED | CFG_LOCAL,
+     .sub = &reader_input_schema,
+     .help = "the input streams: input = [ features = [ dim=784; format=dense ] ... ]"},
+    {.name = NULL},
+};
+
+static const struct cfg_key *const deserializer_more[] = {ctf_keys, NULL};
+
+const struct cfg_schema reader_deserializer_schema = {
+    .name = "deserializer",
+    .where = "inside reader.deserializers = ({ ... })",
+    .help = "The one CNTKTextFormatDeserializer of a reader in CNTK's composite form; the "
+            "reader's other keys stay in the reader block.",
+    .keys = deserializer_keys,
+    .more = deserializer_more,
 };

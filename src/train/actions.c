@@ -73,7 +73,8 @@ static int check_action(struct cfg_node *block, const struct train_action **out,
  * TryGetNetworkFactory): the first of createNetwork, SimpleNetworkBuilder,
  * NDLNetworkBuilder, BrainScriptNetworkBuilder / ExperimentalNetworkBuilder that the
  * command block sees (each looked up climbing to the top level, as CNTK's Exists does) is
- * the network; the later ones are inactive. partrain builds SimpleNetworkBuilder only. */
+ * the network; the later ones are inactive. partrain builds SimpleNetworkBuilder and
+ * BrainScriptNetworkBuilder (ExperimentalNetworkBuilder, its old name) networks. */
 static int check_builder(struct cfg_node *block, struct pt_err *e)
 {
     static const struct {
@@ -83,8 +84,8 @@ static int check_builder(struct cfg_node *block, struct pt_err *e)
                           "configFile= mode does not implement either"},
         {"SimpleNetworkBuilder", NULL},
         {"NDLNetworkBuilder", "NDL networks are not supported"},
-        {"BrainScriptNetworkBuilder", "BrainScript networks are not supported"},
-        {"ExperimentalNetworkBuilder", "BrainScript networks are not supported"},
+        {"BrainScriptNetworkBuilder", NULL},
+        {"ExperimentalNetworkBuilder", NULL},
     };
     char path[512];
     for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
@@ -94,20 +95,38 @@ static int check_builder(struct cfg_node *block, struct pt_err *e)
             return rc;
         if (!n)
             continue;
-        if (!refused[i].why) /* SimpleNetworkBuilder: checked with the command's schema */
+        if (!refused[i].why) /* built: read by train_setup.c */
             return 0;
         cfg_mark_used(n);
         return cfg_error(e, cfg_origin_of(n),
                          "%s: not supported by partrain: %s; describe the network with "
-                         "SimpleNetworkBuilder = [ layerSizes=...; ... ] (next to one, this "
-                         "block is inactive, as in CNTK)",
+                         "SimpleNetworkBuilder = [ layerSizes=...; ... ] or "
+                         "BrainScriptNetworkBuilder = [ ... ] (next to either, this block is "
+                         "inactive, as in CNTK)",
                          cfg_path(n, path, sizeof path), refused[i].why);
     }
     return cfg_error(e, cfg_origin_of(block),
-                     "%s: missing the SimpleNetworkBuilder block: partrain builds its networks "
-                     "with SimpleNetworkBuilder = [ ... ] (BrainScriptNetworkBuilder and "
-                     "NDLNetworkBuilder are not supported)",
+                     "%s: missing the network: partrain builds networks described by "
+                     "SimpleNetworkBuilder = [ ... ] or BrainScriptNetworkBuilder = [ ... ] "
+                     "(NDLNetworkBuilder is not supported)",
                      cfg_path(block, path, sizeof path));
+}
+
+/* Every reader of a command read now (readerType or deserializers, file, input), so that a
+ * command's reader errors end the run before the first command starts. */
+static int check_readers(struct cfg_node *block, struct pt_err *e)
+{
+    static const char *const names[] = {"reader", "cvReader"};
+    for (int i = 0; i < 2; i++) {
+        struct cfg_node *rd = NULL;
+        struct reader_config rc;
+        int err = cfg_find_block(block, names[i], &rd, e);
+        if (err == 0 && rd)
+            err = reader_config_read(rd, &rc, e);
+        if (err)
+            return err;
+    }
+    return 0;
 }
 
 /* The top-level block closest in spelling to name, for "did you mean". */
@@ -173,6 +192,8 @@ int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, 
             rc = cfg_schema_check(&ck, block, act->schema, e);
         if (rc == 0 && act->schema == &train_command_schema)
             rc = check_builder(block, e);
+        if (rc == 0)
+            rc = check_readers(block, e);
         if (rc == 0 && *n < max) {
             cmds[*n].block = block;
             cmds[*n].action = act;

@@ -183,6 +183,15 @@ int ckp_check_network(const char *model, const struct nn_config *have, const str
 {
     int same = have->rnn == want->rnn && have->nsizes == want->nsizes &&
                memcmp(have->sizes, want->sizes, (size_t)want->nsizes * sizeof *want->sizes) == 0;
+    if (want->rnn == NN_GRAPH) {
+        if (have->rnn == NN_GRAPH && !strcmp(have->bs_text, want->bs_text))
+            return 0;
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: the configured BrainScript network is not the one makeMode "
+                          "would resume from '%s' (and its checkpoint); remove that run's model "
+                          "and checkpoint files or set makeMode=false to start afresh",
+                          want->origin, model);
+    }
     for (int i = 0; same && want->rnn != NN_LSTM && i + 2 < want->nsizes; i++)
         same = have->acts[i] == want->acts[i];
     if (same)
@@ -237,14 +246,16 @@ int ckp_resume(const char *model, uint64_t done, struct ckp_state *st, struct le
 void train_mark_labels(const struct nn_config *nc, struct reader_config *rc,
                        struct reader_config *cv)
 {
-    const char *crit = nc->train_crit == BK_CRIT_CE_SOFTMAX  ? nc->train_name
-                       : nc->eval_crit != BK_CRIT_SQUARE_ERR ? nc->eval_name
-                                                             : NULL;
+    int ev = nc->eval_crit == BK_CRIT_CE_SOFTMAX || nc->eval_crit == BK_CRIT_CLASS_ERR;
+    const char *crit = nc->train_crit == BK_CRIT_CE_SOFTMAX ? nc->train_name
+                       : ev                                 ? nc->eval_name
+                                                            : NULL;
     if (!crit)
         return;
     char why[80];
     snprintf(why, sizeof why, "the criterion %s", crit);
-    reader_config_one_hot(rc, "labels", why);
+    const char *labels = nc->labels_input[0] ? nc->labels_input : "labels";
+    reader_config_one_hot(rc, labels, why);
     if (cv)
-        reader_config_one_hot(cv, "labels", why);
+        reader_config_one_hot(cv, labels, why);
 }

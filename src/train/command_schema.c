@@ -171,20 +171,19 @@ static const struct cfg_key train_cmd_keys[] = {
     {.name = "SimpleNetworkBuilder",
      .type = CFG_BLOCK,
      .sub = &nn_simple_builder_schema,
-     .help = "the network; partrain builds its networks with SimpleNetworkBuilder = [ ... ] "
-             "(BrainScriptNetworkBuilder and NDLNetworkBuilder are not supported)"},
+     .help = "the network as CNTK's SimpleNetworkBuilder describes it (or write it in a "
+             "BrainScriptNetworkBuilder block; NDLNetworkBuilder is not supported)"},
     {.name = "BrainScriptNetworkBuilder",
      .type = CFG_TEXT,
-     .help = "inactive next to a SimpleNetworkBuilder (CNTK uses that one); alone it is "
-             "refused: BrainScript networks are not supported"},
+     .help = "the network in BrainScript (see the README's BrainScript section for what is "
+             "built); inactive next to a SimpleNetworkBuilder (CNTK uses that one)"},
     {.name = "NDLNetworkBuilder",
      .type = CFG_TEXT,
      .help = "inactive next to a SimpleNetworkBuilder (CNTK uses that one); alone it is "
              "refused: NDL networks are not supported"},
     {.name = "ExperimentalNetworkBuilder",
      .type = CFG_TEXT,
-     .help = "BrainScriptNetworkBuilder's old name: inactive next to a SimpleNetworkBuilder; "
-             "alone it is refused"},
+     .help = "BrainScriptNetworkBuilder's old name, read the same way"},
     {.name = "createNetwork",
      .type = CFG_TEXT,
      .help = "BrainScript's network lambda, which CNTK's configFile= mode does not implement "

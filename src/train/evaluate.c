@@ -133,11 +133,12 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
                             &nmb, e);
     if (rc == 0 && comm_rank(ctx->comm) == 0) {
         char eval_name[48], line[1024];
-        snprintf(eval_name, sizeof eval_name, "Eval%s", nn_eval_criterion_name(net));
+        snprintf(eval_name, sizeof eval_name, "%s%s",
+                 nn_get_config(net)->rnn == NN_GRAPH ? "" : "Eval", nn_eval_criterion_name(net));
         const char *tname = nn_train_criterion_name(net);
         size_t n = (size_t)sums[2];
         struct logfmt_crit c[2] = {{eval_name, sums[1], n}, {tname, sums[0], n}};
-        int ce = strcmp(tname, "CrossEntropyWithSoftmax") == 0 ? 1 : -1;
+        int ce = nn_get_config(net)->train_crit == BK_CRIT_CE_SOFTMAX ? 1 : -1;
         logfmt_final(line, sizeof line, 1, (int)nmb, c, 2, ce);
         pt_log_printf(ctx->log, "%s\n", line);
     }

@@ -67,16 +67,18 @@ int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prio
     struct minibatch mb = {0};
     struct acc a = {0};
     int rc = reader_start_epoch(r, 0, 0, 0, 1, e), fdim = 0, ldim = 0;
+    /* a BrainScript network's Mean / InvStdDev name their input */
+    const char *norm = nn_get_config(net)->norm_input, *fname = norm[0] ? norm : "features";
     while (rc == 0 && (rc = reader_next(r, 4096, &mb, e)) == 0 && mb.global_samples) {
-        struct mb_input *f = mb_find(&mb, "features"), *l = mb_find(&mb, "labels");
-        if (!f || !l) {
-            rc = pt_err_set(e, PT_EUSER,
-                            "error: the reader needs inputs named 'features' and 'labels'");
+        struct mb_input *f = mb_find(&mb, fname), *l = mb_find(&mb, "labels");
+        if (!f || (prior && !l)) {
+            rc = pt_err_set(e, PT_EUSER, "error: the reader needs inputs named '%s'%s", fname,
+                            prior ? " and 'labels'" : "");
             break;
         }
         if (!a.sum) {
             fdim = f->dim;
-            ldim = l->dim;
+            ldim = l ? l->dim : 1;
             a.sum = calloc((size_t)fdim, sizeof *a.sum);
             a.sq = calloc((size_t)fdim, sizeof *a.sq);
             a.lab = calloc((size_t)ldim, sizeof *a.lab);
@@ -85,7 +87,8 @@ int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prio
         }
         if (rc == 0) {
             add_features(&a, f, mb.nseq);
-            add_labels(&a, l, mb.nseq);
+            if (l)
+                add_labels(&a, l, mb.nseq);
         }
     }
     if (rc == 0 && a.sum)

@@ -53,15 +53,20 @@ void run_print_summary(struct run *r)
     struct pt_log *log = r->ctx->log;
     const struct nn_config *c = nn_get_config(r->net);
     int nodes, with_grad;
-    node_counts(c, &nodes, &with_grad);
+    if (!nn_node_counts(r->net, &nodes, &with_grad))
+        node_counts(c, &nodes, &with_grad);
     pt_log_plain(log, "\n");
     pt_log_printf(log, "Model has %d nodes. Using CPU.\n", nodes);
     pt_log_plain(log, "\n");
+    static const char *const kind[] = {"CrossEntropyWithSoftmax", "SquareError",
+                                       "ClassificationError", "Logistic"};
+    int graph = c->rnn == NN_GRAPH;
     const char *train = nn_train_criterion_name(r->net);
-    pt_log_printf(log, "Training criterion:   %s = %s\n", train, train);
+    pt_log_printf(log, "Training criterion:   %s = %s\n", train,
+                  graph ? kind[c->train_crit] : train);
     if (c->train_crit != c->eval_crit)
         pt_log_printf(log, "Evaluation criterion: %s = %s\n", r->eval_name,
-                      nn_eval_criterion_name(r->net));
+                      graph ? kind[c->eval_crit] : nn_eval_criterion_name(r->net));
     size_t n = 0;
     const struct nn_tensor *t = nn_tensors(r->net, &n);
     const struct nn_tensor **sorted = calloc(n ? n : 1, sizeof *sorted);

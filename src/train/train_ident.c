@@ -170,7 +170,7 @@ int run_check_settings(struct run *r, struct pt_err *e)
 void train_ident_network(struct nn *net, struct train_ident *it)
 {
     const struct nn_config *c = nn_get_config(net);
-    char desc[4096];
+    static char desc[NN_BS_MAX + 4096];
     nn_config_write(c, desc, sizeof desc);
     size_t n = nn_param_count(net);
     *it = (struct train_ident){.name = "layerSizes",

@@ -58,8 +58,14 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
         rc = parallel_config_read(parallel ? sgd : NULL, &r->pc, e);
     if (rc == 0)
         rc = reader_config_read(rd, &r->rcfg, e);
+    struct cfg_node *bs = NULL; /* actions.c checked the builders' precedence */
+    if (rc == 0 && !snb && (rc = cfg_find_block(cmd, "BrainScriptNetworkBuilder", &bs, e)) == 0 &&
+        !bs)
+        rc = cfg_find_block(cmd, "ExperimentalNetworkBuilder", &bs, e);
     if (rc == 0)
-        rc = nn_config_read(snb, &r->ncfg, e);
+        rc = snb || !bs ? nn_config_read(snb, &r->ncfg, e) : nn_bs_config_read(bs, &r->ncfg, e);
+    if (bs)
+        cfg_mark_used(bs);
     if (rc == 0) /* classification: the reader refuses label rows that are not one-hot */
         train_mark_labels(&r->ncfg, &r->rcfg, &r->cv_cfg);
     struct train_settings ts = {0};
@@ -236,7 +242,9 @@ int run_start(struct run *r, struct cfg_node *command, int *stop, struct pt_err 
     if (rc == 0)
         rc = train_agree(comm, start_training(r, e), "to set up training", e);
     if (rc == 0)
-        snprintf(r->eval_name, sizeof r->eval_name, "Eval%s", nn_eval_criterion_name(r->net));
+        snprintf(r->eval_name, sizeof r->eval_name, "%s%s",
+                 nn_get_config(r->net)->rnn == NN_GRAPH ? "" : "Eval",
+                 nn_eval_criterion_name(r->net));
     if (rc == 0 && run_may_log(r))
         run_print_summary(r);
     return rc;

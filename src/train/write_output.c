@@ -21,6 +21,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <ctype.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -37,10 +38,13 @@ static const char *const node_names[] = {"HLast", "PosteriorProb", "ScaledLogLik
 
 int write_output_node(const char *name)
 {
-    for (size_t i = 0; i < sizeof node_names / sizeof node_names[0]; i++)
-        if (strcmp(name, node_names[i]) == 0)
-            return 1;
-    return 0;
+    /* before the model is read, any node name a BrainScript network may have counts */
+    if (!*name)
+        return 0;
+    for (const char *p = name; *p; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '.')
+            return 0;
+    return 1;
 }
 
 struct write_format {
@@ -166,9 +170,9 @@ static const struct cfg_key write_cmd_keys[] = {
      WS(output)},
     {.name = "outputNodeNames",
      .type = CFG_STRING_LIST,
-     .choices = "HLast|PosteriorProb|ScaledLogLikelihood",
-     .help = "nodes to write (default: ScaledLogLikelihood when the model has a prior, else "
-             "HLast)",
+     .help = "nodes to write: HLast, PosteriorProb, ScaledLogLikelihood of a SimpleNetworkBuilder "
+             "network (default: ScaledLogLikelihood when the model has a prior, else HLast); a "
+             "BrainScript network's output node (its default)",
      WS(nodes)},
     {.name = "minibatchSize",
      .type = CFG_INT,
@@ -249,6 +253,7 @@ static void put_fragment(FILE *f, const char *s, const struct frag *c)
 
 struct out_file {
     enum write_node node;
+    const char *name; /* the node's name: node_names[node], or a BrainScript output node's */
     struct pt_file_out out;
     FILE *f;
 };
@@ -343,7 +348,7 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
         in = &mb->in[0];
     int per_seq = cols == mb->nseq;
     for (size_t o = 0; rc == 0 && o < nout; o++) {
-        const char *name = node_names[outs[o].node];
+        const char *name = outs[o].name;
         for (size_t s = 0; s < mb->nseq; s++) {
             size_t n = per_seq ? 1 : in->len[s];
             for (size_t t = 0; t < n; t++)
@@ -369,14 +374,36 @@ static int open_outputs(const struct write_settings *ws, struct nn *net, struct 
 {
     int dim = 0;
     int has_prior = nn_get_prior(net, &dim) != NULL;
+    const char *graph_out = nn_output_name(net);
     *nout = 0;
-    if (ws->nodes.node)
-        for (size_t i = 0; i < ws->nodes.slist.n && *nout < WRITE_MAX_NODES; i++)
-            for (int k = 0; k < WRITE_MAX_NODES; k++)
-                if (strcasecmp(ws->nodes.slist.items[i], node_names[k]) == 0)
-                    outs[(*nout)++].node = (enum write_node)k;
-    if (!ws->nodes.node)
-        outs[(*nout)++].node = has_prior ? NODE_SCALED_LL : NODE_HLAST;
+    if (graph_out) { /* a BrainScript network: its output node (outputNodes' first) */
+        for (size_t i = 0; ws->nodes.node && i < ws->nodes.slist.n; i++)
+            if (strcmp(ws->nodes.slist.items[i], graph_out) != 0)
+                return cfg_error(e, cfg_value_origin(ws->nodes.node),
+                                 "outputNodeNames: '%s' is not the output node of the BrainScript "
+                                 "network in '%s' (partrain writes its output node, '%s')",
+                                 ws->nodes.slist.items[i], ws->model, graph_out);
+        outs[0].node = NODE_HLAST;
+        outs[0].name = graph_out;
+        *nout = 1;
+    } else if (ws->nodes.node) {
+        for (size_t i = 0; i < ws->nodes.slist.n && *nout < WRITE_MAX_NODES; i++) {
+            int k = 0;
+            while (k < WRITE_MAX_NODES && strcasecmp(ws->nodes.slist.items[i], node_names[k]))
+                k++;
+            if (k == WRITE_MAX_NODES)
+                return cfg_error(e, cfg_value_origin(ws->nodes.node),
+                                 "outputNodeNames: '%s' is not a node of a SimpleNetworkBuilder "
+                                 "network (HLast, PosteriorProb, ScaledLogLikelihood)",
+                                 ws->nodes.slist.items[i]);
+            outs[*nout].node = (enum write_node)k;
+            outs[(*nout)++].name = node_names[k];
+        }
+    } else {
+        outs[0].node = has_prior ? NODE_SCALED_LL : NODE_HLAST;
+        outs[0].name = node_names[outs[0].node];
+        *nout = 1;
+    }
     for (size_t o = 0; o < *nout; o++)
         if (outs[o].node == NODE_SCALED_LL && !has_prior)
             return cfg_error(e, cfg_value_origin(ws->nodes.node),
@@ -385,14 +412,14 @@ static int open_outputs(const struct write_settings *ws, struct nn *net, struct 
                              ws->model);
     for (size_t o = 0; o < *nout; o++) {
         char path[4200];
-        snprintf(path, sizeof path, "%s.%s", ws->output, node_names[outs[o].node]);
+        snprintf(path, sizeof path, "%s.%s", ws->output, outs[o].name);
         int rc = pt_file_begin(&outs[o].out, path, 1, "output file", e);
         if (rc == 0 && !(outs[o].f = fdopen(outs[o].out.fd, "w+")))
             rc = pt_err_set(e, PT_ESYS, "error: cannot write '%s'", path);
         if (rc)
             return rc;
         outs[o].out.fd = -1; /* the stream owns it now */
-        struct frag c = {node_names[outs[o].node], 0, -1, 0, 0};
+        struct frag c = {outs[o].name, 0, -1, 0, 0};
         put_fragment(outs[o].f, ws->fmt.prologue, &c);
     }
     return 0;
@@ -407,8 +434,7 @@ static int close_outputs(struct out_file *outs, size_t nout, const struct write_
             continue;
         }
         if (rc == 0)
-            put_fragment(outs[o].f, ws->fmt.epilogue,
-                         &(struct frag){node_names[outs[o].node], 0, -1, 0, 0});
+            put_fragment(outs[o].f, ws->fmt.epilogue, &(struct frag){outs[o].name, 0, -1, 0, 0});
         int bad = fflush(outs[o].f) != 0 || ferror(outs[o].f) || fsync(fileno(outs[o].f)) != 0;
         fclose(outs[o].f);
         outs[o].f = NULL;

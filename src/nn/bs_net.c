@@ -1,0 +1,370 @@
+/* BrainScript networks inside struct nn: the config block read into a description
+ * (nn_bs_config_read), the graph built from it with its arena and tensor table
+ * (nn_graph_setup), and one pass of a minibatch through it (nn_graph_forward / finish).
+ *
+ * Every Input node reads the reader's input stream of its own name ("features = Input
+ * (2)" reads the stream called features), as CNTK binds them. Column (t, s) of a pass is
+ * step t of sequence s (data/minibatch.h); a column counts for the criteria when t is
+ * below the length of sequence s in every input the graph reads. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "data/minibatch.h"
+#include "nn/bs_eval.h"
+#include "nn/nn_internal.h"
+
+/* Parse and evaluate the description into a new graph. */
+static int build(const struct nn_config *c, struct nn_graph **out, struct pt_err *e)
+{
+    struct bs_tree *t = NULL;
+    *out = NULL;
+    int rc = bs_parse(c->bs_text, strlen(c->bs_text), c->bs_file, c->bs_line, c->bs_col, &t, e);
+    struct nn_graph *g = rc ? NULL : pt_calloc(1, sizeof *g, e);
+    if (rc == 0 && !g)
+        rc = e ? e->code : PT_ENOMEM;
+    if (rc == 0)
+        rc = bs_build_graph(t, g, e);
+    bs_tree_free(t);
+    if (rc) {
+        g_free(g);
+        return rc;
+    }
+    *out = g;
+    return 0;
+}
+
+/* Copy s into dst (size n), cut to fit. */
+static void copy_cut(char *dst, size_t n, const char *s)
+{
+    size_t len = strlen(s);
+    len = len < n ? len : n - 1;
+    memcpy(dst, s, len);
+    dst[len] = '\0';
+}
+
+static enum bk_crit_kind crit_of(const struct g_node *n)
+{
+    return (enum bk_crit_kind)(n->kind->crit - 1);
+}
+
+int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err *e)
+{
+    char *text = NULL;
+    struct cfg_origin at;
+    memset(out, 0, sizeof *out);
+    int rc = cfg_block_text(block, &text, &at, e);
+    if (rc)
+        return rc;
+    if (strlen(text) >= sizeof out->bs_text) {
+        rc = cfg_error(e, &at,
+                       "%s: the network description has %zu bytes, more than the %d "
+                       "partrain keeps",
+                       cfg_key(block), strlen(text), NN_BS_MAX - 1);
+        free(text);
+        return rc;
+    }
+    out->rnn = NN_GRAPH;
+    /* without the blank space around it (a model file's copy has its own), its position
+     * moved past what is dropped */
+    const char *s = text;
+    int line = at.line > 0 ? at.line : 1, col = at.col > 0 ? at.col : 1;
+    for (; *s == ' ' || *s == '\t' || *s == '\n' || *s == '\r'; s++) {
+        col++;
+        if (*s == '\n') {
+            line++;
+            col = 1;
+        }
+    }
+    size_t len = strlen(s);
+    while (len > 0 &&
+           (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' || s[len - 1] == '\r'))
+        len--;
+    memcpy(out->bs_text, s, len);
+    out->bs_text[len] = '\0';
+    free(text);
+    snprintf(out->bs_file, sizeof out->bs_file, "%s", at.file ? at.file : "<config>");
+    out->bs_line = line;
+    out->bs_col = col;
+    snprintf(out->origin, sizeof out->origin, "%.200s:%d:%d", out->bs_file, out->bs_line,
+             out->bs_col);
+    struct nn_graph *g = NULL;
+    if ((rc = build(out, &g, e)) != 0)
+        return rc;
+    const struct g_node *crit = &g->nodes[g->crit], *ev = &g->nodes[g->eval];
+    const struct g_node *lab = &g->nodes[crit->in[0]], *pred = &g->nodes[crit->in[1]];
+    out->train_crit = crit_of(crit);
+    out->eval_crit = crit_of(ev);
+    copy_cut(out->train_name, sizeof out->train_name, crit->name);
+    copy_cut(out->eval_name, sizeof out->eval_name, ev->name);
+    copy_cut(out->labels_input, sizeof out->labels_input, lab->name);
+    out->nsizes = 2;
+    out->sizes[0] = 0;
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].is_input && i != crit->in[0] && !out->sizes[0])
+            out->sizes[0] = g->nodes[i].rows;
+    out->sizes[1] = pred->rows;
+    for (int i = 0; rc == 0 && i < g->n; i++) {
+        const struct g_node *n = &g->nodes[i], *x = &g->nodes[n->in[0]];
+        if (strcmp(n->kind->name, "Mean") && strcmp(n->kind->name, "InvStdDev"))
+            continue;
+        if (out->norm_input[0] && strcmp(out->norm_input, x->name))
+            rc = pt_err_set(e, PT_EUSER,
+                            "%s: error: %s: the statistics of one Input only ('%s' and '%s')",
+                            n->where, n->kind->name, out->norm_input, x->name);
+        copy_cut(out->norm_input, sizeof out->norm_input, x->name);
+        out->mean_var_norm = 1;
+        out->sizes[0] = x->rows;
+    }
+    out->init_scale = 1.0;
+    g_free(g);
+    return rc;
+}
+
+int nn_graph_setup(struct nn *net, struct pt_err *e)
+{
+    struct nn_graph *g = NULL;
+    int rc = build(&net->cfg, &g, e);
+    if (rc)
+        return rc;
+    net->graph = g;
+    g->bk = net->bk;
+    net->nparams = g->nparams;
+    for (int i = 0; i < g->n; i++) {
+        const struct g_node *n = &g->nodes[i];
+        if (!n->learnable)
+            continue;
+        if (net->ntensors == NN_MAX_TENSORS)
+            return pt_err_set(e, PT_EUSER, "%s: error: more than %d parameter tensors",
+                              net->cfg.origin, NN_MAX_TENSORS);
+        nn_table_add(net->tensors, &net->ntensors, n->name[0] ? n->name : "Parameter", n->offset,
+                     n->rows, n->cols);
+    }
+    struct backend *b = net->bk;
+    size_t np = net->nparams ? net->nparams : 1;
+    if ((rc = b->ops->alloc(b, np, &net->params, e)) != 0 ||
+        (rc = b->ops->alloc(b, np, &net->grads, e)) != 0)
+        return rc;
+    b->ops->fill(b, net->grads, np, 0.0f);
+    if (net->cfg.mean_var_norm && (rc = nn_alloc_norm(net, e)) != 0)
+        return rc;
+    for (int i = 0; i < g->n; i++) { /* Mean / InvStdDev: the network's statistics */
+        struct g_node *n = &g->nodes[i];
+        if (!strcmp(n->kind->name, "Mean"))
+            n->v = net->mean_dev;
+        else if (!strcmp(n->kind->name, "InvStdDev"))
+            n->v = net->invstd_dev;
+    }
+    float *host = pt_calloc(np, sizeof *host, e);
+    if (!host)
+        return e ? e->code : PT_ENOMEM;
+    g_init_params(g, host, net->seed);
+    rc = b->ops->upload(b, net->params, host, net->nparams, e);
+    free(host);
+    g_bind_arena(g, net->params, net->grads);
+    return rc;
+}
+
+int nn_graph_param_count(const struct nn_config *cfg, size_t *count, struct pt_err *e)
+{
+    struct nn_graph *g = NULL;
+    int rc = build(cfg, &g, e);
+    *count = rc ? 0 : g->nparams;
+    g_free(g);
+    return rc;
+}
+
+void nn_graph_release(struct nn *net)
+{
+    g_free(net->graph);
+    net->graph = NULL;
+}
+
+const char *nn_output_name(const struct nn *net)
+{
+    return net->graph ? net->graph->nodes[net->graph->out].name : NULL;
+}
+
+int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)
+{
+    const struct nn_graph *g = net->graph;
+    *nodes = *with_grad = 0;
+    if (!g)
+        return 0;
+    *nodes = g->n;
+    for (int i = 0; i < g->n; i++)
+        *with_grad += g->nodes[i].needs_grad;
+    return 1;
+}
+
+/* The network's inputs in this minibatch: per-step ones (the same number of steps) and
+ * per-sequence ones (one row per sequence: labels compared with BS.Sequences.Last). */
+struct graph_inputs {
+    struct mb_input *in[64];
+    int id[64], n;
+    size_t steps;
+    int first_step; /* index of the first per-step input, or -1 */
+};
+
+static int find_inputs(struct nn *net, struct minibatch *mb, struct graph_inputs *gi,
+                       struct pt_err *e)
+{
+    struct nn_graph *g = net->graph;
+    memset(gi, 0, sizeof *gi);
+    gi->first_step = -1;
+    for (int i = 0; i < g->n && gi->n < 64; i++) {
+        struct g_node *n = &g->nodes[i];
+        if (!n->is_input)
+            continue;
+        struct mb_input *in = mb_find(mb, n->name);
+        if (!in)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: the network's Input '%s' has no reader input of that "
+                              "name (dim %d)",
+                              n->where, n->name, n->rows);
+        if (in->dim != n->rows)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: the network's Input '%s' has dimension %d, the "
+                              "reader's input '%s' dim %d",
+                              n->where, n->name, n->rows, n->name, in->dim);
+        if (n->seq1 && in->steps > 1)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: Input '%s' is compared per sequence (with "
+                              "BS.Sequences.Last or First) but a sequence has %zu rows of it; "
+                              "one row per sequence expected",
+                              n->where, n->name, in->steps);
+        if (!n->seq1 && gi->first_step >= 0 && in->steps != gi->steps)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: inputs '%s' and '%s' have sequences of different "
+                              "lengths (%zu and %zu steps); partrain's BrainScript networks "
+                              "need one row of every input per step (or one per sequence, for "
+                              "what BS.Sequences.Last / First compare with)",
+                              n->where, g->nodes[gi->id[gi->first_step]].name, n->name, gi->steps,
+                              in->steps);
+        if (!n->seq1 && gi->first_step < 0) {
+            gi->first_step = gi->n;
+            gi->steps = in->steps;
+        }
+        gi->in[gi->n] = in;
+        gi->id[gi->n++] = i;
+    }
+    return 0;
+}
+
+/* The masks of the columns that count: steps that are real in every per-step input, and
+ * sequences that have every per-sequence input. Returns the counted columns of the
+ * training criterion's kind (per step or per sequence). */
+static int make_masks(struct nn *net, struct graph_inputs *gi, size_t nseq, size_t *counted,
+                      struct pt_err *e)
+{
+    struct nn_graph *g = net->graph;
+    struct backend *b = net->bk;
+    size_t cols = gi->steps * nseq, steps_counted = 0, seqs_counted = 0;
+    int rc = nn_reserve(net, gi->steps ? gi->steps : 1, nseq, e);
+    for (size_t t = 0; rc == 0 && t < gi->steps; t++)
+        for (size_t s = 0; s < nseq; s++) {
+            int real = 1;
+            for (int k = 0; k < gi->n; k++)
+                real &= g->nodes[gi->id[k]].seq1 || t < gi->in[k]->len[s];
+            net->crit_mask_host[t * nseq + s] = (float)real;
+            steps_counted += (size_t)real;
+        }
+    g->crit_mask = NULL;
+    if (rc == 0 && steps_counted != cols) {
+        rc = b->ops->upload(b, net->crit_mask_dev, net->crit_mask_host, cols, e);
+        g->crit_mask = net->crit_mask_dev;
+    }
+    for (size_t s = 0; rc == 0 && s < nseq; s++) {
+        int real = 1;
+        for (int k = 0; k < gi->n; k++)
+            real &= !g->nodes[gi->id[k]].seq1 || gi->in[k]->len[s] > 0;
+        net->crit_mask_host[s] = (float)real;
+        seqs_counted += (size_t)real;
+    }
+    g->seq_mask_on = NULL;
+    if (rc == 0 && seqs_counted != nseq) {
+        rc = b->ops->upload(b, g->seq_mask, net->crit_mask_host, nseq, e);
+        g->seq_mask_on = g->seq_mask;
+    }
+    *counted = g->nodes[g->nodes[g->crit].in[1]].seq1 ? seqs_counted : steps_counted;
+    return rc;
+}
+
+/* Upload every input; the masks; the step axis's lengths. */
+static int load_inputs(struct nn *net, struct minibatch *mb, size_t *steps, size_t *counted,
+                       struct pt_err *e)
+{
+    struct nn_graph *g = net->graph;
+    struct graph_inputs gi;
+    int rc = find_inputs(net, mb, &gi, e);
+    if (rc)
+        return rc;
+    size_t nseq = mb->nseq, cols = gi.steps * nseq;
+    *steps = gi.steps;
+    if ((rc = g_reserve(g, cols ? cols : 1, nseq ? nseq : 1, e)) != 0 || cols == 0)
+        return rc;
+    struct backend *b = net->bk;
+    for (int k = 0; rc == 0 && k < gi.n; k++) {
+        struct g_node *n = &g->nodes[gi.id[k]];
+        size_t c = n->seq1 ? nseq : cols;
+        if (n->seq1 && gi.in[k]->steps == 0)
+            b->ops->fill(b, n->v, (size_t)n->rows * c, 0.0f);
+        else
+            rc = b->ops->upload(b, n->v, gi.in[k]->data, (size_t)gi.in[k]->dim * c, e);
+    }
+    g->len = gi.first_step >= 0 ? gi.in[gi.first_step]->len : NULL;
+    return rc ? rc : make_masks(net, &gi, nseq, counted, e);
+}
+
+int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate,
+                     struct nn_stats *st, struct pt_err *e)
+{
+    struct nn_graph *g = net->graph;
+    size_t steps = 0, counted = 0;
+    memset(st, 0, sizeof *st);
+    net->step_due = 0;
+    int rc = load_inputs(net, mb, &steps, &counted, e);
+    if (rc)
+        return rc;
+    struct backend *b = net->bk;
+    if (steps * mb->nseq == 0) {
+        if (train)
+            b->ops->fill(b, net->grads, net->nparams, 0.0f);
+        net->out = NULL;
+        return b->ops->sync(b, e);
+    }
+    st->samples = counted;
+    g->train = train;
+    g->dropout_rate = train ? rate : 0.0f;
+    g->dropout_seed = nn_mix64(net->seed ^ 0x64726F706F7574ull, net->dropout_steps);
+    g_forward(g);
+    net->out = g->nodes[g->out].v;
+    net->out_cols = g_cols(g, &g->nodes[g->out]);
+    net->step_due = train ? 2 : 1;
+    return 0;
+}
+
+int nn_graph_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
+{
+    struct nn_graph *g = net->graph;
+    struct backend *b = net->bk;
+    int due = net->step_due, rc = 0;
+    net->step_due = 0;
+    if (!due)
+        return 0;
+    if (due == 2) {
+        g_backward(g, net->grads);
+        if (net->grad_ready && (rc = b->ops->sync(b, e)) == 0)
+            rc = net->grad_ready(net->grad_ready_ctx, 0, e);
+    }
+    float sums[4];
+    if (rc == 0)
+        rc = b->ops->download(b, sums, g->stats, 4, e);
+    if (rc == 0)
+        rc = b->ops->sync(b, e);
+    if (rc == 0) {
+        st->train_crit = (double)sums[0] + sums[1];
+        st->eval_crit = (double)sums[2] + sums[3];
+    }
+    return rc;
+}

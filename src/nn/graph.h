@@ -1,0 +1,204 @@
+/* The node graph behind BrainScript networks (internal to src/nn).
+ *
+ * A graph is a list of nodes in creation order, which is a topological order: a node's
+ * inputs are made before it (the evaluator, bs_eval.c, evaluates a definition before it
+ * uses it). Each node has a kind from the table in graph_nodes.c: its name as BrainScript
+ * spells it, its number of inputs, a shape rule, and a forward and a backward function
+ * that work through the backend's operations (math/backend.h), so the graph runs wherever
+ * the backend does.
+ *
+ * Shapes: a node is rows x cols. cols > 0 is a fixed width (parameters, constants); cols
+ * == 0 means one column per sample of the minibatch (inputs and everything computed from
+ * them). rows == 0 (or cols == 0 on a parameter) is "inferred": the first operation that
+ * uses the node fixes it (Times (W, x) gives W as many columns as x has rows; Plus gives a
+ * bias the rows of the other operand), as CNTK's Inferred dimensions do.
+ *
+ * Parameters live in the network's one arena (nn.h): graph_layout assigns each its offset,
+ * in creation order. */
+#ifndef PT_NN_GRAPH_H
+#define PT_NN_GRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/err.h"
+#include "math/backend.h"
+
+#define G_MAX_IN    5
+#define G_MAX_NODES 4096
+
+struct nn_graph;
+struct g_node;
+
+/* Parameter initializations (CNTK's init= names; bs_eval.c maps them). */
+enum g_init {
+    G_INIT_UNIFORM,        /* U(-0.05 s, 0.05 s) */
+    G_INIT_GAUSSIAN,       /* N(0, 0.2 s / sqrt(fanIn)) */
+    G_INIT_XAVIER,         /* U(-r, r), r = s sqrt(3 / fanIn) */
+    G_INIT_GLOROT_UNIFORM, /* U(-r, r), r = s sqrt(6 / (fanIn + fanOut)) */
+    G_INIT_GLOROT_NORMAL,  /* N(0, s sqrt(2 / (fanIn + fanOut))) */
+    G_INIT_HE_UNIFORM,     /* U(-r, r), r = s sqrt(6 / fanIn) */
+    G_INIT_HE_NORMAL,      /* N(0, s sqrt(2 / fanIn)) */
+    G_INIT_FIXED           /* every value init_value */
+};
+
+struct g_kind {
+    const char *name; /* BrainScript's name ("Times", "Sigmoid", "CrossEntropyWithSoftmax") */
+    int nin;          /* inputs */
+    int crit;         /* a criterion: the bk_crit_kind + 1 (inputs: labels, prediction), else 0 */
+    /* Fix this node's shape from its inputs' (inferring theirs where they are open); 0 or
+     * a PT_EUSER naming the node and the shapes. */
+    int (*shape)(struct nn_graph *g, struct g_node *n, struct pt_err *e);
+    void (*forward)(struct nn_graph *g, struct g_node *n);
+    /* ADD this node's contribution to the gradients of its inputs that need one. */
+    void (*backward)(struct nn_graph *g, struct g_node *n);
+    /* Floats of scratch the node keeps from its forward to its backward pass, for a pass
+     * of ncols columns over nseq sequences (NULL: none); carved into n->ws. */
+    size_t (*workspace)(const struct g_node *n, size_t ncols, size_t nseq);
+    /* Bit k: backward writes input k's whole gradient in one operation, and writes it over
+     * (not adds) when that input's g_over is set. */
+    unsigned overwrites;
+};
+
+struct g_node {
+    const struct g_kind *kind;
+    char name[64];  /* where BrainScript defined it ("p", "h1.W"), or "" */
+    char where[96]; /* FILE:LINE:COL of the expression that made it */
+    int in[G_MAX_IN];
+    int rows, cols;
+    int seq1; /* a data node (cols 0) with one column per sequence, not per step
+               * (BS.Sequences.Last / First, and what is computed from them) */
+    /* Input */
+    int is_input, sparse;
+    /* Parameter (learnable) and Constant */
+    int learnable, is_const;
+    enum g_init init;
+    double init_scale, init_value;
+    size_t offset; /* arena offset of a learnable node */
+    /* RecurrentLSTM: run from the last step to the first (goBackwards) */
+    int reverse;
+    /* PastValue / FutureValue: the delay in steps (> 0 looks back, < 0 ahead) and the value
+     * before the first (after the last) step */
+    int delay;
+    double delay_default;
+    /* Affine (a fused Times, Plus and activation; g_finish makes them): the activation */
+    enum bk_act act;
+    int dead; /* folded into a fused node: neither run nor given memory */
+    /* at run time */
+    int needs_grad;
+    int g_over;   /* one node writes all of this gradient, once: it writes over instead of
+                   * adding, and the gradient is not cleared before the backward pass */
+    float *ws;    /* the kind's workspace */
+    float *v, *g; /* value and gradient, rows x (cols or the pass's columns) */
+};
+
+/* A run of the schedule: one node over all columns, or a recurrent loop (nodes that reach
+ * themselves through PastValue or FutureValue) run step by step, forward in time when its
+ * delays look back, backward when they look ahead. */
+struct g_unit {
+    int first, count; /* order[first .. first + count) */
+    int loop, reverse;
+};
+
+struct nn_graph {
+    struct g_node *nodes;
+    int n, cap;
+    int crit, eval, out; /* the criterion, evaluation and output nodes */
+    size_t nparams;
+    struct backend *bk;
+    /* the current pass */
+    size_t ncols;         /* columns of a data node */
+    size_t nseq;          /* sequences: column t * nseq + s is step t of sequence s */
+    size_t c0, cw;        /* the window of data columns the nodes run on (see g_cols) */
+    const uint32_t *len;  /* host: each sequence's steps (PastValue / FutureValue) */
+    int *order;           /* the schedule: node indices, inputs first (g_finish) */
+    struct g_unit *units; /* the schedule's units: single nodes and recurrent loops */
+    int nunits;
+    const float *crit_mask;   /* columns that count (real steps of every input), or NULL */
+    float *seq_mask;          /* device room for the per-sequence mask (nseq floats) */
+    const float *seq_mask_on; /* per-sequence columns that count: seq_mask, or NULL (all) */
+    float dropout_rate;       /* Dropout nodes: the rate of this pass (0: off) */
+    uint64_t dropout_seed;
+    float *stats;      /* 4 floats: training and evaluation sums (device) */
+    int train;         /* the pass computes gradients */
+    float *tmp, *tmp2; /* scratch, max rows x ncols each */
+    float *consts;     /* fixed buffers of constants (device) */
+    float *ws;         /* per-pass workspace */
+    size_t ws_size;    /* its floats */
+};
+
+/* Columns of node n in the current window, and its value and gradient there. A pass runs
+ * every node over all its columns, except the nodes of a recurrent loop, which run one
+ * step (nseq columns) at a time: the window [c0, c0 + cw) of a data node's columns. */
+static inline size_t g_cols(const struct nn_graph *g, const struct g_node *n)
+{
+    return n->cols ? (size_t)n->cols : n->seq1 ? g->nseq : g->cw;
+}
+static inline float *g_val(const struct nn_graph *g, const struct g_node *n)
+{
+    return n->cols || n->seq1 ? n->v : n->v + g->c0 * (size_t)n->rows;
+}
+static inline float *g_grad(const struct nn_graph *g, const struct g_node *n)
+{
+    return n->cols || n->seq1 ? n->g : n->g + g->c0 * (size_t)n->rows;
+}
+
+/* Whether two operands' columns can meet: fixed, or both per step, or both per sequence. */
+int g_same_axis(struct g_node *a, struct g_node *b);
+
+/* Kinds defined in their own files (graph_rnn.c). */
+extern const struct g_kind g_kind_lstm;    /* RecurrentLSTM: inputs x, W, H, b, peepholes */
+extern const struct g_kind g_kind_dropout; /* Dropout: input x */
+extern const struct g_kind g_kind_affine;  /* act (W x + b): inputs W, x, b (graph_nodes.c) */
+extern const struct g_kind g_kind_past;    /* PastValue: input x (graph_delay.c) */
+extern const struct g_kind g_kind_future;  /* FutureValue: input x */
+extern const struct g_kind g_kind_last;    /* BS.Sequences.Last: input x */
+extern const struct g_kind g_kind_first;   /* BS.Sequences.First: input x */
+
+/* Whether a node's open dimensions may be fixed by the operations that use it
+ * (parameters, constants, delays: CNTK's Inferred). */
+static inline int g_open(const struct g_node *n)
+{
+    return n->learnable || n->is_const || n->delay != 0;
+}
+
+/* Add src (shaped like node `like`'s output) into dst's gradient, summed over the columns
+ * where dst is one fixed column under a wider src (graph_nodes.c); written over it when dst's
+ * g_over is set. */
+void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src, const struct g_node *like,
+                float alpha);
+
+/* The kind called name (case-sensitive, as BrainScript), or NULL. */
+const struct g_kind *g_kind_find(const char *name);
+
+/* Append a node of kind k with inputs in[0..nin) (indices of earlier nodes); returns its
+ * index, or -1 with e set (too many nodes, out of memory). */
+int g_add(struct nn_graph *g, const struct g_kind *k, const int *in, int nin, const char *where,
+          struct pt_err *e);
+
+/* Order the nodes into units (graph_sched.c); errors for loops that cannot run. */
+int g_schedule(struct nn_graph *g, struct pt_err *e);
+
+/* Schedule, infer and check every shape, fuse dense layers, decide which nodes need
+ * gradients, and give each learnable node its arena offset (g->nparams in all). */
+int g_finish(struct nn_graph *g, struct pt_err *e);
+
+/* Initialize the learnable nodes' values in host memory params (g->nparams floats). */
+void g_init_params(const struct nn_graph *g, float *params, uint64_t seed);
+
+/* Point learnable nodes into the device arenas. */
+void g_bind_arena(struct nn_graph *g, float *params, float *grads);
+
+/* Make the workspace hold a pass of ncols columns of nseq sequences (grows; carved anew for
+ * every pass, since the kinds' scratch depends on both); upload the constants once. */
+int g_reserve(struct nn_graph *g, size_t ncols, size_t nseq, struct pt_err *e);
+
+/* Forward over every node (inputs must have been uploaded into their v), then both
+ * criteria into g->stats. With g->train, the backward pass: gradients of the training
+ * criterion, summed, into every node that needs one (the arena's grads overwritten). */
+void g_forward(struct nn_graph *g);
+void g_backward(struct nn_graph *g, float *grads);
+
+void g_free(struct nn_graph *g);
+
+#endif

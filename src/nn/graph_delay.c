@@ -1,0 +1,161 @@
+/* Sequence operations. PastValue and FutureValue: a sequence delayed by k steps (CNTK's
+ * delay nodes), the joints of recurrent loops; BS.Sequences.Last and First: one column per
+ * sequence, its last (first) step.
+ *
+ * y[t] = x[t - k] for PastValue (x[t + k] for FutureValue) where that step is inside the
+ * sequence, else the default value (defaultHiddenActivation). A sequence starts at step 0
+ * of its column block; FutureValue's last real step is its length - 1 (g->len). The node
+ * runs over its window: all steps, or one step inside a loop, reading the input at steps
+ * the loop has already run. Gradients go back to those steps. */
+#include "nn/graph.h"
+
+static int delay_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *x = &g->nodes[n->in[0]];
+    if (x->cols != 0 || x->seq1)
+        return pt_err_set(e, PT_EUSER, "%s: error: %s: its input must be a sequence", n->where,
+                          n->kind->name);
+    if (n->rows == 0)
+        n->rows = x->rows; /* 0 until the loop's other nodes fix it (g_open) */
+    if (x->rows == 0)
+        x->rows = n->rows;
+    if (x->rows != 0 && x->rows != n->rows)
+        return pt_err_set(e, PT_EUSER, "%s: error: %s: dimension %d, its input's %d", n->where,
+                          n->kind->name, n->rows, x->rows);
+    n->cols = 0;
+    return 0;
+}
+
+/* The step that column block t reads for sequence s, or -1 outside the sequence. */
+static long source(const struct nn_graph *g, const struct g_node *n, size_t t, size_t s)
+{
+    long src = (long)t - n->delay; /* delay > 0 looks back, < 0 ahead */
+    if (src < 0 || (g->len && src >= (long)g->len[s]))
+        return -1;
+    return src;
+}
+
+static void delay_forward(struct nn_graph *g, struct g_node *n)
+{
+    struct backend *b = g->bk;
+    struct g_node *x = &g->nodes[n->in[0]];
+    size_t rows = (size_t)n->rows, t0 = g->c0 / g->nseq, steps = g->cw / g->nseq;
+    for (size_t t = t0; t < t0 + steps; t++)
+        for (size_t s = 0; s < g->nseq; s++) {
+            float *y = n->v + (t * g->nseq + s) * rows;
+            long src = source(g, n, t, s);
+            if (src < 0)
+                b->ops->fill(b, y, rows, (float)n->delay_default);
+            else
+                b->ops->copy(b, y, x->v + ((size_t)src * g->nseq + s) * rows, rows);
+        }
+}
+
+static void delay_backward(struct nn_graph *g, struct g_node *n)
+{
+    struct backend *b = g->bk;
+    struct g_node *x = &g->nodes[n->in[0]];
+    if (!x->needs_grad)
+        return;
+    size_t rows = (size_t)n->rows, t0 = g->c0 / g->nseq, steps = g->cw / g->nseq;
+    for (size_t t = t0; t < t0 + steps; t++)
+        for (size_t s = 0; s < g->nseq; s++) {
+            long src = source(g, n, t, s);
+            if (src >= 0)
+                b->ops->axpy(b, x->g + ((size_t)src * g->nseq + s) * rows,
+                             n->g + (t * g->nseq + s) * rows, rows, 1.0f);
+        }
+}
+
+const struct g_kind g_kind_past = {
+    .name = "PastValue",
+    .nin = 1,
+    .crit = 0,
+    .shape = delay_shape,
+    .forward = delay_forward,
+    .backward = delay_backward,
+    .workspace = NULL,
+};
+
+const struct g_kind g_kind_future = {
+    .name = "FutureValue",
+    .nin = 1,
+    .crit = 0,
+    .shape = delay_shape,
+    .forward = delay_forward,
+    .backward = delay_backward,
+    .workspace = NULL,
+};
+
+/* ------------------------------------------------------------------ Last, First */
+
+static int pick_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *x = &g->nodes[n->in[0]];
+    if (x->cols != 0 || x->seq1 || x->rows <= 0)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: BS.Sequences.%s: its input must be a sequence of known "
+                          "dimension",
+                          n->where, n->kind->name);
+    n->rows = x->rows;
+    n->cols = 0;
+    n->seq1 = 1;
+    return 0;
+}
+
+/* The column of x that sequence s's output copies, or -1 for an empty sequence. */
+static long picked(const struct nn_graph *g, const struct g_node *n, size_t s)
+{
+    size_t len = g->len ? g->len[s] : g->ncols / g->nseq;
+    if (len == 0)
+        return -1;
+    size_t t = n->kind == &g_kind_last ? len - 1 : 0;
+    return (long)(t * g->nseq + s);
+}
+
+static void pick_forward(struct nn_graph *g, struct g_node *n)
+{
+    struct backend *b = g->bk;
+    struct g_node *x = &g->nodes[n->in[0]];
+    size_t rows = (size_t)n->rows;
+    for (size_t s = 0; s < g->nseq; s++) {
+        long c = picked(g, n, s);
+        if (c < 0)
+            b->ops->fill(b, n->v + s * rows, rows, 0.0f);
+        else
+            b->ops->copy(b, n->v + s * rows, x->v + (size_t)c * rows, rows);
+    }
+}
+
+static void pick_backward(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *x = &g->nodes[n->in[0]];
+    if (!x->needs_grad)
+        return;
+    size_t rows = (size_t)n->rows;
+    for (size_t s = 0; s < g->nseq; s++) {
+        long c = picked(g, n, s);
+        if (c >= 0)
+            g->bk->ops->axpy(g->bk, x->g + (size_t)c * rows, n->g + s * rows, rows, 1.0f);
+    }
+}
+
+const struct g_kind g_kind_last = {
+    .name = "Last",
+    .nin = 1,
+    .crit = 0,
+    .shape = pick_shape,
+    .forward = pick_forward,
+    .backward = pick_backward,
+    .workspace = NULL,
+};
+
+const struct g_kind g_kind_first = {
+    .name = "First",
+    .nin = 1,
+    .crit = 0,
+    .shape = pick_shape,
+    .forward = pick_forward,
+    .backward = pick_backward,
+    .workspace = NULL,
+};

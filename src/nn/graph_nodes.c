@@ -1,0 +1,475 @@
+/* The node kinds of the graph (graph.h): one row each in the table at the end, found by
+ * name. Adding a node is one shape, forward and backward function and one row.
+ *
+ * Gradients are ADDED into the inputs' g (a node may feed several others). Broadcasting:
+ * an operand with one fixed column applied to every column of the other (a bias); its
+ * gradient is the sum over the columns. */
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/graph.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+static struct g_node *IN(struct nn_graph *g, struct g_node *n, int i)
+{
+    return &g->nodes[n->in[i]];
+}
+
+static size_t numel(const struct nn_graph *g, const struct g_node *n)
+{
+    return (size_t)n->rows * g_cols(g, n);
+}
+
+static int shape_error(struct g_node *n, struct g_node *a, struct g_node *b, const char *want,
+                       struct pt_err *e)
+{
+    char sa[32], sb[32];
+    snprintf(sa, sizeof sa, a->cols ? "%d x %d" : "%d x samples", a->rows, a->cols);
+    snprintf(sb, sizeof sb, b->cols ? "%d x %d" : "%d x samples", b->rows, b->cols);
+    return pt_err_set(e, PT_EUSER, "%s: error: %s: operands of shapes [%s] and [%s]: %s", n->where,
+                      n->kind->name, sa, sb, want);
+}
+
+/* Add src (shaped like the node's output: rows x cols of `like`) into dst's gradient,
+ * summing over columns where dst is one fixed column under a wider src. */
+void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src, const struct g_node *like,
+                float alpha)
+{
+    struct backend *b = g->bk;
+    size_t cols = g_cols(g, like), dcols = g_cols(g, dst);
+    if (!dst->needs_grad)
+        return;
+    size_t k = (size_t)dst->rows * (dcols == cols ? cols : 1);
+    if (dst->g_over) {
+        if (dcols == cols)
+            b->ops->copy(b, g_grad(g, dst), src, k);
+        else
+            b->ops->sum_cols(b, g_grad(g, dst), src, dst->rows, cols, dst->rows);
+        if (alpha != 1.0f)
+            b->ops->scale(b, g_grad(g, dst), k, alpha);
+        return;
+    }
+    if (dcols == cols) {
+        b->ops->axpy(b, g_grad(g, dst), src, k, alpha);
+        return;
+    }
+    b->ops->sum_cols(b, g->tmp2, src, dst->rows, cols, dst->rows);
+    b->ops->axpy(b, g_grad(g, dst), g->tmp2, k, alpha);
+}
+
+int g_same_axis(struct g_node *a, struct g_node *b)
+{
+    if (a->cols != 0 || b->cols != 0)
+        return 1;
+    if (a->seq1 != b->seq1 && a->is_input && !b->is_input) /* an Input takes its user's */
+        a->seq1 = b->seq1;
+    if (a->seq1 != b->seq1 && b->is_input && !a->is_input)
+        b->seq1 = a->seq1;
+    return a->seq1 == b->seq1;
+}
+
+static int axis_error(struct g_node *n, struct g_node *a, struct g_node *b, struct pt_err *e)
+{
+    return pt_err_set(e, PT_EUSER,
+                      "%s: error: %s: '%s' has a value per %s, '%s' per %s (BS.Sequences.Last "
+                      "and First make one per sequence)",
+                      n->where, n->kind->name, a->name[0] ? a->name : a->kind->name,
+                      a->seq1 ? "sequence" : "step", b->name[0] ? b->name : b->kind->name,
+                      b->seq1 ? "sequence" : "step");
+}
+
+/* ------------------------------------------------------------------ sources */
+
+static int shape_source(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    (void)g;
+    (void)e;
+    (void)n;
+    return 0;
+}
+
+static void forward_none(struct nn_graph *g, struct g_node *n)
+{
+    (void)g;
+    (void)n;
+}
+
+static void backward_none(struct nn_graph *g, struct g_node *n)
+{
+    (void)g;
+    (void)n;
+}
+
+/* ------------------------------------------------------------------ Times */
+
+static int shape_times(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    if (a->cols == 0 && (a->learnable || a->is_const) && x->rows > 0)
+        a->cols = x->rows; /* an Inferred input dimension */
+    if (x->rows == 0 && g_open(x) && a->cols > 0)
+        x->rows = a->cols;
+    if (a->cols == 0 && !(a->learnable || a->is_const))
+        return shape_error(n, a, x, "the left operand must be a parameter or constant", e);
+    if (a->rows <= 0 || a->cols != x->rows)
+        return shape_error(n, a, x, "the left operand's columns must equal the right's rows", e);
+    n->rows = a->rows;
+    n->cols = x->cols;
+    n->seq1 = x->seq1;
+    return 0;
+}
+
+static void forward_times(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    size_t cols = g_cols(g, n);
+    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, a->rows, (int)cols, a->cols, 1.0f, g_val(g, a),
+                     a->rows, g_val(g, x), x->rows, 0.0f, g_val(g, n), n->rows);
+}
+
+static void backward_times(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    struct backend *b = g->bk;
+    int cols = (int)g_cols(g, n);
+    if (a->needs_grad) /* dA += dY X^T */
+        b->ops->gemm(b, BK_NOTRANS, BK_TRANS, a->rows, a->cols, cols, 1.0f, g_grad(g, n), n->rows,
+                     g_val(g, x), x->rows, a->g_over ? 0.0f : 1.0f, g_grad(g, a), a->rows);
+    if (x->needs_grad) /* dX += A^T dY */
+        b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, cols, a->rows, 1.0f, g_val(g, a), a->rows,
+                     g_grad(g, n), n->rows, x->g_over ? 0.0f : 1.0f, g_grad(g, x), x->rows);
+}
+
+/* ------------------------------------------------------------------ element-wise binary */
+
+static int shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    if (a->rows == 0 && g_open(a))
+        a->rows = x->rows;
+    if (x->rows == 0 && g_open(x))
+        x->rows = a->rows;
+    if (a->cols == 0 && a->learnable && x->cols > 0)
+        a->cols = x->cols;
+    if (x->cols == 0 && x->learnable && a->cols > 0)
+        x->cols = a->cols;
+    if (a->rows <= 0 || a->rows != x->rows)
+        return shape_error(n, a, x, "the rows must be equal", e);
+    int ok = a->cols == x->cols || a->cols == 1 || x->cols == 1;
+    if (!ok)
+        return shape_error(n, a, x, "the columns must be equal, or one operand one column", e);
+    if (!g_same_axis(a, x))
+        return axis_error(n, a, x, e);
+    n->rows = a->rows;
+    n->cols = a->cols == x->cols ? a->cols : a->cols == 1 ? x->cols : a->cols;
+    n->seq1 = a->cols == 0 ? a->seq1 : x->seq1;
+    return 0;
+}
+
+static enum bk_ew binary_op(const struct g_node *n)
+{
+    const char *k = n->kind->name;
+    return !strcmp(k, "Plus") ? BK_EW_ADD : !strcmp(k, "Minus") ? BK_EW_SUB : BK_EW_MUL;
+}
+
+static void forward_binary(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    struct backend *b = g->bk;
+    enum bk_ew op = binary_op(n);
+    size_t cols = g_cols(g, n);
+    if (g_cols(g, a) == cols) {
+        b->ops->ewise(b, op, g_val(g, n), g_val(g, a), g_val(g, x), n->rows, cols, g_cols(g, x));
+        return;
+    }
+    /* a is the broadcast column: a op x = x op a for + and .*; a - x = -(x - a) */
+    b->ops->ewise(b, op, g_val(g, n), g_val(g, x), g_val(g, a), n->rows, cols, 1);
+    if (op == BK_EW_SUB)
+        b->ops->scale(b, g_val(g, n), numel(g, n), -1.0f);
+}
+
+static void backward_binary(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    struct backend *b = g->bk;
+    enum bk_ew op = binary_op(n);
+    size_t cols = g_cols(g, n);
+    if (op != BK_EW_MUL) {
+        g_add_grad(g, a, g_grad(g, n), n, 1.0f);
+        g_add_grad(g, x, g_grad(g, n), n, op == BK_EW_SUB ? -1.0f : 1.0f);
+        return;
+    }
+    /* d(a .* x)/da = x: dy .* x, summed where a is broadcast */
+    for (int side = 0; side < 2; side++) {
+        struct g_node *to = side ? x : a, *other = side ? a : x;
+        if (!to->needs_grad)
+            continue;
+        b->ops->ewise(b, BK_EW_MUL, g->tmp, g_grad(g, n), g_val(g, other), n->rows, cols,
+                      g_cols(g, other));
+        g_add_grad(g, to, g->tmp, n, 1.0f);
+    }
+}
+
+/* ------------------------------------------------------------------ element-wise unary */
+
+static int shape_unary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *a = IN(g, n, 0);
+    if (a->rows <= 0)
+        return pt_err_set(e, PT_EUSER, "%s: error: %s: the input's dimension is not known",
+                          n->where, n->kind->name);
+    n->rows = a->rows;
+    n->cols = a->cols;
+    n->seq1 = a->seq1;
+    return 0;
+}
+
+static enum bk_act act_of(const struct g_node *n)
+{
+    const char *k = n->kind->name;
+    return !strcmp(k, "Sigmoid") ? BK_ACT_SIGMOID
+           : !strcmp(k, "Tanh")  ? BK_ACT_TANH
+           : !strcmp(k, "ReLU")  ? BK_ACT_RELU
+                                 : BK_ACT_NONE;
+}
+
+static void forward_act(struct nn_graph *g, struct g_node *n)
+{
+    struct backend *b = g->bk;
+    b->ops->copy(b, g_val(g, n), g_val(g, IN(g, n, 0)), numel(g, n));
+    b->ops->bias_act(b, act_of(n), g_val(g, n), NULL, n->rows, g_cols(g, n));
+}
+
+static void backward_act(struct nn_graph *g, struct g_node *n)
+{
+    struct backend *b = g->bk; /* dx = dy .* f'(x), from y, in place: dy is not read again */
+    b->ops->act_grad(b, act_of(n), g_grad(g, n), g_val(g, n), numel(g, n));
+    g_add_grad(g, IN(g, n, 0), g_grad(g, n), n, 1.0f);
+}
+
+static void forward_negate(struct nn_graph *g, struct g_node *n)
+{
+    struct backend *b = g->bk;
+    b->ops->copy(b, g_val(g, n), g_val(g, IN(g, n, 0)), numel(g, n));
+    b->ops->scale(b, g_val(g, n), numel(g, n), -1.0f);
+}
+
+static void backward_negate(struct nn_graph *g, struct g_node *n)
+{
+    g_add_grad(g, IN(g, n, 0), g_grad(g, n), n, -1.0f);
+}
+
+static void forward_exp(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->ewise(g->bk, BK_EW_EXP, g_val(g, n), g_val(g, IN(g, n, 0)), NULL, n->rows,
+                      g_cols(g, n), 0);
+}
+
+static void backward_exp(struct nn_graph *g, struct g_node *n) /* dx = dy .* y */
+{
+    g->bk->ops->ewise(g->bk, BK_EW_MUL, g->tmp, g_grad(g, n), g_val(g, n), n->rows, g_cols(g, n),
+                      g_cols(g, n));
+    g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
+}
+
+static void forward_log(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->ewise(g->bk, BK_EW_LOG, g_val(g, n), g_val(g, IN(g, n, 0)), NULL, n->rows,
+                      g_cols(g, n), 0);
+}
+
+static void backward_log(struct nn_graph *g, struct g_node *n) /* dx = dy ./ x */
+{
+    struct g_node *x = IN(g, n, 0);
+    g->bk->ops->ewise(g->bk, BK_EW_DIV, g->tmp, g_grad(g, n), g_val(g, x), n->rows, g_cols(g, n),
+                      g_cols(g, x));
+    g_add_grad(g, x, g->tmp, n, 1.0f);
+}
+
+static void forward_softmax(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->softmax(g->bk, g_val(g, n), g_val(g, IN(g, n, 0)), n->rows, g_cols(g, n));
+}
+
+static void backward_softmax(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->softmax_grad(g->bk, g->tmp, g_grad(g, n), g_val(g, n), n->rows, g_cols(g, n));
+    g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
+}
+
+/* ------------------------------------------------------------------ Affine */
+
+/* act (W x + b), what g_finish makes of Times, Plus with a bias column and an activation
+ * when nothing else reads the intermediate values: the dense layer's one GEMM and one fused
+ * bias-and-activation pass, as SimpleNetworkBuilder's layers run. */
+static int shape_affine(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    (void)g;
+    (void)n;
+    (void)e;
+    return 0; /* made from nodes whose shapes are already checked */
+}
+
+static void forward_affine(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1), *b = IN(g, n, 2);
+    size_t cols = g_cols(g, n);
+    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, w->rows, (int)cols, w->cols, 1.0f, g_val(g, w),
+                     w->rows, g_val(g, x), x->rows, 0.0f, g_val(g, n), n->rows);
+    g->bk->ops->bias_act(g->bk, n->act, g_val(g, n), g_val(g, b), n->rows, cols);
+}
+
+static void backward_affine(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1), *b = IN(g, n, 2);
+    struct backend *bk = g->bk;
+    int cols = (int)g_cols(g, n);
+    float *dz = g_grad(g, n); /* dz = dy .* f'(z), from the output y, in place */
+    if (n->act != BK_ACT_NONE)
+        bk->ops->act_grad(bk, n->act, dz, g_val(g, n), numel(g, n));
+    g_add_grad(g, b, dz, n, 1.0f);
+    if (w->needs_grad)
+        bk->ops->gemm(bk, BK_NOTRANS, BK_TRANS, w->rows, w->cols, cols, 1.0f, dz, n->rows,
+                      g_val(g, x), x->rows, w->g_over ? 0.0f : 1.0f, g_grad(g, w), w->rows);
+    if (x->needs_grad)
+        bk->ops->gemm(bk, BK_TRANS, BK_NOTRANS, x->rows, cols, w->rows, 1.0f, g_val(g, w), w->rows,
+                      dz, n->rows, x->g_over ? 0.0f : 1.0f, g_grad(g, x), x->rows);
+}
+
+const struct g_kind g_kind_affine = {
+    .name = "Affine",
+    .nin = 3,
+    .crit = 0,
+    .shape = shape_affine,
+    .forward = forward_affine,
+    .backward = backward_affine,
+    .workspace = NULL,
+    .overwrites = 7,
+};
+
+/* ------------------------------------------------------------------ Splice */
+
+/* Rows of a over rows of b (CNTK's Splice along the first axis, two at a time). */
+static int shape_splice(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    if (a->rows <= 0 || x->rows <= 0 || a->cols != x->cols)
+        return shape_error(n, a, x, "Splice joins operands of known rows with equal columns", e);
+    if (!g_same_axis(a, x))
+        return axis_error(n, a, x, e);
+    n->rows = a->rows + x->rows;
+    n->cols = a->cols;
+    n->seq1 = a->seq1;
+    return 0;
+}
+
+static void forward_splice(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    size_t cols = g_cols(g, n);
+    g->bk->ops->copy2d(g->bk, g_val(g, n), n->rows, g_val(g, a), a->rows, a->rows, cols);
+    g->bk->ops->copy2d(g->bk, g_val(g, n) + a->rows, n->rows, g_val(g, x), x->rows, x->rows, cols);
+}
+
+static void backward_splice(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    struct backend *b = g->bk;
+    size_t cols = g_cols(g, n);
+    for (int side = 0; side < 2; side++) {
+        struct g_node *to = side ? x : a;
+        const float *from = g_grad(g, n) + (side ? a->rows : 0);
+        if (!to->needs_grad)
+            continue;
+        if (to->g_over)
+            b->ops->copy2d(b, g_grad(g, to), to->rows, from, n->rows, to->rows, cols);
+        else
+            b->ops->axpy2d(b, g_grad(g, to), to->rows, from, n->rows, to->rows, cols, 1.0f);
+    }
+}
+
+/* ------------------------------------------------------------------ Mean, InvStdDev */
+
+/* The statistics of an Input over the training data, computed once before training (CNTK's
+ * pre-compute nodes): one column of the input's rows, values bound by bs_net.c to the
+ * network's mean / invstd (applyMeanVarNorm's machinery). */
+static int shape_stat(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *x = IN(g, n, 0);
+    if (!x->is_input)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: %s: the statistics of an Input node only (got %s)", n->where,
+                          n->kind->name, x->kind->name);
+    n->rows = x->rows;
+    n->cols = 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ criteria */
+
+static int shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *y = IN(g, n, 0), *z = IN(g, n, 1);
+    if (y->rows <= 0 || y->rows != z->rows || y->cols != 0 || z->cols != 0)
+        return shape_error(n, y, z,
+                           "a criterion compares two per-sample operands of equal dimension "
+                           "(labels first)",
+                           e);
+    if (!g_same_axis(y, z))
+        return axis_error(n, y, z, e);
+    n->rows = 1;
+    n->cols = 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ the table */
+
+#define CRIT(k) ((int)(k) + 1)
+#define KINDW(nm, n, c, sh, fw, bw, ow)                                                            \
+    {                                                                                              \
+        .name = nm, .nin = n, .crit = c, .shape = sh, .forward = fw, .backward = bw,               \
+        .workspace = NULL, .overwrites = ow                                                        \
+    }
+#define KIND(nm, n, c, sh, fw, bw) KINDW(nm, n, c, sh, fw, bw, 0)
+#define SOURCE(nm)                 KIND(nm, 0, 0, shape_source, forward_none, backward_none)
+#define CRITERION(nm, k)           KIND(nm, 2, CRIT(k), shape_crit, forward_none, backward_none)
+
+static const struct g_kind kinds[] = {
+    SOURCE("Input"),
+    SOURCE("Parameter"),
+    SOURCE("Constant"),
+    KIND("Mean", 1, 0, shape_stat, forward_none, backward_none),
+    KIND("InvStdDev", 1, 0, shape_stat, forward_none, backward_none),
+    KINDW("Times", 2, 0, shape_times, forward_times, backward_times, 3),
+    KINDW("Plus", 2, 0, shape_binary, forward_binary, backward_binary, 3),
+    KINDW("Minus", 2, 0, shape_binary, forward_binary, backward_binary, 3),
+    KINDW("ElementTimes", 2, 0, shape_binary, forward_binary, backward_binary, 3),
+    KINDW("Negate", 1, 0, shape_unary, forward_negate, backward_negate, 1),
+    KINDW("Sigmoid", 1, 0, shape_unary, forward_act, backward_act, 1),
+    KINDW("Tanh", 1, 0, shape_unary, forward_act, backward_act, 1),
+    KINDW("ReLU", 1, 0, shape_unary, forward_act, backward_act, 1),
+    KINDW("Exp", 1, 0, shape_unary, forward_exp, backward_exp, 1),
+    KINDW("Log", 1, 0, shape_unary, forward_log, backward_log, 1),
+    KINDW("Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax, 1),
+    KINDW("Splice", 2, 0, shape_splice, forward_splice, backward_splice, 3),
+    CRITERION("CrossEntropyWithSoftmax", BK_CRIT_CE_SOFTMAX),
+    CRITERION("ClassificationError", BK_CRIT_CLASS_ERR),
+    CRITERION("SquareError", BK_CRIT_SQUARE_ERR),
+    CRITERION("Logistic", BK_CRIT_LOGISTIC),
+};
+
+/* Kinds with their own file (graph_rnn.c, graph_delay.c). */
+static const struct g_kind *const more[] = {&g_kind_lstm,   &g_kind_dropout, &g_kind_past,
+                                            &g_kind_future, &g_kind_last,    &g_kind_first};
+
+const struct g_kind *g_kind_find(const char *name)
+{
+    for (size_t i = 0; i < COUNT(kinds); i++)
+        if (!strcmp(kinds[i].name, name))
+            return &kinds[i];
+    for (size_t i = 0; i < COUNT(more); i++)
+        if (!strcmp(more[i]->name, name))
+            return more[i];
+    return NULL;
+}

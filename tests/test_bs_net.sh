@@ -1,0 +1,402 @@
+#!/bin/sh
+# Networks described in BrainScript (issue 16): a logistic regression laid out as CNTK's
+# HelloWorld tutorial (Tutorials/HelloWorld-LogisticRegression/lr_bs.cntk) lays it out, on
+# 1 and 2 ranks; a two-layer classifier written with CNTK's Layers library (DenseLayer,
+# LinearLayer, Sequential); the model file holding the graph (action=test reads it back);
+# and the errors, each naming FILE:LINE:COL.
+set -u
+. "${top_srcdir:-.}/tests/testlib.sh"
+MPIEXEC=${MPIEXEC:-mpiexec}
+command -v "$MPIEXEC" >/dev/null || { echo "test_bs_net: mpiexec not found"; exit 99; }
+cd "$tmp"
+# two Gaussian clouds in 2-D, one label row (0 or 1): the tutorial's kind of data
+awk 'BEGIN { s = 4242; for (i = 0; i < 1000; i++) {
+    s = (s * 1103515245 + 12345) % 2147483648; c = s / 2147483648 < 0.5;
+    s = (s * 1103515245 + 12345) % 2147483648; u1 = s / 2147483648 + 1e-9;
+    s = (s * 1103515245 + 12345) % 2147483648; u2 = s / 2147483648;
+    r = sqrt(-2 * log(u1)); x = r * cos(6.2831853 * u2) + 3 * c; y = r * sin(6.2831853 * u2) + 3 * c;
+    printf "|features %.4f %.4f |labels %d\n", x, y, c } }' >Train_cntk_text.txt
+cat >lr_bs.cntk <<'CFG'
+# a logistic regression in the tutorial's layout: top-level keys, primitive nodes with
+# blank lines and trailing blanks in the network block, a tab before a key, the composite
+# reader form with its deserializer
+command=Train
+modelPath = "Models/LR_reg.dnn"
+deviceId = -1
+dimension = 2
+truncated=true
+truncationLength=5
+Train = [
+    action = "train"
+        
+    BrainScriptNetworkBuilder = [
+
+        SDim = $dimension$
+        LDim = 1
+
+        features = Input (SDim)
+        labels   = Input (LDim)
+
+        b = Parameter (LDim, 1)
+        w = Parameter (LDim, SDim)
+
+        p = Sigmoid (w * features + b)    
+    
+        lr = Logistic (labels, p)
+        err = SquareError (labels, p)
+
+        featureNodes    = (features)
+        labelNodes      = (labels)
+        criterionNodes  = (lr)
+        evaluationNodes = (err)
+        outputNodes     = (p)
+    ]   
+
+    SGD = [
+        epochSize = 0
+        minibatchSize = 25
+        learningRatesPerSample = 0.04
+	momentumAsTimeConstant=900
+        maxEpochs = 10
+    ]
+
+	reader = {
+        randomize = false
+        deserializers = ({
+            type = "CNTKTextFormatDeserializer" ; module = "CNTKTextFormatReader"
+            file = "Train_cntk_text.txt"
+            input = [
+				features = [
+					dim = $dimension$
+					format = "dense"
+				]
+				labels = [
+					dim = 1
+					format = "dense"
+				]
+			]
+        })
+    }
+]
+Test = [
+    action = "test"
+    reader = [ readerType = "CNTKTextFormatReader" ; file = "Train_cntk_text.txt"
+        input = [ features = [ dim = 2 ; format = "dense" ] ; labels = [ dim = 1 ; format = "dense" ] ] ]
+]
+CFG
+# lrcrit LOG: "lr err" of each epoch
+lrcrit() { sed -n 's/^Finished Epoch.*\[Training\] lr = \([0-9.]*\) .*err = \([0-9.]*\) .*/\1 \2/p' "$1"; }
+
+mpi -n 1 "$T" configFile=lr_bs.cntk >one.out 2>one.err && ok || { no "lr_bs on 1 rank failed"; tail -5 one.err; }
+has one.err "Training criterion:   lr = Logistic"
+has one.err "Evaluation criterion: err = SquareError"
+has one.err "Training 3 parameters in 2 parameter tensors."
+lrcrit one.err >one.txt
+[ "$(wc -l <one.txt)" -eq 10 ] && ok || no "not 10 epochs: $(cat one.txt)"
+# it learns: the logistic loss per sample falls from its first epoch to below 0.1
+awk 'NR == 1 { f = $1 } END { exit !(NR == 10 && $1 < 0.1 && $1 < f / 2) }' one.txt && ok ||
+    { no "logistic regression did not learn"; cat one.txt; }
+[ -f Models/LR_reg.dnn ] && ok || no "no model file"
+
+# the same on 2 ranks with exact DataParallelSGD: the same criteria every epoch
+mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=M2/m.dnn \
+    'Train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' >two.out 2>two.err &&
+    ok || { no "lr_bs on 2 ranks failed"; tail -5 two.err; }
+lrcrit two.err >two.txt
+close one.txt two.txt && ok || { no "2 ranks differ from 1"; paste one.txt two.txt; }
+
+# the model file keeps the graph: action=test reads it back and evaluates the same network
+mpi -n 1 "$T" configFile=lr_bs.cntk command=Test >test.out 2>test.err && ok ||
+    { no "action=test on the BrainScript model failed"; tail -5 test.err; }
+has test.err "Final Results: Minibatch[1-"
+has test.err "err = "
+
+# action=write: the output node by its name (outputPath.p), one value per sample
+cat >w.cntk <<'CFG'
+command = Write
+Write = [
+    action = "write"
+    modelPath = "Models/LR_reg.dnn"
+    outputPath = "out"
+    reader = [ readerType = "CNTKTextFormatReader" ; file = "Train_cntk_text.txt" ; randomize = false
+        input = [ features = [ dim = 2 ; format = "dense" ] ; labels = [ dim = 1 ; format = "dense" ] ] ]
+]
+CFG
+expect 0 "$T" configFile=w.cntk
+[ "$(awk '$1 >= 0 && $1 <= 1' out.p | wc -l)" -eq 1000 ] && ok || no "out.p: not 1000 probabilities"
+expect 1 "$T" configFile=w.cntk Write.outputNodeNames=HLast
+has "$tmp/err" "outputNodeNames: 'HLast' is not the output node of the BrainScript network in 'Models/LR_reg.dnn' (partrain writes its output node, 'p')"
+
+# every parallel method trains it on 2 ranks; a restart (makeMode) goes on from the checkpoint
+for m in "DataParallelSGD;DataParallelSGD=[gradientBits=1]" "BlockMomentumSGD;BlockMomentumSGD=[syncPeriod=100]" \
+         "ModelAveragingSGD;ModelAveragingSGD=[syncPeriod=100]" "DataParallelASGD;DataParallelASGD=[syncPeriod=100]"; do
+    name=${m%%;*}
+    mpi -n 2 "$T" configFile=lr_bs.cntk modelPath="$name/m.dnn" Train.SGD.maxEpochs=4 \
+        "Train.SGD.ParallelTrain=[parallelizationMethod=$m]" >"$name.out" 2>"$name.err" &&
+        ok || { no "$name on 2 ranks failed"; tail -5 "$name.err"; }
+    lrcrit "$name.err" >"$name.txt"
+    awk 'NR == 1 { f = $1 } END { exit !(NR == 4 && $1 < f / 2) }' "$name.txt" && ok ||
+        { no "$name did not learn"; cat "$name.txt"; }
+done
+mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=R/m.dnn makeMode=true Train.SGD.maxEpochs=3 \
+    'Train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' >r1.out 2>r1.err && ok || no "3 epochs"
+mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=R/m.dnn makeMode=true Train.SGD.maxEpochs=6 \
+    'Train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' >r2.out 2>r2.err && ok || no "resume"
+has r2.err "Starting from checkpoint. Loading network from 'R/m.dnn.3'."
+lrcrit r2.err >r2.txt
+mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=R6/m.dnn Train.SGD.maxEpochs=6 \
+    'Train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' >r6.out 2>r6.err && ok || no "6 epochs"
+lrcrit r6.err | sed -n '4,6p' >r6.txt
+cmp -s r2.txt r6.txt && ok || { no "the resumed epochs 4-6 differ from an uninterrupted run"; paste r2.txt r6.txt; }
+# a resume against another BrainScript network is refused
+sed 's/b = Parameter (LDim, 1)$/b = Parameter (LDim, 1, init="fixedValue", value=0.5)/' lr_bs.cntk >lr2.cntk
+expect 1 "$T" configFile=lr2.cntk modelPath=R/m.dnn makeMode=true Train.SGD.maxEpochs=8
+has "$tmp/err" "the configured BrainScript network is not the one makeMode would resume from"
+
+# ---- CNTK's Layers library: a two-layer classifier on the toy data
+toy_ctf 'x * x + y * y < 0.5' >d.ctf
+cat >layers.cfg <<'CFG'
+command = train
+train = [
+    action = train
+    modelPath = $Dir$/m.dnn
+    BrainScriptNetworkBuilder = {
+        inDim = 2 ; hid = 16
+        labelDim = 2
+        model = Sequential (
+            DenseLayer {hid, activation = ReLU} :
+            DenseLayer {hid, activation = Tanh, init = 'heNormal'} :
+            LinearLayer {labelDim}
+        )
+        features = Input {inDim}
+        labels = Input {labelDim}
+        z = model (features)
+        ce   = CrossEntropyWithSoftmax (labels, z)
+        errs = ClassificationError (labels, z)
+        featureNodes = (features) ; labelNodes = (labels)
+        criterionNodes = (ce) ; evaluationNodes = (errs) ; outputNodes = (z)
+    }
+    SGD = [ maxEpochs = 8 ; minibatchSize = 40 ; learningRatesPerSample = 0.02 ; momentumPerMB = 0.9 ]
+    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+]
+CFG
+mpi -n 2 "$T" configFile=layers.cfg Dir=L 'train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' \
+    >layers.out 2>layers.err && ok || { no "the Layers network failed"; tail -5 layers.err; }
+has layers.err "Training criterion:   ce = CrossEntropyWithSoftmax"
+# 2*16 + 16 + 16*16 + 16 + 16*2 + 2 parameters in 6 tensors
+has layers.err "Training 354 parameters in 6 parameter tensors."
+sed -n 's/^Finished Epoch.*errs = \([0-9.]*\)% .*/\1/p' layers.err >layers.txt
+awk 'END { exit !(NR == 8 && $1 < 8) }' layers.txt && ok || { no "the Layers network did not learn"; cat layers.txt; }
+
+# ---- a slot tagger as CNTK's SLUHandsOn tutorial writes it (EmbeddingLayer,
+# RecurrentLSTMLayer, DenseLayer over sparse word ids, FSAdaGrad with clipping, 1-bit
+# DataParallelSGD from epoch 2), on sequences whose every word's slot label is the word's
+# class, except after a word below 10, where it is class 5: only a network that remembers
+# the previous word can tag them all
+slu_ctf() { # SEED COUNT
+    awk -v s="$1" -v n="$2" 'BEGIN { for (q = 0; q < n; q++) {
+        s = (s * 1103515245 + 12345) % 2147483648; T = 3 + int(s / 2147483648 * 10); prev = -1
+        for (t = 0; t < T; t++) {
+            s = (s * 1103515245 + 12345) % 2147483648; w = int(s / 2147483648 * 60)
+            lab = (prev >= 0 && prev < 10) ? 5 : w % 5
+            words[t] = w; labs[t] = lab; prev = w }
+        for (t = 0; t < T; t++)
+            printf "%d |S0 %d:1%s |S2 %d:1\n", q, words[t],
+                t == 0 ? sprintf(" |S1 %d:1 |S3 %d:1", words[0] % 4, words[T - 1] % 4) : "", labs[t] } }'
+}
+slu_ctf 7 1500 >atis.train.ctf
+slu_ctf 99 300 >atis.test.ctf
+cat >slu.cntk <<'CFG'
+makeMode = false ; traceLevel = 1 ; deviceId = -1
+WorkDir = Work
+DataDir = .
+modelPath = $WorkDir$/slot.model
+parallelTrain = true
+command = TrainATIS:EvalATIS
+vocabSize = 60    # words
+numLabels = 6     # slot classes
+numIntents = 4    # intent classes
+TrainATIS = [
+    action = "train"
+    BrainScriptNetworkBuilder = [
+        inputDim = $vocabSize$
+        labelDim = $numLabels$
+        embDim = 16
+        hiddenDim = 24
+
+        model = Sequential (
+            EmbeddingLayer {embDim} :                            # word vectors
+            RecurrentLSTMLayer {hiddenDim, goBackwards=false} :  # recurrence
+            DenseLayer {labelDim}                                # to the labels
+        )
+
+        # inputs
+        query      = Input {inputDim}
+        slotLabels = Input {labelDim}
+
+        z = model (query)
+
+        # what is learned and measured
+        ce   = CrossEntropyWithSoftmax (slotLabels, z)
+        errs = ClassificationError     (slotLabels, z)
+
+        featureNodes    = (query)
+        labelNodes      = (slotLabels)
+        criterionNodes  = (ce)
+        evaluationNodes = (errs)
+        outputNodes     = (z)
+    ]
+    SGD = [
+        maxEpochs = 6 ; epochSize = 0
+        minibatchSize = 70
+        learningRatesPerSample = 0.01*2:0.005
+        gradUpdateType = "FSAdaGrad"
+        gradientClippingWithTruncation = true ; clippingThresholdPerSample = 15.0
+        firstMBsToShowResult = 10 ; numMBsToShowResult = 100
+        parallelTrain = [
+            parallelizationMethod = "DataParallelSGD"
+            parallelizationStartEpoch = 2
+            distributedMBReading = true
+            dataParallelSGD = [
+                gradientBits = 1
+            ]
+        ]
+    ]
+    reader = [
+        readerType = "CNTKTextFormatReader"
+        file = "$DataDir$/atis.train.ctf"
+        randomize = true
+        input = [
+            query        = [ alias = "S0" ; dim = $vocabSize$ ;  format = "sparse" ]
+            intentLabels = [ alias = "S1" ; dim = $numIntents$ ; format = "sparse" ]
+            slotLabels   = [ alias = "S2" ; dim = $numLabels$ ;  format = "sparse" ]
+        ]
+    ]
+]
+EvalATIS = [
+    action = "eval"
+    modelPath = $modelPath$  # the trained model
+    reader = [
+        readerType = "CNTKTextFormatReader"
+        file = "$DataDir$/atis.test.ctf"
+        randomize = false
+        input = [
+            query        = [ alias = "S0" ; dim = $vocabSize$ ;  format = "sparse" ]
+            intentLabels = [ alias = "S1" ; dim = $numIntents$ ; format = "sparse" ]
+            slotLabels   = [ alias = "S2" ; dim = $numLabels$ ;  format = "sparse" ]
+        ]
+    ]
+]
+CFG
+# slu NAME RANKS CONFIG: train and evaluate; the test error (in %) to NAME.txt
+slu() {
+    mpi -n "$2" "$T" configFile="$3" WorkDir="$1" >"$1.out" 2>"$1.err" && ok ||
+        { no "$1: the tagger on $2 ranks failed"; tail -5 "$1.err"; }
+    sed -n 's/^Final Results: .*errs = \([0-9.]*\)% .*/\1/p' "$1.err" >"$1.txt"
+}
+below() { awk -v m="$2" '{ v = $1 } END { exit !(NR == 1 && v < m) }' "$1.txt" && ok || { no "$1: test error $(cat "$1.txt") is not below $2 %"; }; }
+above() { awk -v m="$2" '{ v = $1 } END { exit !(NR == 1 && v > m) }' "$1.txt" && ok || { no "$1: test error $(cat "$1.txt") is not above $2 %"; }; }
+slu slu1 1 slu.cntk
+below slu1 2
+has slu1.err "Training 5046 parameters in 6 out of 6 parameter tensors"
+slu slu2 2 slu.cntk
+below slu2 2
+has slu2.err "DataParallelSGD training (myRank = 0, numNodes = 2, numGradientBits = 1), distributed reading is ENABLED."
+# the same network run backwards cannot see the previous word, nor can one without memory
+sed 's/goBackwards=false/goBackwards=true/' slu.cntk >back.cntk
+slu back 1 back.cntk
+above back 8
+sed 's/RecurrentLSTMLayer {hiddenDim, goBackwards=false} :/DenseLayer {hiddenDim, activation=Tanh} :/' slu.cntk >ff.cntk
+slu ff 1 ff.cntk
+above ff 8
+
+# a recurrence written out: h through PastValue inside a function (arguments are lazy, as
+# in CNTK, so prev (h) can name the h being defined); looking ahead (FutureValue) instead
+# cannot see the previous word
+awk '/^        model = Sequential \($/ { skip = 1;
+        print "        prev (s) = PastValue (0, s)"
+        print "        model (x) = ["
+        print "            E = Parameter (embDim, inputDim)"
+        print "            W = Parameter (hiddenDim, embDim)"
+        print "            R = Parameter (hiddenDim, hiddenDim)"
+        print "            b = Parameter (hiddenDim, 1, init='"'"'fixedValue'"'"', value=0)"
+        print "            h = Tanh (W * (E * x) + R * prev (h) + b)"
+        print "            V = Parameter (labelDim, hiddenDim)"
+        print "            z = V * h + Parameter (labelDim, 1, init='"'"'fixedValue'"'"', value=0)"
+        print "        ].z" }
+    skip && /^        \)$/ { skip = 0; next } !skip' slu.cntk >rnn.cntk
+slu rnn 2 rnn.cntk
+below rnn 2
+has rnn.err "Model has 19 nodes."
+sed 's/prev (s) = PastValue (0, s)/prev (s) = FutureValue (0, s)/' rnn.cntk >rnnf.cntk
+slu rnnf 1 rnnf.cntk
+above rnnf 8
+
+# the tutorial's current model line: a 3-word window (Parallel of DelayLayer, Identity,
+# DelayLayer, joined by Splice) lets even a network without memory see the previous word;
+# BiRecurrentLSTMLayer (both directions, spliced) tags as well
+sed 's|^            EmbeddingLayer {embDim} :                            # word vectors|            Parallel ((DelayLayer{T=1} : Identity : DelayLayer{T=-1}), Splice) :  # the word before and after\n            EmbeddingLayer {embDim} :|; s|RecurrentLSTMLayer {hiddenDim, goBackwards=false} :  # recurrence|DenseLayer {hiddenDim, activation=Tanh} :|; s|DenseLayer {labelDim}                                # to the labels|DenseLayer {labelDim, initValueScale=7}|' slu.cntk >window.cntk
+grep -q 'Parallel ((DelayLayer{T=1}' window.cntk && ok || no "window.cntk was not made"
+slu window 1 window.cntk
+below window 2
+sed 's/RecurrentLSTMLayer {hiddenDim, goBackwards=false}/BiRecurrentLSTMLayer {hiddenDim}/' slu.cntk >bi.cntk
+slu bi 1 bi.cntk
+below bi 2
+has bi.err "Training 9126 parameters in 9 out of 9 parameter tensors"
+
+# intent classification as the tutorial's Intent_BrainScriptNetworkBuilder writes it: one
+# label per sequence (S1: the first word's class, S3: the last word's) against the LSTM's
+# state at the sequence's end (BS.Sequences.Last) or, run backwards, at its start
+# (BS.Sequences.First); a per-step input in their place is refused
+awk '/^    BrainScriptNetworkBuilder = \[$/ { skip = 1
+        print "    BrainScriptNetworkBuilder = ["
+        print "        inputDim = $vocabSize$"
+        print "        labelDim = $numIntents$"
+        print "        embDim = 16"
+        print "        hiddenDim = 24"
+        print "        model = Sequential ("
+        print "            EmbeddingLayer {embDim} :                                             # word vectors"
+        print "            RecurrentLSTMLayer {hiddenDim} : BS.Sequences.Last :                  # the state at the end"
+        print "            DenseLayer {labelDim, initValueScale=7}        # to the labels"
+        print "        )"
+        print "        t = DynamicAxis{}"
+        print "        query        = Input {inputDim, dynamicAxis=t}"
+        print "        intentLabels = Input {labelDim}"
+        print "        z = model (query)"
+        print "        ce   = CrossEntropyWithSoftmax (intentLabels, z)"
+        print "        errs = ErrorPrediction         (intentLabels, z)"
+        print "        featureNodes    = (query)"
+        print "        labelNodes      = (intentLabels)"
+        print "        criterionNodes  = (ce)"
+        print "        evaluationNodes = (errs)"
+        print "        outputNodes     = (z)"
+        print "    ]" }
+    skip && /^    \]$/ { skip = 0; next } !skip' slu.cntk | sed 's/alias = "S1"/alias = "S3"/' >last.cntk
+slu last 2 last.cntk
+below last 3
+has last.err "ce = "
+grep -q '\* 1500;' last.err && ok || no "per-sequence criteria count sequences: $(grep '^Finished Epoch\[ 1' last.err)"
+sed 's/RecurrentLSTMLayer {hiddenDim} : BS.Sequences.Last :/RecurrentLSTMLayer {hiddenDim, goBackwards=true} : BS.Sequences.First :/; s/alias = "S3"/alias = "S1"/' last.cntk >first.cntk
+slu first 1 first.cntk
+below first 3
+sed 's/intentLabels = Input {labelDim}/intentLabels = Input {labelDim}\n        slotLabels = Input {$numLabels$}/; s/CrossEntropyWithSoftmax (intentLabels, z)/CrossEntropyWithSoftmax (slotLabels, Times (Parameter ($numLabels$, $numIntents$), z))/' last.cntk >axis.cntk
+expect 1 "$T" configFile=axis.cntk WorkDir=axis
+has "$tmp/err" "Input 'slotLabels' is compared per sequence (with BS.Sequences.Last or First) but a sequence has"
+
+# ---- errors: FILE:LINE:COL inside the block, the construct named
+bad() { # NAME LINE EXPECTED-TEXT: the network block's line replaced, the error expected
+    sed "s|^        z = model (features)\$|$2|" layers.cfg >"$1.cfg"
+    expect 1 "$T" configFile="$1.cfg" Dir=B
+    has "$tmp/err" "$3"
+}
+bad syntax '        z = model (features +)' "syntax.cfg:15:30: error: expected an expression after '+'"
+bad unknown '        z = modle (features)' "unknown.cfg:15:13: error: unknown name 'modle'"
+bad conv '        z = ConvolutionalLayer {16, (3:3)} (features)' \
+    "conv.cfg:15:13: error: ConvolutionalLayer is not supported yet by partrain's BrainScript"
+bad shape '        z = model (features) + Parameter (3, 1)' "shape.cfg:15:13: error: Plus: operands of shapes"
+bad args '        z = model (features, labels)' "args.cfg:15:13: error: Sequential's function takes one argument, got 2"
+sed '/criterionNodes/d' layers.cfg >nocrit.cfg
+expect 1 "$T" configFile=nocrit.cfg Dir=B
+has "$tmp/err" "the network has no criterionNodes"
+finish bs_net
