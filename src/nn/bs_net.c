@@ -357,14 +357,5 @@ int nn_graph_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
         if (net->grad_ready && (rc = b->ops->sync(b, e)) == 0)
             rc = net->grad_ready(net->grad_ready_ctx, 0, e);
     }
-    float sums[4];
-    if (rc == 0)
-        rc = b->ops->download(b, sums, g->stats, 4, e);
-    if (rc == 0)
-        rc = b->ops->sync(b, e);
-    if (rc == 0) {
-        st->train_crit = (double)sums[0] + sums[1];
-        st->eval_crit = (double)sums[2] + sums[3];
-    }
-    return rc;
+    return rc ? rc : nn_read_criteria(b, g->stats, st, e);
 }

@@ -225,9 +225,14 @@ static int step_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
     struct backend *b = net->bk;
     if (due == 2)
         rc = run_backward(net, e);
+    return rc ? rc : nn_read_criteria(b, net->stats_dev, st, e);
+}
+
+int nn_read_criteria(struct backend *b, const float *sums_dev, struct nn_stats *st,
+                     struct pt_err *e)
+{
     float sums[4];
-    if (rc == 0)
-        rc = b->ops->download(b, sums, net->stats_dev, 4, e);
+    int rc = b->ops->download(b, sums, sums_dev, 4, e);
     if (rc == 0)
         rc = b->ops->sync(b, e);
     if (rc == 0) {
