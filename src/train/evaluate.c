@@ -100,8 +100,8 @@ int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *m
         rc = nn_load(model, mr->be, &mr->net, e);
     if (rc == 0)
         train_mark_labels(nn_get_config(mr->net), &rcfg, NULL);
-    if (rc == 0)
-        rc = reader_open(&rcfg, ctx->log, &mr->reader, e);
+    if (rc == 0) /* the reader's lines from rank 0 (the others would interleave) */
+        rc = reader_open(&rcfg, comm_rank(ctx->comm) == 0 ? ctx->log : NULL, &mr->reader, e);
     return rc;
 }
 

@@ -161,10 +161,13 @@ static int probe_perf_file(struct run *r, struct pt_err *e)
 static int open_inputs(struct run *r, struct pt_err *e)
 {
     int rc = backend_cpu_new(&r->be, e);
+    /* the reader's lines from the ranks that log (rank 0, or each with its own log file):
+     * on a shared terminal another rank's line can land inside rank 0's */
+    struct pt_log *log = run_may_log(r) ? r->ctx->log : NULL;
     if (rc == 0)
-        rc = reader_open(&r->rcfg, r->ctx->log, &r->reader, e);
+        rc = reader_open(&r->rcfg, log, &r->reader, e);
     if (rc == 0 && r->has_cv)
-        rc = reader_open(&r->cv_cfg, r->ctx->log, &r->cv, e);
+        rc = reader_open(&r->cv_cfg, log, &r->cv, e);
     if (rc == 0 && r->resume) {
         char path[4200];
         run_model_name(r, path, sizeof path, r->resume);
