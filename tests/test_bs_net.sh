@@ -153,6 +153,81 @@ sed 's/b = Parameter (LDim, 1)$/b = Parameter (LDim, 1, init="fixedValue", value
 expect 1 "$T" configFile=lr2.cntk modelPath=R/m.dnn makeMode=true Train.SGD.maxEpochs=8
 has "$tmp/err" "the configured BrainScript network is not the one makeMode would resume from"
 
+# the tutorial's earlier layout: { } blocks, the readerType form, and its four commands
+# (train, write the output node, dump the nodes, test); dumpNode's lines as CNTK prints a
+# LearnableParameter
+cat >lr_old.cntk <<'CFG'
+command=Train:Output:DumpNodeInfo:Test
+modelPath = "Models/LR.dnn"
+deviceId = -1
+dimension = 2
+Train = {
+    action = "train"
+    BrainScriptNetworkBuilder = {
+        SDim = $dimension$ ; LDim = 1
+        features = Input {SDim} ; labels = Input {LDim}
+        b = ParameterTensor {LDim}
+        w = ParameterTensor {(LDim:SDim)}
+        z = w * features + b
+        p = Sigmoid (z)
+        lr = Logistic (labels, p) ; err = SquareError (labels, p)
+        featureNodes = (features) ; labelNodes = (labels)
+        criterionNodes = (lr) ; evaluationNodes = (err) ; outputNodes = (p)
+    }
+    SGD = { epochSize = 0 ; minibatchSize = 25 ; learningRatesPerSample = 0.04 ; maxEpochs = 20 }
+    reader = {
+        readerType = "CNTKTextFormatReader"
+        file = "Train_cntk_text.txt"
+        input = {
+            features = { dim = $dimension$ ; format = "dense" }
+            labels   = { dim = 1           ; format = "dense" }
+        }
+    }
+}
+Output = {
+    action = "write"
+    reader = {
+        readerType = "CNTKTextFormatReader"
+        file = "Train_cntk_text.txt"
+        input = {
+            features = { dim = $dimension$ ; format = "dense" }
+            labels   = { dim = 1           ; format = "dense" }
+        }
+    }
+    outputPath = "LR.txt"
+}
+DumpNodeInfo = {
+    action = "dumpNode"
+    printValues = true
+}
+Test = {
+    action = "test"
+    reader = {
+        readerType = "CNTKTextFormatReader"
+        file = "Train_cntk_text.txt"
+        input = {
+            features = { dim = $dimension$ ; format = "dense" }
+            labels   = { dim = 1           ; format = "dense" }
+        }
+    }
+}
+CFG
+mpi -n 1 "$T" configFile=lr_old.cntk >old.out 2>old.err && ok || { no "the four commands failed"; tail -5 old.err; }
+[ "$(wc -l <LR.txt.p)" -eq 1000 ] && ok || no "LR.txt.p: not 1000 lines"
+has Models/LR.dnn.__AllNodes__.txt "b=LearnableParameter [1,1]   learningRateMultiplier=1.000000  NeedsGradient=true"
+has Models/LR.dnn.__AllNodes__.txt "w=LearnableParameter [1,2]   learningRateMultiplier=1.000000  NeedsGradient=true"
+has Models/LR.dnn.__AllNodes__.txt "p=Sigmoid (z)"
+# the values: the decision boundary w1 x1 + w2 x2 + b = 0 separates the clouds (means 0, 3)
+awk '/^w=/ { getline; w1 = $1; w2 = $2 } /^b=/ { getline; b = $1 }
+    END { exit !(w1 > 0 && w2 > 0 && b < 0 && 3 * (w1 + w2) + b > 0) }' Models/LR.dnn.__AllNodes__.txt &&
+    ok || { no "dumped values"; cat Models/LR.dnn.__AllNodes__.txt; }
+has old.err "Final Results: Minibatch[1-"
+expect 0 "$T" configFile=lr_old.cntk command=DumpNodeInfo DumpNodeInfo.nodeName=w DumpNodeInfo.printMetadata=false
+[ "$(wc -l <Models/LR.dnn.w.txt)" -eq 1 ] && [ "$(wc -w <Models/LR.dnn.w.txt)" -eq 2 ] && ok ||
+    { no "nodeName=w: one row of 2 values"; cat Models/LR.dnn.w.txt; }
+expect 1 "$T" configFile=lr_old.cntk command=DumpNodeInfo DumpNodeInfo.nodeName=nope
+has "$tmp/err" "error: nodeName=nope: the model 'Models/LR.dnn' has no such node"
+
 # ---- CNTK's Layers library: a two-layer classifier on the toy data
 toy_ctf 'x * x + y * y < 0.5' >d.ctf
 cat >layers.cfg <<'CFG'

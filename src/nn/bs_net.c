@@ -12,6 +12,7 @@
 
 #include "data/minibatch.h"
 #include "nn/bs_eval.h"
+#include "nn/graph.h"
 #include "nn/nn_internal.h"
 
 /* Parse and evaluate the description into a new graph. */
@@ -178,6 +179,28 @@ void nn_graph_release(struct nn *net)
 {
     g_free(net->graph);
     net->graph = NULL;
+}
+
+int nn_node_text(const struct nn *net, int i, char *buf, size_t size)
+{
+    const struct nn_graph *g = net->graph;
+    int k = -1;
+    for (int j = 0; g && j < g->n; j++) { /* the i-th named node that is not a parameter */
+        const struct g_node *n = &g->nodes[j];
+        if (n->learnable || !n->name[0] || ++k < i)
+            continue;
+        const struct g_kind *kind = n->src_kind; /* as written, before fusion */
+        int o = snprintf(buf, size, "%s=%s", n->name, kind->name);
+        for (int in = 0; in < kind->nin && o > 0 && (size_t)o < size; in++) {
+            const struct g_node *x = &g->nodes[n->src_in[in]];
+            o += snprintf(buf + o, size - (size_t)o, "%s%s", in ? ", " : " (",
+                          x->name[0] ? x->name : x->src_kind->name);
+        }
+        if (kind->nin && o > 0 && (size_t)o < size)
+            snprintf(buf + o, size - (size_t)o, ")");
+        return 1;
+    }
+    return 0;
 }
 
 const char *nn_output_name(const struct nn *net)

@@ -28,6 +28,7 @@ int g_add(struct nn_graph *g, const struct g_kind *k, const int *in, int nin, co
     snprintf(n->where, sizeof n->where, "%s", where);
     for (int i = 0; i < nin && i < G_MAX_IN; i++)
         n->in[i] = in[i];
+    n->src_kind = k;
     return g->n++;
 }
 
@@ -175,6 +176,8 @@ static int over_writes(struct nn_graph *g, struct pt_err *e)
 
 int g_finish(struct nn_graph *g, struct pt_err *e)
 {
+    for (int i = 0; i < g->n; i++) /* the inputs as written (delays got theirs late) */
+        memcpy(g->nodes[i].src_in, g->nodes[i].in, sizeof g->nodes[i].src_in);
     int rc = g_schedule(g, e);
     if (rc == 0)
         rc = shapes(g, e);

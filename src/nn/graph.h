@@ -65,6 +65,8 @@ struct g_node {
     char name[64];  /* where BrainScript defined it ("p", "h1.W"), or "" */
     char where[96]; /* FILE:LINE:COL of the expression that made it */
     int in[G_MAX_IN];
+    const struct g_kind *src_kind; /* the kind and inputs as written (fusion changes */
+    int src_in[G_MAX_IN];          /* kind and in; these stay, for descriptions) */
     int rows, cols;
     int seq1; /* a data node (cols 0) with one column per sequence, not per step
                * (BS.Sequences.Last / First, and what is computed from them) */

@@ -71,6 +71,11 @@ struct nn_config {
  * names, shapes) names FILE:LINE:COL in the config. */
 int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err *e);
 
+/* Line i (from 0) describing a BrainScript network's nodes other than its parameters,
+ * "name=Operation (input, input)", into buf; 0 past the last one (at once for a
+ * SimpleNetworkBuilder network, whose parameters are its tensors). */
+int nn_node_text(const struct nn *net, int i, char *buf, size_t size);
+
 /* A BrainScript network's output node's name (outputNodes' first, else the training
  * criterion's prediction), or NULL for a SimpleNetworkBuilder network. */
 const char *nn_output_name(const struct nn *net);

@@ -16,16 +16,17 @@ static const struct train_action actions[] = {
     {"test", &test_command_schema, test_run, "evaluate a model, print Final Results"},
     {"eval", &test_command_schema, test_run, "same as test"},
     {"write", &write_command_schema, write_run, "write a model's outputs to outputPath.<node>"},
+    {"dumpNode", &dump_command_schema, dump_run,
+     "write a model's nodes and values as text (modelPath.__AllNodes__.txt)"},
+    {"dumpNodes", &dump_command_schema, dump_run, "same as dumpNode"},
 };
 
 /* CNTK actions partrain does not have: named so the error says "not supported", not
  * "unknown". */
 static const char *const cntk_only_actions[] = {
-    "adapt",      "cv",         "edit",           "dumpNode",
-    "dumpNodes",  "convertDBN", "createLabelMap", "writeWordAndClass",
-    "SVD",        "bnstat",     "plot",           "exportModel",
-    "testunroll", "trainRNN",   "printNodes",     "evalRNN",
-    NULL,
+    "adapt",      "cv",      "edit", "convertDBN",  "createLabelMap", "writeWordAndClass",
+    "SVD",        "bnstat",  "plot", "exportModel", "testunroll",     "trainRNN",
+    "printNodes", "evalRNN", NULL,
 };
 
 const struct train_action *train_action_find(const char *name)
@@ -38,7 +39,12 @@ const struct train_action *train_action_find(const char *name)
 
 const char *train_action_names(void)
 {
-    return "train, test, eval, write";
+    static char names[256];
+    if (!names[0]) /* from the table, so that a new action is listed */
+        for (size_t i = 0, o = 0; i < sizeof actions / sizeof actions[0] && o < sizeof names; i++)
+            o += (size_t)snprintf(names + o, sizeof names - o, "%s%s", i ? ", " : "",
+                                  actions[i].name);
+    return names;
 }
 
 static int check_action(struct cfg_node *block, const struct train_action **out, struct pt_err *e)

@@ -20,6 +20,7 @@ struct output {
     char at[512];     /* where it was set */
     char *canon;      /* pt_fs_canonical(path), or NULL */
     int node_suffix;  /* outputPath: base.<node name> is written (write_output_node) */
+    char *own;        /* path, when this file made it (dumpNode's default name); freed */
 };
 
 /* name is base itself or base followed by ".E", ".ckp", ".rank<k>" parts (modelPath.3,
@@ -132,6 +133,25 @@ static int path_of(struct cfg_node *cmd, const struct cfg_schema *s, const char 
     return found;
 }
 
+/* The file action=dumpNode writes (outputFile, or modelPath.<nodeName>.txt). */
+static int dump_output(struct cfg_node *cmd, const struct output *model, struct output *o,
+                       size_t *nouts, struct pt_err *e)
+{
+    struct output file = {0}, node = {0};
+    int given = path_of(cmd, &dump_command_schema, "outputFile", &file);
+    path_of(cmd, &dump_command_schema, "nodeName", &node);
+    char buf[8400];
+    dump_node_output(model->path, node.path, given ? file.path : NULL, buf, sizeof buf);
+    *o = given ? file : *model;
+    o->key = "outputFile";
+    o->own = pt_strdup(buf, e);
+    if (!o->own)
+        return e ? e->code : PT_ENOMEM;
+    o->path = o->own;
+    ++*nouts;
+    return 0;
+}
+
 /* A path key of ParallelTrain (perfStatsFile, timelineFile) of a train command, found as
  * parallel_config_read finds it: from the ParallelTrain block outwards; without the block
  * only when any_run (timelineFile), from SGD outwards. */
@@ -234,6 +254,8 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
         if (rc == 0 && cmds[i].action->schema == &write_command_schema &&
             path_of(cmds[i].block, &write_command_schema, "outputPath", &outs[*nouts]))
             outs[(*nouts)++].node_suffix = 1;
+        if (rc == 0 && cmds[i].action->schema == &dump_command_schema && model.path)
+            rc = dump_output(cmds[i].block, &model, &outs[*nouts], nouts, e);
     }
     for (size_t i = 0; i < *nouts; i++)
         outs[i].canon = pt_fs_canonical(outs[i].path);
@@ -259,8 +281,10 @@ int train_check_files(struct cfg *cfg, const struct train_command *cmds, size_t 
                             "%s: error: stderr: '%s' is also written as %s (%s); refusing to "
                             "write both",
                             outs[0].at, outs[0].path, outs[i].key, outs[i].at);
-    for (size_t i = 0; i < nouts; i++)
+    for (size_t i = 0; i < nouts; i++) {
         free(outs[i].canon);
+        free(outs[i].own);
+    }
     pt_inputs_free(&ins);
     return rc;
 }

@@ -110,6 +110,11 @@ int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 /* action=write (write_output.c): the model's outputs to outputPath.<node>, rank 0 only. */
 int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+/* action=dumpNode (dump_node.c); the file it writes: outputFile, or
+ * modelPath.<nodeName>.txt. */
+int dump_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+void dump_node_output(const char *model, const char *node, const char *output, char *buf,
+                      size_t size);
 /* Whether name is a node action=write can write (HLast, PosteriorProb, ScaledLogLikelihood):
  * outputPath.<name> is one of its files. */
 int write_output_node(const char *name);
