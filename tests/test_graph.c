@@ -250,6 +250,9 @@ static const struct grad_case cases[] = {
     {"Sequences_First", "features:3 labels:4:prob:seq zeropad",
      IO "m = Sequential (DenseLayer {3, activation = Tanh} : BS.Sequences.First)\n"
         "z = Tanh (LinearLayer {4} (m (features)))\n" SE("z")},
+    /* a node kind with no row of its own in bs_eval.c's builtins[], called by its kind name */
+    {"kind_by_name", "features:3 labels:4:hot:seq seqs",
+     IO "h = RecurrentLSTMLayer {3} (features)\nz = LinearLayer {4} (Last (h))\n" CE("z")},
     /* EmbeddingLayer: a learned Times on one-hot inputs */
     {"EmbeddingLayer", "features:5:hot labels:4:hot seqs",
      "features = Input (5)\nlabels = Input (4)\n"

@@ -257,14 +257,15 @@ static int node_op(struct ev *v, const struct bs_node *at, const char *name, str
                    struct bv *out)
 {
     const struct builtin *bi = find_builtin(name);
-    int in[G_MAX_IN], nin = g_kind_find(bi->kind)->nin;
+    const char *kind = bi ? bi->kind : name; /* a kind without a row here: its own name */
+    int in[G_MAX_IN], nin = g_kind_find(kind)->nin;
     for (int i = 0; i < nin; i++) {
         int rc = as_node(v, at, name, &args[i]);
         if (rc)
             return rc;
         in[i] = args[i].node;
     }
-    return make_node(v, at, bi->kind, in, nin, out);
+    return make_node(v, at, kind, in, nin, out);
 }
 
 static int get_int(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
@@ -1161,6 +1162,26 @@ static int lookup(struct ev *v, const struct bs_node *x, struct benv *env, struc
             return v->e->code;
         f->k = FN_BUILTIN;
         f->bi = bi;
+        *out = (struct bv){.k = BV_FN, .fn = f};
+        return 0;
+    }
+    const struct g_kind *k = g_kind_find(x->str);
+    if (k && k->nin > 0 && k != &g_kind_affine && k != &g_kind_lstm) {
+        /* a node kind with no row in builtins[] (adding a node is its row in the kind
+         * table): a function of its inputs, positional, and an ignored tag */
+        static const char *const sig[] = {"x0", "x1", "x2", "x3", "x4"};
+        struct builtin *b = ev_alloc(v, sizeof *b);
+        struct bfn *f = b ? ev_alloc(v, sizeof *f) : NULL;
+        if (!f)
+            return v->e->code;
+        b->name = k->name;
+        for (int i = 0; i < k->nin; i++)
+            b->sig[i] = sig[i];
+        b->sig[k->nin] = "tag=''";
+        b->fn = node_op;
+        b->kind = k->name;
+        f->k = FN_BUILTIN;
+        f->bi = b;
         *out = (struct bv){.k = BV_FN, .fn = f};
         return 0;
     }
