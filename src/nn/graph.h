@@ -30,7 +30,7 @@
 struct nn_graph;
 struct g_node;
 
-/* Parameter initializations (CNTK's init= names; bs_eval.c maps them). */
+/* Parameter initializations (CNTK's init= names; bs_builtins.c maps them). */
 enum g_init {
     G_INIT_UNIFORM,        /* U(-0.05 s, 0.05 s) */
     G_INIT_GAUSSIAN,       /* N(0, 0.2 s / sqrt(fanIn)) */

@@ -9,7 +9,8 @@ libpartrain_a_SOURCES += \
 	src/nn/lstm.c src/nn/net.c src/nn/step.c src/nn/model_io.c \
 	src/nn/layer.h src/nn/layer.c src/nn/dropout.c src/nn/last_step.c \
 	src/math/cpu_graph.c src/nn/graph.h src/nn/graph.c src/nn/graph_nodes.c src/nn/graph_rnn.c src/nn/graph_delay.c src/nn/graph_sched.c \
-	src/nn/bs_eval.h src/nn/bs_eval.c src/nn/bs_net.c
+	src/nn/bs_eval.h src/nn/bs_eval_internal.h src/nn/bs_eval.c src/nn/bs_call.c \
+	src/nn/bs_builtins.c src/nn/bs_net.c
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test_math tests/test_nn tests/test_nn_lstm tests/test_nn_model \
@@ -26,7 +27,7 @@ tests_test_nn_lstm_LDADD = $(TEST_LIBS)
 tests_test_nn_model_SOURCES = tests/test_nn_model.c tests/test_nn_util.h tests/testutil.h
 tests_test_nn_model_CFLAGS = $(TEST_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_test_nn_model_LDADD = $(TEST_LIBS)
-tests_test_graph_SOURCES = tests/test_graph.c tests/test_nn_util.h tests/testutil.h
+tests_test_graph_SOURCES = tests/test_graph.c tests/test_graph_cases.h tests/test_nn_util.h tests/testutil.h
 tests_test_graph_CFLAGS = $(TEST_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_test_graph_LDADD = $(TEST_LIBS)
 TESTS += tests/test_math tests/test_nn tests/test_nn_lstm tests/test_nn_model tests/test_graph

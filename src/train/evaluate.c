@@ -83,6 +83,14 @@ static int check_same_test(struct comm *comm, struct nn *net, const struct train
     return train_check_same(comm, it, 3, e);
 }
 
+void train_eval_name(const struct nn *net, char *buf, size_t size)
+{
+    /* SimpleNetworkBuilder's evaluation node is Eval<criterion>; a BrainScript one has its
+     * own name */
+    snprintf(buf, size, "%s%s", nn_get_config(net)->rnn == NN_GRAPH ? "" : "Eval",
+             nn_eval_criterion_name(net));
+}
+
 int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int in_order,
                      struct train_model_reader *mr, struct pt_err *e)
 {
@@ -133,8 +141,7 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
                             &nmb, e);
     if (rc == 0 && comm_rank(ctx->comm) == 0) {
         char eval_name[48], line[1024];
-        snprintf(eval_name, sizeof eval_name, "%s%s",
-                 nn_get_config(net)->rnn == NN_GRAPH ? "" : "Eval", nn_eval_criterion_name(net));
+        train_eval_name(net, eval_name, sizeof eval_name);
         const char *tname = nn_train_criterion_name(net);
         size_t n = (size_t)sums[2];
         struct logfmt_crit c[2] = {{eval_name, sums[1], n}, {tname, sums[0], n}};

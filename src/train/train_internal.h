@@ -66,6 +66,9 @@ int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prio
  * what failed when that rank had no message. One rank: rc, e untouched. */
 struct comm;
 int train_agree(struct comm *comm, int rc, const char *what, struct pt_err *e);
+/* The evaluation criterion's name in progress and result lines ("EvalClassificationError",
+ * or a BrainScript node's own name, "errs"). */
+void train_eval_name(const struct nn *net, char *buf, size_t size);
 
 /* What every rank must have alike (train_ident.c): a name for messages ("layerSizes"),
  * a hash of the exact value, a short text for people, and what else the hash covers (for

@@ -245,9 +245,7 @@ int run_start(struct run *r, struct cfg_node *command, int *stop, struct pt_err 
     if (rc == 0)
         rc = train_agree(comm, start_training(r, e), "to set up training", e);
     if (rc == 0)
-        snprintf(r->eval_name, sizeof r->eval_name, "%s%s",
-                 nn_get_config(r->net)->rnn == NN_GRAPH ? "" : "Eval",
-                 nn_eval_criterion_name(r->net));
+        train_eval_name(r->net, r->eval_name, sizeof r->eval_name);
     if (rc == 0 && run_may_log(r))
         run_print_summary(r);
     return rc;

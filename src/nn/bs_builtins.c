@@ -1,0 +1,723 @@
+/* BrainScript's built-in functions (bs_eval_internal.h): the nodes, parameters with
+ * CNTK's initializations, and CNTK's Layers library, one row each in builtins[]. A node
+ * kind without a row is still a function of its inputs by its own name. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/bs_eval_internal.h"
+
+/* ------------------------------------------------------------------ built-ins */
+
+int bse_make_node(struct ev *v, const struct bs_node *at, const char *kind, const int *in, int nin,
+                  struct bv *out)
+{
+    const struct g_kind *k = g_kind_find(kind);
+    char where[320];
+    snprintf(where, sizeof where, "%s:%d:%d", at->file, at->line, at->col);
+    int id = k ? g_add(v->g, k, in, nin, where, v->e) : -1;
+    if (id < 0)
+        return k ? v->e->code
+                 : pt_err_set(v->e, PT_EINTERNAL, "%s: internal: no node kind %s", where, kind);
+    *out = (struct bv){.k = BV_NODE, .node = id};
+    return 0;
+}
+
+/* A number as a node: a constant column whose rows the operation infers. */
+int bse_as_node(struct ev *v, const struct bs_node *at, const char *what, struct bv *x)
+{
+    if (x->k == BV_NODE)
+        return 0;
+    if (x->k != BV_NUM)
+        return bse_type_error(v, at, what, "a node or a number", x);
+    double val = x->num;
+    int rc = bse_make_node(v, at, "Constant", NULL, 0, x);
+    if (rc == 0) {
+        struct g_node *n = &v->g->nodes[x->node];
+        n->is_const = 1;
+        n->cols = 1;
+        n->init_value = val;
+    }
+    return rc;
+}
+
+int bse_node_op(struct ev *v, const struct bs_node *at, const char *name, struct bv *args,
+                struct bv *out)
+{
+    const struct builtin *bi = bse_find_builtin(name);
+    const char *kind = bi ? bi->kind : name; /* a kind without a row here: its own name */
+    int in[G_MAX_IN], nin = g_kind_find(kind)->nin;
+    for (int i = 0; i < nin; i++) {
+        int rc = bse_as_node(v, at, name, &args[i]);
+        if (rc)
+            return rc;
+        in[i] = args[i].node;
+    }
+    return bse_make_node(v, at, kind, in, nin, out);
+}
+
+static int get_int(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
+                   int *out)
+{
+    if (x->k != BV_NUM || x->num < 0 || x->num > (1 << 24) || x->num != floor(x->num))
+        return x->k != BV_NUM ? bse_type_error(v, at, what, "a dimension (a whole number)", x)
+                              : bs_error(v->e, at, "%s: expected a dimension in [0, 2^24], got %g",
+                                         what, x->num);
+    *out = (int)x->num;
+    return 0;
+}
+
+/* dims: a number or an array of numbers -> rows (the first) and cols (the product of the
+ * rest, or fixed_cols when there is no rest). */
+static int get_dims(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
+                    int *rows, int *cols)
+{
+    if (x->k != BV_ARR)
+        return get_int(v, at, what, x, rows);
+    long long c = 1;
+    for (size_t i = 0; i < x->arr->n; i++) {
+        int d = 0;
+        int rc = get_int(v, at, what, &x->arr->v[i], &d);
+        if (rc)
+            return rc;
+        if (i == 0)
+            *rows = d;
+        else
+            c *= d;
+    }
+    if (x->arr->n > 2 && c > 0)
+        return bs_error(v->e, at, "%s: tensors of rank %zu are not supported (rank 1 or 2)", what,
+                        x->arr->n);
+    if (x->arr->n > 1)
+        *cols = (int)c;
+    return 0;
+}
+
+static const char *get_str(const struct bv *x)
+{
+    return x->k == BV_STR ? x->str : NULL;
+}
+
+static const struct {
+    const char *name;
+    enum g_init init;
+} inits[] = {
+    {"uniform", G_INIT_UNIFORM},
+    {"gaussian", G_INIT_GAUSSIAN},
+    {"xavier", G_INIT_XAVIER},
+    {"glorotUniform", G_INIT_GLOROT_UNIFORM},
+    {"glorotNormal", G_INIT_GLOROT_NORMAL},
+    {"heUniform", G_INIT_HE_UNIFORM},
+    {"heNormal", G_INIT_HE_NORMAL},
+    {"fixedValue", G_INIT_FIXED},
+    {"zero", G_INIT_FIXED},
+};
+
+/* Parameter args after the dims: init, initValueScale, value, initValue, lrm. */
+static int param_node(struct ev *v, const struct bs_node *at, struct bv *a, int rows, int cols,
+                      struct bv *out)
+{
+    const char *init = get_str(&a[0]);
+    if (!init || a[1].k != BV_NUM || (a[2].k != BV_NUM && a[2].k != BV_NONE) ||
+        (a[3].k != BV_NUM && a[3].k != BV_NONE) || a[4].k != BV_NUM)
+        return bs_error(v->e, at,
+                        "Parameter: init must be a string; initValueScale, value, "
+                        "initValue and learningRateMultiplier numbers");
+    if (a[4].num != 1.0)
+        return bs_error(v->e, at,
+                        "Parameter: learningRateMultiplier=%g is not supported yet (only 1)",
+                        a[4].num);
+    int rc = bse_make_node(v, at, "Parameter", NULL, 0, out);
+    if (rc)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    n->learnable = 1;
+    n->rows = rows;
+    n->cols = cols;
+    n->init_scale = a[1].num;
+    int fixed = a[3].k == BV_NUM || (init[0] == '\0' && a[2].k == BV_NUM && a[2].num != 0);
+    n->init_value = a[3].k == BV_NUM ? a[3].num : a[2].k == BV_NUM ? a[2].num : 0.0;
+    n->init = G_INIT_UNIFORM;
+    if (fixed && init[0] == '\0') {
+        n->init = G_INIT_FIXED;
+        return 0;
+    }
+    if (init[0] == '\0')
+        init = "uniform";
+    for (size_t i = 0; i < sizeof inits / sizeof inits[0]; i++)
+        if (!strcmp(inits[i].name, init)) {
+            n->init = inits[i].init;
+            if (!strcmp(init, "zero"))
+                n->init_value = 0.0;
+            return 0;
+        }
+    return bs_error(v->e, at,
+                    "Parameter: init='%s' is not supported (uniform, gaussian, xavier, "
+                    "glorotUniform, glorotNormal, heUniform, heNormal, fixedValue, zero)",
+                    init);
+}
+
+static int bi_parameter(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                        struct bv *out)
+{
+    (void)name;
+    int rows = 0, cols = 1;
+    int rc = get_dims(v, at, "Parameter rows", &a[0], &rows, &cols);
+    if (rc == 0 && a[1].k != BV_NONE)
+        rc = get_int(v, at, "Parameter cols", &a[1], &cols);
+    return rc ? rc : param_node(v, at, a + 2, rows, cols, out);
+}
+
+static int bi_parameter_tensor(struct ev *v, const struct bs_node *at, const char *name,
+                               struct bv *a, struct bv *out)
+{
+    (void)name;
+    int rows = 0, cols = 1;
+    int rc = get_dims(v, at, "ParameterTensor dims", &a[0], &rows, &cols);
+    return rc ? rc : param_node(v, at, a + 1, rows, cols, out);
+}
+
+static int bi_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out)
+{
+    (void)name;
+    int rows = 0, cols = 1;
+    int rc = get_dims(v, at, "Input dims", &a[0], &rows, &cols);
+    if (rc == 0 && a[3].k != BV_NONE)
+        rc = get_int(v, at, "Input cols", &a[3], &cols);
+    if (rc == 0 && cols != 1)
+        return bs_error(v->e, at, "Input: only vector inputs are supported (dims %d x %d)", rows,
+                        cols);
+    if (rc == 0 && rows <= 0)
+        return bs_error(v->e, at, "Input: the dimension must be positive");
+    if (rc == 0 && (rc = bse_make_node(v, at, "Input", NULL, 0, out)) == 0) {
+        struct g_node *n = &v->g->nodes[out->node];
+        n->is_input = 1;
+        n->rows = rows;
+        n->sparse = a[2].k == BV_BOOL && a[2].num != 0;
+    }
+    return rc;
+}
+
+static int bi_constant(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out)
+{
+    int rows = 0, cols = 1, rc = 0;
+    if (a[0].k != BV_NUM)
+        return bse_type_error(v, at, name, "a number", &a[0]);
+    if (a[1].k != BV_NONE)
+        rc = get_dims(v, at, name, &a[1], &rows, &cols);
+    if (rc == 0 && a[2].k != BV_NONE)
+        rc = get_int(v, at, name, &a[2], &cols);
+    if (rc == 0 && (rc = bse_make_node(v, at, "Constant", NULL, 0, out)) == 0) {
+        struct g_node *n = &v->g->nodes[out->node];
+        n->is_const = 1;
+        n->rows = rows;
+        n->cols = cols;
+        n->init_value = a[0].num;
+    }
+    return rc;
+}
+
+/* LinearLayer / DenseLayer {outDim, bias, [activation,] init, initValueScale, initBias}:
+ * a function with its own W (outDim x Inferred) and b (outDim). */
+static int bi_linear(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out)
+{
+    int dense = !strcmp(name, "DenseLayer"), rows = 0, cols = 1;
+    struct bv *opt = a + 1 + dense; /* bias, init, initValueScale, initBias after activation */
+    int rc = get_dims(v, at, name, &a[0], &rows, &cols);
+    if (rc)
+        return rc;
+    if (cols != 1 || rows <= 0)
+        return bs_error(v->e, at, "%s: outDim must be one positive dimension", name);
+    if (a[1].k != BV_BOOL || (dense && a[2].k != BV_FN && a[2].k != BV_NONE))
+        return bs_error(v->e, at, "%s: bias must be a boolean%s", name,
+                        dense ? " and activation a function" : "");
+    struct bv pa[5] = {opt[1], opt[2], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
+    struct bv w, b = {.k = BV_NONE};
+    if ((rc = param_node(v, at, pa, rows, 0, &w)) != 0)
+        return rc;
+    if (a[1].num != 0) {
+        struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
+                           {.k = BV_NUM, .num = 1},
+                           {.k = BV_NONE},
+                           opt[3],
+                           {.k = BV_NUM, .num = 1}};
+        if ((rc = param_node(v, at, pb, rows, 1, &b)) != 0)
+            return rc;
+    }
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    f->k = FN_LINEAR;
+    f->w = w.node;
+    f->b = b.k == BV_NODE ? b.node : -1;
+    f->act = dense ? a[2] : (struct bv){.k = BV_NONE};
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* EmbeddingLayer {outDim, init, initValueScale, embeddingPath, transpose}: Times (E, x)
+ * with E (outDim x Inferred), no bias. */
+static int bi_embedding(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                        struct bv *out)
+{
+    int rows = 0, cols = 1;
+    int rc = get_dims(v, at, name, &a[0], &rows, &cols);
+    if (rc)
+        return rc;
+    if (cols != 1 || rows <= 0)
+        return bs_error(v->e, at, "%s: outDim must be one positive dimension", name);
+    if (!get_str(&a[3]) || a[3].str[0] || a[4].k != BV_BOOL || a[4].num != 0)
+        return bs_error(v->e, at,
+                        "%s: embeddingPath and transpose=true are not supported yet (a learned "
+                        "embedding only)",
+                        name);
+    struct bv pa[5] = {a[1], a[2], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}}, w;
+    struct bfn *f = (rc = param_node(v, at, pa, rows, 0, &w)) == 0 ? bse_alloc(v, sizeof *f) : NULL;
+    if (!f)
+        return rc ? rc : v->e->code;
+    f->k = FN_LINEAR;
+    f->w = w.node;
+    f->b = -1;
+    f->act = (struct bv){.k = BV_NONE};
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* RecurrentLSTMLayer {outputDim, cellShape, goBackwards, usePeepholes, init, initValueScale,
+ * enableSelfStabilization, allowOptimizedEngine}: W (4H x Inferred), H (4H x H) with init,
+ * b (4H) zero, peepholes (H x 3) learned with init when usePeepholes, else zero. */
+static int bi_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out)
+{
+    int h = 0, cols = 1;
+    int rc = get_dims(v, at, name, &a[0], &h, &cols);
+    if (rc)
+        return rc;
+    if (cols != 1 || h <= 0)
+        return bs_error(v->e, at, "%s: outputDim must be one positive dimension", name);
+    if (a[1].k != BV_NONE || (a[6].k == BV_BOOL && a[6].num != 0))
+        return bs_error(v->e, at,
+                        "%s: cellShape (a projection) and enableSelfStabilization are not "
+                        "supported yet",
+                        name);
+    if (a[2].k != BV_BOOL || a[3].k != BV_BOOL)
+        return bs_error(v->e, at, "%s: goBackwards and usePeepholes must be booleans", name);
+    struct bv pw[5] = {a[4], a[5], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
+    struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
+                       {.k = BV_NUM, .num = 1},
+                       {.k = BV_NONE},
+                       {.k = BV_NUM, .num = 0},
+                       {.k = BV_NUM, .num = 1}};
+    struct bv w, hm, b, p;
+    if ((rc = param_node(v, at, pw, 4 * h, 0, &w)) != 0 ||
+        (rc = param_node(v, at, pw, 4 * h, h, &hm)) != 0 ||
+        (rc = param_node(v, at, pb, 4 * h, 1, &b)) != 0)
+        return rc;
+    if (a[3].num != 0)
+        rc = param_node(v, at, pw, h, 3, &p);
+    else if ((rc = bse_make_node(v, at, "Constant", NULL, 0, &p)) == 0) {
+        struct g_node *c = &v->g->nodes[p.node];
+        c->is_const = 1;
+        c->rows = h;
+        c->cols = 3;
+    }
+    struct bfn *f = rc ? NULL : bse_alloc(v, sizeof *f);
+    if (!f)
+        return rc ? rc : v->e->code;
+    f->k = FN_LSTM;
+    f->w = w.node;
+    f->hm = hm.node;
+    f->b = b.node;
+    f->peep = p.node;
+    f->reverse = a[2].num != 0;
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* A delay node over x (a node value, or an argument evaluated after the definitions that
+ * need this node: a fixup). */
+int bse_delay_node(struct ev *v, const struct bs_node *at, int steps, double dflt, int rows,
+                   struct bv *x, struct bv *out)
+{
+    int rc = bse_make_node(v, at, steps > 0 ? "PastValue" : "FutureValue", NULL, 0, out);
+    if (rc)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    n->delay = steps;
+    n->delay_default = dflt;
+    n->rows = rows;
+    n->in[0] = -1;
+    if (x->k != BV_THUNK) {
+        if ((rc = bse_as_node(v, at, steps > 0 ? "PastValue" : "FutureValue", x)) == 0)
+            v->g->nodes[out->node].in[0] = x->node;
+        return rc;
+    }
+    if (v->nfix == v->capfix) {
+        size_t cap = v->capfix ? 2 * v->capfix : 16;
+        struct fixup *f = pt_realloc(v->fix, cap * sizeof *f, v->e);
+        if (!f)
+            return v->e->code;
+        v->fix = f;
+        v->capfix = cap;
+    }
+    v->fix[v->nfix++] = (struct fixup){out->node, x->expr, x->env};
+    return 0;
+}
+
+/* PastValue / FutureValue (shape, input, timeStep, defaultHiddenActivation) */
+static int bi_delay(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out)
+{
+    int rows = 0, cols = 1, steps = 0;
+    int rc = get_dims(v, at, name, &a[0], &rows, &cols);
+    if (rc == 0)
+        rc = get_int(v, at, "timeStep", &a[2], &steps);
+    if (rc)
+        return rc;
+    if (steps < 1 || cols != 1 || a[3].k != BV_NUM)
+        return bs_error(v->e, at,
+                        "%s: timeStep must be at least 1, the shape a vector's dimension (or 0: "
+                        "inferred) and defaultHiddenActivation a number",
+                        name);
+    return bse_delay_node(v, at, strcmp(name, "PastValue") ? -steps : steps, a[3].num, rows, &a[1],
+                          out);
+}
+
+/* DelayLayer {T, defaultHiddenActivation}: x delayed T steps (T < 0: ahead; 0: x). */
+static int bi_delay_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                          struct bv *out)
+{
+    if (a[0].k != BV_NUM || a[0].num != floor(a[0].num) || fabs(a[0].num) > 1e6 || a[1].k != BV_NUM)
+        return bs_error(v->e, at, "%s: T must be a whole number, defaultHiddenActivation a number",
+                        name);
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    f->k = FN_DELAY;
+    f->delay = (int)a[0].num;
+    f->dflt = a[1].num;
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* Splice (inputs, axis): the rows of the inputs (an array of nodes) one under the other */
+static int bi_splice(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out)
+{
+    if (a[1].k != BV_NUM || a[1].num != 1)
+        return bs_error(v->e, at, "%s: only axis=1 (the rows) is supported", name);
+    if (a[0].k != BV_ARR) {
+        *out = a[0];
+        return bse_as_node(v, at, name, out);
+    }
+    struct bv acc = a[0].arr->v[0];
+    int rc = bse_as_node(v, at, name, &acc);
+    for (size_t i = 1; rc == 0 && i < a[0].arr->n; i++) {
+        struct bv next = a[0].arr->v[i];
+        if ((rc = bse_as_node(v, at, name, &next)) != 0)
+            break;
+        int in[2] = {acc.node, next.node};
+        rc = bse_make_node(v, at, "Splice", in, 2, &acc);
+    }
+    *out = acc;
+    return rc;
+}
+
+static int bi_parallel(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out);
+
+/* BiRecurrentLSTMLayer {outputDim, ...}: Parallel ((RecurrentLSTMLayer {outputDim, ...} :
+ * RecurrentLSTMLayer {outputDim, goBackwards=true, ...}), Splice): both directions' states
+ * one under the other (2 outputDim rows). */
+static int bi_bilstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out)
+{
+    struct bv args[8], dirs[2];
+    memcpy(args, a, sizeof args);
+    int rc = 0;
+    for (int d = 0; rc == 0 && d < 2; d++) {
+        args[2] = (struct bv){.k = BV_BOOL, .num = d};
+        rc = bi_lstm(v, at, name, args, &dirs[d]);
+    }
+    struct barr *arr = rc ? NULL : bse_alloc(v, sizeof *arr);
+    if (!arr || !(arr->v = bse_alloc(v, 2 * sizeof *arr->v)))
+        return rc ? rc : v->e->code;
+    arr->n = 2;
+    arr->v[0] = dirs[0];
+    arr->v[1] = dirs[1];
+    struct bv pa[2] = {{.k = BV_ARR, .arr = arr}, bse_builtin_value(v, "Splice")};
+    return pa[1].k == BV_FN ? bi_parallel(v, at, name, pa, out) : v->e->code;
+}
+
+/* DynamicAxis (): a named sequence axis for Input's dynamicAxis. partrain derives each
+ * Input's axis from its use (per step, or per sequence next to BS.Sequences.Last / First),
+ * so the value only has to exist. */
+static int bi_dynamic_axis(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                           struct bv *out)
+{
+    (void)v;
+    (void)at;
+    (void)name;
+    (void)a;
+    *out = (struct bv){.k = BV_STR, .str = "DynamicAxis"};
+    return 0;
+}
+
+/* Parallel (functions, combine): x => combine (f (x) : g (x) : ...) (CNTK.core.bs) */
+static int bi_parallel(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out)
+{
+    if (a[0].k != BV_ARR || a[1].k != BV_FN)
+        return bs_error(v->e, at, "%s: expected an array of functions and a combining function",
+                        name);
+    for (size_t i = 0; i < a[0].arr->n; i++)
+        if (a[0].arr->v[i].k != BV_FN)
+            return bse_type_error(v, at, name, "an array of functions", &a[0].arr->v[i]);
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    f->k = FN_PARALLEL;
+    f->seq = a[0].arr;
+    f->join = a[1];
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* PerDimMeanVarNormalization (x, mean, invStdDev) = (x - mean) .* invStdDev (CNTK.core.bs) */
+static int bi_mvn(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                  struct bv *out)
+{
+    (void)name;
+    struct bv d;
+    int rc = bse_node_op(v, at, "Minus", a, &d);
+    struct bv args[2] = {d, a[2]};
+    return rc ? rc : bse_node_op(v, at, "ElementTimes", args, out);
+}
+
+static int bi_sequential(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                         struct bv *out)
+{
+    struct barr *arr = a[0].k == BV_ARR ? a[0].arr : NULL;
+    if (!arr) {
+        if (a[0].k != BV_FN)
+            return bse_type_error(v, at, name, "an array of functions (f : g : h)", &a[0]);
+        *out = a[0];
+        return 0;
+    }
+    for (size_t i = 0; i < arr->n; i++)
+        if (arr->v[i].k != BV_FN)
+            return bse_type_error(v, at, name, "an array of functions (f : g : h)", &arr->v[i]);
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    f->k = FN_SEQ;
+    f->seq = arr;
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+static int bi_identity(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out)
+{
+    (void)v;
+    (void)at;
+    (void)name;
+    *out = a[0];
+    return 0;
+}
+
+#define PARAM_OPTS                                                                                 \
+    "init=''", "initValueScale=1", "value=None", "initValue=None", "learningRateMultiplier=1",     \
+        "tag=''", "initOnCPUOnly=true", "randomSeed=-1"
+#define LAYER_OPTS                                                                                 \
+    "init='glorotUniform'", "initValueScale=1", "initBias=0", "inputRank=None", "mapRank=None"
+
+static const struct builtin builtins[] = {
+    {"Input",
+     {"dims", "tag='feature'", "isSparse=false", "?cols=None", "dynamicAxis=None"},
+     bi_input,
+     NULL,
+     0},
+    {"Parameter", {"dims", "?cols=None", PARAM_OPTS}, bi_parameter, NULL, 0},
+    {"LearnableParameter", {"dims", "?cols=None", PARAM_OPTS}, bi_parameter, NULL, 0},
+    {"ParameterTensor", {"dims", PARAM_OPTS}, bi_parameter_tensor, NULL, 0},
+    {"Constant", {"value", "?rows=None", "?cols=None", "tag=''"}, bi_constant, NULL, 0},
+    {"ConstantTensor", {"value", "dims", "tag=''"}, bi_constant, NULL, 0},
+    {"Times",
+     {"a", "b", "outputRank=1", "inferInputRankToMap=-1", "tag=''"},
+     bse_node_op,
+     "Times",
+     0},
+    {"Plus", {"a", "b", "tag=''"}, bse_node_op, "Plus", 0},
+    {"Minus", {"a", "b", "tag=''"}, bse_node_op, "Minus", 0},
+    {"ElementTimes", {"a", "b", "tag=''"}, bse_node_op, "ElementTimes", 0},
+    {"Negate", {"x", "tag=''"}, bse_node_op, "Negate", 0},
+    {"Sigmoid", {"x", "tag=''"}, bse_node_op, "Sigmoid", 0},
+    {"Tanh", {"x", "tag=''"}, bse_node_op, "Tanh", 0},
+    {"ReLU", {"x", "tag=''"}, bse_node_op, "ReLU", 0},
+    {"RectifiedLinear", {"x", "tag=''"}, bse_node_op, "ReLU", 0},
+    {"Exp", {"x", "tag=''"}, bse_node_op, "Exp", 0},
+    {"Log", {"x", "tag=''"}, bse_node_op, "Log", 0},
+    {"Softmax", {"x", "axis=0", "tag=''"}, bse_node_op, "Softmax", 0},
+    {"CrossEntropyWithSoftmax",
+     {"labels", "z", "axis=0", "tag='criterion'"},
+     bse_node_op,
+     "CrossEntropyWithSoftmax",
+     0},
+    {"ClassificationError",
+     {"labels", "z", "topN=1", "axis=0", "tag='evaluation'"},
+     bse_node_op,
+     "ClassificationError",
+     0},
+    {"ErrorPrediction",
+     {"labels", "z", "topN=1", "axis=0", "tag='evaluation'"},
+     bse_node_op,
+     "ClassificationError",
+     0},
+    {"SquareError", {"labels", "z", "tag='criterion'"}, bse_node_op, "SquareError", 0},
+    {"Logistic", {"labels", "z", "tag='criterion'"}, bse_node_op, "Logistic", 0},
+    {"LinearLayer", {"outDim", "bias=true", LAYER_OPTS}, bi_linear, NULL, 0},
+    {"DenseLayer", {"outDim", "bias=true", "activation=None", LAYER_OPTS}, bi_linear, NULL, 0},
+    {"Sequential", {"arrayOfFunctions"}, bi_sequential, NULL, 0},
+    {"EmbeddingLayer",
+     {"outDim", "init='glorotUniform'", "initValueScale=1", "embeddingPath=''", "transpose=false"},
+     bi_embedding,
+     NULL,
+     0},
+    {"RecurrentLSTMLayer",
+     {"outputDim", "cellShape=None", "goBackwards=false", "usePeepholes=false",
+      "init='glorotUniform'", "initValueScale=1", "enableSelfStabilization=false",
+      "allowOptimizedEngine=false"},
+     bi_lstm,
+     NULL,
+     0},
+    {"Dropout", {"x", "tag=''"}, bse_node_op, "Dropout", 0},
+    {"Splice", {"inputs", "axis=1", "tag=''"}, bi_splice, NULL, 0},
+    {"Sequences.Last", {"x", "tag=''"}, bse_node_op, "Last", 0},
+    {"DynamicAxis", {"tag=''"}, bi_dynamic_axis, NULL, 0},
+    {"Sequences.First", {"x", "tag=''"}, bse_node_op, "First", 0},
+    {"Parallel", {"functions", "combine"}, bi_parallel, NULL, 0},
+    {"BiRecurrentLSTMLayer",
+     {"outputDim", "cellShape=None", "goBackwards=false", "usePeepholes=false",
+      "init='glorotUniform'", "initValueScale=1", "enableSelfStabilization=false",
+      "allowOptimizedEngine=false"},
+     bi_bilstm,
+     NULL,
+     0},
+    {"PastValue",
+     {"shape", "input", "timeStep=1", "defaultHiddenActivation=0.1", "tag=''"},
+     bi_delay,
+     NULL,
+     1},
+    {"FutureValue",
+     {"shape", "input", "timeStep=1", "defaultHiddenActivation=0.1", "tag=''"},
+     bi_delay,
+     NULL,
+     1},
+    {"DelayLayer", {"T=1", "defaultHiddenActivation=0"}, bi_delay_layer, NULL, 0},
+    {"Mean", {"x", "tag=''"}, bse_node_op, "Mean", 0},
+    {"InvStdDev", {"x", "tag=''"}, bse_node_op, "InvStdDev", 0},
+    {"PerDimMeanVarNormalization", {"x", "mean", "invStdDev", "tag=''"}, bi_mvn, NULL, 0},
+    {"Identity", {"x"}, bi_identity, NULL, 0},
+    {"Pass", {"x", "tag=''"}, bi_identity, NULL, 0},
+};
+
+const struct builtin *bse_find_builtin(const char *name)
+{
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (!strcmp(builtins[i].name, name))
+            return &builtins[i];
+    return NULL;
+}
+
+/* A built-in as a function value (BV_NONE with e set on out of memory). */
+struct bv bse_builtin_value(struct ev *v, const char *name)
+{
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!f)
+        return (struct bv){.k = BV_NONE};
+    f->k = FN_BUILTIN;
+    f->bi = bse_find_builtin(name);
+    return (struct bv){.k = BV_FN, .fn = f};
+}
+
+/* Names CNTK's library defines that partrain does not build yet: refused by name. */
+static const char *const not_yet_names[] = {
+    "ConvolutionalLayer",
+    "BatchNormalizationLayer",
+    "LSTMP",
+    "RowSlice",
+    "Reshape",
+    "ReduceSum",
+    "Transpose",
+    "TransposeTimes",
+    "Convolution",
+    "Pooling",
+    "MaxPoolingLayer",
+    "BatchNormalization",
+    "OptimizedRNNStack",
+    "RecurrentLSTMLayerStack",
+    "LayerStack",
+    "ElementDivide",
+    "Sqrt",
+    "Abs",
+    "Clip",
+    "Hardmax",
+    "LogSoftmax",
+    "CosDistance",
+    "CrossEntropy",
+    "SumElements",
+    "Scale",
+    "FeatureMVNLayer",
+    "LogPriorLayer",
+    "Stabilizer",
+};
+
+int bse_not_yet(const char *name)
+{
+    for (size_t i = 0; i < sizeof not_yet_names / sizeof not_yet_names[0]; i++)
+        if (!strcmp(not_yet_names[i], name))
+            return 1;
+    return 0;
+}
+
+int bse_builtin_lookup(struct ev *v, const char *name, struct bv *out, int *found)
+{
+    const struct builtin *bi = bse_find_builtin(name);
+    if (bi) {
+        struct bfn *f = bse_alloc(v, sizeof *f);
+        if (!f)
+            return v->e->code;
+        f->k = FN_BUILTIN;
+        f->bi = bi;
+        *out = (struct bv){.k = BV_FN, .fn = f};
+        *found = 1;
+        return 0;
+    }
+    const struct g_kind *k = g_kind_find(name);
+    if (k && k->nin > 0 && k != &g_kind_affine && k != &g_kind_lstm) {
+        /* a node kind with no row in builtins[] (adding a node is its row in the kind
+         * table): a function of its inputs, positional, and an ignored tag */
+        static const char *const sig[] = {"x0", "x1", "x2", "x3", "x4"};
+        struct builtin *b = bse_alloc(v, sizeof *b);
+        struct bfn *f = b ? bse_alloc(v, sizeof *f) : NULL;
+        if (!f)
+            return v->e->code;
+        b->name = k->name;
+        for (int i = 0; i < k->nin; i++)
+            b->sig[i] = sig[i];
+        b->sig[k->nin] = "tag=''";
+        b->fn = bse_node_op;
+        b->kind = k->name;
+        f->k = FN_BUILTIN;
+        f->bi = b;
+        *out = (struct bv){.k = BV_FN, .fn = f};
+        *found = 1;
+        return 0;
+    }
+    return 0;
+}

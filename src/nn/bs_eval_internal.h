@@ -1,0 +1,147 @@
+/* BrainScript evaluation, internal to src/nn (bs_eval.c, bs_call.c, bs_builtins.c): the
+ * values, the evaluator's state, and what the three files call of each other.
+ *
+ *   bs_eval.c      the arena, records and their lazy members, expressions, the roots
+ *   bs_call.c      calls: binding arguments (lazily for lambdas), the kinds of functions
+ *   bs_builtins.c  the built-in functions (nodes, parameters, CNTK's Layers library) and
+ *                  their table */
+#ifndef PT_NN_BS_EVAL_INTERNAL_H
+#define PT_NN_BS_EVAL_INTERNAL_H
+
+#include <stddef.h>
+
+#include "nn/bs_eval.h"
+
+/* BV_THUNK: an argument not evaluated yet (a lambda's arguments, PastValue's input): its
+ * expression and where to evaluate it. */
+enum bv_kind { BV_NONE, BV_NUM, BV_BOOL, BV_STR, BV_NODE, BV_REC, BV_ARR, BV_FN, BV_THUNK };
+
+struct benv;
+struct bfn;
+struct barr;
+
+struct bv {
+    enum bv_kind k;
+    double num;
+    const char *str;
+    int node;
+    struct benv *rec;
+    struct barr *arr;
+    struct bfn *fn;
+    const struct bs_node *expr; /* BV_THUNK */
+    struct benv *env;
+};
+
+struct barr {
+    size_t n;
+    struct bv *v;
+};
+
+enum { SLOT_TODO, SLOT_BUSY, SLOT_DONE };
+
+struct bslot {
+    const char *name;
+    const struct bs_node *expr;
+    struct benv *env; /* where expr is evaluated; NULL: the slot's own record */
+    int state;
+    struct bv val;
+};
+
+struct benv {
+    struct benv *parent;
+    size_t n;
+    struct bslot *slots;
+    char path[48]; /* "" at the root, "h1" inside h1's record: node names */
+};
+
+struct ev;
+typedef int (*builtin_fn)(struct ev *v, const struct bs_node *at, const char *name, struct bv *args,
+                          struct bv *out);
+
+/* A built-in's parameters: "name" (positional, required), "name=DEFAULT" (named, with a
+ * default: a number, 'string', true, false or None), "?name=DEFAULT" (positional with a
+ * default). */
+struct builtin {
+    const char *name;
+    const char *sig[12];
+    builtin_fn fn;
+    const char *kind; /* the node kind it makes, where one */
+    int lazy;         /* PastValue / FutureValue: the input (2nd argument) is evaluated later */
+};
+
+enum fn_kind { FN_LAMBDA, FN_BUILTIN, FN_SEQ, FN_LINEAR, FN_LSTM, FN_DELAY, FN_PARALLEL };
+
+struct bfn {
+    enum fn_kind k;
+    const struct bs_node *lam; /* FN_LAMBDA: a BS_LAMBDA */
+    struct benv *env;
+    const struct builtin *bi;
+    struct barr *seq; /* FN_SEQ, FN_PARALLEL: the functions */
+    struct bv join;   /* FN_PARALLEL: the function that combines their results */
+    int w, b;         /* FN_LINEAR, FN_LSTM: parameter nodes (b < 0: no bias) */
+    int hm, peep;     /* FN_LSTM: the recurrent weights and the peepholes */
+    int reverse;      /* FN_LSTM: goBackwards */
+    int delay;        /* FN_DELAY: DelayLayer's T */
+    double dflt;      /* FN_DELAY: its defaultHiddenActivation */
+    struct bv act;    /* FN_LINEAR: the activation function, or BV_NONE */
+};
+
+struct chunk {
+    struct chunk *next;
+    size_t used, cap;
+    max_align_t data[];
+};
+
+/* A delay node whose input is evaluated after the definitions that need the delay (how a
+ * recurrence closes): node's input is the value of expr in env. */
+struct fixup {
+    int node;
+    const struct bs_node *expr;
+    struct benv *env;
+};
+
+struct ev {
+    struct nn_graph *g;
+    struct pt_err *e;
+    struct chunk *mem;
+    int depth;
+    const struct bs_node *root;
+    struct fixup *fix;
+    size_t nfix, capfix;
+};
+
+#define MAX_DEPTH 400
+
+void *bse_alloc(struct ev *v, size_t size); /* zeroed, from the evaluation's arena */
+const char *bse_kind_name(enum bv_kind k);
+int bse_type_error(struct ev *v, const struct bs_node *at, const char *what, const char *want,
+                   const struct bv *got);
+int bse_eval(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out);
+/* records: a new scope of n slots, a record's members as lazy slots, a slot by name (the
+ * last definition wins), a slot's value (evaluated once) */
+struct benv *bse_new_env(struct ev *v, struct benv *parent, size_t n, const char *path);
+struct benv *bse_record_env(struct ev *v, const struct bs_node *rec, struct benv *parent,
+                            const char *path);
+struct bslot *bse_find_local(struct benv *r, const char *name);
+int bse_force(struct ev *v, const struct bs_node *at, struct benv *r, struct bslot *s,
+              struct bv *out);
+/* calls (bs_call.c) */
+int bse_call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv *pos, size_t npos,
+             const struct bs_node **named, struct bv *nval, size_t nnamed, struct bv *out);
+int bse_apply1(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv x, struct bv *out);
+int bse_eval_call(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out);
+/* built-ins (bs_builtins.c) */
+const struct builtin *bse_find_builtin(const char *name);
+struct bv bse_builtin_value(struct ev *v, const char *name);
+/* A built-in, or a node kind without a row of its own, as a function value (*found 1). */
+int bse_builtin_lookup(struct ev *v, const char *name, struct bv *out, int *found);
+int bse_not_yet(const char *name); /* a CNTK name partrain refuses by name */
+int bse_make_node(struct ev *v, const struct bs_node *at, const char *kind, const int *in, int nin,
+                  struct bv *out);
+int bse_as_node(struct ev *v, const struct bs_node *at, const char *what, struct bv *x);
+int bse_node_op(struct ev *v, const struct bs_node *at, const char *name, struct bv *args,
+                struct bv *out);
+int bse_delay_node(struct ev *v, const struct bs_node *at, int steps, double dflt, int rows,
+                   struct bv *x, struct bv *out);
+
+#endif

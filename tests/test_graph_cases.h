@@ -1,0 +1,184 @@
+/* tests/test_graph.c's gradient table (included once, by that file): one row per case,
+ * so that adding a node kind is adding a row here. */
+#ifndef PT_TESTS_TEST_GRAPH_CASES_H
+#define PT_TESTS_TEST_GRAPH_CASES_H
+
+/* One row per case: its name, its inputs and options, the BrainScriptNetworkBuilder text.
+ * inputs: space-separated "NAME:DIM[:KIND]" (KIND rand: uniform in [-1, 1], the default;
+ * hot: one-hot of a random class; prob: uniform in [0.05, 0.95], for soft targets,
+ * Logistic's labels and positive inputs; bin: each entry 0 or 1) and options: "seqs" (3
+ * sequences of 3, 1 and 2 steps in one minibatch, garbage in the padding, which must not
+ * count), "zeropad" (the same, padded with zeros as the reader pads), "away=X" (every value
+ * of outputNodes at least X from 0: a ReLU's pre-activation out of a finite-difference
+ * step's reach of its kink), "dropout=R" (training passes at rate R through one fixed
+ * mask), "mvn" (feature statistics other than mean 0, invstd 1 for Mean and InvStdDev).
+ * Adding a node is adding a row. */
+struct grad_case {
+    const char *name, *inputs, *body;
+};
+
+#define STD   "features:3 labels:4:hot" /* the inputs IO defines */
+#define IO    "features = Input (3)\nlabels = Input (4)\n"
+#define WB    "W = Parameter (4, 3)\nb = Parameter (4, 1)\n"
+#define HID   "V = Parameter (4, 4)\nc = Parameter (4)\n"
+#define CE(z) "ce = CrossEntropyWithSoftmax (labels, " z ")\ncriterionNodes = (ce)\n"
+#define SE(z) "se = SquareError (labels, " z ")\ncriterionNodes = (se)\n"
+
+static const struct grad_case cases[] = {
+    /* Times: parameter x input, and parameter x computed node (the right operand's gradient) */
+    {"Times", STD, IO "W = Parameter (4, 3)\nz = W * features\n" CE("z")},
+    {"Times_hidden", STD, IO WB HID "z = Times (V, Times (W, features) + b)\n" CE("z")},
+    /* Plus, Minus, ElementTimes: per-sample with per-sample, and a column parameter
+     * broadcast on either side */
+    {"Plus_bias_right", STD, IO WB "z = W * features + b\n" CE("z")},
+    {"Plus_bias_left", STD, IO WB "z = Plus (b, W * features)\n" CE("z")},
+    {"Plus_per_sample", STD,
+     IO WB "U = Parameter (4, 3)\nz = Tanh (W * features) + U * features\n" CE("z")},
+    {"Minus_bias_right", STD, IO WB "z = W * features - b\n" CE("z")},
+    {"Minus_bias_left", STD, IO WB "z = b - W * features\n" CE("z")},
+    {"Minus_per_sample", STD,
+     IO WB "U = Parameter (4, 3)\nz = Minus (U * features, Tanh (W * features))\n" CE("z")},
+    {"ElementTimes_bias_right", STD, IO WB "z = (W * features) .* b\n" CE("z")},
+    {"ElementTimes_bias_left", STD, IO WB "z = ElementTimes (b, W * features)\n" CE("z")},
+    {"ElementTimes_per_sample", STD,
+     IO WB "U = Parameter (4, 3)\nz = (W * features + b) .* (U * features)\n" CE("z")},
+    {"ElementTimes_self", STD, IO WB "h = W * features + b\nz = h .* h\n" CE("z")},
+    /* the unary nodes */
+    {"Negate", STD, IO WB HID "z = -(V * Negate (W * features + b)) + c\n" CE("z")},
+    {"Sigmoid", STD, IO WB HID "z = V * Sigmoid (W * features + b) + c\n" CE("z")},
+    {"Tanh", STD, IO WB HID "z = V * Tanh (W * features + b) + c\n" CE("z")},
+    {"ReLU", STD " away=2e-3",
+     IO WB HID "a = W * features + b\nz = V * ReLU (a) + RectifiedLinear (a) .* c\n"
+               "outputNodes = (a)\n" CE("z")},
+    {"Exp", STD, IO WB HID "z = V * Exp (W * features + b) + c\n" CE("z")},
+    {"Log", STD, IO WB HID "z = V * Log (Sigmoid (W * features + b)) + c\n" CE("z")},
+    {"Log_Exp", STD, IO WB "z = Log (Exp (W * features + b) + 1)\n" CE("z")},
+    {"Softmax", STD, IO WB "p = Softmax (W * features + b)\n" SE("p")},
+    {"Log_Softmax", STD, IO WB "z = Log (Softmax (W * features + b))\n" CE("z")},
+    /* Constants: numbers in expressions, and Constant with its rows inferred */
+    {"Constants", STD,
+     IO WB
+     "z = (W * features) .* 0.5 + Constant (0.25) - (1 - Sigmoid (W * features)) .* b\n" CE("z")},
+    /* nodes computed from parameters alone: fixed columns, broadcast into the samples */
+    {"computed_column", STD, IO WB HID "z = W * features + Sigmoid (b) - Negate (V * c)\n" CE("z")},
+    /* the training criteria */
+    {"CrossEntropyWithSoftmax", STD,
+     IO WB "z = W * features + b\nerr = ClassificationError (labels, z)\n"
+           "evaluationNodes = (err)\n" CE("z")},
+    {"CrossEntropyWithSoftmax_soft", "features:3 labels:4:prob",
+     IO WB "z = W * features + b\n" CE("z")},
+    {"SquareError", "features:3 labels:4", IO WB "z = Tanh (W * features + b)\n" SE("z")},
+    {"Logistic", "features:3 labels:4:prob",
+     IO WB "p = Sigmoid (W * features + b)\nlr = Logistic (labels, p)\n"
+           "criterionNodes = (lr)\nevaluationNodes = (lr)\n"},
+    {"Logistic_binary", "features:3 labels:1:bin",
+     "features = Input (3)\nlabels = Input (1)\nw = Parameter (1, 3)\nb = Parameter (1, 1)\n"
+     "p = Sigmoid (w * features + b)\nlr = Logistic (labels, p)\nerr = SquareError (labels, p)\n"
+     "criterionNodes = (lr)\nevaluationNodes = (err)\noutputNodes = (p)\n"},
+    /* one parameter used twice (gradients add up), directly and through functions */
+    {"shared_parameter", "features:3 labels:3:hot",
+     "features = Input (3)\nlabels = Input (3)\nW = Parameter (3, 3)\nb = Parameter (3)\n"
+     "h = Tanh (W * features + b)\nz = W * h + b\n" CE("z")},
+    {"shared_function", STD,
+     IO "W = Parameter (3, 3)\nb = Parameter (3)\n" HID
+        "f (x) = Sigmoid (W * x + b)\ng = x => Tanh (x)\n"
+        "z = V * (Parameter (4, 3) * g (f (f (features)))) + c\n" CE("z")},
+    /* two feature inputs, each bound by its name */
+    {"two_inputs", STD " aux:2",
+     IO "aux = Input (2)\n" WB "U = Parameter (4, 2)\nz = W * features + U * aux .* b\n" CE("z")},
+    /* sequences of 3, 1 and 2 steps in one minibatch: the padding does not count */
+    {"sequences", STD " seqs",
+     IO WB HID "z = V * Tanh (W * features + b) + c\nerr = ClassificationError (labels, z)\n"
+               "evaluationNodes = (err)\n" CE("z")},
+    {"sequences_nodes", "features:3 labels:4 seqs",
+     IO WB HID "h = Sigmoid (W * features + b) .* c\nz = Softmax (V * Exp (h) - c)\n" SE("z")},
+    {"sequences_log_softmax", STD " seqs",
+     IO WB HID
+     "h = Sigmoid (W * features + b) .* c\nz = Log (Softmax (V * Exp (h) - c))\n" CE("z")},
+    {"sequences_zero_padding", STD " zeropad",
+     IO WB HID "z = V * Sigmoid (W * features + b) - c\n" CE("z")},
+    /* Log of an input that is 0 in the padding: -inf there, which must not reach the
+     * gradients (0 * inf) */
+    {"sequences_log_input", "features:3:prob labels:4:hot zeropad",
+     IO WB "z = W * Log (features) + b\n" CE("z")},
+    /* Dropout through one fixed mask, and the identity when evaluating */
+    {"Dropout", STD " dropout=0.3",
+     IO WB HID "z = V * Dropout (Tanh (W * features + b)) + c\n" CE("z")},
+    {"Dropout_evaluation", STD, IO WB "z = Dropout (W * features + b)\n" CE("z")},
+    /* PerDimMeanVarNormalization with the network's feature statistics (no gradient) */
+    {"PerDimMeanVarNormalization", STD " mvn",
+     IO WB "n = PerDimMeanVarNormalization (features, Mean (features), InvStdDev (features))\n"
+           "z = W * n + b\n" CE("z")},
+    /* recurrence: sequences with padding, forwards, backwards, with peepholes */
+    {"RecurrentLSTMLayer", STD " seqs",
+     IO "h = RecurrentLSTMLayer {3} (features)\nz = LinearLayer {4} (h)\n" CE("z")},
+    {"RecurrentLSTMLayer_backwards", STD " seqs",
+     IO "h = RecurrentLSTMLayer {3, goBackwards = true} (features)\nz = LinearLayer {4} (h)\n" CE(
+         "z")},
+    {"RecurrentLSTMLayer_peepholes", STD " zeropad",
+     IO "h = RecurrentLSTMLayer {3, usePeepholes = true} (features)\n"
+        "z = LinearLayer {4} (h)\n" CE("z")},
+    {"RecurrentLSTMLayer_stacked", STD " seqs",
+     IO "model = Sequential (DenseLayer {3, activation = Tanh} : RecurrentLSTMLayer {3} :\n"
+        "    RecurrentLSTMLayer {3, goBackwards = true} : LinearLayer {4})\n"
+        "z = model (features)\n" CE("z")},
+    /* delays: recurrent loops run step by step (PastValue forwards, FutureValue backwards,
+     * through a function whose argument is evaluated lazily), a delay outside a loop with
+     * its own step and default, a 3-step window (Parallel, DelayLayer, Splice) */
+    {"PastValue_loop", STD " seqs",
+     IO "W = Parameter (3, 3)\nR = Parameter (3, 3)\nb = Parameter (3, 1)\n"
+        "h = Tanh (W * features + R * PastValue (0, h) + b)\nz = LinearLayer {4} (h)\n" CE("z")},
+    {"FutureValue_loop", STD " zeropad",
+     IO "W = Parameter (3, 3)\nR = Parameter (3, 3)\nb = Parameter (3, 1)\n"
+        "h = Sigmoid (W * features + R * FutureValue (0, h, defaultHiddenActivation = 0.3) + b)\n"
+        "z = LinearLayer {4} (h)\n" CE("z")},
+    {"PastValue_through_function", STD " seqs",
+     IO "prev (s) = PastValue (0, s)\nW = Parameter (3, 3)\nR = Parameter (3, 3)\n"
+        "h = Tanh (W * features + R * prev (h))\nz = LinearLayer {4} (h)\n" CE("z")},
+    {"PastValue_two_steps", STD " seqs",
+     IO "d = PastValue (3, features, timeStep = 2, defaultHiddenActivation = 0.5)\n"
+        "z = LinearLayer {4} (Splice (features : d))\n" CE("z")},
+    {"DelayLayer_window", STD " zeropad",
+     IO "model = Sequential (Parallel ((DelayLayer {T = 1} : Identity : DelayLayer {T = -1}),\n"
+        "    Splice) : DenseLayer {5, activation = Tanh} : LinearLayer {4})\n"
+        "z = model (features)\n" CE("z")},
+    {"Splice", STD,
+     IO WB "z = LinearLayer {4} (Splice ((W * features) : Tanh (features) : Sigmoid (b + W * "
+           "features)))\n" CE("z")},
+    {"BiRecurrentLSTMLayer", STD " seqs",
+     IO "model = Sequential (BiRecurrentLSTMLayer {3} : LinearLayer {4})\n"
+        "z = model (features)\n" CE("z")},
+    /* BS.Sequences.Last / First: one column per sequence, against labels with one row per
+     * sequence */
+    {"Sequences_Last", "features:3 labels:4:hot:seq seqs",
+     IO "h = RecurrentLSTMLayer {3} (features)\nz = LinearLayer {4} (BS.Sequences.Last (h))\n" CE(
+         "z")},
+    {"Sequences_First", "features:3 labels:4:prob:seq zeropad",
+     IO "m = Sequential (DenseLayer {3, activation = Tanh} : BS.Sequences.First)\n"
+        "z = Tanh (LinearLayer {4} (m (features)))\n" SE("z")},
+    /* a node kind with no row of its own in bs_eval.c's builtins[], called by its kind name */
+    {"kind_by_name", "features:3 labels:4:hot:seq seqs",
+     IO "h = RecurrentLSTMLayer {3} (features)\nz = LinearLayer {4} (Last (h))\n" CE("z")},
+    /* EmbeddingLayer: a learned Times on one-hot inputs */
+    {"EmbeddingLayer", "features:5:hot labels:4:hot seqs",
+     "features = Input (5)\nlabels = Input (4)\n"
+     "model = Sequential (EmbeddingLayer {3} : RecurrentLSTMLayer {3} : DenseLayer {4})\n"
+     "z = model (features)\n" CE("z")},
+    /* the Layers library: input dimensions inferred from the data */
+    {"DenseLayer", STD,
+     IO "model = DenseLayer {4, activation = Tanh}\nz = model (features)\n" CE("z")},
+    {"LinearLayer", STD, IO "z = LinearLayer {4} (features)\n" CE("z")},
+    {"LinearLayer_no_bias", STD, IO "z = LinearLayer {4, bias = false} (features)\n" CE("z")},
+    {"Sequential", STD,
+     IO "model = Sequential (DenseLayer {5, activation = Tanh} :\n"
+        "    DenseLayer {6, activation = Sigmoid} : LinearLayer {4})\n"
+        "z = model (features)\n" CE("z")},
+    {"Sequential_sequences", STD " seqs",
+     IO "model = Sequential (DenseLayer {5, activation = Tanh} : LinearLayer {4})\n"
+        "z = model (features)\n" CE("z")},
+    {"Inferred", STD,
+     IO "W = Parameter (4, Inferred)\nb = ParameterTensor (Inferred)\n"
+        "z = W * features + b\n" CE("z")},
+};
+
+#endif
