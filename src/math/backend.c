@@ -61,3 +61,20 @@ int backend_cuda_probe(char *name, size_t name_size, char *why, size_t why_size)
     return 0;
 #endif
 }
+
+int backend_cuda_new(struct backend **out, int device, char *name, size_t name_size,
+                     struct pt_err *e)
+{
+    *out = NULL;
+    if (name_size)
+        name[0] = '\0';
+#ifdef PT_HAVE_CUDA
+    return backend_cuda_new_impl(out, device, name, name_size, e);
+#else
+    (void)device;
+    return pt_err_set(e, PT_EUSER,
+                      "error: deviceId=%d: this trainer was built without CUDA (configure "
+                      "--with-cuda)",
+                      device);
+#endif
+}

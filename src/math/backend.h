@@ -53,11 +53,15 @@ int backend_cpu_own_gemm(void);
  * reason is written to why. */
 int backend_cuda_probe(char *name, size_t name_size, char *why, size_t why_size);
 
+struct backend;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 /* Implemented in cuda_backend.cu (only with --with-cuda). */
 int backend_cuda_probe_impl(char *name, size_t name_size, char *why, size_t why_size);
+int backend_cuda_new_impl(struct backend **out, int device, char *name, size_t name_size,
+                          struct pt_err *e);
 #ifdef __cplusplus
 }
 #endif
@@ -295,6 +299,14 @@ struct backend {
 /* The CPU backend (OpenBLAS for gemm, plain C loops for the rest). *out is freed with
  * backend_free. Fails only when out of memory. */
 int backend_cpu_new(struct backend **out, struct pt_err *e);
+
+/* The cuBLAS backend (cuda_backend.cu) on CUDA device `device` (>= 0): cudaMalloc'd
+ * buffers, one stream that every op is queued on, cuBLAS for gemm, a CUDA kernel for each
+ * other op, pinned host buffers for the transfers. The device's name goes to name (may be
+ * NULL). Errors: PT_EUSER when this build has no CUDA or there is no device `device` (the
+ * message says which devices there are), PT_ESYS when CUDA or cuBLAS cannot start. */
+int backend_cuda_new(struct backend **out, int device, char *name, size_t name_size,
+                     struct pt_err *e);
 
 /* Free a backend (NULL is a no-op). Buffers it allocated must be released first. */
 void backend_free(struct backend *b);

@@ -29,3 +29,13 @@ extern "C" int backend_cuda_probe_impl(char *name, size_t name_size, char *why, 
     snprintf(why, why_size, "%d CUDA device%s", n, n == 1 ? "" : "s");
     return n;
 }
+
+extern "C" int backend_cuda_new_impl(struct backend **out, int device, char *name,
+                                     size_t name_size, struct pt_err *e)
+{
+    (void)device;
+    (void)name;
+    (void)name_size;
+    *out = NULL;
+    return pt_err_set(e, PT_ESYS, "error: the CUDA backend is being written");
+}
