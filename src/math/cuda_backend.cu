@@ -3,7 +3,9 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
+extern "C" {
 #include "math/backend.h"
+}
 
 extern "C" int backend_cuda_probe_impl(char *name, size_t name_size, char *why, size_t why_size)
 {
