@@ -25,20 +25,35 @@ libpartrain_a_SOURCES = \
 	src/parallel/asgd.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
 	src/train/logfmt.h src/train/logfmt.c src/train/banner.c src/train/summary.c src/train/train_internal.h src/train/train_loop.c \
-	src/train/evaluate.c src/train/write_output.c src/train/dump_node.c src/train/checkpoint.c src/train/stats.c src/train/files.c src/train/train_run.h src/train/train_setup.c src/train/train_ident.c src/train/train_epoch.c src/train/train_save.c src/train/train_adjust.c src/train/train_stage.c \
+	src/train/evaluate.c src/train/write_output.c src/train/dump_node.c src/train/checkpoint.c src/train/stats.c src/train/files.c src/train/train_run.h src/train/train_setup.c src/train/train_ident.c src/train/train_epoch.c src/train/train_save.c src/train/train_adjust.c src/train/train_stage.c src/train/device.c \
 	src/math/backend.h src/math/backend.c
 libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(CUDA_CFLAGS)
 
 PT_LIBS = libpartrain.a libptparsers.a libptcore.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(CUDA_LIBS) -lm
 
+# The cuBLAS backend (--with-cuda): nvcc objects added to libpartrain.a. The update and
+# quantizer kernels are built with --fmad=false: they must round as the CPU's code does
+# (bit-identical models and packed bytes; see cuda_update.cu and cuda_quantize.cu).
+CUDA_OBJS = src/math/cuda_backend.$(OBJEXT) src/math/cuda_kernels.$(OBJEXT) \
+	src/math/cuda_update.$(OBJEXT) src/math/cuda_quantize.$(OBJEXT)
+CUDA_DEPS = $(srcdir)/src/math/backend.h $(srcdir)/src/math/cuda_internal.h \
+	$(srcdir)/src/math/quantize.h $(top_builddir)/config.h
+NVCC_COMPILE = $(MKDIR_P) src/math && $(NVCC) $(NVCCFLAGS) -I$(srcdir)/src -I$(top_builddir)
 if HAVE_CUDA
-libpartrain_a_LIBADD = src/math/cuda_backend.$(OBJEXT)
-libpartrain_a_DEPENDENCIES = src/math/cuda_backend.$(OBJEXT)
-CLEANFILES += src/math/cuda_backend.$(OBJEXT)
-src/math/cuda_backend.$(OBJEXT): $(srcdir)/src/math/cuda_backend.cu $(srcdir)/src/math/backend.h
-	$(AM_V_GEN)$(MKDIR_P) src/math && $(NVCC) $(NVCCFLAGS) -I$(srcdir)/src -I$(top_builddir) -c -o $@ $(srcdir)/src/math/cuda_backend.cu
+libpartrain_a_LIBADD = $(CUDA_OBJS)
+libpartrain_a_DEPENDENCIES = $(CUDA_OBJS)
+CLEANFILES += $(CUDA_OBJS)
+src/math/cuda_backend.$(OBJEXT): $(srcdir)/src/math/cuda_backend.cu $(CUDA_DEPS)
+	$(AM_V_GEN)$(NVCC_COMPILE) -c -o $@ $(srcdir)/src/math/cuda_backend.cu
+src/math/cuda_kernels.$(OBJEXT): $(srcdir)/src/math/cuda_kernels.cu $(CUDA_DEPS)
+	$(AM_V_GEN)$(NVCC_COMPILE) -c -o $@ $(srcdir)/src/math/cuda_kernels.cu
+src/math/cuda_update.$(OBJEXT): $(srcdir)/src/math/cuda_update.cu $(CUDA_DEPS)
+	$(AM_V_GEN)$(NVCC_COMPILE) --fmad=false -c -o $@ $(srcdir)/src/math/cuda_update.cu
+src/math/cuda_quantize.$(OBJEXT): $(srcdir)/src/math/cuda_quantize.cu $(CUDA_DEPS)
+	$(AM_V_GEN)$(NVCC_COMPILE) --fmad=false -c -o $@ $(srcdir)/src/math/cuda_quantize.cu
 endif
-EXTRA_DIST += src/math/cuda_backend.cu
+EXTRA_DIST += src/math/cuda_backend.cu src/math/cuda_kernels.cu src/math/cuda_update.cu \
+	src/math/cuda_quantize.cu src/math/cuda_internal.h
 
 bin_PROGRAMS += trainer
 trainer_SOURCES = src/main.c

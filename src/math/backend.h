@@ -288,6 +288,11 @@ struct backend_ops {
      * device the conversion runs there and half the bytes cross the bus. */
     void (*half_out)(struct backend *b, uint16_t *host, const float *x, size_t n);
     void (*half_in)(struct backend *b, float *x, const uint16_t *host, size_t n);
+
+    /* Optional (NULL: malloc and free): host memory for the buffers that cross the bus
+     * (the stages below); pinned (page-locked) on a device, so copies run at full speed. */
+    void *(*host_alloc)(struct backend *b, size_t bytes);
+    void (*host_free)(struct backend *b, void *p);
 };
 
 struct backend {
@@ -320,7 +325,8 @@ void backend_free(struct backend *b);
  * stage's host mirror (grown as needed; the mirror of x[i] is at view[i]) and uploads. */
 struct bk_stage {
     float *host;
-    size_t cap; /* floats */
+    size_t cap;         /* floats */
+    struct backend *bk; /* the backend whose host_alloc made host (NULL: malloc) */
 };
 
 /* *h = the host view of x: (*h)[first..first+n) holds x's values. Fails (out of memory, a

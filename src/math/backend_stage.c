@@ -2,19 +2,27 @@
  * Written once over ops->upload / ops->download, so every backend has them; on a
  * host-memory backend they cost nothing. */
 #include <stdlib.h>
+#include <string.h>
 
 #include "math/backend.h"
 
-/* Make the stage's mirror hold at least n floats. */
-static int stage_reserve(struct bk_stage *s, size_t n, struct pt_err *e)
+/* Make the stage's mirror hold at least n floats, keeping what it held: host memory from
+ * the backend's host_alloc (pinned on a device), else malloc. */
+static int stage_reserve(struct backend *b, struct bk_stage *s, size_t n, struct pt_err *e)
 {
     if (s->cap >= n && s->host)
         return 0;
-    float *h = pt_realloc(s->host, (n ? n : 1) * sizeof *h, e);
+    size_t bytes = (n ? n : 1) * sizeof(float);
+    float *h = b->ops->host_alloc ? b->ops->host_alloc(b, bytes) : malloc(bytes);
     if (!h)
-        return e ? e->code : PT_ENOMEM;
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory (a transfer buffer of %zu floats)",
+                          n);
+    if (s->host && s->cap)
+        memcpy(h, s->host, s->cap * sizeof *h);
+    bk_stage_free(s);
     s->host = h;
     s->cap = n;
+    s->bk = b->ops->host_alloc ? b : NULL;
     return 0;
 }
 
@@ -25,7 +33,7 @@ int bk_stage_out(struct backend *b, struct bk_stage *s, float *x, size_t first, 
     if (b->host_memory)
         return 0;
     *h = NULL;
-    int rc = stage_reserve(s, first + n, e);
+    int rc = stage_reserve(b, s, first + n, e);
     if (rc == 0)
         rc = b->ops->download(b, s->host + first, x + first, n, e);
     if (rc == 0)
@@ -48,7 +56,7 @@ int bk_stage_for_write(struct backend *b, struct bk_stage *s, float *x, size_t n
     if (b->host_memory)
         return 0;
     *h = NULL;
-    int rc = stage_reserve(s, n, e);
+    int rc = stage_reserve(b, s, n, e);
     if (rc == 0)
         *h = s->host;
     return rc;
@@ -56,9 +64,13 @@ int bk_stage_for_write(struct backend *b, struct bk_stage *s, float *x, size_t n
 
 void bk_stage_free(struct bk_stage *s)
 {
-    free(s->host);
+    if (s->bk && s->bk->ops->host_free)
+        s->bk->ops->host_free(s->bk, s->host);
+    else
+        free(s->host);
     s->host = NULL;
     s->cap = 0;
+    s->bk = NULL;
 }
 
 int bk_alloc_zero(struct backend *b, size_t n, float **out, struct pt_err *e)

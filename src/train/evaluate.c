@@ -102,8 +102,12 @@ int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *m
         rc = reader_config_read(rd, &rcfg, e);
     if (rc == 0 && in_order)
         rcfg.randomize = 0;
+    struct train_device dev;
     if (rc == 0)
-        rc = backend_cpu_new(&mr->be, e);
+        rc = train_device_read(command, &dev, e);
+    if (rc == 0)
+        rc = train_backend_open(&dev, ctx->comm, comm_rank(ctx->comm) == 0 ? ctx->log : NULL,
+                                &mr->be, e);
     if (rc == 0)
         rc = nn_load(model, mr->be, &mr->net, e);
     if (rc == 0)

@@ -109,6 +109,19 @@ int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *m
                      struct train_model_reader *mr, struct pt_err *e);
 void train_close_model(struct train_model_reader *mr);
 
+/* deviceId (device.c): read from a command (or the top level), then the backend it names;
+ * log (NULL: none) gets a line when it is a GPU. Local: the callers agree afterwards. */
+enum { TRAIN_DEVICE_AUTO = -2, TRAIN_DEVICE_CPU = -1 };
+struct train_device {
+    int id; /* TRAIN_DEVICE_AUTO, TRAIN_DEVICE_CPU or a GPU number */
+    const struct cfg_origin *origin;
+};
+int train_device_read(struct cfg_node *command, struct train_device *d, struct pt_err *e);
+struct backend;
+struct pt_log;
+int train_backend_open(const struct train_device *d, struct comm *comm, struct pt_log *log,
+                       struct backend **out, struct pt_err *e);
+
 int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 /* action=write (write_output.c): the model's outputs to outputPath.<node>, rank 0 only. */

@@ -28,6 +28,7 @@ struct run {
     char model[4096];
     int make_mode, trace, has_cv;
     uint64_t seed;
+    struct train_device device; /* deviceId */
     struct backend *be;
     struct reader *reader;
     struct reader_config cv_cfg;

@@ -33,7 +33,6 @@ int run_may_log(const struct run *r)
 static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
 {
     struct cfg_node *sgd = NULL, *rd = NULL, *snb = NULL, *cv = NULL;
-    struct cfg_val v;
     int rc = cfg_find_block(cmd, "SGD", &sgd, e);
     if (rc == 0)
         rc = cfg_find_block(cmd, "reader", &rd, e);
@@ -75,12 +74,8 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
     r->make_mode = ts.make_mode;
     r->trace = (int)ts.trace;
     r->seed = (uint64_t)ts.seed;
-    if (rc == 0 && (rc = cfg_schema_get(cmd, &train_top_schema, "deviceId", &v, e)) == 0 &&
-        strcasecmp(v.s, "auto") != 0 && strcasecmp(v.s, "cpu") != 0 && atoi(v.s) >= 0)
-        rc = cfg_error(e, cfg_value_origin(v.node),
-                       "deviceId=%s: training on a GPU is not available yet (the cuBLAS backend "
-                       "has no compute kernels in this build); use deviceId=cpu or auto",
-                       v.s);
+    if (rc == 0)
+        rc = train_device_read(cmd, &r->device, e);
     return rc;
 }
 
@@ -160,7 +155,8 @@ static int probe_perf_file(struct run *r, struct pt_err *e)
 /* Step 3: everything local that the run reads or writes. */
 static int open_inputs(struct run *r, struct pt_err *e)
 {
-    int rc = backend_cpu_new(&r->be, e);
+    int rc = train_backend_open(&r->device, r->ctx->comm, run_may_log(r) ? r->ctx->log : NULL,
+                                &r->be, e);
     /* the reader's lines from the ranks that log (rank 0, or each with its own log file):
      * on a shared terminal another rank's line can land inside rank 0's */
     struct pt_log *log = run_may_log(r) ? r->ctx->log : NULL;
