@@ -118,6 +118,22 @@ void *cu_pinned(struct backend *b, size_t bytes)
 
 /* ---------------------------------------------------------------- memory and transfers */
 
+void cu_to_device(struct backend *b, void *dst, const void *host, size_t bytes, const char *what)
+{
+    if (!bytes)
+        return;
+    struct cuda_state *st = cu_state(b);
+    cu_check(b, cudaMemcpyAsync(dst, host, bytes, cudaMemcpyHostToDevice, st->stream), what);
+    // From pageable memory the call returns once host[] has been read. From pinned memory
+    // (a stage) it returns at once and the copy reads host[] later: wait, so the caller may
+    // write there again (the communicator does, for the next exchange).
+    cudaPointerAttributes at;
+    if (cudaPointerGetAttributes(&at, host) == cudaSuccess && at.type == cudaMemoryTypeHost)
+        cu_check(b, cudaStreamSynchronize(st->stream), what);
+    else
+        (void)cudaGetLastError(); // an unregistered pointer is not an error here
+}
+
 static int cu_alloc(struct backend *b, size_t n, float **out, struct pt_err *e)
 {
     *out = NULL;
@@ -144,13 +160,7 @@ static void cu_release(struct backend *b, float *p)
 
 static int cu_upload(struct backend *b, float *dst, const float *host, size_t n, struct pt_err *e)
 {
-    // From pageable memory the call returns once host[] has been read: the caller may
-    // reuse it at once; the copy itself is ordered on the stream.
-    if (n)
-        cu_check(b,
-                 cudaMemcpyAsync(dst, host, n * sizeof(float), cudaMemcpyHostToDevice,
-                                 cu_state(b)->stream),
-                 "upload");
+    cu_to_device(b, dst, host, n * sizeof(float), "upload");
     return cu_report(b, e);
 }
 

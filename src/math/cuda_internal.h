@@ -64,6 +64,8 @@ void *cu_scratch(struct backend *b, size_t bytes);
 const float *cu_ones(struct backend *b, size_t n);
 // Pinned host memory of at least bytes (NULL after a failure).
 void *cu_pinned(struct backend *b, size_t bytes);
+// Host to device on the stream; host[] may be reused when this returns.
+void cu_to_device(struct backend *b, void *dst, const void *host, size_t bytes, const char *what);
 // Blocks for n elements.
 static inline unsigned cu_blocks(size_t n)
 {

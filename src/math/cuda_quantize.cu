@@ -365,8 +365,7 @@ void cu_unquantize(struct backend *b, const struct bk_columns *c, const unsigned
     if (!img)
         return;
     const unsigned char *host = in + (c->boff[c->c0] - c->bbase);
-    cu_check(b, cudaMemcpyAsync(img, host, total, cudaMemcpyHostToDevice, st->stream),
-             "unquantize (copy)");
+    cu_to_device(b, img, host, total, "unquantize (copy)");
     decode_k<<<(unsigned)ncol, CU_THREADS, 0, st->stream>>>(tab, img, c->bits, accumulate, out);
     cu_launched(b, "unquantize");
 }

@@ -347,9 +347,7 @@ void cu_half_in(struct backend *b, float *x, const uint16_t *host, size_t n)
     uint16_t *h = (uint16_t *)cu_scratch(b, n * sizeof *h);
     if (!h)
         return;
-    cu_check(b,
-             cudaMemcpyAsync(h, host, n * sizeof *h, cudaMemcpyHostToDevice, cu_state(b)->stream),
-             "half_in (copy)");
+    cu_to_device(b, h, host, n * sizeof *h, "half_in (copy)");
     from_half_k LAUNCH(b, n)(x, h, n);
     cu_launched(b, "half_in");
 }
