@@ -17,3 +17,9 @@ bench_aggregation_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS)
 bench_aggregation_LDADD = $(PT_LIBS)
 EXTRA_DIST += bench/benchlib.py bench/ddp_ref.py bench/dp_vs_ddp.py bench/local_sgd.py bench/asgd.py bench/before_after.py \
 	bench/asgd_converge.sh
+# issue 17: the GPU benchmark (bench/gpu.py drives bench/gpu_bench and the trainer); without a
+# CUDA device gpu_bench says "no GPU: ..." and exits 77
+noinst_PROGRAMS += bench/gpu_bench
+bench_gpu_bench_SOURCES = bench/gpu_bench.c bench/gpu_bench.h bench/gpu_bench_quant.c
+bench_gpu_bench_LDADD = $(PT_LIBS)
+EXTRA_DIST += bench/gpu.py

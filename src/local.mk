@@ -31,14 +31,15 @@ libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(CUDA_CFLA
 
 PT_LIBS = libpartrain.a libptparsers.a libptcore.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(CUDA_LIBS) -lm
 
-# The cuBLAS backend (--with-cuda): nvcc objects added to libpartrain.a. The update and
-# quantizer kernels are built with --fmad=false: they must round as the CPU's code does
-# (bit-identical models and packed bytes; see cuda_update.cu and cuda_quantize.cu).
+# The cuBLAS backend (--with-cuda): nvcc objects added to libpartrain.a, built with
+# --fmad=false: no a*b+c fused into one rounding, as the CPU's code is built, so the
+# updates give the CPU's bits, the quantizers its bytes (see cuda_update.cu and
+# cuda_quantize.cu), and the rest stays within rounding of the CPU.
 CUDA_OBJS = src/math/cuda_backend.$(OBJEXT) src/math/cuda_kernels.$(OBJEXT) \
 	src/math/cuda_update.$(OBJEXT) src/math/cuda_quantize.$(OBJEXT)
 CUDA_DEPS = $(srcdir)/src/math/backend.h $(srcdir)/src/math/cuda_internal.h \
 	$(srcdir)/src/math/quantize.h $(top_builddir)/config.h
-NVCC_COMPILE = $(MKDIR_P) src/math && $(NVCC) $(NVCCFLAGS) -I$(srcdir)/src -I$(top_builddir)
+NVCC_COMPILE = $(MKDIR_P) src/math && $(NVCC) $(NVCCFLAGS) --fmad=false -I$(srcdir)/src -I$(top_builddir)
 if HAVE_CUDA
 libpartrain_a_LIBADD = $(CUDA_OBJS)
 libpartrain_a_DEPENDENCIES = $(CUDA_OBJS)
@@ -48,9 +49,9 @@ src/math/cuda_backend.$(OBJEXT): $(srcdir)/src/math/cuda_backend.cu $(CUDA_DEPS)
 src/math/cuda_kernels.$(OBJEXT): $(srcdir)/src/math/cuda_kernels.cu $(CUDA_DEPS)
 	$(AM_V_GEN)$(NVCC_COMPILE) -c -o $@ $(srcdir)/src/math/cuda_kernels.cu
 src/math/cuda_update.$(OBJEXT): $(srcdir)/src/math/cuda_update.cu $(CUDA_DEPS)
-	$(AM_V_GEN)$(NVCC_COMPILE) --fmad=false -c -o $@ $(srcdir)/src/math/cuda_update.cu
+	$(AM_V_GEN)$(NVCC_COMPILE) -c -o $@ $(srcdir)/src/math/cuda_update.cu
 src/math/cuda_quantize.$(OBJEXT): $(srcdir)/src/math/cuda_quantize.cu $(CUDA_DEPS)
-	$(AM_V_GEN)$(NVCC_COMPILE) --fmad=false -c -o $@ $(srcdir)/src/math/cuda_quantize.cu
+	$(AM_V_GEN)$(NVCC_COMPILE) -c -o $@ $(srcdir)/src/math/cuda_quantize.cu
 endif
 EXTRA_DIST += src/math/cuda_backend.cu src/math/cuda_kernels.cu src/math/cuda_update.cu \
 	src/math/cuda_quantize.cu src/math/cuda_internal.h

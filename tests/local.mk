@@ -76,6 +76,16 @@ check-cluster:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(CLUSTER_TESTS)' TEST_SUITE_LOG=test-suite-cluster.log
 .PHONY: check-cluster
 CLEANFILES += test-suite-long.log test-suite-cluster.log
+# `make check-gpu`: the CUDA backend (issue 17) on the machine's GPU: every backend op
+# against the CPU backend (tests/test_cuda_ops, also part of `make check`), and training
+# on the GPU against the CPU, on one and two ranks and across checkpoints
+# (tests/test_gpu_train.sh). Both exit 77 (skipped) without a CUDA device.
+GPU_TESTS = tests/test_cuda_ops tests/test_gpu_train.sh
+EXTRA_DIST += tests/test_gpu_train.sh
+check-gpu:
+	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(GPU_TESTS)' TEST_SUITE_LOG=test-suite-gpu.log
+.PHONY: check-gpu
+CLEANFILES += test-suite-gpu.log
 
 TESTS_ENVIRONMENT = \
 	top_srcdir='$(top_srcdir)' top_builddir='$(top_builddir)' MPIEXEC='$(MPIEXEC)' \
@@ -92,6 +102,14 @@ tests_test_quantize_SOURCES = tests/test_quantize.c tests/testutil.h
 tests_test_quantize_CFLAGS = $(TEST_CFLAGS)
 tests_test_quantize_LDADD = $(TEST_LIBS)
 TESTS += tests/test_quantize
+# tests/test_cuda_ops: every op of the CUDA backend against the CPU backend. Built without
+# CUDA too: it then skips (77), as it does on a machine without a device.
+check_PROGRAMS += tests/test_cuda_ops
+tests_test_cuda_ops_SOURCES = tests/test_cuda_ops.c tests/test_cuda_ops.h \
+	tests/test_cuda_ops_nn.c tests/test_cuda_ops_update.c
+tests_test_cuda_ops_CFLAGS = $(TEST_CFLAGS)
+tests_test_cuda_ops_LDADD = $(TEST_LIBS)
+TESTS += tests/test_cuda_ops
 endif
 # tests/test_comm: a plain MPI program (Check forks, which MPI does not survive), run by
 # tests/test_comm.sh with 1 to 4 ranks.

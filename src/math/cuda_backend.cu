@@ -20,8 +20,8 @@ int cu_check(struct backend *b, cudaError_t rc, const char *what)
     struct cuda_state *st = cu_state(b);
     if (!st->failed) {
         st->failed = rc == cudaErrorMemoryAllocation ? PT_ENOMEM : PT_ESYS;
-        snprintf(st->failure, sizeof st->failure, "error: CUDA device %d: %s: %s", st->device,
-                 what, cudaGetErrorString(rc));
+        snprintf(st->failure, sizeof st->failure, "error: CUDA device %d: %s: %s", st->device, what,
+                 cudaGetErrorString(rc));
     }
     return 1;
 }
@@ -164,12 +164,12 @@ static int cu_upload(struct backend *b, float *dst, const float *host, size_t n,
     return cu_report(b, e);
 }
 
-static int cu_download(struct backend *b, float *host, const float *src, size_t n,
-                       struct pt_err *e)
+static int cu_download(struct backend *b, float *host, const float *src, size_t n, struct pt_err *e)
 {
     struct cuda_state *st = cu_state(b);
     if (n)
-        cu_check(b, cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost, st->stream),
+        cu_check(b,
+                 cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost, st->stream),
                  "download");
     cu_check(b, cudaStreamSynchronize(st->stream), "download (wait)");
     return cu_report(b, e);
@@ -328,8 +328,8 @@ extern "C" int backend_cuda_probe_impl(char *name, size_t name_size, char *why, 
     return n;
 }
 
-extern "C" int backend_cuda_new_impl(struct backend **out, int device, char *name,
-                                     size_t name_size, struct pt_err *e)
+extern "C" int backend_cuda_new_impl(struct backend **out, int device, char *name, size_t name_size,
+                                     struct pt_err *e)
 {
     *out = NULL;
     int n = 0;

@@ -21,7 +21,7 @@ extern "C" {
 
 // Launch shape of the element kernels: blocks of CU_THREADS, at most CU_MAX_BLOCKS of
 // them (grid-stride loops cover the rest).
-#define CU_THREADS 256
+#define CU_THREADS    256
 #define CU_MAX_BLOCKS 8192
 
 struct cuda_state {
@@ -105,8 +105,8 @@ void cu_sgd_update(struct backend *b, float *w, const float *g, float *s1, size_
                    float a, int nag);
 void cu_adam_update(struct backend *b, float *w, const float *g, float *s1, float *s2, size_t n,
                     float b1, float b2, float scale, float rc2, float eps);
-void cu_adagrad_update(struct backend *b, float *w, const float *g, float *s1, size_t n,
-                       float step, float eps);
+void cu_adagrad_update(struct backend *b, float *w, const float *g, float *s1, size_t n, float step,
+                       float eps);
 void cu_fsadagrad_update(struct backend *b, float *w, const float *g, float *s1, float *s2,
                          size_t n, float lr, float m, float vw, float mul, float ug);
 void cu_rmsprop_update(struct backend *b, float *w, float *g, float *s1, float *s2, float *s3,

@@ -6,8 +6,8 @@
 // unlike atomics). Sums that the CPU keeps in double are kept in double here too.
 #include "math/cuda_internal.h"
 
-#define GRID_LOOP(i, n)                                                                          \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n);                      \
+#define GRID_LOOP(i, n)                                                                            \
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n);                        \
          i += (size_t)gridDim.x * blockDim.x)
 
 #define LAUNCH(b, n) <<<cu_blocks(n), CU_THREADS, 0, cu_state(b)->stream>>>
@@ -80,8 +80,8 @@ void cu_mul(struct backend *b, float *y, const float *x, size_t n)
 
 /* ---------------------------------------------------------------- layers */
 
-template <int ACT> __global__ static void bias_act_k(float *z, const float *bias, size_t rows,
-                                                      size_t n)
+template <int ACT>
+__global__ static void bias_act_k(float *z, const float *bias, size_t rows, size_t n)
 {
     GRID_LOOP(i, n)
     {
@@ -144,8 +144,8 @@ void cu_sum_cols(struct backend *b, float *out, const float *x, int rows, size_t
         return;
     const float one = 1.0f, zero = 0.0f;
     cu_check_blas(b,
-                  cublasSgemv(cu_state(b)->blas, CUBLAS_OP_N, rows, (int)cols, &one, x, ld, ones,
-                              1, &zero, out, 1),
+                  cublasSgemv(cu_state(b)->blas, CUBLAS_OP_N, rows, (int)cols, &one, x, ld, ones, 1,
+                              &zero, out, 1),
                   "sgemv (column sums)");
 }
 
@@ -338,8 +338,8 @@ void cu_criterion(struct backend *b, enum bk_crit_kind kind, const struct bk_cri
     if (c->cols && c->rows > 0) {
         size_t threads = c->cols * 32;
         unsigned blocks = (unsigned)((threads + CU_THREADS - 1) / CU_THREADS);
-        criterion_k<<<blocks, CU_THREADS, 0, s>>>((int)kind, c->rows, c->cols, c->z, c->y,
-                                                   c->mask, grad, val);
+        criterion_k<<<blocks, CU_THREADS, 0, s>>>((int)kind, c->rows, c->cols, c->z, c->y, c->mask,
+                                                  grad, val);
         cu_launched(b, "criterion");
     } else if (c->cols) {
         cu_check(b, cudaMemsetAsync(val, 0, c->cols * sizeof(double), s), "criterion");
@@ -378,8 +378,7 @@ void cu_ewise(struct backend *b, enum bk_ew op, float *y, const float *a, const 
     if (!n || op >= BK_EW_COUNT)
         return;
     int unary = op == BK_EW_EXP || op == BK_EW_LOG;
-    ewise_k LAUNCH(b, n)((int)op, y, a, unary ? NULL : x, (size_t)rows, n,
-                         !unary && bcols != cols);
+    ewise_k LAUNCH(b, n)((int)op, y, a, unary ? NULL : x, (size_t)rows, n, !unary && bcols != cols);
     cu_launched(b, "ewise");
 }
 
@@ -491,7 +490,7 @@ void cu_softmax_grad(struct backend *b, float *dx, const float *dy, const float 
     if (rows <= 0 || !cols)
         return;
     softmax_grad_k<<<warp_blocks(cols), CU_THREADS, 0, cu_state(b)->stream>>>(dx, dy, y, rows,
-                                                                               cols);
+                                                                              cols);
     cu_launched(b, "softmax_grad");
 }
 

@@ -6,8 +6,8 @@
 // row mod 8), each lane summed in row order, the lanes added in a fixed tree. Here a group
 // of 8 threads takes a column, thread l summing lane l in row order, and the group adds
 // the lanes in the same tree: the same roundings, so the same headers. After the
-// statistics every value is float arithmetic with one rounding per operation (this file
-// is compiled with --fmad=false, division and sqrt are IEEE), as on the CPU.
+// statistics every value is float arithmetic with one rounding per operation (the CUDA
+// files are compiled with --fmad=false; division and sqrt are IEEE), as on the CPU.
 //
 // Passes, all on the stream:
 //   stats  8 threads a column: v = g + r (stored in r), the statistics, the header (into
@@ -48,8 +48,7 @@ struct qlev {
 
 // The run's table on the device (uploaded only when it differs from the last one) and its
 // byte count into *bytes; NULL on a failure (recorded).
-static const struct qcol *column_table(struct backend *b, const struct bk_columns *c,
-                                       size_t *bytes)
+static const struct qcol *column_table(struct backend *b, const struct bk_columns *c, size_t *bytes)
 {
     struct cuda_state *st = cu_state(b);
     size_t ncol = c->c1 - c->c0, size = ncol * sizeof(struct qcol), total = 0;
@@ -153,8 +152,7 @@ __device__ static void store_header(unsigned char *p, float a, float b)
 }
 
 __global__ static void stats_k(const struct qcol *tab, size_t ncol, const float *g, float *r,
-                               int bits, int zero_threshold, unsigned char *bytes,
-                               struct qlev *lev)
+                               int bits, int zero_threshold, unsigned char *bytes, struct qlev *lev)
 {
     size_t t = blockIdx.x * (size_t)blockDim.x + threadIdx.x, col = t / 8;
     int lane = (int)(t % 8);
@@ -276,7 +274,8 @@ __global__ static void codes_k(const struct qcol *tab, const float *g, float *r,
             uint32_t w = 0;
             for (int j = j0; j <= j1; j++) {
                 int at = j * bits - lo;
-                uint64_t part = at >= 0 ? (uint64_t)qs[warp][j] << at : (uint64_t)qs[warp][j] >> -at;
+                uint64_t part =
+                    at >= 0 ? (uint64_t)qs[warp][j] << at : (uint64_t)qs[warp][j] >> -at;
                 w |= (uint32_t)part;
             }
             ((uint32_t *)codes)[blk * (size_t)bits + lane] = w;
@@ -301,8 +300,8 @@ void cu_quantize(struct backend *b, const struct bk_columns *c, const float *g, 
         return;
     size_t threads = ncol * 8;
     unsigned blocks = (unsigned)((threads + CU_THREADS - 1) / CU_THREADS);
-    stats_k<<<blocks, CU_THREADS, 0, st->stream>>>(tab, ncol, g, r, c->bits, c->zero_threshold,
-                                                    img, lev);
+    stats_k<<<blocks, CU_THREADS, 0, st->stream>>>(tab, ncol, g, r, c->bits, c->zero_threshold, img,
+                                                   lev);
     cu_launched(b, "quantize (statistics)");
     codes_k<<<(unsigned)ncol, CU_THREADS, 0, st->stream>>>(tab, g, r, c->bits, img, lev);
     cu_launched(b, "quantize (codes)");

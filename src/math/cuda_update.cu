@@ -1,18 +1,18 @@
 // CUDA update kernels: the optimizer, clipping, L1, the parallel engines' model updates and
 // the fp16 transport; the formulas are backend.h's, written as cpu_update.c writes them.
 //
-// Bit-identical to the CPU. This file is compiled with --fmad=false: every a*b+c rounds
-// twice, as the CPU's code does (its loops are built without FMA), and division and sqrt
-// are IEEE round-to-nearest (nvcc's default), so momentum SGD, BlockMomentumSGD and the
-// model differences give the CPU's bits. The norms and the RmsProp mean are sums in double
+// Bit-identical to the CPU. The CUDA files are compiled with --fmad=false: every a*b+c
+// rounds twice, as the CPU's code does (its loops are built without FMA), and division
+// and sqrt are IEEE round-to-nearest (nvcc's default), so momentum SGD, BlockMomentumSGD
+// and the model differences give the CPU's bits. The norms and the RmsProp mean are sums in double
 // over a fixed reduction tree: the same on every run, within rounding of the CPU's
 // sequential sum.
 #include <cuda_fp16.h>
 
 #include "math/cuda_internal.h"
 
-#define GRID_LOOP(i, n)                                                                          \
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n);                      \
+#define GRID_LOOP(i, n)                                                                            \
+    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < (n);                        \
          i += (size_t)gridDim.x * blockDim.x)
 
 #define LAUNCH(b, n) <<<cu_blocks(n), CU_THREADS, 0, cu_state(b)->stream>>>
@@ -69,8 +69,8 @@ __global__ static void adagrad_k(float *w, const float *g, float *s1, size_t n, 
     }
 }
 
-void cu_adagrad_update(struct backend *b, float *w, const float *g, float *s1, size_t n,
-                       float step, float eps)
+void cu_adagrad_update(struct backend *b, float *w, const float *g, float *s1, size_t n, float step,
+                       float eps)
 {
     if (!n)
         return;

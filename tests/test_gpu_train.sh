@@ -1,0 +1,175 @@
+#!/bin/sh
+# Training on the GPU (deviceId=0: the cuBLAS backend) against the CPU (deviceId=cpu), on
+# Fashion-MNIST subsets (12800 images, 6400 image sequences; 2000 and 1000 to test):
+#   (a) fashion-mlp.cfg, 1 rank, 1 epoch: the epoch's training criterion and the test
+#       action's criterion and error agree within 1e-4 relative (the error also within one
+#       test sample: an image whose two best outputs are closer than rounding flips)
+#   (b) fashion-lstm.cfg, the same
+#   (c) 2 ranks sharing the GPU: DataParallelSGD 32 bits (as (a)); 1-bit SGD
+#       (fashion-mlp-dp.cfg), BlockMomentumSGD, ModelAveragingSGD (2 epochs: the criterion
+#       falls, and ends within 2 %, 3 %, 3 % of the CPU's) and DataParallelASGD (within
+#       10 %: asynchronous, so no two runs agree exactly; two CPU runs on a loaded 2-core
+#       machine ended 4 % apart, and a GPU's faster steps change the staleness)
+#   (d) checkpoints move between devices: 2 epochs on the GPU resume for a 3rd on the CPU
+#       (from epoch 2's checkpoint), whose criterion is an all-GPU run's within 1e-4; and
+#       the reverse against an all-CPU run
+#   (e) deviceId=7 (no such device) fails with exit 1, naming deviceId and the devices
+# Every compared number is printed. Part of `make check-gpu`; about 1-2 minutes on a
+# 16-core machine with a GPU.
+#
+# Skipped (77, "skipped: no GPU") unless `trainer --version` reports a cuBLAS device. To
+# check this script's own logic on a machine without one:
+#   PT_GPU_TEST_FORCE=1        run even so
+#   PT_GPU_TEST_DEVICE=cpu     the deviceId of the "GPU" side (default 0); with cpu every
+#                              comparison is the CPU against itself (and the "Computing on
+#                              GPU" log line is not asked for)
+#   PT_GPU_TEST_BAD=N          the deviceId that must not exist (default 7)
+# Data: PT_FASHION_CTF (a directory with train.ctf, test.ctf and the -seq.ctf files), else
+# data/fashion-mnist of the source tree, else converted from Debian's dataset-fashion-mnist.
+# ($one, $two and $ck are lists of arguments: split on purpose.)
+# shellcheck disable=SC2015,SC2086
+set -u
+. "${top_srcdir:-.}/tests/testlib.sh"
+ver=$("$T" --version 2>&1)
+ndev=$(printf '%s\n' "$ver" | sed -n 's/^cuda backend: cuBLAS, \([0-9]*\) CUDA device.*/\1/p')
+if [ -z "$ndev" ] && [ "${PT_GPU_TEST_FORCE:-0}" != 1 ]; then
+    echo "skipped: no GPU: $(printf '%s\n' "$ver" | grep '^cuda backend' || echo "$T --version: $ver")"
+    exit 77
+fi
+ndev=${ndev:-0}
+G=${PT_GPU_TEST_DEVICE:-0}
+BAD=${PT_GPU_TEST_BAD:-7}
+MPIEXEC=${MPIEXEC:-mpiexec}
+command -v "$MPIEXEC" >/dev/null || { echo "test_gpu_train: mpiexec not found"; exit 99; }
+echo "# $(printf '%s\n' "$ver" | grep '^cuda backend')"
+echo "# the GPU side: deviceId=$G"
+
+# the subsets, in $tmp/d under the names the configs read
+fashion_data test_gpu_train
+mkdir -p "$tmp/d"
+conv=$(cd "${top_builddir:-.}" && pwd)/scripts/idx2ctf
+src=${FASHION_MNIST_DIR:-/usr/share/datasets/fashion-mnist}
+for part in train:train t10k:test; do
+    name=${part##*:}
+    [ -f "$data/$name-seq.ctf" ] && continue
+    "$conv" --sequence "$src/${part%%:*}-images-idx3-ubyte.gz" "$src/${part%%:*}-labels-idx1-ubyte.gz" \
+        "$tmp/$name-seq.ctf" >/dev/null || { echo "test_gpu_train: cannot convert $src"; exit 99; }
+done
+seqdir() { if [ -f "$data/$1-seq.ctf" ]; then echo "$data"; else echo "$tmp"; fi; }
+head -n 12800 "$data/train.ctf" >"$tmp/d/train.ctf"
+head -n 2000 "$data/test.ctf" >"$tmp/d/test.ctf"
+head -n $((28 * 6400)) "$(seqdir train)/train-seq.ctf" >"$tmp/d/train-seq.ctf"
+head -n $((28 * 1000)) "$(seqdir test)/test-seq.ctf" >"$tmp/d/test-seq.ctf"
+rm -f "$tmp/train-seq.ctf" "$tmp/test-seq.ctf"
+cd "$tmp" || exit 99
+
+# train NAME DEVICE RANKS CONFIG ARGS...: configs/CONFIG on RANKS ranks and DEVICE, model
+# in $tmp/NAME; the log goes to NAME.err. On a GPU the log says so (src/train/device.c:
+# "Computing on GPU N (name) with cuBLAS."): no silent fallback to the CPU.
+train() {
+    name=$1 dev=$2 n=$3 cfg=$4
+    shift 4
+    mpi -n "$n" "$T" configFile="$S/configs/$cfg" DataDir="$tmp/d" ModelDir="$tmp/$name" \
+        deviceId="$dev" "$@" >"$name.out" 2>"$name.err"
+    st=$?
+    [ $st -eq 0 ] && ok || { no "$name (deviceId=$dev, $n ranks, $cfg $*) exited $st"; tail -5 "$name.err"; }
+    if [ "$dev" != cpu ]; then has "$name.err" "Computing on GPU $dev"; fi
+}
+# epoch LOG E KEY: the training value KEY (CrossEntropyWithSoftmax, EvalClassificationError)
+# of epoch E; final LOG KEY: the test action's
+epoch() { sed -n "s/^Finished Epoch\[ *$2 of [0-9]*\]: \[Training\] .*$3 = \([0-9.e+-]*\) .*/\1/p" "$1" | tail -n 1; }
+final() { sed -n "s/^Final Results: .* $2 = \([0-9.e+-]*\) .*/\1/p" "$1" | tail -n 1; }
+# agree WHAT A B REL [ABS]: |B - A| <= REL |A| + ABS; A and B are named $la and $lb
+la=cpu lb=gpu
+agree() {
+    case "$2:$3" in
+    :* | *: | *[!0-9.eE+:-]*)
+        no "$1: not two numbers ($la '$2', $lb '$3')"
+        return
+        ;;
+    esac
+    line=$(awk -v a="$2" -v b="$3" -v rel="$4" -v abs="${5:-0}" -v la="$la" -v lb="$lb" 'BEGIN {
+        d = a - b; if (d < 0) d = -d
+        m = a < 0 ? -a : a
+        r = m > 0 ? d / m : d
+        v = d <= rel * m + abs ? "ok" : "BAD"
+        plus = abs > 0 ? sprintf(" + %g", abs) : ""
+        printf "%s: %s %s, %s %s, relative difference %.3g (allowed %g%s)", v, la, a, lb, b, r, rel, plus }')
+    echo "# $1 $line"
+    case $line in ok*) ok ;; *) no "$1 $line" ;; esac
+}
+# falls NAME: the training criterion of epoch 2 is below epoch 1's
+falls() {
+    a=$(epoch "$1.err" 1 CrossEntropyWithSoftmax) b=$(epoch "$1.err" 2 CrossEntropyWithSoftmax)
+    echo "# $1: training criterion epoch 1 $a, epoch 2 $b"
+    awk -v a="$a" -v b="$b" 'BEGIN { exit !(a != "" && b != "" && b + 0 < a + 0) }' && ok ||
+        no "$1: the criterion did not fall ($a, then $b)"
+}
+# same_run CPU GPU SAMPLES: 1 epoch of training and a test, compared
+same_run() {
+    agree "$2 training criterion" "$(epoch "$1.err" 1 CrossEntropyWithSoftmax)" \
+        "$(epoch "$2.err" 1 CrossEntropyWithSoftmax)" 1e-4
+    agree "$2 training error" "$(epoch "$1.err" 1 EvalClassificationError)" \
+        "$(epoch "$2.err" 1 EvalClassificationError)" 0 0.001
+    agree "$2 test criterion" "$(final "$1.err" CrossEntropyWithSoftmax)" \
+        "$(final "$2.err" CrossEntropyWithSoftmax)" 1e-4
+    agree "$2 test error" "$(final "$1.err" EvalClassificationError)" \
+        "$(final "$2.err" EvalClassificationError)" 1e-4 "$(awk -v n="$3" 'BEGIN { print 1 / n }')"
+}
+
+# (a), (b): one rank
+one="train.SGD.maxEpochs=1"
+train mlp-cpu cpu 1 fashion-mlp.cfg $one
+train mlp-gpu "$G" 1 fashion-mlp.cfg $one
+same_run mlp-cpu mlp-gpu 2000
+train lstm-cpu cpu 1 fashion-lstm.cfg $one
+train lstm-gpu "$G" 1 fashion-lstm.cfg $one
+same_run lstm-cpu lstm-gpu 1000
+
+# (c): two ranks on one GPU
+train dp32-cpu cpu 2 fashion-mlp.cfg $one
+train dp32-gpu "$G" 2 fashion-mlp.cfg $one
+same_run dp32-cpu dp32-gpu 2000
+two="train.SGD.maxEpochs=2 command=train"
+for m in dp:2 bmuf:3 ma:3 asgd:10; do
+    c=${m%%:*} pct=${m##*:}
+    train "$c-cpu" cpu 2 "fashion-mlp-$c.cfg" $two
+    train "$c-gpu" "$G" 2 "fashion-mlp-$c.cfg" $two
+    falls "$c-cpu"
+    falls "$c-gpu"
+    agree "$c-gpu epoch 2 criterion" "$(epoch "$c-cpu.err" 2 CrossEntropyWithSoftmax)" \
+        "$(epoch "$c-gpu.err" 2 CrossEntropyWithSoftmax)" "$(awk -v p="$pct" 'BEGIN { print p / 100 }')"
+done
+has dp-gpu.err "numNodes = 2, numGradientBits = 1)"
+
+# (d): checkpoints across devices
+ck="command=train train.SGD.keepCheckPointFiles=true"
+train g3 "$G" 1 fashion-mlp.cfg $ck train.SGD.maxEpochs=3
+train c3 cpu 1 fashion-mlp.cfg $ck train.SGD.maxEpochs=3
+# resume NAME FIRST THEN REF: 2 epochs on device FIRST, the 3rd on THEN; against REF's 3rd
+resume() {
+    name=$1
+    train "$name" "$2" 1 fashion-mlp.cfg $ck train.SGD.maxEpochs=2
+    cp "$name.err" "$name.first.err"
+    train "$name" "$3" 1 fashion-mlp.cfg $ck train.SGD.maxEpochs=3
+    has "$name.err" "Starting from checkpoint. Loading network from '$tmp/$name/model.dnn.2'."
+    hasnt "$name.err" "Finished Epoch[ 2 of 3]"
+    echo "# $name: epoch 2 on deviceId=$2 $(epoch "$name.first.err" 2 CrossEntropyWithSoftmax)," \
+        "$4's $(epoch "$4.err" 2 CrossEntropyWithSoftmax) (a repeatable device: the same)"
+    la=$4 lb=$name
+    agree "$name epoch 3 criterion" "$(epoch "$4.err" 3 CrossEntropyWithSoftmax)" \
+        "$(epoch "$name.err" 3 CrossEntropyWithSoftmax)" 1e-4
+    la=cpu lb=gpu
+}
+resume gpu-then-cpu "$G" cpu g3
+resume cpu-then-gpu cpu "$G" c3
+
+# (e): a device that is not there
+expect 1 "$T" configFile="$S/configs/fashion-mlp.cfg" DataDir="$tmp/d" ModelDir="$tmp/bad" \
+    deviceId="$BAD" command=train
+echo "# deviceId=$BAD: $(grep -m 1 'error' "$tmp/err")"
+has "$tmp/err" "deviceId=$BAD"
+if [ "$ndev" -gt 0 ]; then has "$tmp/err" "deviceId=0"; fi
+[ ! -e "$tmp/bad/model.dnn" ] && ok || no "deviceId=$BAD wrote a model"
+
+finish gpu_train
