@@ -51,13 +51,13 @@ failed=0
 for part in $parts; do
     start=$(date +%s)
     case $part in
-    ops) timeout 180 "$pt/bin/test_cuda_ops" >"$out/ops.log" 2>&1 ;;
+    ops) timeout 120 "$pt/bin/test_cuda_ops" >"$out/ops.log" 2>&1 ;;
     train)
         (cd "$bt" && top_srcdir=$here top_builddir=$bt PT_FASHION_CTF=$data \
-            timeout 300 sh "$here/tests/test_gpu_train.sh") >"$out/train.log" 2>&1
+            timeout 240 sh "$here/tests/test_gpu_train.sh") >"$out/train.log" 2>&1
         ;;
     bench)
-        (cd "$here" && PYTHONUNBUFFERED=1 timeout 330 python3 bench/gpu.py \
+        (cd "$here" && PYTHONUNBUFFERED=1 timeout 240 python3 bench/gpu.py --budget 200 \
             --trainer "$pt/bin/trainer" --gpu-bench "$pt/bin/gpu_bench" --configs configs \
             --data "$data" --out "$out/bench.txt" --logs "$out/benchlogs") >"$out/bench.log" 2>&1
         ;;
