@@ -47,6 +47,8 @@ TESTS += tests/test_bs_parse tests/test_cfg tests/test_cfg_files tests/test_sche
 	tests/test_cntk_compat.sh tests/test_bs_net.sh tests/test_deserializers.sh \
 	tests/test_dpsgd.sh tests/test_masgd.sh tests/test_asgd.sh tests/test_rescale.sh tests/test_elastic.sh tests/test_layers.sh tests/test_format.sh tests/test_files.sh tests/test_startup.sh tests/test_timeline.sh tests/test_plot.sh \
 	tests/test_backend_boundary.sh tests/test_cntk_actions.sh
+TESTS += tests/test_read_ahead.sh
+EXTRA_DIST += tests/test_read_ahead.sh
 TESTS += tests/test_accept.sh
 else
 check-local:

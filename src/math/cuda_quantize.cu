@@ -33,7 +33,7 @@ extern "C" {
 // One column of a run, as the kernels see it.
 struct qcol {
     size_t foff;   // first float (relative to the op's float pointers)
-    size_t boff;   // first packed byte (relative to the run's first column; a multiple of 4)
+    size_t boff;   // first packed byte in the device image (a multiple of 4)
     uint32_t rows; // floats in the column
     uint32_t pad;
 };
@@ -46,12 +46,17 @@ struct qlev {
 
 /* ---------------------------------------------------------------- the column table */
 
-// The run's table on the device (uploaded only when it differs from the last one) and its
-// byte count into *bytes; NULL on a failure (recorded).
-static const struct qcol *column_table(struct backend *b, const struct bk_columns *c, size_t *bytes)
+// The run's table on the device (uploaded only when it differs from the last one) and the
+// byte count of its device image into *bytes; NULL on a failure (recorded). On the device
+// the packed columns lie back to back from 0 (so every header and word is 4-byte aligned);
+// *contiguous says whether the host layout is that same one (from boff[c0] on), so one copy
+// moves them all. The backend contract allows any byte offsets, gaps included: then
+// spread / gather (below) move column by column.
+static const struct qcol *column_table(struct backend *b, const struct bk_columns *c, size_t *bytes,
+                                       int *contiguous)
 {
     struct cuda_state *st = cu_state(b);
-    size_t ncol = c->c1 - c->c0, size = ncol * sizeof(struct qcol), total = 0;
+    size_t ncol = c->c1 - c->c0, size = ncol * sizeof(struct qcol), at = 0;
     struct qcol *t = (struct qcol *)malloc(size);
     if (!t) {
         if (!st->failed) {
@@ -61,27 +66,29 @@ static const struct qcol *column_table(struct backend *b, const struct bk_column
         return NULL;
     }
     size_t b0 = c->boff[c->c0];
+    *contiguous = 1;
     for (size_t k = 0; k < ncol; k++) {
         size_t col = c->c0 + k;
-        t[k].foff = c->off[col] - c->fbase;
-        t[k].boff = c->boff[col] - b0;
-        t[k].rows = (uint32_t)c->rows[col];
-        t[k].pad = 0;
-        size_t end = t[k].boff + quant_column_bytes(c->rows[col], c->bits);
-        total = end > total ? end : total;
-        if (t[k].boff % 4 != 0 || c->rows[col] > 0xffffffffu) {
+        if (c->rows[col] > 0xffffffffu) {
             free(t);
             if (!st->failed) {
                 st->failed = PT_EINTERNAL;
                 snprintf(st->failure, sizeof st->failure,
-                         "error: internal: a quantizer column layout the CUDA backend does not "
-                         "take (column %zu: byte offset %zu, %zu rows)",
-                         col, t[k].boff, c->rows[col]);
+                         "error: internal: a quantizer column of %zu rows (the CUDA backend "
+                         "takes up to 2^32 - 1)",
+                         c->rows[col]);
             }
             return NULL;
         }
+        t[k].foff = c->off[col] - c->fbase;
+        t[k].boff = at;
+        t[k].rows = (uint32_t)c->rows[col];
+        t[k].pad = 0;
+        if (c->boff[col] - b0 != at)
+            *contiguous = 0;
+        at += quant_column_bytes(c->rows[col], c->bits);
     }
-    *bytes = total;
+    *bytes = at;
     if (st->qtab_host && st->qtab_used == size && memcmp(st->qtab_host, t, size) == 0) {
         free(t);
         return (const struct qcol *)st->qtab_dev;
@@ -97,15 +104,17 @@ static const struct qcol *column_table(struct backend *b, const struct bk_column
         }
         st->qtab_bytes = size;
     }
-    // the old host image may still be the source of an upload in flight: wait before
-    // replacing it
-    cu_check(b, cudaStreamSynchronize(st->stream), "synchronize (quantizer table)");
-    free(st->qtab_host);
+    free(st->qtab_host); // pageable: its upload read it before returning
     st->qtab_host = t;
     st->qtab_used = size;
-    cu_check(b, cudaMemcpyAsync(st->qtab_dev, t, size, cudaMemcpyHostToDevice, st->stream),
-             "upload (quantizer table)");
+    cu_to_device(b, st->qtab_dev, t, size, "upload (quantizer table)");
     return (const struct qcol *)st->qtab_dev;
+}
+
+// Column k of the run: its host bytes (relative to the host buffer of the op) and size.
+static size_t host_at(const struct bk_columns *c, size_t k)
+{
+    return c->boff[c->c0 + k] - c->bbase;
 }
 
 // The device image of a run's packed bytes.
@@ -291,7 +300,8 @@ void cu_quantize(struct backend *b, const struct bk_columns *c, const float *g, 
         return;
     struct cuda_state *st = cu_state(b);
     size_t ncol = c->c1 - c->c0, total = 0;
-    const struct qcol *tab = column_table(b, c, &total);
+    int contiguous = 1;
+    const struct qcol *tab = column_table(b, c, &total, &contiguous);
     if (!tab)
         return;
     unsigned char *img = packed_image(b, total);
@@ -305,10 +315,24 @@ void cu_quantize(struct backend *b, const struct bk_columns *c, const float *g, 
     cu_launched(b, "quantize (statistics)");
     codes_k<<<(unsigned)ncol, CU_THREADS, 0, st->stream>>>(tab, g, r, c->bits, img, lev);
     cu_launched(b, "quantize (codes)");
-    unsigned char *host = out + (c->boff[c->c0] - c->bbase);
-    cu_check(b, cudaMemcpyAsync(host, img, total, cudaMemcpyDeviceToHost, st->stream),
+    if (contiguous) {
+        cu_check(
+            b, cudaMemcpyAsync(out + host_at(c, 0), img, total, cudaMemcpyDeviceToHost, st->stream),
+            "quantize (copy)");
+        cu_check(b, cudaStreamSynchronize(st->stream), "quantize (wait)");
+        return;
+    }
+    // spread: through the pinned bounce buffer, column by column to the host layout
+    unsigned char *pin = (unsigned char *)cu_pinned(b, total);
+    if (!pin)
+        return;
+    cu_check(b, cudaMemcpyAsync(pin, img, total, cudaMemcpyDeviceToHost, st->stream),
              "quantize (copy)");
-    cu_check(b, cudaStreamSynchronize(st->stream), "quantize (wait)");
+    if (cu_check(b, cudaStreamSynchronize(st->stream), "quantize (wait)"))
+        return;
+    const struct qcol *t = (const struct qcol *)st->qtab_host;
+    for (size_t k = 0; k < ncol; k++)
+        memcpy(out + host_at(c, k), pin + t[k].boff, quant_column_bytes(t[k].rows, c->bits));
 }
 
 /* ---------------------------------------------------------------- decoding */
@@ -357,14 +381,24 @@ void cu_unquantize(struct backend *b, const struct bk_columns *c, const unsigned
         return;
     struct cuda_state *st = cu_state(b);
     size_t ncol = c->c1 - c->c0, total = 0;
-    const struct qcol *tab = column_table(b, c, &total);
+    int contiguous = 1;
+    const struct qcol *tab = column_table(b, c, &total, &contiguous);
     if (!tab)
         return;
     unsigned char *img = packed_image(b, total);
     if (!img)
         return;
-    const unsigned char *host = in + (c->boff[c->c0] - c->bbase);
-    cu_to_device(b, img, host, total, "unquantize (copy)");
+    if (contiguous) {
+        cu_to_device(b, img, in + host_at(c, 0), total, "unquantize (copy)");
+    } else { // gather: column by column into the pinned bounce buffer, then one copy
+        unsigned char *pin = (unsigned char *)cu_pinned(b, total);
+        if (!pin)
+            return;
+        const struct qcol *t = (const struct qcol *)st->qtab_host;
+        for (size_t k = 0; k < ncol; k++)
+            memcpy(pin + t[k].boff, in + host_at(c, k), quant_column_bytes(t[k].rows, c->bits));
+        cu_to_device(b, img, pin, total, "unquantize (copy)"); // waits: pinned source
+    }
     decode_k<<<(unsigned)ncol, CU_THREADS, 0, st->stream>>>(tab, img, c->bits, accumulate, out);
     cu_launched(b, "unquantize");
 }

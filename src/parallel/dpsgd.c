@@ -410,6 +410,11 @@ static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct 
             rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
         int rc2 = wait_all(d, e);
         rc = rc ? rc : rc2;
+    } else if (comm_size(c) == 1 && !d->fp16) {
+        /* one rank: the sum is the gradient itself (on a GPU, no trip to the host) */
+        rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
+        if (rc == 0)
+            rc = wait_all(d, e);
     } else { /* the statistics travel while the blocking allreduce runs */
         rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
         if (rc == 0)

@@ -224,6 +224,17 @@ static int validate(struct run *r, size_t epoch, const struct learn_epoch *ep, s
     return 0;
 }
 
+/* On a device the host reads minibatch k+1 while the device computes k (on the CPU the
+ * reader's thread would take a core from the BLAS threads). PT_READ_AHEAD=1 or 0 says
+ * otherwise (the tests compare both ways). */
+static int read_ahead(const struct run *r)
+{
+    const char *v = getenv("PT_READ_AHEAD");
+    if (v && *v)
+        return strcmp(v, "0") != 0;
+    return !r->be->host_memory;
+}
+
 int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *stop,
               struct pt_err *e)
 {
@@ -253,11 +264,17 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     if (rc == 0)
         rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size, split ? r->rank : 0,
                                 split ? r->workers : 1, e);
+    struct reader_prefetch *ahead = NULL;
+    if (rc == 0 && read_ahead(r))
+        rc = reader_prefetch_start(r->reader, ep->mb_size, &ahead, e);
     double t = pt_trace_now(r->timeline);
-    while (rc == 0 && (rc = reader_next(r->reader, ep->mb_size, &mb, e)) == 0 &&
-           mb.global_samples) {
-        run_span(r, PT_TRACE_COMPUTE, "read", t, epoch, nmb + 1, (double)mb.samples);
-        if ((rc = step(r, &mb, ep, on, epoch, nmb + 1, stats, e)))
+    struct minibatch *m = &mb;
+    while (rc == 0 &&
+           (rc = ahead ? reader_prefetch_next(ahead, &m, e)
+                       : reader_next(r->reader, ep->mb_size, &mb, e)) == 0 &&
+           m->global_samples) {
+        run_span(r, PT_TRACE_COMPUTE, "read", t, epoch, nmb + 1, (double)m->samples);
+        if ((rc = step(r, m, ep, on, epoch, nmb + 1, stats, e)))
             break;
         nmb++;
         tally_add(&all, stats);
@@ -269,6 +286,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
             progress(r, epoch, nmb, &w);
         t = pt_trace_now(r->timeline);
     }
+    reader_prefetch_stop(ahead);
     mb_free(&mb);
     if (rc == 0 && on)
         rc = flush(r, ep, &all, e);
