@@ -9,7 +9,9 @@ Paths default to $TRAINER or ./trainer, $GPU_BENCH or ./bench/gpu_bench, ./confi
 the bundle's directory). When the data directory has no train.ctf / train-seq.ctf they are
 converted first from Fashion-MNIST's idx files (--idx2ctf, default ./scripts/idx2ctf;
 --idx, default $FASHION_MNIST_DIR or /usr/share/datasets/fashion-mnist). In one run:
-  1. the trainer on the GPU (deviceId=0, 2 epochs, learningRatesPerSample as configured):
+  1. the trainer on the GPU (deviceId=0, 2 epochs; learningRatesPerSample as configured at
+     the config's minibatch size, scaled by base/MB above it so that a step moves the model
+     as far: at 4096 the MLP's own rate diverges, which ends the run):
      configs/fashion-mlp.cfg at minibatch 256, 1024, 4096 and configs/fashion-lstm.cfg at
      128, 512, 2048; the rate is the last epoch's samples / its epochTime (epoch 1 also
      parses the text);
@@ -111,6 +113,10 @@ class Driver:
                "makeMode=false", f"train.SGD.maxEpochs={self.args.epochs}",
                f"train.SGD.minibatchSize={mb}", f"ModelDir={self.tmp}/{model}-{mb}",
                f"DataDir={self.args.data}"]
+        base = dict((m[1], m[2]) for m in MODELS)[cfg]
+        if mb > base:  # the same step per minibatch: the configs' per-sample rate diverges
+            lr = {"fashion-mlp.cfg": 0.004, "fashion-lstm.cfg": 0.02}[cfg] * base / mb
+            cmd.append(f"train.SGD.learningRatesPerSample={lr:g}")
         env = self.env
         if cpu:
             cmd.append("numCPUThreads=1")

@@ -12,7 +12,8 @@
  *   - statistics summed; buffered mode hands back the previous step's aggregate (nothing on
  *     the first step, the last one from flush), for 32 and 1 bits;
  *   - fp16 within half precision.
- * Prints "ok N - what" / "not ok N - what" from rank 0 (tcheck.h). */
+ * With PT_TEST_BACKEND=cuda the engines run on GPU 0 (every rank; 77 without one) and are
+ * held to the same references, computed on the CPU. Prints "ok N - what" / "not ok N - what" from rank 0 (tcheck.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,62 @@ static struct backend *cpu(void)
     return bk;
 }
 
+/* The engine's backend: the CPU, or with PT_TEST_BACKEND=cuda GPU 0 (make check-gpu). On a
+ * GPU the engine works on D, the device mirror of the test's host arrays: the inputs go
+ * up before each engine call and its results come back after. */
+static struct backend *GPU;
+static float *D;
+
+static void use_gpu(void)
+{
+    const char *want = getenv("PT_TEST_BACKEND");
+    if (!want || strcmp(want, "cuda") != 0)
+        return;
+    struct pt_err e;
+    pt_err_clear(&e);
+    if (backend_cuda_new(&GPU, 0, NULL, 0, &e)) {
+        if (rank == 0)
+            printf("skipped: no GPU: %s\n", e.msg);
+        comm_finalize(C);
+        exit(77);
+    }
+    if (GPU->ops->alloc(GPU, NP, &D, &e))
+        die(&e);
+}
+
+static struct backend *engine_bk(void)
+{
+    return GPU ? GPU : cpu();
+}
+
+/* The engine's view of host array g, with g's values in it. */
+static float *to_dev(float *g)
+{
+    struct pt_err e;
+    pt_err_clear(&e);
+    if (!GPU)
+        return g;
+    if (GPU->ops->upload(GPU, D, g, NP, &e))
+        die(&e);
+    return D;
+}
+
+/* The engine's results back into g. */
+static void from_dev(float *g)
+{
+    struct pt_err e;
+    pt_err_clear(&e);
+    if (GPU && GPU->ops->download(GPU, g, D, NP, &e))
+        die(&e);
+}
+
+static int flush(struct engine *en, float *g, double s[3], struct pt_err *e)
+{
+    int rc = engine_flush(en, to_dev(g), s, e);
+    from_dev(g);
+    return rc;
+}
+
 static struct engine *engine_from_text(const char *parallel_train, float *params)
 {
     char text[1024];
@@ -101,7 +158,7 @@ static struct engine *engine_from_text(const char *parallel_train, float *params
     struct parallel_config pc;
     struct engine *en = NULL;
     struct engine_layout L = {
-        .n = NP, .params = params, .tensors = tensors, .ntensors = NT, .bk = cpu()};
+        .n = NP, .params = to_dev(params), .tensors = tensors, .ntensors = NT, .bk = engine_bk()};
     if (!cfg || cfg_load_string(cfg, "<test>", text, strlen(text), &e) ||
         cfg_find_block(cfg_root(cfg), "SGD", &sgd, &e) || parallel_config_read(sgd, &pc, &e) ||
         engine_new(&pc, C, NULL, &L, &en, &e) || engine_start_epoch(en, 0, &e))
@@ -135,11 +192,13 @@ static void step(struct engine *en, int t, int exact, int per_tensor, float *g, 
     for (size_t i = 0; i < NP; i++)
         g[i] = grad_of(rank, t, i, exact);
     stats_of(rank, t, s);
+    float *dg = to_dev(g);
     for (size_t k = NT; per_tensor && en->ops->grad_ready && k-- > 0;)
-        if (en->ops->grad_ready(en, g, tensors[k].offset, &e))
+        if (en->ops->grad_ready(en, dg, tensors[k].offset, &e))
             die(&e);
-    if (engine_after_backward(en, g, s, &e))
+    if (engine_after_backward(en, dg, s, &e))
         die(&e);
+    from_dev(g);
 }
 
 static int exact_sum_is(const float *g, int t)
@@ -202,10 +261,10 @@ static void buffered_exact_case(void)
     pt_err_clear(&e);
     double s[3] = {0, 0, 0};
     memset(g, 0, NP * sizeof *g);
-    int rc = engine_flush(en, g, s, &e);
+    int rc = flush(en, g, s, &e);
     CHECK(rc == 1 && exact_sum_is(g, STEPS - 1) && stats_are(s, STEPS - 1),
           "buffered 32 bits: flush hands back the last step's sum");
-    CHECK(engine_flush(en, g, s, &e) == 0, "buffered 32 bits: a second flush has nothing");
+    CHECK(flush(en, g, s, &e) == 0, "buffered 32 bits: a second flush has nothing");
     engine_free(en);
     free(g);
 }
@@ -344,7 +403,7 @@ static void buffered_quantized_case(void)
     struct pt_err e;
     pt_err_clear(&e);
     double s[3];
-    int rc = engine_flush(en, g, s, &e);
+    int rc = flush(en, g, s, &e);
     CHECK(first, "buffered 1 bit: the first step hands back nothing (stats[2] == 0)");
     CHECK(shifted, "buffered 1 bit: step t hands back unbuffered step t-1's aggregate");
     CHECK(rc == 1 && memcmp(g, ref + (size_t)(STEPS - 1) * NP, NP * sizeof *g) == 0 &&
@@ -393,6 +452,7 @@ int main(int argc, char **argv)
     }
     rank = comm_rank(C);
     size = comm_size(C);
+    use_gpu();
     tcheck_init(C, "test_dpsgd_engine");
     exact_case("32 bits, one allreduce", "hierarchicalAllReduce = false", 0);
     exact_case("32 bits, overlapBackward in 4 KiB buckets",
@@ -408,6 +468,10 @@ int main(int argc, char **argv)
     buffered_quantized_case();
     fp16_case();
     int status = tcheck_finish();
+    if (GPU) {
+        GPU->ops->release(GPU, D);
+        backend_free(GPU);
+    }
     comm_finalize(C);
     return status;
 }

@@ -1,15 +1,22 @@
 #!/bin/sh
 # Training on the GPU (deviceId=0: the cuBLAS backend) against the CPU (deviceId=cpu), on
 # Fashion-MNIST subsets (12800 images, 6400 image sequences; 2000 and 1000 to test):
-#   (a) fashion-mlp.cfg, 1 rank, 1 epoch: the epoch's training criterion and the test
-#       action's criterion and error agree within 1e-4 relative (the error also within one
-#       test sample: an image whose two best outputs are closer than rounding flips)
+#   (a) fashion-mlp.cfg, 1 rank, 1 epoch: the epoch's training criterion agrees within
+#       1e-4 relative, the training error within 0.001; the model after the epoch is tested:
+#       its criterion within 2e-3 relative and its error within 3 test samples. The model is
+#       where float rounding has compounded over 100 steps: on the GPU machine's CPU, the
+#       same run on 1 rank and on 2 ranks (equal in exact arithmetic, summed in another
+#       order) ends 1.8e-3 apart in the test criterion and 1 sample apart in the error;
+#       the GPU was 5.2e-4 and 2 samples from the CPU (H200, 2026-11-26)
 #   (b) fashion-lstm.cfg, the same
 #   (c) 2 ranks sharing the GPU: DataParallelSGD 32 bits (as (a)); 1-bit SGD
 #       (fashion-mlp-dp.cfg), BlockMomentumSGD, ModelAveragingSGD (2 epochs: the criterion
-#       falls, and ends within 2 %, 3 %, 3 % of the CPU's) and DataParallelASGD (within
+#       falls, and ends within 6 %, 3 %, 3 % of the CPU's) and DataParallelASGD (within
 #       10 %: asynchronous, so no two runs agree exactly; two CPU runs on a loaded 2-core
-#       machine ended 4 % apart, and a GPU's faster steps change the staleness)
+#       machine ended 4 % apart, and a GPU's faster steps change the staleness). 1 bit
+#       turns rounding differences into other signs and other residuals, so the runs part
+#       (the GPU ended 4.6 % from the CPU once); the exact check of the GPU's 1-bit
+#       exchange is tests/test_gpu_engine.sh (bit for bit against the CPU's reference)
 #   (d) checkpoints move between devices: 2 epochs on the GPU resume for a 3rd on the CPU
 #       (from epoch 2's checkpoint), whose criterion is an all-GPU run's within 1e-4; and
 #       the reverse against an all-CPU run
@@ -112,9 +119,9 @@ same_run() {
     agree "$2 training error" "$(epoch "$1.err" 1 EvalClassificationError)" \
         "$(epoch "$2.err" 1 EvalClassificationError)" 0 0.001
     agree "$2 test criterion" "$(final "$1.err" CrossEntropyWithSoftmax)" \
-        "$(final "$2.err" CrossEntropyWithSoftmax)" 1e-4
+        "$(final "$2.err" CrossEntropyWithSoftmax)" 2e-3
     agree "$2 test error" "$(final "$1.err" EvalClassificationError)" \
-        "$(final "$2.err" EvalClassificationError)" 1e-4 "$(awk -v n="$3" 'BEGIN { print 1 / n }')"
+        "$(final "$2.err" EvalClassificationError)" 1e-4 "$(awk -v n="$3" 'BEGIN { print 3 / n }')"
 }
 
 # (a), (b): one rank
@@ -131,7 +138,7 @@ train dp32-cpu cpu 2 fashion-mlp.cfg $one
 train dp32-gpu "$G" 2 fashion-mlp.cfg $one
 same_run dp32-cpu dp32-gpu 2000
 two="train.SGD.maxEpochs=2 command=train"
-for m in dp:2 bmuf:3 ma:3 asgd:10; do
+for m in dp:6 bmuf:3 ma:3 asgd:10; do
     c=${m%%:*} pct=${m##*:}
     train "$c-cpu" cpu 2 "fashion-mlp-$c.cfg" $two
     train "$c-gpu" "$G" 2 "fashion-mlp-$c.cfg" $two

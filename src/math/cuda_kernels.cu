@@ -535,60 +535,74 @@ void cu_lstm_forward(struct backend *b, const struct bk_lstm_fwd *s)
     cu_launched(b, "lstm_forward");
 }
 
-// dgates, dc and the padding carry; p (3H x n) gets each column's peephole terms, summed
-// into dpeep afterwards (as the bias terms are from dgates).
-__global__ static void lstm_bwd_k(struct bk_lstm_bwd s, float *p)
+// One block per 32 cells, 32 column lanes: thread (x, y) takes cell k = 32 blockIdx.x + x
+// and the columns j = y, y + 32, ...: dgates, dc and the padding carry of each, and its
+// sums of the bias and peephole terms; the block then adds the 32 lanes' sums in a fixed
+// order into dbias and dpeep (one writer per value: no atomics, the same sum on every
+// run). One launch per step, where gemv row sums would take two more.
+#define LSTM_LANES 32
+#define LSTM_CELLS 32
+
+__global__ static void lstm_bwd_k(struct bk_lstm_bwd s)
 {
-    size_t hid = (size_t)s.hidden, n = hid * s.n;
-    GRID_LOOP(t, n)
-    {
-        size_t k = t % hid, j = t / hid;
-        const float *a = s.gates + 4 * hid * j;
-        float *d = s.dgates + 4 * hid * j, *pj = p + 3 * hid * j;
-        if (s.mask && s.mask[j] == 0.0f) { // padding carried h and c
-            d[k] = d[hid + k] = d[2 * hid + k] = d[3 * hid + k] = 0.0f;
-            pj[k] = pj[hid + k] = pj[2 * hid + k] = 0.0f;
-            if (s.dh_prev)
-                s.dh_prev[t] += s.dh[t];
-            continue;
+    __shared__ float part[7][LSTM_LANES][LSTM_CELLS + 1];
+    size_t hid = (size_t)s.hidden;
+    int x = threadIdx.x, y = threadIdx.y;
+    size_t k = blockIdx.x * (size_t)LSTM_CELLS + x;
+    float sum[7] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+    if (k < hid)
+        for (size_t j = y; j < s.n; j += LSTM_LANES) {
+            size_t t = j * hid + k;
+            const float *a = s.gates + 4 * hid * j;
+            float *d = s.dgates + 4 * hid * j;
+            if (s.mask && s.mask[j] == 0.0f) { // padding carried h and c
+                d[k] = d[hid + k] = d[2 * hid + k] = d[3 * hid + k] = 0.0f;
+                if (s.dh_prev)
+                    s.dh_prev[t] += s.dh[t];
+                continue;
+            }
+            float i = a[k], f = a[hid + k], o = a[2 * hid + k], g = a[3 * hid + k];
+            float tc = s.tanh_c[t], dh = s.dh[t], cp = s.c_prev[t];
+            float d_o = dh * tc * o * (1.0f - o);
+            float dcc = s.dc[t] + dh * o * (1.0f - tc * tc) + d_o * s.peep[2 * hid + k];
+            float d_i = dcc * g * i * (1.0f - i);
+            float d_f = dcc * cp * f * (1.0f - f);
+            float d_g = dcc * i * (1.0f - g * g);
+            d[k] = d_i;
+            d[hid + k] = d_f;
+            d[2 * hid + k] = d_o;
+            d[3 * hid + k] = d_g;
+            s.dc[t] = dcc * f + d_i * s.peep[k] + d_f * s.peep[hid + k];
+            sum[0] += d_i;
+            sum[1] += d_f;
+            sum[2] += d_o;
+            sum[3] += d_g;
+            sum[4] += d_i * cp;
+            sum[5] += d_f * cp;
+            sum[6] += d_o * s.c[t];
         }
-        float i = a[k], f = a[hid + k], o = a[2 * hid + k], g = a[3 * hid + k];
-        float tc = s.tanh_c[t], dh = s.dh[t], cp = s.c_prev[t];
-        float d_o = dh * tc * o * (1.0f - o);
-        float dcc = s.dc[t] + dh * o * (1.0f - tc * tc) + d_o * s.peep[2 * hid + k];
-        float d_i = dcc * g * i * (1.0f - i);
-        float d_f = dcc * cp * f * (1.0f - f);
-        float d_g = dcc * i * (1.0f - g * g);
-        d[k] = d_i;
-        d[hid + k] = d_f;
-        d[2 * hid + k] = d_o;
-        d[3 * hid + k] = d_g;
-        s.dc[t] = dcc * f + d_i * s.peep[k] + d_f * s.peep[hid + k];
-        pj[k] = d_i * cp;
-        pj[hid + k] = d_f * cp;
-        pj[2 * hid + k] = d_o * s.c[t];
+#pragma unroll
+    for (int q = 0; q < 7; q++)
+        part[q][y][x] = sum[q];
+    __syncthreads();
+    if (y < 7 && k < hid) { // row y of the sums: lanes in order
+        float total = 0.0f;
+        for (int l = 0; l < LSTM_LANES; l++)
+            total += part[y][l][x];
+        if (y < 4)
+            s.dbias[y * hid + k] += total;
+        else
+            s.dpeep[(y - 4) * hid + k] += total;
     }
 }
 
 void cu_lstm_backward(struct backend *b, const struct bk_lstm_bwd *s)
 {
-    size_t hid = (size_t)s->hidden, n = hid * s->n;
-    if (!n)
+    size_t hid = (size_t)s->hidden;
+    if (!hid || !s->n)
         return;
-    float *p = (float *)cu_scratch(b, 3 * n * sizeof(float));
-    const float *ones = cu_ones(b, s->n);
-    if (!p || !ones)
-        return;
-    lstm_bwd_k LAUNCH(b, n)(*s, p);
+    dim3 threads(LSTM_CELLS, LSTM_LANES);
+    unsigned blocks = (unsigned)((hid + LSTM_CELLS - 1) / LSTM_CELLS);
+    lstm_bwd_k<<<blocks, threads, 0, cu_state(b)->stream>>>(*s);
     cu_launched(b, "lstm_backward");
-    const float one = 1.0f;
-    cublasHandle_t h = cu_state(b)->blas;
-    cu_check_blas(b,
-                  cublasSgemv(h, CUBLAS_OP_N, (int)(4 * hid), (int)s->n, &one, s->dgates,
-                              (int)(4 * hid), ones, 1, &one, s->dbias, 1),
-                  "sgemv (LSTM bias gradient)");
-    cu_check_blas(b,
-                  cublasSgemv(h, CUBLAS_OP_N, (int)(3 * hid), (int)s->n, &one, p, (int)(3 * hid),
-                              ones, 1, &one, s->dpeep, 1),
-                  "sgemv (LSTM peephole gradient)");
 }
