@@ -13,7 +13,8 @@
  *     the first step, the last one from flush), for 32 and 1 bits;
  *   - fp16 within half precision.
  * With PT_TEST_BACKEND=cuda the engines run on GPU 0 (every rank; 77 without one) and are
- * held to the same references, computed on the CPU. Prints "ok N - what" / "not ok N - what" from rank 0 (tcheck.h). */
+ * held to the same references, computed on the CPU. Prints "ok N - what" / "not ok N - what" from
+ * rank 0 (tcheck.h). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

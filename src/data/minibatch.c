@@ -15,10 +15,13 @@ struct mb_input *mb_find(struct minibatch *mb, const char *name)
 int mb_input_reset(struct mb_input *in, size_t nseq, size_t steps, struct pt_err *e)
 {
     size_t n = (size_t)in->dim * steps * nseq;
-    if (n > in->cap_data) {
-        float *p = realloc(in->data, (n ? n : 1) * sizeof *p);
+    if (n > in->cap_data) { /* the old values are not kept: the buffer is cleared below */
+        size_t bytes = (n ? n : 1) * sizeof(float);
+        float *p = in->host ? in->host->alloc(in->host->ctx, bytes) : realloc(in->data, bytes);
         if (!p)
             return pt_err_set(e, PT_ENOMEM, "error: out of memory (minibatch of %zu values)", n);
+        if (in->host && in->data)
+            in->host->free(in->host->ctx, in->data);
         in->data = p;
         in->cap_data = n;
     }
@@ -41,7 +44,10 @@ int mb_input_reset(struct mb_input *in, size_t nseq, size_t steps, struct pt_err
 void mb_free(struct minibatch *mb)
 {
     for (int i = 0; i < CTF_MAX_INPUTS; i++) {
-        free(mb->in[i].data);
+        if (mb->in[i].host && mb->in[i].data)
+            mb->in[i].host->free(mb->in[i].host->ctx, mb->in[i].data);
+        else
+            free(mb->in[i].data);
         free(mb->in[i].len);
         mb->in[i].data = NULL;
         mb->in[i].len = NULL;

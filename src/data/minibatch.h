@@ -19,7 +19,17 @@
 #include "core/err.h"
 #include "parsers/ctf.h"
 
+/* Where inputs' data buffers come from: malloc when an input has none, else this (the
+ * prefetching reader on a GPU: pinned host memory, which the device copies from at full
+ * speed). */
+struct mb_host_alloc {
+    void *(*alloc)(void *ctx, size_t bytes); /* NULL on failure */
+    void (*free)(void *ctx, void *p);
+    void *ctx;
+};
+
 struct mb_input {
+    const struct mb_host_alloc *host; /* data's allocator (NULL: malloc) */
     char name[64];
     int dim;
     size_t steps;  /* longest sequence of this input in the minibatch */

@@ -5,7 +5,8 @@
  * Two minibatches alternate: the thread fills one while the caller holds the other; the
  * caller's next call hands its slot back. Only reader_next runs on the thread (no MPI:
  * the communicator is the main thread's, MPI_THREAD_FUNNELED). The thread stops after
- * the epoch's last (empty) minibatch or a failure, which the caller gets in order. */
+ * the epoch's last (empty) minibatch or a failure, which the caller gets in order. The
+ * minibatches' data can live in memory of the caller's choosing (pinned on a GPU). */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,8 +53,8 @@ static void *run(void *arg)
     return NULL;
 }
 
-int reader_prefetch_start(struct reader *r, size_t mb_size, struct reader_prefetch **out,
-                          struct pt_err *e)
+int reader_prefetch_start(struct reader *r, size_t mb_size, const struct mb_host_alloc *host,
+                          struct reader_prefetch **out, struct pt_err *e)
 {
     struct reader_prefetch *p = pt_calloc(1, sizeof *p, e);
     *out = NULL;
@@ -62,6 +63,9 @@ int reader_prefetch_start(struct reader *r, size_t mb_size, struct reader_prefet
     p->r = r;
     p->mb_size = mb_size;
     p->held = -1;
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < CTF_MAX_INPUTS; i++)
+            p->mb[k].in[i].host = host;
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->changed, NULL);
     if (pthread_create(&p->thread, NULL, run, p) != 0) {

@@ -86,12 +86,13 @@ void reader_split_by_sequence(struct reader *r, int on);
 int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_err *e);
 
 /* Reading ahead (prefetch.c): reader_next on a second thread, one minibatch ahead of the
- * caller, from a reader whose epoch has started. reader_prefetch_next gives the next one
+ * caller, from a reader whose epoch has started; host (NULL: malloc) allocates the
+ * minibatches' data. reader_prefetch_next gives the next one
  * (valid until the following call; its global_samples is 0 at the end of the epoch) or the
  * error the thread met. Nothing else may use the reader until reader_prefetch_stop. */
 struct reader_prefetch;
-int reader_prefetch_start(struct reader *r, size_t mb_size, struct reader_prefetch **out,
-                          struct pt_err *e);
+int reader_prefetch_start(struct reader *r, size_t mb_size, const struct mb_host_alloc *host,
+                          struct reader_prefetch **out, struct pt_err *e);
 int reader_prefetch_next(struct reader_prefetch *p, struct minibatch **mb, struct pt_err *e);
 void reader_prefetch_stop(struct reader_prefetch *p);
 

@@ -224,6 +224,19 @@ static int validate(struct run *r, size_t epoch, const struct learn_epoch *ep, s
     return 0;
 }
 
+/* The minibatches' data in the backend's host memory (pinned on a GPU). */
+static void *host_alloc(void *ctx, size_t bytes)
+{
+    struct backend *b = ctx;
+    return b->ops->host_alloc(b, bytes);
+}
+
+static void host_free(void *ctx, void *p)
+{
+    struct backend *b = ctx;
+    b->ops->host_free(b, p);
+}
+
 /* On a device the host reads minibatch k+1 while the device computes k (on the CPU the
  * reader's thread would take a core from the BLAS threads). PT_READ_AHEAD=1 or 0 says
  * otherwise (the tests compare both ways). */
@@ -265,8 +278,10 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size, split ? r->rank : 0,
                                 split ? r->workers : 1, e);
     struct reader_prefetch *ahead = NULL;
+    struct mb_host_alloc pinned = {host_alloc, host_free, r->be};
     if (rc == 0 && read_ahead(r))
-        rc = reader_prefetch_start(r->reader, ep->mb_size, &ahead, e);
+        rc = reader_prefetch_start(r->reader, ep->mb_size, r->be->ops->host_alloc ? &pinned : NULL,
+                                   &ahead, e);
     double t = pt_trace_now(r->timeline);
     struct minibatch *m = &mb;
     while (rc == 0 &&
