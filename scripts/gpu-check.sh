@@ -13,13 +13,16 @@
 #           the GPU, checkpoints across devices, a missing device refused
 #   bench   bench/gpu.py: samples/s against the cuBLAS bound and one CPU core, and the
 #           quantizers' GB/s
+#   spans   where a GPU step's time goes: the MLP and the LSTM for one epoch with
+#           timelineFile, the mean of each span (the device is waited for at each span's
+#           end, so the spans add up to more than a plain run's step)
 # Logs go to $OUT (or ./gpu-check-out); each part has its own time limit. Exit status: the
 # number of parts that failed.
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$here/gpu-check-out}
 mkdir -p "$out"
-parts=${*:-ops engine train bench}
+parts=${*:-ops engine train bench spans}
 pt=/tmp/pt
 rm -rf "$pt" && mkdir -p "$pt" && tar -xJf "$here/.dev/bundle.tar.xz" -C "$pt" || exit 99
 # shellcheck disable=SC1091
@@ -67,6 +70,20 @@ for part in $parts; do
         (cd "$here" && PYTHONUNBUFFERED=1 timeout 240 python3 bench/gpu.py --budget 200 \
             --trainer "$pt/bin/trainer" --gpu-bench "$pt/bin/gpu_bench" --configs configs \
             --data "$data" --out "$out/bench.txt" --logs "$out/benchlogs") >"$out/bench.log" 2>&1
+        ;;
+    spans)
+        for c in mlp lstm; do
+            trainer configFile="$here/configs/fashion-$c.cfg" DataDir="$data" ModelDir=/tmp/spans-$c \
+                command=train train.SGD.maxEpochs=1 train.timelineFile=/tmp/spans-$c.json \
+                deviceId=0 >"/tmp/spans-$c.log" 2>&1 || { tail -5 "/tmp/spans-$c.log"; false; }
+            python3 -c 'import json, sys, collections
+d = json.load(open(sys.argv[1])); ev = d["traceEvents"] if isinstance(d, dict) else d
+s = collections.defaultdict(list)
+for e in ev:
+    if e.get("ph") == "X": s[e["name"]].append(e["dur"])
+for k, v in s.items(): print("%s %-10s %6d spans, mean %10.1f us" % (sys.argv[2], k, len(v), sum(v) / len(v)))' \
+                "/tmp/spans-$c.json" "$c"
+        done >"$out/spans.log" 2>&1
         ;;
     *) echo "gpu-check: unknown part $part" >&2; false ;;
     esac
