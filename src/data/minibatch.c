@@ -12,7 +12,7 @@ struct mb_input *mb_find(struct minibatch *mb, const char *name)
     return NULL;
 }
 
-int mb_input_reset(struct mb_input *in, size_t nseq, size_t steps, struct pt_err *e)
+static int shape(struct mb_input *in, size_t nseq, size_t steps, int clear, struct pt_err *e)
 {
     size_t n = (size_t)in->dim * steps * nseq;
     if (n > in->cap_data) { /* the old values are not kept: the buffer is cleared below */
@@ -33,12 +33,30 @@ int mb_input_reset(struct mb_input *in, size_t nseq, size_t steps, struct pt_err
         in->len = l;
         in->cap_len = nseq;
     }
-    if (n)
+    if (n && clear)
         memset(in->data, 0, n * sizeof *in->data);
     if (nseq)
         memset(in->len, 0, nseq * sizeof *in->len);
     in->steps = steps;
     return 0;
+}
+
+int mb_input_reset(struct mb_input *in, size_t nseq, size_t steps, struct pt_err *e)
+{
+    return shape(in, nseq, steps, 1, e);
+}
+
+int mb_input_shape(struct mb_input *in, size_t nseq, size_t steps, struct pt_err *e)
+{
+    return shape(in, nseq, steps, 0, e);
+}
+
+void mb_input_pad(struct mb_input *in, size_t nseq)
+{
+    size_t dim = (size_t)in->dim;
+    for (size_t s = 0; s < nseq; s++)
+        for (size_t t = in->len[s]; t < in->steps; t++)
+            memset(in->data + (t * nseq + s) * dim, 0, dim * sizeof *in->data);
 }
 
 void mb_free(struct minibatch *mb)

@@ -51,6 +51,11 @@ struct minibatch {
 struct mb_input *mb_find(struct minibatch *mb, const char *name);
 /* Shape input i for nseq sequences of at most steps rows (zeroed, len[] zeroed). */
 int mb_input_reset(struct mb_input *in, size_t nseq, size_t steps, struct pt_err *e);
+/* The same without clearing data (len[] is zeroed): for a filler that writes every column
+ * of every sequence's rows and zeroes the padding itself (mb_input_pad). */
+int mb_input_shape(struct mb_input *in, size_t nseq, size_t steps, struct pt_err *e);
+/* Zero the padding columns: step t of sequence s for t >= len[s]. */
+void mb_input_pad(struct mb_input *in, size_t nseq);
 /* Free every buffer; the struct can be reused. */
 void mb_free(struct minibatch *mb);
 

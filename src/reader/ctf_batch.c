@@ -213,7 +213,10 @@ int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibat
         struct mb_input *in = &mb->in[i];
         memcpy(in->name, r->rc.inputs[i].name, sizeof in->name);
         in->dim = r->rc.inputs[i].dim;
-        rc = mb_input_reset(in, n, steps[i], e);
+        /* dense rows overwrite their columns: only the padding needs zeros (below); a
+         * sparse row adds into zeros */
+        rc = r->in[i].sparse ? mb_input_reset(in, n, steps[i], e)
+                             : mb_input_shape(in, n, steps[i], e);
     }
     /* chunks of one window are resident together (cache_slots), so this second pass hits */
     for (size_t s = 0; s < n && rc == 0; s++) {
@@ -224,5 +227,8 @@ int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibat
         for (int i = 0; rc == 0 && i < ni; i++)
             copy_rows(c, i, local, &r->in[i], &mb->in[i], s, n, ni);
     }
+    for (int i = 0; rc == 0 && i < ni; i++)
+        if (!r->in[i].sparse)
+            mb_input_pad(&mb->in[i], n);
     return rc;
 }
