@@ -57,6 +57,7 @@ struct quant {
     float *r1, *r2, *sum; /* residuals (all; own stripe), own stripe's sum */
     unsigned char *send, *recv, *all;
     size_t cap_send, cap_recv;
+    struct backend *host_bk; /* whose host_alloc made send, recv and all (NULL: malloc) */
     struct comm_req *req;
     double bytes; /* sent by this rank per sync */
 };
@@ -142,13 +143,27 @@ static int quant_layout(struct quant *q, const struct engine_layout *L, int work
     return 0;
 }
 
-static int grow(unsigned char **p, size_t *cap, size_t want, struct pt_err *e)
+static void host_release(struct quant *q, void *p)
+{
+    if (q->host_bk)
+        q->host_bk->ops->host_free(q->host_bk, p);
+    else
+        free(p);
+}
+
+/* A packed buffer of at least `want` bytes: the backend's host memory (pinned on a GPU, so
+ * the quantizers' bytes cross the bus at full speed), else malloc. The old bytes are not
+ * kept: every exchange rewrites them. */
+static int grow(struct quant *q, struct backend *b, unsigned char **p, size_t *cap, size_t want,
+                struct pt_err *e)
 {
     if (want <= *cap)
         return 0;
-    unsigned char *np = realloc(*p, want);
+    unsigned char *np = b->ops->host_alloc ? b->ops->host_alloc(b, want) : malloc(want);
     if (!np)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory (quantizer buffers)");
+    host_release(q, *p);
+    q->host_bk = b->ops->host_alloc ? b : NULL;
     *p = np;
     *cap = want;
     return 0;
@@ -181,11 +196,11 @@ static int quant_prepare(struct quant *q, struct backend *b, int bits, int rank,
     b->ops->fill(b, q->r1, n, 0.0f);
     size_t total = q->boff[q->ncols] ? q->boff[q->ncols] : 1;
     size_t cap_all = q->cap_send;
-    int rc = grow(&q->send, &q->cap_send, total, e);
+    int rc = grow(q, b, &q->send, &q->cap_send, total, e);
     if (rc == 0)
-        rc = grow(&q->all, &cap_all, total, e);
+        rc = grow(q, b, &q->all, &cap_all, total, e);
     if (rc == 0)
-        rc = grow(&q->recv, &q->cap_recv, own * (size_t)workers + 1, e);
+        rc = grow(q, b, &q->recv, &q->cap_recv, own * (size_t)workers + 1, e);
     return rc;
 }
 
@@ -201,9 +216,9 @@ static void quant_release(struct quant *q, struct backend *b)
         b->ops->release(b, q->r2);
         b->ops->release(b, q->sum);
     }
-    free(q->send);
-    free(q->recv);
-    free(q->all);
+    host_release(q, q->send);
+    host_release(q, q->recv);
+    host_release(q, q->all);
 }
 
 /* ------------------------------------------------------------------ quantized exchange */
