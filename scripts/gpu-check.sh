@@ -72,17 +72,22 @@ for part in $parts; do
             --data "$data" --out "$out/bench.txt" --logs "$out/benchlogs") >"$out/bench.log" 2>&1
         ;;
     spans)
-        for c in mlp lstm; do
-            trainer configFile="$here/configs/fashion-$c.cfg" DataDir="$data" ModelDir=/tmp/spans-$c \
-                command=train train.SGD.maxEpochs=1 train.timelineFile=/tmp/spans-$c.json \
-                deviceId=0 >"/tmp/spans-$c.log" 2>&1 || { tail -5 "/tmp/spans-$c.log"; false; }
+        for c in mlp lstm mlp:0 lstm:0; do # :0 reads without the reader's thread
+            ra=${c#*:} c=${c%%:*}
+            [ "$ra" = "$c" ] && ra=""
+            PT_READ_AHEAD=$ra trainer configFile="$here/configs/fashion-$c.cfg" DataDir="$data" \
+                ModelDir=/tmp/spans-$c command=train train.SGD.maxEpochs=1 deviceId=0 \
+                train.timelineFile=/tmp/spans-$c.json >"/tmp/spans-$c.log" 2>&1 ||
+                { tail -5 "/tmp/spans-$c.log"; false; }
+            rm -rf /tmp/spans-$c
+            c="$c${ra:+ (PT_READ_AHEAD=$ra)}"
             python3 -c 'import json, sys, collections
 d = json.load(open(sys.argv[1])); ev = d["traceEvents"] if isinstance(d, dict) else d
 s = collections.defaultdict(list)
 for e in ev:
     if e.get("ph") == "X": s[e["name"]].append(e["dur"])
 for k, v in s.items(): print("%s %-10s %6d spans, mean %10.1f us" % (sys.argv[2], k, len(v), sum(v) / len(v)))' \
-                "/tmp/spans-$c.json" "$c"
+                "/tmp/spans-${c%% *}.json" "$c"
         done >"$out/spans.log" 2>&1
         ;;
     *) echo "gpu-check: unknown part $part" >&2; false ;;
