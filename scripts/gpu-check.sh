@@ -7,6 +7,7 @@
 #   there:  scripts/gpu-check.sh [ops] [train] [bench] [tiers...]   (default: all three)
 #
 #   ops     tests/test_cuda_ops: every backend op on the GPU against the CPU
+#   nn      tests/test_gpu_nn.sh: the gradient checks and layer tests on the GPU
 #   engine  tests/test_gpu_engine.sh: the DataParallelSGD engine on the GPU, 1/2/4 ranks,
 #           bit for bit against the CPU's references
 #   train   tests/test_gpu_train.sh: CPU and GPU training agree, every parallel method on
@@ -22,7 +23,7 @@ set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$here/gpu-check-out}
 mkdir -p "$out"
-parts=${*:-ops engine train bench spans}
+parts=${*:-ops nn engine train bench spans}
 pt=/tmp/pt
 rm -rf "$pt" && mkdir -p "$pt" && tar -xJf "$here/.dev/bundle.tar.xz" -C "$pt" || exit 99
 # shellcheck disable=SC1091
@@ -52,12 +53,18 @@ bt=/tmp/ptbuild
 mkdir -p "$bt/scripts" "$bt/tests"
 ln -sf "$pt/bin/trainer" "$bt/trainer"
 ln -sf "$pt/bin/idx2ctf" "$bt/scripts/idx2ctf"
-ln -sf "$pt/bin/test_dpsgd_engine" "$bt/tests/test_dpsgd_engine"
+for t in test_dpsgd_engine test_nn test_nn_lstm test_graph test_nn_model; do
+    ln -sf "$pt/bin/$t" "$bt/tests/$t"
+done
 failed=0
 for part in $parts; do
     start=$(date +%s)
     case $part in
     ops) timeout 120 "$pt/bin/test_cuda_ops" >"$out/ops.log" 2>&1 ;;
+    nn)
+        (cd "$bt" && top_srcdir=$here top_builddir=$bt timeout 150 sh "$here/tests/test_gpu_nn.sh") \
+            >"$out/nn.log" 2>&1
+        ;;
     engine)
         (cd "$bt" && top_srcdir=$here top_builddir=$bt timeout 120 sh "$here/tests/test_gpu_engine.sh") \
             >"$out/engine.log" 2>&1

@@ -82,9 +82,9 @@ CLEANFILES += test-suite-long.log test-suite-cluster.log
 # against the CPU backend (tests/test_cuda_ops, also part of `make check`), and training
 # on the GPU against the CPU, on one and two ranks and across checkpoints
 # (tests/test_gpu_train.sh). Both exit 77 (skipped) without a CUDA device.
-GPU_TESTS = tests/test_cuda_ops tests/test_gpu_engine.sh tests/test_gpu_train.sh
+GPU_TESTS = tests/test_cuda_ops tests/test_gpu_engine.sh tests/test_gpu_nn.sh tests/test_gpu_train.sh
 EXTRA_DIST += tests/test_gpu_train.sh
-EXTRA_DIST += tests/test_gpu_engine.sh
+EXTRA_DIST += tests/test_gpu_engine.sh tests/test_gpu_nn.sh
 check-gpu:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(GPU_TESTS)' TEST_SUITE_LOG=test-suite-gpu.log
 .PHONY: check-gpu

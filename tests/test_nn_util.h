@@ -5,6 +5,8 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "math/backend.h"
 #include "nn/nn.h"
@@ -35,11 +37,19 @@ static inline struct nn *make_net(struct backend *b, const char *body, uint64_t 
     return net;
 }
 
+/* The backend the network tests run on: the CPU, or GPU 0 with PT_TEST_BACKEND=cuda
+ * (tests/test_gpu_nn.sh in make check-gpu: the same gradient checks and layer tests on the
+ * cuBLAS backend; the tests reach its memory only through nn_get_* / nn_set_*). */
 static inline struct backend *make_backend(void)
 {
     struct backend *b = NULL;
     struct pt_err e = {0};
     pt_err_clear(&e);
+    const char *want = getenv("PT_TEST_BACKEND");
+    if (want && strcmp(want, "cuda") == 0) {
+        ck_assert_msg(backend_cuda_new(&b, 0, NULL, 0, &e) == 0, "%s", e.msg);
+        return b;
+    }
     ck_assert_int_eq(backend_cpu_new(&b, &e), 0);
     return b;
 }
