@@ -53,23 +53,28 @@ static int cu_report(struct backend *b, struct pt_err *e)
     return pt_err_set(e, st->failed, "%s", st->failure);
 }
 
+void *cu_device_buffer(struct backend *b, void **p, size_t *cap, size_t bytes, size_t least,
+                       const char *what)
+{
+    if (*p && *cap >= bytes)
+        return *p;
+    if (*p) { // a kernel queued earlier may still read it: wait first
+        cu_check(b, cudaStreamSynchronize(cu_state(b)->stream), what);
+        cu_check(b, cudaFree(*p), what);
+    }
+    *p = NULL;
+    *cap = 0;
+    size_t want = bytes < least ? least : bytes + bytes / 4;
+    if (cu_check(b, cudaMalloc(p, want), what))
+        return NULL;
+    *cap = want;
+    return *p;
+}
+
 void *cu_scratch(struct backend *b, size_t bytes)
 {
     struct cuda_state *st = cu_state(b);
-    if (st->scratch && st->scratch_bytes >= bytes)
-        return st->scratch;
-    // a kernel queued earlier may still use the old buffer: wait for it first
-    if (st->scratch) {
-        cu_check(b, cudaStreamSynchronize(st->stream), "synchronize (scratch)");
-        cu_check(b, cudaFree(st->scratch), "cudaFree (scratch)");
-    }
-    st->scratch = NULL;
-    st->scratch_bytes = 0;
-    size_t want = bytes < 4096 ? 4096 : bytes + bytes / 4;
-    if (cu_check(b, cudaMalloc(&st->scratch, want), "cudaMalloc (scratch)"))
-        return NULL;
-    st->scratch_bytes = want;
-    return st->scratch;
+    return cu_device_buffer(b, &st->scratch, &st->scratch_bytes, bytes, 4096, "scratch");
 }
 
 __global__ static void ones_kernel(float *x, size_t n)
@@ -82,21 +87,15 @@ __global__ static void ones_kernel(float *x, size_t n)
 const float *cu_ones(struct backend *b, size_t n)
 {
     struct cuda_state *st = cu_state(b);
-    if (st->ones && st->ones_n >= n)
-        return st->ones;
-    if (st->ones) {
-        cu_check(b, cudaStreamSynchronize(st->stream), "synchronize (ones)");
-        cu_check(b, cudaFree(st->ones), "cudaFree (ones)");
+    size_t had = st->ones_bytes;
+    float *ones = (float *)cu_device_buffer(b, (void **)&st->ones, &st->ones_bytes,
+                                            n * sizeof(float), 4096, "ones");
+    if (ones && st->ones_bytes != had) { // a new buffer: fill it
+        size_t all = st->ones_bytes / sizeof(float);
+        ones_kernel<<<cu_blocks(all), CU_THREADS, 0, st->stream>>>(ones, all);
+        cu_launched(b, "ones");
     }
-    st->ones = NULL;
-    st->ones_n = 0;
-    size_t want = n < 1024 ? 1024 : n;
-    if (cu_check(b, cudaMalloc(&st->ones, want * sizeof(float)), "cudaMalloc (ones)"))
-        return NULL;
-    ones_kernel<<<cu_blocks(want), CU_THREADS, 0, st->stream>>>(st->ones, want);
-    cu_launched(b, "ones");
-    st->ones_n = want;
-    return st->ones;
+    return ones;
 }
 
 void *cu_pinned(struct backend *b, size_t bytes)

@@ -35,7 +35,7 @@ struct cuda_state {
     void *scratch;
     size_t scratch_bytes;
     float *ones; // a vector of ones (row sums through cuBLAS gemv)
-    size_t ones_n;
+    size_t ones_bytes;
     // the quantizers' column tables on the device, kept while the same run of columns
     // comes back (the engines quantize the same layout every minibatch)
     void *qtab_dev;
@@ -58,6 +58,11 @@ int cu_check(struct backend *b, cudaError_t rc, const char *what);
 int cu_check_blas(struct backend *b, cublasStatus_t rc, const char *what);
 // After a kernel launch: record a launch failure.
 void cu_launched(struct backend *b, const char *what);
+// The device buffer *p of *cap bytes grown to at least bytes (a quarter more, at least
+// `least`): growing waits for the stream, so no queued kernel loses a buffer it reads. NULL
+// after a failure (recorded, with what).
+void *cu_device_buffer(struct backend *b, void **p, size_t *cap, size_t bytes, size_t least,
+                       const char *what);
 // Scratch of at least bytes (NULL after a failure, which is recorded).
 void *cu_scratch(struct backend *b, size_t bytes);
 // A device vector of at least n ones.
@@ -71,6 +76,23 @@ static inline unsigned cu_blocks(size_t n)
 {
     size_t g = (n + CU_THREADS - 1) / CU_THREADS;
     return (unsigned)(g == 0 ? 1 : g > CU_MAX_BLOCKS ? CU_MAX_BLOCKS : g);
+}
+
+// The sum of every thread's v over a block of CU_THREADS threads, in a fixed tree (the
+// same on every run); every thread gets it.
+__device__ static inline double cu_block_sum(double v)
+{
+    __shared__ double part[CU_THREADS];
+    part[threadIdx.x] = v;
+    __syncthreads();
+    for (int w = CU_THREADS / 2; w > 0; w >>= 1) {
+        if ((int)threadIdx.x < w)
+            part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
+    double total = part[0];
+    __syncthreads(); // part may be reused by a later call
+    return total;
 }
 
 // cuda_kernels.cu: element ops, activations, criteria, softmax, the graph's ops, dropout

@@ -310,21 +310,14 @@ __global__ static void criterion_k(int kind, int rows, size_t cols, const float 
 // into sum[0] + sum[1].
 __global__ static void total_k(const double *val, size_t n, float *sum)
 {
-    __shared__ double part[CU_THREADS];
     double s = 0.0;
     for (size_t i = threadIdx.x; i < n; i += blockDim.x)
         s += val[i];
-    part[threadIdx.x] = s;
-    __syncthreads();
-    for (int w = CU_THREADS / 2; w > 0; w >>= 1) {
-        if ((int)threadIdx.x < w)
-            part[threadIdx.x] += part[threadIdx.x + w];
-        __syncthreads();
-    }
+    double total = cu_block_sum(s);
     if (threadIdx.x == 0) {
-        float hi = (float)part[0];
+        float hi = (float)total;
         sum[0] = hi;
-        sum[1] = (float)(part[0] - (double)hi);
+        sum[1] = (float)(total - (double)hi);
     }
 }
 

@@ -93,16 +93,9 @@ static const struct qcol *column_table(struct backend *b, const struct bk_column
         free(t);
         return (const struct qcol *)st->qtab_dev;
     }
-    if (st->qtab_bytes < size) {
-        cu_check(b, cudaStreamSynchronize(st->stream), "synchronize (quantizer table)");
-        cudaFree(st->qtab_dev);
-        st->qtab_dev = NULL;
-        st->qtab_bytes = 0;
-        if (cu_check(b, cudaMalloc(&st->qtab_dev, size), "cudaMalloc (quantizer table)")) {
-            free(t);
-            return NULL;
-        }
-        st->qtab_bytes = size;
+    if (!cu_device_buffer(b, &st->qtab_dev, &st->qtab_bytes, size, 0, "quantizer table")) {
+        free(t);
+        return NULL;
     }
     free(st->qtab_host); // pageable: its upload read it before returning
     st->qtab_host = t;
@@ -117,21 +110,26 @@ static size_t host_at(const struct bk_columns *c, size_t k)
     return c->boff[c->c0 + k] - c->bbase;
 }
 
-// The device image of a run's packed bytes.
-static unsigned char *packed_image(struct backend *b, size_t bytes)
+// A run of columns as the kernels see it: its table and the device image of its packed
+// bytes (false when there is nothing to do or a failure was recorded).
+struct run {
+    const struct qcol *tab;
+    unsigned char *img;
+    size_t ncol, total;
+    int contiguous;
+};
+
+static bool run_prepare(struct backend *b, const struct bk_columns *c, struct run *run)
 {
+    if (c->bits < 1 || c->bits > 16 || c->c1 <= c->c0)
+        return false;
     struct cuda_state *st = cu_state(b);
-    if (st->qbytes && st->qbytes_cap >= bytes)
-        return (unsigned char *)st->qbytes;
-    cu_check(b, cudaStreamSynchronize(st->stream), "synchronize (packed bytes)");
-    cudaFree(st->qbytes);
-    st->qbytes = NULL;
-    st->qbytes_cap = 0;
-    size_t want = bytes < 65536 ? 65536 : bytes + bytes / 4;
-    if (cu_check(b, cudaMalloc(&st->qbytes, want), "cudaMalloc (packed bytes)"))
-        return NULL;
-    st->qbytes_cap = want;
-    return (unsigned char *)st->qbytes;
+    run->ncol = c->c1 - c->c0;
+    run->tab = column_table(b, c, &run->total, &run->contiguous);
+    run->img = run->tab ? (unsigned char *)cu_device_buffer(b, &st->qbytes, &st->qbytes_cap,
+                                                            run->total, 65536, "packed bytes")
+                        : NULL;
+    return run->img != NULL;
 }
 
 /* ---------------------------------------------------------------- statistics */
@@ -296,17 +294,15 @@ __global__ static void codes_k(const struct qcol *tab, const float *g, float *r,
 void cu_quantize(struct backend *b, const struct bk_columns *c, const float *g, float *r,
                  unsigned char *out)
 {
-    if (c->bits < 1 || c->bits > 16 || c->c1 <= c->c0)
-        return;
     struct cuda_state *st = cu_state(b);
-    size_t ncol = c->c1 - c->c0, total = 0;
-    int contiguous = 1;
-    const struct qcol *tab = column_table(b, c, &total, &contiguous);
-    if (!tab)
+    struct run run;
+    if (!run_prepare(b, c, &run))
         return;
-    unsigned char *img = packed_image(b, total);
+    const struct qcol *tab = run.tab;
+    unsigned char *img = run.img;
+    size_t ncol = run.ncol, total = run.total;
     struct qlev *lev = (struct qlev *)cu_scratch(b, ncol * sizeof(struct qlev));
-    if (!img || !lev)
+    if (!lev)
         return;
     size_t threads = ncol * 8;
     unsigned blocks = (unsigned)((threads + CU_THREADS - 1) / CU_THREADS);
@@ -315,7 +311,7 @@ void cu_quantize(struct backend *b, const struct bk_columns *c, const float *g, 
     cu_launched(b, "quantize (statistics)");
     codes_k<<<(unsigned)ncol, CU_THREADS, 0, st->stream>>>(tab, g, r, c->bits, img, lev);
     cu_launched(b, "quantize (codes)");
-    if (contiguous) {
+    if (run.contiguous) {
         cu_check(
             b, cudaMemcpyAsync(out + host_at(c, 0), img, total, cudaMemcpyDeviceToHost, st->stream),
             "quantize (copy)");
@@ -377,18 +373,13 @@ __global__ static void decode_k(const struct qcol *tab, const unsigned char *byt
 void cu_unquantize(struct backend *b, const struct bk_columns *c, const unsigned char *in,
                    int accumulate, float *out)
 {
-    if (c->bits < 1 || c->bits > 16 || c->c1 <= c->c0)
-        return;
     struct cuda_state *st = cu_state(b);
-    size_t ncol = c->c1 - c->c0, total = 0;
-    int contiguous = 1;
-    const struct qcol *tab = column_table(b, c, &total, &contiguous);
-    if (!tab)
+    struct run run;
+    if (!run_prepare(b, c, &run))
         return;
-    unsigned char *img = packed_image(b, total);
-    if (!img)
-        return;
-    if (contiguous) {
+    unsigned char *img = run.img;
+    size_t ncol = run.ncol, total = run.total;
+    if (run.contiguous) {
         cu_to_device(b, img, in + host_at(c, 0), total, "unquantize (copy)");
     } else { // gather: column by column into the pinned bounce buffer, then one copy
         unsigned char *pin = (unsigned char *)cu_pinned(b, total);
@@ -399,6 +390,7 @@ void cu_unquantize(struct backend *b, const struct bk_columns *c, const unsigned
             memcpy(pin + t[k].boff, in + host_at(c, k), quant_column_bytes(t[k].rows, c->bits));
         cu_to_device(b, img, pin, total, "unquantize (copy)"); // waits: pinned source
     }
-    decode_k<<<(unsigned)ncol, CU_THREADS, 0, st->stream>>>(tab, img, c->bits, accumulate, out);
+    decode_k<<<(unsigned)ncol, CU_THREADS, 0, st->stream>>>(run.tab, img, c->bits, accumulate,
+                                                             out);
     cu_launched(b, "unquantize");
 }

@@ -110,24 +110,11 @@ void cu_fsadagrad_update(struct backend *b, float *w, const float *g, float *s1,
 
 // Block sums of terms[i] (or terms[i]^2) over a fixed grid, then one block over them: the
 // result in *out. The grid depends only on n, so the order does too.
-__device__ static double block_sum(double v)
-{
-    __shared__ double part[CU_THREADS];
-    part[threadIdx.x] = v;
-    __syncthreads();
-    for (int w = CU_THREADS / 2; w > 0; w >>= 1) {
-        if ((int)threadIdx.x < w)
-            part[threadIdx.x] += part[threadIdx.x + w];
-        __syncthreads();
-    }
-    return part[0];
-}
-
 __global__ static void partial_k(const float *x, size_t n, int square, double *partial)
 {
     double s = 0.0;
     GRID_LOOP(i, n) s += square ? (double)x[i] * x[i] : (double)x[i];
-    double t = block_sum(s);
+    double t = cu_block_sum(s);
     if (threadIdx.x == 0)
         partial[blockIdx.x] = t;
 }
@@ -137,7 +124,7 @@ __global__ static void final_k(const double *partial, unsigned count, double *ou
     double s = 0.0;
     for (unsigned i = threadIdx.x; i < count; i += blockDim.x)
         s += partial[i];
-    double t = block_sum(s);
+    double t = cu_block_sum(s);
     if (threadIdx.x == 0)
         *out = t;
 }
