@@ -79,12 +79,13 @@ check-cluster:
 .PHONY: check-cluster
 CLEANFILES += test-suite-long.log test-suite-cluster.log
 # `make check-gpu`: the CUDA backend (issue 17) on the machine's GPU: every backend op
-# against the CPU backend (tests/test_cuda_ops, also part of `make check`), and training
-# on the GPU against the CPU, on one and two ranks and across checkpoints
-# (tests/test_gpu_train.sh). Both exit 77 (skipped) without a CUDA device.
+# against the CPU backend (tests/test_cuda_ops, also part of `make check`), the
+# DataParallelSGD engine on the GPU bit for bit (tests/test_gpu_engine.sh), the network
+# tests' gradient checks on the GPU (tests/test_gpu_nn.sh), and training on the GPU
+# against the CPU, on one and two ranks and across checkpoints (tests/test_gpu_train.sh).
+# Each exits 77 (skipped) without a CUDA device.
 GPU_TESTS = tests/test_cuda_ops tests/test_gpu_engine.sh tests/test_gpu_nn.sh tests/test_gpu_train.sh
-EXTRA_DIST += tests/test_gpu_train.sh
-EXTRA_DIST += tests/test_gpu_engine.sh tests/test_gpu_nn.sh
+EXTRA_DIST += tests/test_gpu_train.sh tests/test_gpu_engine.sh tests/test_gpu_nn.sh
 check-gpu:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(GPU_TESTS)' TEST_SUITE_LOG=test-suite-gpu.log
 .PHONY: check-gpu
