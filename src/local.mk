@@ -21,7 +21,7 @@ libpartrain_a_SOURCES = \
 	src/reader/reader_internal.h src/reader/reader_config.c src/reader/ctf_index.c \
 	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/prefetch.c src/reader/dense_store.h src/reader/dense_store.c src/reader/timeline.h src/reader/timeline.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c src/parallel/engine.c \
-	src/parallel/dpsgd.c src/parallel/masgd.c \
+	src/parallel/dpsgd.c src/parallel/dpsgd_quant.h src/parallel/dpsgd_quant.c src/parallel/masgd.c \
 	src/parallel/asgd.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
 	src/train/logfmt.h src/train/logfmt.c src/train/banner.c src/train/summary.c src/train/train_internal.h src/train/train_loop.c \

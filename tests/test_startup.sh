@@ -2,7 +2,7 @@
 # Failures on some ranks only, and ranks that disagree, end every rank promptly with the
 # failing rank's reason (issue 19): a data file missing or unreadable on rank 1, different
 # networks, a resume from another shape or from nothing, different minibatch sizes and
-# parallel methods; an uncreatable model directory (exit 3) before the first epoch; a
+# parallel methods, a GPU missing on rank 1; an uncreatable model directory (exit 3) before the first epoch; a
 # killed rank. Two ranks, MPMD (each rank its own arguments).
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
@@ -74,6 +74,9 @@ two unreadable 1 "rank 1: <command line>:arg3: error: cannot read data file 'dir
     Dir=b -- Dir=b train.reader.file=dir.ctf
 two malformed 1 "rank 1: bad.ctf:1:15: error: input 'features': expected a number, got \"zz\"" \
     Dir=b -- Dir=b train.reader.file=bad.ctf
+# a GPU rank 1 cannot have (the reason depends on the build and machine: no CUDA, no
+# driver, no device 7; the start of the line does not)
+two nogpu 1 "rank 1: <command line>:arg3: error: deviceId=7: " Dir=g -- Dir=g deviceId=7
 # a data file of another length on rank 1 (a lagging shared file system; before: a hang)
 head -n 1000 d.ctf >short.ctf
 two short 1 "error: rank 1: reader data 1000 sequences (1000 samples) differs from rank 0's 2000 sequences (2000 samples)" \
