@@ -17,12 +17,7 @@ struct grad_case {
     const char *name, *inputs, *body;
 };
 
-#define STD   "features:3 labels:4:hot" /* the inputs IO defines */
-#define IO    "features = Input (3)\nlabels = Input (4)\n"
-#define WB    "W = Parameter (4, 3)\nb = Parameter (4, 1)\n"
-#define HID   "V = Parameter (4, 4)\nc = Parameter (4)\n"
-#define CE(z) "ce = CrossEntropyWithSoftmax (labels, " z ")\ncriterionNodes = (ce)\n"
-#define SE(z) "se = SquareError (labels, " z ")\ncriterionNodes = (se)\n"
+/* STD, IO, WB, HID, CE and SE: test_graph.h */
 
 static const struct grad_case cases[] = {
     /* Times: parameter x input, and parameter x computed node (the right operand's gradient) */

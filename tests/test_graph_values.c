@@ -1,0 +1,365 @@
+/* BrainScript networks' forward values computed by hand (sigmoid, square error, logistic,
+ * softmax with cross entropy and error counts, element-wise nodes), shape inference, and
+ * the errors that name FILE:LINE:COL; part of tests/test_graph (test_graph.h). */
+#include <math.h>
+
+#include "test_graph.h"
+
+static double sigmoid(double x)
+{
+    return 1.0 / (1.0 + exp(-x));
+}
+
+/* out = W x + b for column-major W (rows x cols). */
+static void affine(const float *w, const float *bias, const float *x, int rows, int cols,
+                   double *out)
+{
+    for (int i = 0; i < rows; i++) {
+        out[i] = bias ? bias[i] : 0.0;
+        for (int j = 0; j < cols; j++)
+            out[i] += (double)w[j * rows + i] * x[j];
+    }
+}
+
+/* CNTK's HelloWorld network: Times + Plus + Sigmoid, SquareError and Logistic sums. */
+START_TEST(values_sigmoid_square_logistic)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b,
+                                 "features = Input (3)\nlabels = Input (2)\n"
+                                 "W = Parameter (2, 3)\nb = Parameter (2, 1)\n"
+                                 "p = Sigmoid (W * features + b)\n"
+                                 "se = SquareError (labels, p)\nlr = Logistic (labels, p)\n"
+                                 "criterionNodes = (se)\nevaluationNodes = (lr)\n"
+                                 "outputNodes = (p)\n",
+                                 5);
+    static const float w[6] = {0.1f, 0.4f, -0.2f, 0.5f, 0.3f, -0.6f}, bias[2] = {0.05f, -0.1f};
+    static const float x[9] = {1, 0, -1, 0.5f, 0.5f, 0.5f, -1, 2, 0};
+    static const float y[6] = {1, 0, 0, 1, 1, 1};
+    ck_assert_uint_eq(nn_param_count(net), 8);
+    set_tensor(net, "W", w);
+    set_tensor(net, "b", bias);
+    struct minibatch mb = {0};
+    set_input(&mb, "features", 3, 3, x);
+    set_input(&mb, "labels", 2, 3, y);
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    float out[6];
+    size_t rows, cols;
+    ck_assert_int_eq(nn_get_output(net, out, 6, &rows, &cols, &e), 0);
+    ck_assert_uint_eq(rows, 2);
+    ck_assert_uint_eq(cols, 3);
+    double se = 0, lr = 0;
+    for (int j = 0; j < 3; j++) {
+        double z[2];
+        affine(w, bias, x + 3 * j, 2, 3, z);
+        for (int i = 0; i < 2; i++) {
+            double p = sigmoid(z[i]), t = y[2 * j + i];
+            ck_assert_msg(fabs(out[2 * j + i] - p) < 1e-6, "p[%d,%d] %g want %g", i, j,
+                          out[2 * j + i], p);
+            se += (p - t) * (p - t);
+            lr -= t * log(p) + (1 - t) * log(1 - p);
+        }
+    }
+    ck_assert_uint_eq(st.samples, 3);
+    ck_assert_msg(fabs(st.train_crit - se) < 1e-6 * se, "SquareError %.9g want %.9g", st.train_crit,
+                  se);
+    ck_assert_msg(fabs(st.eval_crit - lr) < 1e-6 * lr, "Logistic %.9g want %.9g", st.eval_crit, lr);
+    /* the gradient of SquareError by hand: dW = sum_j 2 (p - y) p (1 - p) x^T */
+    float g[8];
+    double want[8] = {0};
+    ck_assert_int_eq(nn_train_step(net, &mb, 0.0f, &st, &e), 0);
+    ck_assert_int_eq(nn_get_grads(net, g, &e), 0);
+    for (int j = 0; j < 3; j++) {
+        double z[2];
+        affine(w, bias, x + 3 * j, 2, 3, z);
+        for (int i = 0; i < 2; i++) {
+            double p = sigmoid(z[i]), d = 2 * (p - y[2 * j + i]) * p * (1 - p);
+            for (int k = 0; k < 3; k++)
+                want[tensor_named(net, "W")->offset + (size_t)(k * 2 + i)] += d * x[3 * j + k];
+            want[tensor_named(net, "b")->offset + (size_t)i] += d;
+        }
+    }
+    for (int k = 0; k < 8; k++)
+        ck_assert_msg(fabs(g[k] - want[k]) < 1e-6, "grad %d: %g want %g", k, g[k], want[k]);
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
+/* Softmax, CrossEntropyWithSoftmax's sum and ClassificationError's count. */
+START_TEST(values_softmax_ce_errors)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b,
+                                 "features = Input (2)\nlabels = Input (3)\n"
+                                 "W = Parameter (3, 2)\nb = Parameter (3)\n"
+                                 "z = W * features + b\ns = Softmax (z)\n"
+                                 "ce = CrossEntropyWithSoftmax (labels, z)\n"
+                                 "errs = ClassificationError (labels, z)\n"
+                                 "criterionNodes = (ce)\nevaluationNodes = (errs)\n"
+                                 "outputNodes = (s)\n",
+                                 5);
+    /* z = (x1, x2, -x1 - x2): predictions 0, 1, 2, 1, 0 against labels 0, 1, 0, 2, 0 */
+    static const float w[6] = {1, 0, -1, 0, 1, -1}, bias[3] = {0, 0, 0};
+    static const float x[10] = {2, 1, 0, 3, -1, -1, 1, 2, 3, 0};
+    static const int truth[5] = {0, 1, 0, 2, 0};
+    float y[15] = {0};
+    for (int j = 0; j < 5; j++)
+        y[3 * j + truth[j]] = 1;
+    set_tensor(net, "W", w);
+    set_tensor(net, "b", bias);
+    struct minibatch mb = {0};
+    set_input(&mb, "features", 2, 5, x);
+    set_input(&mb, "labels", 3, 5, y);
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    float out[15];
+    size_t rows, cols;
+    ck_assert_int_eq(nn_get_output(net, out, 15, &rows, &cols, &e), 0);
+    ck_assert_uint_eq(rows, 3);
+    ck_assert_uint_eq(cols, 5);
+    double ce = 0;
+    for (int j = 0; j < 5; j++) {
+        double z[3], s = 0;
+        affine(w, bias, x + 2 * j, 3, 2, z);
+        for (int i = 0; i < 3; i++)
+            s += exp(z[i]);
+        for (int i = 0; i < 3; i++)
+            ck_assert_msg(fabs(out[3 * j + i] - exp(z[i]) / s) < 1e-6, "softmax[%d,%d] %g want %g",
+                          i, j, out[3 * j + i], exp(z[i]) / s);
+        ce += log(s) - z[truth[j]];
+    }
+    ck_assert_msg(fabs(st.train_crit - ce) < 1e-6 * ce, "CE %.9g want %.9g", st.train_crit, ce);
+    ck_assert(st.eval_crit == 2.0); /* samples 2 and 3 */
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
+/* The element-wise nodes forward: Exp, ElementTimes, ReLU, Log, Sigmoid, Negate, Tanh,
+ * Minus and Plus with broadcast columns and constants. */
+START_TEST(values_elementwise)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b,
+                                 "features = Input (2)\nlabels = Input (2)\n"
+                                 "W = Parameter (2, 2)\nb = Parameter (2)\nc = Parameter (2)\n"
+                                 "h = W * features + b\n"
+                                 "o = Exp (h) .* c - ReLU (h) + Log (Sigmoid (h)) - "
+                                 "Negate (Tanh (h)) + (1 - h) .* 0.5\n"
+                                 "se = SquareError (labels, o)\ncriterionNodes = (se)\n"
+                                 "outputNodes = (o)\n",
+                                 5);
+    static const float w[4] = {0.5f, -1, 0.25f, 2}, bias[2] = {0.1f, -0.3f}, c[2] = {0.5f, -2};
+    static const float x[8] = {1, 0, -1, 0.5f, 0.3f, -0.7f, 2, 1};
+    static const float y[8] = {1, 2, 3, 4, -1, -2, 0, 0.5f};
+    set_tensor(net, "W", w);
+    set_tensor(net, "b", bias);
+    set_tensor(net, "c", c);
+    struct minibatch mb = {0};
+    set_input(&mb, "features", 2, 4, x);
+    set_input(&mb, "labels", 2, 4, y);
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    float out[8];
+    size_t rows, cols;
+    ck_assert_int_eq(nn_get_output(net, out, 8, &rows, &cols, &e), 0);
+    ck_assert_uint_eq(rows * cols, 8);
+    double se = 0;
+    for (int j = 0; j < 4; j++) {
+        double h[2];
+        affine(w, bias, x + 2 * j, 2, 2, h);
+        for (int i = 0; i < 2; i++) {
+            double o = exp(h[i]) * c[i] - fmax(h[i], 0) + log(sigmoid(h[i])) + tanh(h[i]) +
+                       (1 - h[i]) * 0.5;
+            ck_assert_msg(fabs(out[2 * j + i] - o) < 1e-5 * fmax(1, fabs(o)), "o[%d,%d] %g want %g",
+                          i, j, out[2 * j + i], o);
+            se += (o - y[2 * j + i]) * (o - y[2 * j + i]);
+        }
+    }
+    ck_assert_msg(fabs(st.train_crit - se) < 1e-5 * se, "SquareError %.9g want %.9g", st.train_crit,
+                  se);
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ shapes and errors */
+
+START_TEST(inferred_dimensions)
+{
+    struct backend *b = make_backend();
+    struct nn_config cfg;
+    struct pt_err e = {0};
+    const char *body =
+        "features = Input (3)\nlabels = Input (4)\n"
+        "W = Parameter (5, Inferred)\nb = ParameterTensor (Inferred)\n"
+        "h = Tanh (W * features + b)\n"
+        "model = Sequential (DenseLayer {6, activation = Sigmoid} : LinearLayer {4})\n"
+        "z = model (h)\n" CE("z");
+    ck_assert_msg(parse_bs(body, &cfg, &e) == 0, "%s", e.msg);
+    ck_assert_int_eq(cfg.rnn, NN_GRAPH);
+    ck_assert_int_eq(cfg.sizes[0], 3);
+    ck_assert_int_eq(cfg.sizes[cfg.nsizes - 1], 4);
+    ck_assert_str_eq(cfg.labels_input, "labels");
+    ck_assert_str_eq(cfg.train_name, "ce");
+    struct nn *net = make_bs_net(b, body, 1);
+    /* W 5 x 3, b 5, DenseLayer 6 x 5 + 6, LinearLayer 4 x 6 + 4 */
+    ck_assert_uint_eq(nn_param_count(net), 15 + 5 + 36 + 28);
+    const struct nn_tensor *w = tensor_named(net, "W"), *bt = tensor_named(net, "b");
+    ck_assert_ptr_nonnull(w);
+    ck_assert_ptr_nonnull(bt);
+    ck_assert_int_eq(w->rows, 5);
+    ck_assert_int_eq(w->cols, 3);
+    ck_assert_int_eq(bt->rows, 5);
+    ck_assert_int_eq(bt->cols, 1);
+    size_t nt = 0, off = 0;
+    const struct nn_tensor *t = nn_tensors(net, &nt);
+    ck_assert_uint_eq(nt, 6);
+    int seen_dense = 0, seen_linear = 0;
+    for (size_t i = 0; i < nt; i++) {
+        ck_assert_uint_eq(t[i].offset, off);
+        off += (size_t)t[i].rows * (size_t)t[i].cols;
+        seen_dense += t[i].rows == 6 && t[i].cols == 5;
+        seen_linear += t[i].rows == 4 && t[i].cols == 6;
+    }
+    ck_assert_uint_eq(off, nn_param_count(net));
+    ck_assert_int_eq(seen_dense + seen_linear, 2);
+    int nodes = 0, with_grad = 0;
+    ck_assert_int_eq(nn_node_counts(net, &nodes, &with_grad), 1);
+    ck_assert_int_gt(nodes, with_grad);
+    nn_free(net);
+    /* the same network with every dimension given has the same parameter count */
+    net = make_bs_net(b,
+                      "features = Input (3)\nlabels = Input (4)\n"
+                      "W = Parameter (5, 3)\nb = Parameter (5, 1)\nh = Tanh (W * features + b)\n"
+                      "W1 = Parameter (6, 5)\nb1 = Parameter (6)\nW2 = Parameter (4, 6)\n"
+                      "b2 = Parameter (4)\nz = W2 * Sigmoid (W1 * h + b1) + b2\n" CE("z"),
+                      1);
+    ck_assert_uint_eq(nn_param_count(net), 15 + 5 + 36 + 28);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
+START_TEST(shape_errors)
+{
+    /* Times: the parameter's columns against the input's rows; the message names the
+     * expression's FILE:LINE:COL and both shapes */
+    const char *msg = bs_error_of(IO "W = Parameter (4, 5)\nz = W * features\n" CE("z"));
+    ck_assert_msg(strstr(msg, "g.cfg:5:5: error: Times:") && strstr(msg, "[4 x 5]") &&
+                      strstr(msg, "[3 x samples]"),
+                  "%s", msg);
+    ck_assert_str_eq(msg, "g.cfg:5:5: error: Times: operands of shapes [4 x 5] and [3 x samples]: "
+                          "the left operand's columns must equal the right's rows");
+    /* Plus: a bias of the wrong dimension */
+    msg = bs_error_of(IO WB "z = W * features + Parameter (3, 1)\n" CE("z"));
+    ck_assert_str_eq(msg, "g.cfg:6:5: error: Plus: operands of shapes [4 x samples] and [3 x 1]: "
+                          "the rows must be equal");
+    /* ElementTimes of two fixed widths that do not broadcast */
+    msg = bs_error_of(IO WB "z = W * features .* Parameter (4, 2)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "ElementTimes: operands of shapes [4 x samples] and [4 x 2]: the "
+                              "columns must be equal, or one operand one column"),
+                  "%s", msg);
+    /* Times with an input on the left */
+    msg = bs_error_of(IO WB "z = features * W\n" CE("z"));
+    ck_assert_msg(strstr(msg, "g.cfg:6:5: error: Times: ") &&
+                      strstr(msg, "the left operand must be a parameter or constant"),
+                  "%s", msg);
+    /* a criterion compares equal dimensions */
+    msg = bs_error_of(IO "W = Parameter (3, 3)\nz = W * features\n" CE("z"));
+    ck_assert_str_eq(msg, "g.cfg:6:6: error: CrossEntropyWithSoftmax: operands of shapes "
+                          "[4 x samples] and [3 x samples]: a criterion compares two per-sample "
+                          "operands of equal dimension (labels first)");
+    /* a dimension nothing fixes */
+    msg = bs_error_of(IO WB "u = Parameter (4, Inferred)\nz = W * features + u\n" CE("z"));
+    ck_assert_msg(strstr(msg, "g.cfg:6:5: error: Parameter u: its dimensions could not be "
+                              "inferred"),
+                  "%s", msg);
+    msg = bs_error_of(IO WB "u = Parameter (Inferred, 1)\nz = W * features + Tanh (u)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "g.cfg:7:20: error: Tanh: the input's dimension is not known"), "%s",
+                  msg);
+    /* an unused definition is never evaluated (lazy, as in CNTK): no error */
+    struct nn_config cfg;
+    struct pt_err e = {0};
+    ck_assert_int_eq(
+        parse_bs(IO WB "u = Parameter (Inferred, 1)\nz = W * features + b\n" CE("z"), &cfg, &e), 0);
+}
+END_TEST
+
+START_TEST(criterion_errors)
+{
+    /* the first operand of a criterion must be an Input (the labels) */
+    const char *msg = bs_error_of(IO WB "z = W * features\n"
+                                        "ce = CrossEntropyWithSoftmax (z, labels)\n"
+                                        "criterionNodes = (ce)\n");
+    ck_assert_msg(strstr(msg, "g.cfg:7:6: ") && strstr(msg, "CrossEntropyWithSoftmax"), "%s", msg);
+    ck_assert_str_eq(msg, "g.cfg:7:6: error: CrossEntropyWithSoftmax: the first operand (labels) "
+                          "must be an Input node, got Times");
+    msg = bs_error_of(IO WB "z = W * features + b\nce = CrossEntropyWithSoftmax (labels, z)\n"
+                            "err = SquareError (Tanh (labels), z)\n"
+                            "criterionNodes = (ce)\nevaluationNodes = (err)\n");
+    ck_assert_msg(strstr(msg, "g.cfg:8:7: error: SquareError: the first operand (labels) must be "
+                              "an Input node, got Tanh"),
+                  "%s", msg);
+    /* criterionNodes must name a criterion */
+    msg = bs_error_of(IO WB "z = W * features + b\ncriterionNodes = (z)\n");
+    ck_assert_msg(strstr(msg, "criterionNodes: 'z' is a Plus node, not a criterion"), "%s", msg);
+    /* a criterion is not an operand */
+    msg = bs_error_of(IO WB "z = W * features + b\nce = CrossEntropyWithSoftmax (labels, z)\n"
+                            "x = Tanh (ce)\ncriterionNodes = (ce)\noutputNodes = (x)\n");
+    ck_assert_msg(strstr(msg, "a criterion (CrossEntropyWithSoftmax) is used as an operand"), "%s",
+                  msg);
+    /* no criterion at all */
+    msg = bs_error_of(IO WB "z = W * features + b\n");
+    ck_assert_msg(strstr(msg, "the network has no criterionNodes"), "%s", msg);
+}
+END_TEST
+
+/* Inputs are bound by name: a missing one and one of another dimension are errors that
+ * name the Input's definition. */
+START_TEST(input_binding_errors)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b, IO WB "z = W * features + b\n" CE("z"), 1);
+    struct minibatch mb = {0};
+    uint64_t rng = 3;
+    struct nn_stats st;
+    struct pt_err e = {0};
+    fill_input(&mb, "features", 3, 4, 1, NULL, 0, &rng);
+    pt_err_clear(&e);
+    ck_assert_int_eq(nn_train_step(net, &mb, 0.0f, &st, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "g.cfg:3:10: error: the network's Input 'labels' has no reader input "
+                            "of that name (dim 4)");
+    fill_input(&mb, "labels", 5, 4, 1, NULL, 1, &rng);
+    pt_err_clear(&e);
+    ck_assert_int_eq(nn_evaluate(net, &mb, &st, &e), PT_EUSER);
+    ck_assert_msg(strstr(e.msg, "the network's Input 'labels' has dimension 4, the reader's input "
+                                "'labels' dim 5"),
+                  "%s", e.msg);
+    fill_input(&mb, "labels", 4, 4, 1, NULL, 1, &rng);
+    ck_assert_int_eq(nn_evaluate(net, &mb, &st, &e), 0);
+    ck_assert_uint_eq(st.samples, 4);
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
+void graph_value_tests(TCase *tc)
+{
+    tcase_add_test(tc, values_sigmoid_square_logistic);
+    tcase_add_test(tc, values_softmax_ce_errors);
+    tcase_add_test(tc, values_elementwise);
+    tcase_add_test(tc, inferred_dimensions);
+    tcase_add_test(tc, shape_errors);
+    tcase_add_test(tc, criterion_errors);
+    tcase_add_test(tc, input_binding_errors);
+}
