@@ -5,7 +5,7 @@ TEST_LIBS = $(PT_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/test_bs_parse tests/test_cfg tests/test_cfg_files tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/test_fuzz_regress \
 	tests/test_fuzz_regress_ctf
-tests_test_bs_parse_SOURCES = tests/test_bs_parse.c tests/testutil.h
+tests_test_bs_parse_SOURCES = tests/test_bs_parse.c tests/test_bs_parse_errors.c tests/test_bs_parse.h tests/testutil.h
 tests_test_bs_parse_CFLAGS = $(TEST_CFLAGS)
 tests_test_bs_parse_LDADD = $(TEST_LIBS)
 tests_test_cfg_SOURCES = tests/test_cfg.c tests/testutil.h
