@@ -223,7 +223,8 @@ START_TEST(own_gemm_matches_double_reference)
         return;
     }
     static const int shapes[][3] = {{32, 12, 1},    {1, 1, 1},     {33, 13, 257}, {300, 30, 300},
-                                    {8, 3080, 260}, {512, 25, 10}, {77, 45, 600}, {50, 7, 40}};
+                                    {8, 3080, 260}, {512, 25, 10}, {77, 45, 600}, {50, 7, 40},
+                                    {10, 256, 512}, {31, 40, 3}};
     struct cpu_gemm *g = cpu_gemm_new();
     ck_assert_ptr_nonnull(g);
     uint64_t s = 7;

@@ -130,7 +130,7 @@ static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int 
         }
         return;
     }
-    if (b->impl && m >= 32) { /* below, most of an MR = 32 row tile would be padding */
+    if (b->impl && (m >= 32 || n >= 32)) { /* a short, narrow C: OpenBLAS's overhead is less */
         cpu_gemm_run(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx, beta,
                      c, ldc);
         return;
