@@ -204,9 +204,13 @@ int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibat
         uint32_t seq = seqs[s];
         rc = get_chunk(r, r->ix.seq_chunk[seq], &c, e);
         size_t local = seq - r->ix.chunk_first[r->ix.seq_chunk[seq]];
-        for (int i = 0; rc == 0 && i < ni; i++)
-            if (c->rows[local * (size_t)ni + (size_t)i] > steps[i])
-                steps[i] = c->rows[local * (size_t)ni + (size_t)i];
+        for (int i = 0; rc == 0 && i < ni; i++) {
+            size_t at = local * (size_t)ni + (size_t)i;
+            if (c->rows[at] > steps[i])
+                steps[i] = c->rows[at];
+            if (!r->in[i].sparse) /* samples come in random order: ask for the rows now */
+                dense_store_prefetch(&c->dense[i], c->row0[at], c->rows[at]);
+        }
         mb->samples += r->ix.seq_samples[seq];
     }
     for (int i = 0; rc == 0 && i < ni; i++) {

@@ -128,6 +128,15 @@ void dense_store_seal(struct dense_store *s)
     }
 }
 
+void dense_store_prefetch(const struct dense_store *s, size_t row, size_t n)
+{
+    const char *p =
+        s->val ? (const char *)(s->val + row * s->dim) : (const char *)(s->code + row * s->dim);
+    size_t bytes = n * s->dim * (s->val ? sizeof *s->val : sizeof *s->code);
+    for (size_t off = 0; off < bytes; off += 64)
+        __builtin_prefetch(p + off);
+}
+
 void dense_store_row(const struct dense_store *s, size_t row, float *out)
 {
     size_t dim = s->dim;

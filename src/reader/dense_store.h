@@ -33,6 +33,8 @@ int dense_store_append(struct dense_store *s, const float *v, size_t rows, struc
 /* No more appends: drop the hash and spare capacity. */
 void dense_store_seal(struct dense_store *s);
 /* Row `row` as dim floats into out. */
+/* A hint that rows [row, row + n) will be read soon (fetched into the cache). */
+void dense_store_prefetch(const struct dense_store *s, size_t row, size_t n);
 void dense_store_row(const struct dense_store *s, size_t row, float *out);
 /* Bytes held for the rows (for tests and traces). */
 size_t dense_store_bytes(const struct dense_store *s);
