@@ -151,6 +151,7 @@ static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, stru
         char *text = NULL;
         size_t len = 0;
         int problems = 0;
+        int own = backend_cpu_own_gemm(); /* before the note, which it may measure */
         FILE *f = open_memstream(&text, &len);
         if (!f)
             return pt_err_set(e, PT_ENOMEM, "error: out of memory");
@@ -160,10 +161,10 @@ static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, stru
             pt_log_printf(log,
                           "Configuration (merged, variables resolved, with origins):\n%s"
                           "Using %d BLAS thread%s per rank (%d rank%s on this node); matrix "
-                          "products: %s\n",
+                          "products: %s%s\n",
                           text, n, n == 1 ? "" : "s", comm_local_size(comm),
                           comm_local_size(comm) == 1 ? "" : "s",
-                          backend_cpu_own_gemm() ? "partrain's AVX-512 kernel" : "OpenBLAS");
+                          own ? "partrain's AVX-512 kernel" : "OpenBLAS", backend_cpu_gemm_note());
         free(text);
     }
     return rc;

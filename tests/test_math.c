@@ -184,8 +184,9 @@ START_TEST(gemm_all_transposes)
 }
 END_TEST
 
-/* cpuGemm=auto's rule (cpu_gemm.h), on every machine: the own kernel only on an AVX-512 CPU
- * with one BLAS thread whose OpenBLAS kernel is an AVX2 one (pinned or not detected). */
+/* cpuGemm=auto's rule (cpu_gemm.h), on every machine: the own kernel on an AVX-512 CPU with
+ * one BLAS thread whose OpenBLAS kernel is not an AVX-512 one (pinned, or the CPU not known
+ * to OpenBLAS), a measurement (2) where it is one, OpenBLAS otherwise. */
 START_TEST(auto_gemm_rule)
 {
     static const struct {
@@ -195,8 +196,9 @@ START_TEST(auto_gemm_rule)
     } cases[] = {
         {1, "Haswell", 1, 1},    {1, "Zen", 1, 1},
         {1, NULL, 1, 1},         {1, "", 1, 1},
-        {1, "SkylakeX", 1, 0},   {1, "SKYLAKEX", 1, 0},
-        {1, "Cooperlake", 1, 0}, {1, "sapphirerapids", 1, 0},
+        {1, "SkylakeX", 1, 2},   {1, "SKYLAKEX", 1, 2},
+        {1, "Cooperlake", 1, 2}, {1, "sapphirerapids", 1, 2},
+        {1, "Prescott", 1, 1},   {1, "SkylakeX", 2, 0},
         {1, "Haswell", 2, 0},    {0, "Haswell", 1, 0},
         {0, "Zen", 1, 0},        {0, NULL, 1, 0},
     };
@@ -209,6 +211,7 @@ START_TEST(auto_gemm_rule)
     ck_assert_int_eq(backend_cpu_set_gemm(CPU_GEMM_AUTO, &err), 0);
     if (!cpu_gemm_supported())
         ck_assert(!backend_cpu_own_gemm());
+    ck_assert_str_eq(backend_cpu_gemm_note(), ""); /* nothing measured yet, or nothing to say */
 }
 END_TEST
 

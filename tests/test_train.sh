@@ -114,6 +114,11 @@ if grep -qw avx512f /proc/cpuinfo; then
         no "cpuGemm=avx512 and openblas train differently: $(paste ob.txt own.txt | tr '\n' ' ')"
     fi
     cmp -s ob.txt own.txt && echo "# (bit-identical losses)" || echo "# losses: $(paste ob.txt own.txt | tr '\n' ' ')"
+    # auto against an AVX-512 OpenBLAS kernel measures both and says so
+    # shellcheck disable=SC2086
+    expect 0 env OPENBLAS_CORETYPE=SkylakeX "$T" configFile=t.cfg $wide train.modelPath=auto/m.dnn
+    has "$tmp/err" "(measured at start-up: "
+    has "$tmp/err" " GFLOP/s against OpenBLAS SkylakeX "
 else
     # shellcheck disable=SC2086
     expect 1 "$T" configFile=t.cfg $wide train.modelPath=own/m.dnn cpuGemm=avx512

@@ -63,7 +63,7 @@ int cpu_gemm_auto_own(int has_avx512, const char *corename, int threads)
         return 0;
     for (size_t i = 0; corename && i < sizeof avx512_kernels / sizeof avx512_kernels[0]; i++)
         if (strcasecmp(corename, avx512_kernels[i]) == 0)
-            return 0;
+            return 2;
     return 1;
 }
 

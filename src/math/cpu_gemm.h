@@ -1,14 +1,15 @@
 /* partrain's own single-thread sgemm for CPUs with AVX-512F (cpu_gemm.c).
  *
  * OpenBLAS picks its kernel from the CPU it detects, or from OPENBLAS_CORETYPE when the
- * environment pins it. On an AVX-512 CPU whose OpenBLAS kernel is an AVX2 one (pinned to
- * Haswell, or a CPU newer than the OpenBLAS build, which then takes its Zen or Haswell
- * kernel) this kernel runs 1.6-1.9x OpenBLAS at the MLP's shapes; against OpenBLAS's own
- * AVX-512 kernels (SkylakeX, Cooperlake, SapphireRapids) it is level or slower (measured:
- * bench/RESULTS.md). So cpuGemm=auto (the default) uses it only when the CPU has AVX-512F,
- * BLAS runs on one thread (numCPUThreads=1, a rank per core) and OpenBLAS's kernel is not
- * one of its AVX-512 kernels: cpu_gemm_auto_own. cpuGemm=openblas always uses OpenBLAS,
- * cpuGemm=avx512 always this kernel. */
+ * environment pins it. On an AVX-512 CPU whose OpenBLAS kernel is not an AVX-512 one
+ * (pinned to Haswell, or a CPU newer than the OpenBLAS build, which then takes its Zen,
+ * Haswell or even Prescott kernel) this kernel runs 1.6-4.7x OpenBLAS at the MLP's shapes;
+ * against OpenBLAS's own AVX-512 kernels (SkylakeX, Cooperlake, SapphireRapids) it is
+ * level, a few per cent either way depending on the CPU (bench/RESULTS.md). So
+ * cpuGemm=auto (the default) takes OpenBLAS without AVX-512F or with several BLAS threads,
+ * this kernel where OpenBLAS's is not an AVX-512 one, and where it is, whichever of the two
+ * measures faster at start-up (cpu_backend.c: a few milliseconds on the MLP's shapes).
+ * cpuGemm=openblas always uses OpenBLAS, cpuGemm=avx512 always this kernel. */
 #ifndef PT_MATH_CPU_GEMM_H
 #define PT_MATH_CPU_GEMM_H
 
@@ -19,10 +20,10 @@ enum cpu_gemm_mode { CPU_GEMM_AUTO, CPU_GEMM_OPENBLAS, CPU_GEMM_AVX512 };
 /* Does this CPU (and this build) run the kernel? */
 int cpu_gemm_supported(void);
 
-/* cpuGemm=auto's rule: whether to use this kernel on a CPU with (has_avx512) or without
- * AVX-512F, given OpenBLAS's kernel name (openblas_get_corename(); NULL or "" when
- * unknown: then only the CPU decides) and its thread count (threads > 1: OpenBLAS's
- * threads beat one core). Pure, so the rule is tested on every machine. */
+/* cpuGemm=auto's rule: 0 (OpenBLAS), 1 (this kernel) or 2 (measure both) on a CPU with
+ * (has_avx512) or without AVX-512F, given OpenBLAS's kernel name (openblas_get_corename();
+ * NULL or "" when unknown: then only the CPU decides) and its thread count (threads > 1:
+ * OpenBLAS's threads beat one core). Pure, so the rule is tested on every machine. */
 int cpu_gemm_auto_own(int has_avx512, const char *corename, int threads);
 
 /* Packing buffers for one backend; NULL when out of memory. */
