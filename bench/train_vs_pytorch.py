@@ -4,12 +4,19 @@
     /usr/bin/python3 bench/train_vs_pytorch.py [--quick]
 
 Runs in one invocation, on this machine, with the same data and hyper-parameters:
-  1. bench/sgemm_peak 1            OpenBLAS's single-thread sgemm rate (the bound);
+  1. bench/sgemm_peak 1            the single-thread sgemm rates at the MLP's shapes (the
+                                   bound): OpenBLAS's detected kernel and partrain's own;
   2. trainer on configs/fashion-mlp.cfg and fashion-lstm.cfg, numCPUThreads=1, 2 epochs;
      throughput = samples of epoch 2 / its epochTime (epoch 1 also parses the text);
   3. bench/pytorch_ref.py mlp|lstm (Debian python3-torch, 1 thread).
-Prints samples/s, the ratio partrain / PyTorch, peak RSS of each process (wait4) and
-GFLOP/s against the sgemm bound. Needs a built tree and data/fashion-mnist (setup.sh)."""
+OPENBLAS_CORETYPE is removed for every run, so both sides use the kernel OpenBLAS detects.
+Where that is not OpenBLAS's best here (an AVX-512 CPU that OpenBLAS 0.3.21 does not know
+falls back to an AVX2 or even its SSE3 Prescott kernel), PyTorch and sgemm_peak also run
+with OpenBLAS forced to each of its AVX-512 kernels, labelled; the bound and the ratios
+are then also given against the fastest of those, the reference at its best. If the
+environment pinned a kernel, that pinned PyTorch run is reported beside, labelled too.
+Prints samples/s, the ratios, peak RSS of each process (wait4) and GFLOP/s against the
+bound. Needs a built tree and data/fashion-mnist (setup.sh)."""
 import os
 import re
 import sys
@@ -23,17 +30,28 @@ _MLP_W = 784 * 512 + 512 * 512 + 512 * 10
 _LSTM_STEP = 4 * 128 * (28 + 128)                      # stacked gates: Wx x + Wh h
 FLOP = {"mlp": 2.0 * (2 * _MLP_W + 512 * 512 + 512 * 10),
         "lstm": 2.0 * (28 * (2 * _LSTM_STEP + 4 * 128 * 128) + 2 * 128 * 10 + 128 * 10)}
+AVX512_KERNELS = ("SkylakeX", "Cooperlake")  # OpenBLAS 0.3.21's, for OPENBLAS_CORETYPE
 
 
-def sgemm_peak():
-    code, out, _ = run([f"{HERE}/bench/sgemm_peak", "1"])
+def clean_env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    env.update(extra)
+    return env
+
+
+def sgemm_peak(coretype=None):
+    """(kernel name, best OpenBLAS rate, best own rate or None) at the MLP's shapes."""
+    env = clean_env(**({"OPENBLAS_CORETYPE": coretype} if coretype else {}))
+    code, out, _ = run([f"{HERE}/bench/sgemm_peak", "1"], env)
     if code:
         sys.exit(f"sgemm_peak failed:\n{out}")
-    print(out.rstrip())
+    print(out.rstrip() if not coretype else
+          f"(OpenBLAS forced to {coretype}:)\n" + "\n".join(out.splitlines()[1:]))
+    kernel = re.search(r"\(kernel (\S+),", out).group(1)
     lines = out.splitlines()[2:]  # the MLP's shapes (after the header and the square)
     ob = max(float(m) for l in lines for m in re.findall(r"OpenBLAS +(\d+\.\d+)", l))
     own = [float(m) for l in lines for m in re.findall(r"partrain +(\d+\.\d+)", l)]
-    return ob, max(own) if own else None
+    return kernel, ob, max(own) if own else None
 
 
 def trainer(model, quick, gemm):
@@ -43,40 +61,64 @@ def trainer(model, quick, gemm):
            f"ModelDir={model_dir}", f"cpuGemm={gemm}"]
     if quick:
         cmd.append("train.SGD.epochSize=15360")
-    code, out, rss = run(cmd)
+    code, out, rss = run(cmd, clean_env())
     if code:
         sys.exit(f"trainer failed:\n{out}")
     m = re.search(r"Finished Epoch\[ 2 of 2\]: .*?\* (\d+);.*epochTime=([0-9.e+-]+)s", out)
     return int(m.group(1)) / float(m.group(2)), rss
 
 
-def pytorch(model, quick):
+def pytorch(model, quick, coretype=None):
     steps = {"mlp": 60 if quick else 200, "lstm": 20 if quick else 100}[model]
-    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    env = clean_env(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+                    **({"OPENBLAS_CORETYPE": coretype} if coretype else {}))
     code, out, rss = run(["/usr/bin/python3", f"{HERE}/bench/pytorch_ref.py", model, str(steps)], env)
     if code:
         sys.exit(f"pytorch_ref failed:\n{out}")
     return float(out.split()[1]), rss
 
 
+def has_avx512():
+    with open("/proc/cpuinfo") as f:
+        return " avx512f" in f.read()
+
+
 def main():
     quick = "--quick" in sys.argv
-    peak, own_peak = sgemm_peak()
-    print(f"OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', '(unset)')}; "
-          f"sgemm bound at the MLP's shapes: OpenBLAS {peak:.1f} GFLOP/s"
-          + (f", partrain's kernel {own_peak:.1f} GFLOP/s" if own_peak else ""))
-    print(f"{'model':6} {'cpuGemm':8} {'partrain/s':>11} {'PyTorch/s':>10} {'ratio':>6} "
-          f"{'RSS MiB':>8} {'PyTorch MiB':>11} {'RSS ratio':>9} {'GFLOP/s':>8} "
-          f"{'% OpenBLAS':>10} {'% own':>6}")
+    pinned = os.environ.get("OPENBLAS_CORETYPE")
+    kernel, peak, own_peak = sgemm_peak()
+    forced = []  # (kernel, its bound) where the detected kernel is not OpenBLAS's best here
+    if has_avx512() and kernel.lower() not in ("skylakex", "cooperlake", "sapphirerapids"):
+        for k in AVX512_KERNELS:
+            got, ob, _ = sgemm_peak(k)
+            if got.lower() == k.lower():
+                forced.append((k, ob))
+    best_peak = max([peak] + [ob for _, ob in forced] + ([own_peak] if own_peak else []))
+    print(f"OPENBLAS_CORETYPE: {'was ' + pinned + ', removed' if pinned else 'unset'} for every "
+          f"run; OpenBLAS detects its {kernel} kernel")
+    print(f"sgemm bound at the MLP's shapes: OpenBLAS {kernel} {peak:.1f} GFLOP/s"
+          + "".join(f", OpenBLAS forced to {k} {ob:.1f}" for k, ob in forced)
+          + (f", partrain's kernel {own_peak:.1f}" if own_peak else "")
+          + f"; best {best_peak:.1f}")
+    refs = [("detected", None)] + [(f"forced {k}", k) for k, _ in forced]
+    if pinned:
+        refs.append((f"pinned {pinned}", pinned))
     for model in ("mlp", "lstm"):
-        ref, ref_rss = pytorch(model, quick)
+        ref = {label: pytorch(model, quick, k) for label, k in refs}
+        for label, (sps, rss) in ref.items():
+            print(f"{model:5} PyTorch, OpenBLAS {label:18} {sps:9.1f} samples/s  peak RSS "
+                  f"{rss / 1024:6.1f} MiB")
+        best_label = max(ref, key=lambda l: ref[l][0])
+        best, best_rss = ref[best_label]
         for gemm in ("auto", "openblas"):
             ours, rss = trainer(model, quick, gemm)
             gflops = ours * FLOP[model] / 1e9
-            own = f"{100 * gflops / own_peak:5.1f}%" if own_peak else "     -"
-            print(f"{model:6} {gemm:8} {ours:11.1f} {ref:10.1f} {ours / ref:5.2f}x {rss / 1024:8.1f} "
-                  f"{ref_rss / 1024:11.1f} {rss / ref_rss:8.2f}x {gflops:8.1f} "
-                  f"{100 * gflops / peak:9.1f}% {own}")
+            print(f"{model:5} partrain cpuGemm={gemm:9} {ours:9.1f} samples/s  peak RSS "
+                  f"{rss / 1024:6.1f} MiB  {gflops:6.1f} GFLOP/s = {100 * gflops / best_peak:5.1f}% "
+                  f"of the best bound ({100 * gflops / peak:5.1f}% of OpenBLAS {kernel}'s)")
+            print(f"      ratio {ours / ref['detected'][0]:5.2f}x PyTorch (OpenBLAS detected), "
+                  f"{ours / best:5.2f}x PyTorch at its best (OpenBLAS {best_label}); "
+                  f"RSS {rss / best_rss:4.2f}x")
 
 
 if __name__ == "__main__":
