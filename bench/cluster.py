@@ -26,7 +26,10 @@ For each host count and rate, in one invocation:
                            rule and minibatch) with fp32, the fp16 hook, PowerSGD (ddppsgd is
                            not in the default list: Debian 12's python3-torch 1.13.1 fails
                            in the PowerSGD hook over gloo, "enforce fail at pair.cc:510
-                           op.preamble.length <= op.nbytes", also on one host)
+                           op.preamble.length <= op.nbytes", also on one host);
+                  ddpx, ddp16x: the same with OpenBLAS forced to SkylakeX in DDP's
+                           workers, added by default on an AVX-512 CPU where OpenBLAS detects a
+                           slower kernel (PyTorch at its best there)
   epoch time      the fastest epoch's training time (partrain: the epochTime of its
                   Finished Epoch lines; DDP: barrier to barrier)
                   At shaped rates one partial epoch is timed: its first --shaped-fraction
@@ -74,7 +77,13 @@ CONFIGS = {
     "ma": ("configs/fashion-mlp-ma.cfg", []),
     "asgd": ("configs/fashion-mlp-asgd.cfg", []),
 }
-HOOKS = {"ddp": "none", "ddp16": "fp16", "ddppsgd": "powersgd"}
+HOOKS = {"ddp": "none", "ddp16": "fp16", "ddppsgd": "powersgd",
+         "ddpx": "none", "ddp16x": "fp16", "ddppsgdx": "powersgd"}
+# ddpx, ddp16x, ddppsgdx: the same with OpenBLAS forced to its SkylakeX kernel in DDP's
+# workers: PyTorch at its best where OpenBLAS detects a slower kernel (an AVX-512 CPU newer
+# than Debian's OpenBLAS 0.3.21, which falls back to Prescott); added to the default list
+# on such CPUs
+FORCED_KERNEL = "SkylakeX"
 SYSCTLS = ["net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
            "net.core.rmem_max", "net.core.wmem_max"]
 
@@ -165,11 +174,24 @@ def ddp(cl, method, epochs, target, fraction):
     cmd = ["/usr/bin/python3", os.path.join(HERE, "bench", "ddp_ref.py"), "--nproc", str(cl.ranks),
            "--epochs", str(epochs), "--bind", "none", "--target", str(target), "--hook", HOOKS[method],
            "--cluster-hosts", str(cl.hosts), "--max-minibatches", str(mbs)]
-    _, out = sh(cmd, cl.env)
+    _, out = sh(cmd, dict(cl.env, OPENBLAS_CORETYPE=FORCED_KERNEL) if method.endswith("x") else cl.env)
     r = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
     full = -(-60000 // 256)
     return {"epochs": [{"epoch": e["epoch"], "seconds": e["seconds"] * full / e.get("minibatches", full),
                         "test_accuracy": e["test_accuracy"] if not mbs else None} for e in r["epochs"]]}
+
+
+DEFAULT_METHODS = "dp32,dp32mpi,dp32ovl,dp1,bmuf,ma,asgd,ddp,ddp16"
+
+
+def slow_openblas_kernel():
+    """An AVX-512 CPU on which OpenBLAS detects one of its non-AVX-512 kernels."""
+    with open("/proc/cpuinfo") as f:
+        if " avx512f" not in f.read():
+            return False
+    _, out = sh([os.path.join(HERE, "trainer"), "--version"], env(), check=False)
+    m = re.search(r"\(kernel (\S+),", out)
+    return bool(m) and m.group(1).lower() not in ("skylakex", "cooperlake", "sapphirerapids")
 
 
 def reached(eps, target):
@@ -189,7 +211,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--hosts", default="2,4")
     ap.add_argument("--rates", default="unshaped,1gbit,100mbit")
-    ap.add_argument("--methods", default="dp32,dp32mpi,dp32ovl,dp1,bmuf,ma,asgd,ddp,ddp16")
+    ap.add_argument("--methods", default=DEFAULT_METHODS)
     ap.add_argument("--slots", type=int, default=1, help="ranks per host")
     ap.add_argument("--hier-rates", default="unshaped,1gbit",
                     help="also 2 hosts x 2 ranks at these rates ('' = not)")
@@ -208,6 +230,9 @@ def main():
         if m not in CONFIGS and m not in HOOKS:
             sys.exit(f"unknown method {m}")
     pinned = os.environ.pop("OPENBLAS_CORETYPE", None)  # both sides run OpenBLAS's own choice
+    if a.methods == DEFAULT_METHODS and slow_openblas_kernel():
+        methods += ["ddpx", "ddp16x"]
+        a.hier_methods += ",ddpx"
     print(f"bench/cluster.py: OPENBLAS_CORETYPE unset for every run (the environment "
           f"{'pinned ' + pinned if pinned else 'did not pin it'}), {os.cpu_count()} cores; "
           f"[other load] = cores kept busy by anything but these runs, network softirq included", flush=True)

@@ -8,7 +8,8 @@
 #       RATE shapes each host's egress (tc tbf, e.g. 1gbit), DELAY adds latency (netem,
 #       e.g. 1ms); prints PT_CLUSTER_DIR=... (export it for the other sub-commands)
 #   cluster.sh mpiexec ARGS...     mpiexec from h1 over the hostfile (every host, 2 slots
-#       each unless PT_CLUSTER_SLOTS says otherwise), rsh agent = nsenter, TCP only
+#       each unless PT_CLUSTER_SLOTS says otherwise), rsh agent = nsenter; TCP between
+#       hosts, shared memory within one (PT_CLUSTER_BTL), waiting ranks yield their core
 #   cluster.sh exec HOST CMD...    run CMD on HOST (its network and hostname)
 #   cluster.sh kill-host HOST      SIGKILL every process on HOST (the host stays up)
 #   cluster.sh stop-host HOST      kill-host, then take HOST down (its namespace goes)
@@ -203,13 +204,18 @@ cmd_up() {
 cmd_mpiexec() {
     state
     p=$(pid_of h1) || exit 1
-    # Every rank on TCP (self for itself), both the runtime (oob) and MPI traffic on the
-    # bridge's subnet. One-sided windows (DataParallelASGD's store): osc/sm cannot span
-    # hosts, osc/rdma needs RDMA hardware and osc/pt2pt MPI_THREAD_MULTIPLE, so UCX's
-    # osc over its TCP transport. exec: a signal to this script reaches timeout, then mpiexec.
+    # Ranks of different hosts over TCP, ranks of one host over shared memory (vader), as
+    # on a real cluster; both the runtime (oob) and MPI traffic on the bridge's subnet.
+    # The simulated hosts share this machine's cores, so a waiting rank yields its core
+    # (mpi_yield_when_idle) instead of spinning on it while the rank it waits for cannot
+    # run; PT_CLUSTER_BTL / PT_CLUSTER_YIELD=0 change that. One-sided windows
+    # (DataParallelASGD's store): osc/sm cannot span hosts, osc/rdma needs RDMA hardware
+    # and osc/pt2pt MPI_THREAD_MULTIPLE, so UCX's osc over its TCP transport. exec: a
+    # signal to this script reaches timeout, then mpiexec.
     exec timeout -k 5 "${PT_CLUSTER_TIMEOUT:-900}" nsenter -t "$p" --net --uts -- \
         "${MPIEXEC:-mpiexec}" --hostfile "$dir/hostfile" --mca plm_rsh_agent "$dir/agent" \
-        --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include "$net.0/24" \
+        --mca pml ob1 --mca btl "${PT_CLUSTER_BTL:-tcp,vader,self}" \
+        --mca mpi_yield_when_idle "${PT_CLUSTER_YIELD:-1}" --mca btl_tcp_if_include "$net.0/24" \
         --mca oob_tcp_if_include "$net.0/24" \
         --mca osc ucx -x UCX_TLS=tcp,self -x UCX_NET_DEVICES=eth0 "$@"
 }
