@@ -8,6 +8,11 @@ output) stay light; the PyTorch references import torch themselves.
   load_fashion(split)   Fashion-MNIST from Debian's idx files, as the trainer's CTF holds it
   openblas_loaded()     kernel, thread count and build of the OpenBLAS this process mapped
   coretype_env()        OPENBLAS_CORETYPE as set in the environment (never overridden)
+  clean_env(coretype, **extra)  os.environ without OPENBLAS_CORETYPE (OpenBLAS detects its
+                        kernel), or with it set to coretype; plus extra variables
+  slow_kernel(kernel)   whether OpenBLAS's kernel KERNEL is a fallback on an AVX-512 CPU
+                        (not one of its AVX-512 kernels): then a reference on it is not at
+                        its best, and the drivers also run it forced to FORCE_KERNELS
   Foreign()             CPU time other processes (not ours, not our children) used meanwhile"""
 import ctypes
 import gzip
@@ -69,6 +74,24 @@ def openblas_loaded(set_threads=None):
 
 def coretype_env():
     return os.environ.get("OPENBLAS_CORETYPE", "(unset: detected)")
+
+
+AVX512_KERNELS = ("skylakex", "cooperlake", "sapphirerapids")  # OpenBLAS's names, lower case
+FORCE_KERNELS = ("SkylakeX", "Cooperlake")  # the ones OpenBLAS 0.3.21 can be forced to
+
+
+def clean_env(coretype=None, **extra):
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
+    if coretype:
+        env["OPENBLAS_CORETYPE"] = coretype
+    env.update(extra)
+    return env
+
+
+def slow_kernel(kernel):
+    with open("/proc/cpuinfo") as f:
+        avx512 = " avx512f" in f.read()
+    return avx512 and kernel.lower() not in AVX512_KERNELS
 
 
 def _busy_seconds():

@@ -83,7 +83,7 @@ HOOKS = {"ddp": "none", "ddp16": "fp16", "ddppsgd": "powersgd",
 # workers: PyTorch at its best where OpenBLAS detects a slower kernel (an AVX-512 CPU newer
 # than Debian's OpenBLAS 0.3.21, which falls back to Prescott); added to the default list
 # on such CPUs
-FORCED_KERNEL = "SkylakeX"
+FORCED_KERNEL = benchlib.FORCE_KERNELS[0]
 SYSCTLS = ["net.ipv4.tcp_slow_start_after_idle", "net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem",
            "net.core.rmem_max", "net.core.wmem_max"]
 
@@ -186,12 +186,9 @@ DEFAULT_METHODS = "dp32,dp32mpi,dp32ovl,dp1,bmuf,ma,asgd,ddp,ddp16"
 
 def slow_openblas_kernel():
     """An AVX-512 CPU on which OpenBLAS detects one of its non-AVX-512 kernels."""
-    with open("/proc/cpuinfo") as f:
-        if " avx512f" not in f.read():
-            return False
     _, out = sh([os.path.join(HERE, "trainer"), "--version"], env(), check=False)
     m = re.search(r"\(kernel (\S+),", out)
-    return bool(m) and m.group(1).lower() not in ("skylakex", "cooperlake", "sapphirerapids")
+    return bool(m) and benchlib.slow_kernel(m.group(1))
 
 
 def reached(eps, target):

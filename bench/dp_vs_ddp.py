@@ -52,23 +52,13 @@ import benchlib
 from benchlib import HERE
 
 TARGETS = {"ratio": 2.5, "tta": 2.0, "eff": 0.9}
-AVX512_KERNELS = ("skylakex", "cooperlake", "sapphirerapids")
 EPOCH_RE = re.compile(r"Finished Epoch\[\s*(\d+) of \d+\]: .*?\* (\d+);.*epochTime=([0-9.e+-]+)s")
 TEST_RE = re.compile(r"Final Results: .*?EvalClassificationError = ([0-9.e+-]+) \* (\d+)")
 AGG_RE = re.compile(r"Actual gradient aggregation time: ([0-9.e+-]+)")
 
 
-def clean_env(coretype=None):
-    """The environment without OPENBLAS_CORETYPE (both sides run the kernel OpenBLAS
-    detects), or with it set to coretype."""
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-    if coretype:
-        env["OPENBLAS_CORETYPE"] = coretype
-    return env
-
-
 def mpi_env():
-    return dict(clean_env(), OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+    return benchlib.clean_env(OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
 
 
 def mpiexec(n, bind):
@@ -127,7 +117,7 @@ def trainer_run(a, n, seed):
 def ddp_run(a, n, seed, coretype=None):
     cmd = ["/usr/bin/python3", f"{HERE}/bench/ddp_ref.py", "--nproc", str(n), "--epochs", str(a.epochs),
            "--bind", a.bind, "--target", str(a.target), "--seed", str(seed)]
-    code, out, _ = benchlib.run(cmd, clean_env(coretype))
+    code, out, _ = benchlib.run(cmd, benchlib.clean_env(coretype))
     if code:
         sys.exit(f"ddp_ref failed ({code}): {' '.join(cmd)}\n{out[-4000:]}")
     return json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
@@ -182,7 +172,7 @@ def main():
     if a.epochs < 2:
         ap.error("--epochs must be at least 2 (epoch 1 is not a steady-state epoch)")
 
-    code, version, _ = benchlib.run([a.trainer, "--version"], clean_env())
+    code, version, _ = benchlib.run([a.trainer, "--version"], benchlib.clean_env())
     cpu = re.search(r"cpu backend: (.*)", version)
     kernel = re.search(r"\(kernel (\S+),", version)
     kernel = kernel.group(1) if kernel else "?"
@@ -194,13 +184,11 @@ def main():
     # DDP at its best: where OpenBLAS detects a kernel that is not its best here (an AVX-512
     # CPU it does not know), DDP also runs with OpenBLAS forced to SkylakeX, labelled; and
     # with the environment's pinned kernel, if any
-    with open("/proc/cpuinfo") as f:
-        avx512 = " avx512f" in f.read()
     extra = []
     if a.ref_coretype:
         extra.append(a.ref_coretype)
-    elif avx512 and kernel.lower() not in AVX512_KERNELS:
-        extra.append("SkylakeX")
+    elif benchlib.slow_kernel(kernel):
+        extra.append(benchlib.FORCE_KERNELS[0])
     if pinned and pinned not in extra:
         extra.append(pinned)
 

@@ -22,7 +22,7 @@ import re
 import sys
 import tempfile
 
-from benchlib import HERE, run
+from benchlib import FORCE_KERNELS, HERE, clean_env, run, slow_kernel
 
 # GEMM flops per sample (2 per multiply-add): forward, weight gradients, and input
 # gradients of every layer but the first (nobody needs d/d input).
@@ -30,19 +30,9 @@ _MLP_W = 784 * 512 + 512 * 512 + 512 * 10
 _LSTM_STEP = 4 * 128 * (28 + 128)                      # stacked gates: Wx x + Wh h
 FLOP = {"mlp": 2.0 * (2 * _MLP_W + 512 * 512 + 512 * 10),
         "lstm": 2.0 * (28 * (2 * _LSTM_STEP + 4 * 128 * 128) + 2 * 128 * 10 + 128 * 10)}
-AVX512_KERNELS = ("SkylakeX", "Cooperlake")  # OpenBLAS 0.3.21's, for OPENBLAS_CORETYPE
-
-
-def clean_env(**extra):
-    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_CORETYPE"}
-    env.update(extra)
-    return env
-
-
 def sgemm_peak(coretype=None):
     """(kernel name, best OpenBLAS rate, best own rate or None) at the MLP's shapes."""
-    env = clean_env(**({"OPENBLAS_CORETYPE": coretype} if coretype else {}))
-    code, out, _ = run([f"{HERE}/bench/sgemm_peak", "1"], env)
+    code, out, _ = run([f"{HERE}/bench/sgemm_peak", "1"], clean_env(coretype))
     if code:
         sys.exit(f"sgemm_peak failed:\n{out}")
     print(out.rstrip() if not coretype else
@@ -70,17 +60,11 @@ def trainer(model, quick, gemm):
 
 def pytorch(model, quick, coretype=None):
     steps = {"mlp": 60 if quick else 200, "lstm": 20 if quick else 100}[model]
-    env = clean_env(OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
-                    **({"OPENBLAS_CORETYPE": coretype} if coretype else {}))
+    env = clean_env(coretype, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     code, out, rss = run(["/usr/bin/python3", f"{HERE}/bench/pytorch_ref.py", model, str(steps)], env)
     if code:
         sys.exit(f"pytorch_ref failed:\n{out}")
     return float(out.split()[1]), rss
-
-
-def has_avx512():
-    with open("/proc/cpuinfo") as f:
-        return " avx512f" in f.read()
 
 
 def main():
@@ -88,8 +72,8 @@ def main():
     pinned = os.environ.get("OPENBLAS_CORETYPE")
     kernel, peak, own_peak = sgemm_peak()
     forced = []  # (kernel, its bound) where the detected kernel is not OpenBLAS's best here
-    if has_avx512() and kernel.lower() not in ("skylakex", "cooperlake", "sapphirerapids"):
-        for k in AVX512_KERNELS:
+    if slow_kernel(kernel):
+        for k in FORCE_KERNELS:
             got, ob, _ = sgemm_peak(k)
             if got.lower() == k.lower():
                 forced.append((k, ob))
