@@ -8,8 +8,10 @@
  * reference), the engine at 32 bits (bucketed slices, no
  * backward pass to overlap with, so every slice starts at once), the engine with one
  * allreduce (overlapBackward=false; allReduceAlgorithm auto, then forced to mpi and to
- * ring, the ring with allReduceSegmentBytes = segment-bytes, default 65536), fp16, and
- * 1..16 bits. Each: best-of-rounds median
+ * ring, the ring with allReduceSegmentBytes = segment-bytes, default 0: automatic), fp16, and
+ * 1..16 bits. A call's time runs from a barrier to the barrier after it: until every rank
+ * holds the result (a rank that returns early waits for the others in the next step
+ * anyway; the barrier's own round trip is in every row alike). Each: best-of-rounds median
  * time per aggregation, ratio to the reference, and bytes this rank sent per aggregation
  * and their ratio to 32 bits. Prints the OpenBLAS core type (unused here) for the record. */
 #include <mpi.h>
@@ -54,6 +56,7 @@ static double measure(struct comm *c, struct engine *en, float *g, const float *
             MPI_Allreduce(MPI_IN_PLACE, g, (int)N, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
         else if (engine_after_backward(en, g, stats, &e))
             fprintf(stderr, "aggregation failed: %s\n", e.msg), exit(1);
+        MPI_Barrier(MPI_COMM_WORLD);
         t[r] = pt_now() - t0;
     }
     /* every rank reports the slowest rank's median */
@@ -106,7 +109,7 @@ int main(int argc, char **argv)
     if (!c)
         return fprintf(stderr, "%s\n", e.msg), 3;
     int rounds = argc > 1 ? atoi(argv[1]) : 200, rank = comm_rank(c);
-    long seg = argc > 2 ? atol(argv[2]) : 65536;
+    long seg = argc > 2 ? atol(argv[2]) : 0;
     float *g = malloc(N * sizeof *g), *src = malloc(N * sizeof *src);
     unsigned s = 12345u + (unsigned)rank;
     for (size_t i = 0; i < N; i++) {

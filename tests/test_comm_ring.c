@@ -67,6 +67,18 @@ void tc_ring(struct tctx *t)
     }
     int ok = ring_opts(t, COMM_ALG_RING, 0, 0, 0) && ring_sums(t, 70001);
     CHECK(ok, "ring sum, default segments");
+    /* the automatic segment: under the TCP eager limit that every rank's Open MPI reads
+     * (OMPI_MCA_btl_tcp_eager_limit in its environment, else 64 KiB), the ranks' smallest */
+    const char *env = getenv("OMPI_MCA_btl_tcp_eager_limit");
+    unsigned long long eager = env ? strtoull(env, NULL, 10) : 65536, want = 65536, all = 0;
+    if (eager - COMM_EAGER_MARGIN < want)
+        want = (eager - COMM_EAGER_MARGIN) & ~63ull;
+    MPI_Allreduce(&want, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
+    size_t seg = comm_ring_segment_bytes(t->c);
+    CHECK(seg == all && seg < eager, "automatic ring segment %zu bytes (eager limit %llu here, %llu expected)",
+          seg, eager, all);
+    ok = ring_opts(t, COMM_ALG_RING, 0, 0, 4096) && comm_ring_segment_bytes(t->c) == 4096;
+    CHECK(ok, "allReduceSegmentBytes given: that segment");
     /* hierarchical: reduce in the (faked) node, ring among the leaders, broadcast */
     ok = ring_opts(t, COMM_ALG_RING, 1, 2, 1024) && ring_sums(t, 4099) && ring_sums(t, 3);
     CHECK(ok, "hierarchical sum with the ring among the leaders");

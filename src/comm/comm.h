@@ -55,13 +55,19 @@ struct comm_options {
      * pipelined ring of comm_ring.c: reduce-scatter and allgather in segments, many in
      * flight; every rank ends with the same bits). */
     int algorithm;
-    /* Segment of the ring, in bytes (0: COMM_SEGMENT_BYTES). */
+    /* Segment of the ring, in bytes (0: automatic, see COMM_SEGMENT_BYTES). */
     size_t segment_bytes;
 };
 
 enum { COMM_ALG_AUTO = 0, COMM_ALG_MPI = 1, COMM_ALG_RING = 2 };
-/* The ring's default segment, and the smallest buffer auto sends through the ring. */
+/* The ring's largest automatic segment: Open MPI's TCP transport sends a message whose
+ * bytes and match header fit its eager limit (btl_tcp_eager_limit, 64 KiB by default) at
+ * once, a larger one only after a rendezvous round trip that waits behind the data queued
+ * on a busy link. The automatic segment is the smaller of this and the eager limit less
+ * COMM_EAGER_MARGIN (the header, 64 bytes measured, with room), as all ranks read it.
+ * And the smallest buffer auto sends through the ring. */
 #define COMM_SEGMENT_BYTES  ((size_t)64 << 10)
+#define COMM_EAGER_MARGIN   ((size_t)128)
 #define COMM_RING_MIN_BYTES ((size_t)256 << 10)
 
 /* Start MPI (MPI_Init_thread, FUNNELED) and return the world communicator; NULL with e
@@ -71,6 +77,8 @@ struct comm *comm_init(int *argc, char ***argv, struct pt_err *e);
 /* Set the options (collective: every rank must pass the same values; the node split is
  * recomputed when ranks_per_node changes). */
 int comm_set_options(struct comm *c, const struct comm_options *o, struct pt_err *e);
+/* The ring's segment in bytes: the option, or the automatic size all ranks agreed on. */
+size_t comm_ring_segment_bytes(const struct comm *c);
 
 int comm_rank(const struct comm *c);
 int comm_size(const struct comm *c);

@@ -34,6 +34,7 @@ struct comm {
     float *pack; /* bucket of comm_allreduce_list, pack_cap elements */
     size_t pack_cap;
     MPI_Comm ring;       /* duplicate of mc for the ring's messages */
+    size_t ring_segment; /* the ring's default segment in bytes (comm_ring_setup) */
     float *ring_scratch; /* two chunks of the ring's receives, ring_cap elements */
     size_t ring_cap;
 };
@@ -87,6 +88,9 @@ int comm_allreduce_float(struct comm *c, float *buf, size_t n, MPI_Op op, int fp
  * size and the scratch). */
 int comm_ring_sum(struct comm *c, MPI_Comm mc, float *buf, size_t n, const char *name,
                   struct pt_err *e);
+/* The ring's default segment (collective: every rank ends with the smallest any rank
+ * found): just under Open MPI's TCP eager limit, read through the MPI tool interface. */
+int comm_ring_setup(struct comm *c, struct pt_err *e);
 /* Whether a float sum of n elements goes through the ring under the current options. */
 int comm_ring_active(const struct comm *c, size_t n);
 

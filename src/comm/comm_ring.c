@@ -162,6 +162,67 @@ static int ring_run(struct ring *g)
     return rc;
 }
 
+/* Open MPI's btl_tcp_eager_limit read through the MPI tool interface; 0 where the library
+ * has no such variable (another MPI, the TCP transport not loaded) or it cannot be read. */
+static size_t tcp_eager_limit(void)
+{
+    int provided = 0, idx = -1, count = 0;
+    size_t limit = 0;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return 0;
+    char name[128], desc[8];
+    int name_len = (int)sizeof name, desc_len = (int)sizeof desc, verbosity, bind, scope;
+    MPI_Datatype dt = MPI_DATATYPE_NULL;
+    MPI_T_enum et;
+    MPI_T_cvar_handle h;
+    if (MPI_T_cvar_get_index("btl_tcp_eager_limit", &idx) == MPI_SUCCESS &&
+        MPI_T_cvar_get_info(idx, name, &name_len, &verbosity, &dt, &et, desc, &desc_len, &bind,
+                            &scope) == MPI_SUCCESS &&
+        MPI_T_cvar_handle_alloc(idx, NULL, &h, &count) == MPI_SUCCESS) {
+        union {
+            int i;
+            unsigned u;
+            unsigned long ul;
+            unsigned long long ull;
+            char room[64];
+        } v;
+        memset(&v, 0, sizeof v);
+        if (count == 1 && MPI_T_cvar_read(h, &v) == MPI_SUCCESS) {
+            if (dt == MPI_INT)
+                limit = v.i > 0 ? (size_t)v.i : 0;
+            else if (dt == MPI_UNSIGNED)
+                limit = v.u;
+            else if (dt == MPI_UNSIGNED_LONG)
+                limit = v.ul;
+            else if (dt == MPI_UNSIGNED_LONG_LONG)
+                limit = (size_t)v.ull;
+        }
+        MPI_T_cvar_handle_free(&h);
+    }
+    MPI_T_finalize();
+    return limit;
+}
+
+int comm_ring_setup(struct comm *c, struct pt_err *e)
+{
+    size_t eager = tcp_eager_limit();
+    if (eager == 0)
+        eager = (size_t)64 << 10; /* Open MPI's default */
+    unsigned long long seg = COMM_SEGMENT_BYTES, all = 0;
+    if (eager >= COMM_EAGER_MARGIN + 1024 && eager - COMM_EAGER_MARGIN < seg)
+        seg = (eager - COMM_EAGER_MARGIN) & ~(size_t)63;
+    int rc = MPI_Allreduce(&seg, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, c->mc);
+    if (rc != MPI_SUCCESS)
+        return comm_mpi_fail(e, rc, "MPI_Allreduce", "the ring's segment size");
+    c->ring_segment = (size_t)all;
+    return 0;
+}
+
+size_t comm_ring_segment_bytes(const struct comm *c)
+{
+    return c->opt.segment_bytes ? c->opt.segment_bytes : c->ring_segment;
+}
+
 int comm_ring_sum(struct comm *c, MPI_Comm mc, float *buf, size_t n, const char *name,
                   struct pt_err *e)
 {
@@ -173,8 +234,9 @@ int comm_ring_sum(struct comm *c, MPI_Comm mc, float *buf, size_t n, const char 
         return comm_mpi_fail(e, rc, "MPI_Comm_rank/size", name);
     if (g.size < 2 || n == 0)
         return 0;
-    size_t seg = c->opt.segment_bytes ? c->opt.segment_bytes / sizeof(float) : 0;
-    g.seg = seg ? seg : COMM_SEGMENT_BYTES / sizeof(float);
+    g.seg = comm_ring_segment_bytes(c) / sizeof(float);
+    if (g.seg == 0)
+        g.seg = 1;
     if (g.seg > c->piece)
         g.seg = c->piece;
     size_t chunk = chunk_len(&g, 0); /* the first chunk is the largest */

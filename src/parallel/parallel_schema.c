@@ -5,6 +5,7 @@
  * parallel_<prefix>_method and the schema parallel_<prefix>_schema of its block, both
  * defined in the method's own file. The list gives parallelizationMethod its choices,
  * ParallelTrain its method blocks and engine_method_find its table, in this order. */
+#include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
@@ -65,6 +66,17 @@ static int set_algorithm(void *out, struct cfg_val *v, struct cfg_node *block, s
     struct parallel_config *pc = out;
     static const int alg[] = {COMM_ALG_AUTO, COMM_ALG_MPI, COMM_ALG_RING};
     pc->algorithm = alg[v->choice];
+    return 0;
+}
+
+/* allReduceSegmentBytes: 0 (automatic) or a message size worth sending on its own */
+static int valid_segment(const struct cfg_val *v, char *why, size_t size)
+{
+    if (v->i != 0 && v->i < 1024) {
+        snprintf(why, size, "%lld bytes is too small; expected 0 (automatic) or at least 1024",
+                 v->i);
+        return 1;
+    }
     return 0;
 }
 
@@ -140,10 +152,13 @@ static const struct cfg_key pt_keys[] = {
      .set = set_algorithm},
     {.name = "allReduceSegmentBytes",
      .type = CFG_INT,
-     .def = "65536",
+     .def = "0",
      .flags = MIN0,
-     .min = 1024,
-     .help = "partrain extension: bytes per message of the ring (allReduceAlgorithm)",
+     .min = 0,
+     .valid = valid_segment,
+     .help = "partrain extension: bytes per message of the ring (allReduceAlgorithm); 0 = "
+             "automatic: 64 KiB, or less where Open MPI's TCP eager limit "
+             "(btl_tcp_eager_limit) would otherwise send each segment after a rendezvous",
      PC(segment_bytes)},
     {.name = "overlapBackward",
      .type = CFG_BOOL,
