@@ -75,8 +75,9 @@ void tc_ring(struct tctx *t)
         want = (eager - COMM_EAGER_MARGIN) & ~63ull;
     MPI_Allreduce(&want, &all, 1, MPI_UNSIGNED_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
     size_t seg = comm_ring_segment_bytes(t->c);
-    CHECK(seg == all && seg < eager, "automatic ring segment %zu bytes (eager limit %llu here, %llu expected)",
-          seg, eager, all);
+    CHECK(seg == all && seg < eager,
+          "automatic ring segment %zu bytes (eager limit %llu here, %llu expected)", seg, eager,
+          all);
     ok = ring_opts(t, COMM_ALG_RING, 0, 0, 4096) && comm_ring_segment_bytes(t->c) == 4096;
     CHECK(ok, "allReduceSegmentBytes given: that segment");
     /* hierarchical: reduce in the (faked) node, ring among the leaders, broadcast */
