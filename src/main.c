@@ -157,14 +157,19 @@ static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, stru
             return pt_err_set(e, PT_ENOMEM, "error: out of memory");
         rc = cfg_print(cfg, f, &problems, e);
         fclose(f);
+        char hosts[96] = ""; /* across hosts: the ring's automatic segment (comm_ring.c) */
+        if (comm_node_count(comm) > 1)
+            snprintf(hosts, sizeof hosts, "; %d hosts, ring segments of %zu bytes by default",
+                     comm_node_count(comm), comm_ring_segment_bytes(comm));
         if (rc == 0)
             pt_log_printf(log,
                           "Configuration (merged, variables resolved, with origins):\n%s"
                           "Using %d BLAS thread%s per rank (%d rank%s on this node); matrix "
-                          "products: %s%s\n",
+                          "products: %s%s%s\n",
                           text, n, n == 1 ? "" : "s", comm_local_size(comm),
                           comm_local_size(comm) == 1 ? "" : "s",
-                          own ? "partrain's AVX-512 kernel" : "OpenBLAS", backend_cpu_gemm_note());
+                          own ? "partrain's AVX-512 kernel" : "OpenBLAS", backend_cpu_gemm_note(),
+                          hosts);
         free(text);
     }
     return rc;

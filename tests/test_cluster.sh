@@ -40,6 +40,8 @@ crun() {
 # 4 ranks on one host (the same flat MPI_Allreduce, so the same summation order)
 crun flat $SAVE "$PT.hierarchicalAllReduce=false"
 has flat.err "(2 ranks on this node)"
+# the ring's segment, read from Open MPI's TCP eager limit on every host (64 KiB less 128)
+has flat.err "; 2 hosts, ring segments of 65408 bytes by default"
 has flat.err "Epoch 3: the models of all 4 ranks are identical"
 identical flat 4 3
 learns flat 0.10

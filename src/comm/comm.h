@@ -64,8 +64,8 @@ enum { COMM_ALG_AUTO = 0, COMM_ALG_MPI = 1, COMM_ALG_RING = 2 };
  * bytes and match header fit its eager limit (btl_tcp_eager_limit, 64 KiB by default) at
  * once, a larger one only after a rendezvous round trip that waits behind the data queued
  * on a busy link. The automatic segment is the smaller of this and the eager limit less
- * COMM_EAGER_MARGIN (the header, 64 bytes measured, with room), as all ranks read it.
- * And the smallest buffer auto sends through the ring. */
+ * COMM_EAGER_MARGIN (the header: 49-64 bytes, measured; with room), the smallest any rank
+ * read. And the smallest buffer auto sends through the ring. */
 #define COMM_SEGMENT_BYTES  ((size_t)64 << 10)
 #define COMM_EAGER_MARGIN   ((size_t)128)
 #define COMM_RING_MIN_BYTES ((size_t)256 << 10)
