@@ -72,6 +72,17 @@ close flat.txt ring.txt 1e-4 && ok || { no "ring and MPI_Allreduce differ"; past
 crun hring $SAVE "$PT.hierarchicalAllReduce=true" $R
 identical hring 4 3
 close flat.txt hring.txt 1e-4 && ok || { no "hierarchical ring and flat differ"; paste flat.txt hring.txt; }
+# the ring's automatic segment follows the TCP eager limit each host's Open MPI starts with
+# (read through the MPI tool interface): h2's ranks get 32 KiB, h1's the default 64 KiB,
+# and every rank takes the smallest less 128 bytes (a rank cutting other segments would
+# hang the ring); the ring's sums with it: every rank identical, the flat sums
+"$C" mpiexec -n 2 "$T" configFile=p.cfg Dir=eager $SAVE "$PT.allReduceAlgorithm=ring" : -n 2 \
+    env OMPI_MCA_btl_tcp_eager_limit=32768 "$T" configFile=p.cfg Dir=eager $SAVE \
+    "$PT.allReduceAlgorithm=ring" >eager.out 2>eager.err && ok || { no "eager: exit $?"; tail -5 eager.err; }
+crit eager.err >eager.txt
+has eager.err "; 2 hosts, ring segments of 32640 bytes by default"
+identical eager 4 3
+close flat.txt eager.txt 1e-4 && ok || { no "the ring with 32640-byte segments and flat differ"; paste flat.txt eager.txt; }
 
 # every other method, every rank's model identical after every epoch
 Q="train.SGD.learningRatesPerSample=0.01 train.SGD.maxEpochs=6"

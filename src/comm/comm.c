@@ -77,11 +77,11 @@ static int comm_wrap(MPI_Comm mc, const struct comm_options *o, size_t piece, st
     c->piece = piece;
     int rc = comm_basics(c, e);
     if (rc == 0)
-        rc = comm_ring_setup(c, e);
-    if (rc == 0)
         rc = comm_half_setup(c, e);
     if (rc == 0)
         rc = comm_node_setup(c, e);
+    if (rc == 0)
+        rc = comm_ring_setup(c, e);
     if (rc != 0) {
         comm_release(c);
         free(c);

@@ -88,8 +88,9 @@ int comm_allreduce_float(struct comm *c, float *buf, size_t n, MPI_Op op, int fp
  * size and the scratch). */
 int comm_ring_sum(struct comm *c, MPI_Comm mc, float *buf, size_t n, const char *name,
                   struct pt_err *e);
-/* The ring's default segment (collective: every rank ends with the smallest any rank
- * found): just under Open MPI's TCP eager limit, read through the MPI tool interface. */
+/* The ring's default segment (collective, after the node split: every rank ends with the
+ * smallest any rank found): just under Open MPI's TCP eager limit, read through the MPI
+ * tool interface where the ranks span several nodes (else Open MPI's default assumed). */
 int comm_ring_setup(struct comm *c, struct pt_err *e);
 /* Whether a float sum of n elements goes through the ring under the current options. */
 int comm_ring_active(const struct comm *c, size_t n);

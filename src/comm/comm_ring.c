@@ -205,7 +205,16 @@ static size_t tcp_eager_limit(void)
 
 int comm_ring_setup(struct comm *c, struct pt_err *e)
 {
-    size_t eager = tcp_eager_limit();
+    /* MPI_T_init_thread costs about 0.2 s in Open MPI 4.1 (it registers every component's
+     * variables): read once per process, and only where the ranks span several nodes
+     * (the only place auto sends sums through the ring, and TCP is in play) */
+    static size_t eager_read;
+    static int eager_known;
+    if (c->node_count > 1 && !eager_known) {
+        eager_read = tcp_eager_limit();
+        eager_known = 1;
+    }
+    size_t eager = c->node_count > 1 ? eager_read : 0;
     if (eager == 0)
         eager = (size_t)64 << 10; /* Open MPI's default */
     unsigned long long seg = COMM_SEGMENT_BYTES, all = 0;
