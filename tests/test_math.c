@@ -268,6 +268,23 @@ START_TEST(own_gemm_matches_double_reference)
         free(b);
         free(c);
     }
+    /* B without transpose is read in place (ldb 303), or packed where its columns lie a
+     * multiple of 4 KiB apart (ldb 1024): the same FMAs in the same order, the same bits */
+    {
+        enum { M = 40, N = 37, K = 300, L1 = 303, L2 = 1024 };
+        float *a = malloc(sizeof(float) * M * K), *b1 = malloc(sizeof(float) * L1 * N);
+        float *b2 = malloc(sizeof(float) * L2 * N), *c1 = malloc(sizeof(float) * M * N);
+        float *c2 = malloc(sizeof(float) * M * N);
+        for (int i = 0; i < M * K; i++)
+            a[i] = (float)uni(&s);
+        for (int j = 0; j < N; j++)
+            for (int p = 0; p < K; p++)
+                b1[p + j * L1] = b2[p + j * L2] = (float)uni(&s);
+        cpu_gemm_run(g, 0, 0, M, N, K, 0.75f, a, M, b1, L1, 0.0f, c1, M);
+        cpu_gemm_run(g, 0, 0, M, N, K, 0.75f, a, M, b2, L2, 0.0f, c2, M);
+        ck_assert(memcmp(c1, c2, sizeof(float) * M * N) == 0);
+        free(a), free(b1), free(b2), free(c1), free(c2);
+    }
     cpu_gemm_free(g);
     /* the backend uses it with cpuGemm=avx512, and not with openblas */
     ck_assert_int_eq(backend_cpu_set_gemm(CPU_GEMM_AVX512, &err), 0);
