@@ -214,21 +214,30 @@ AVX512 static void pack_b(float *dst, int tb, const float *b, size_t ldb, size_t
 }
 
 /* The MR x NR tile at c (rows < m, columns < n are stored) = alpha A-panel . B-panel +
- * beta c (beta == 0: c is not read). */
-AVX512 static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
-                                float *c, size_t ldc, size_t m, size_t n, float alpha, float beta)
+ * beta c (beta == 0: c is not read). B's element (p, j) is the packed panel's b[p NR + j],
+ * or with in_place (a constant in each caller: two specialised kernels) b[p + j ldb] of a
+ * column-major B whose k runs down its columns: packing that B would transpose it (16 x 16
+ * in registers); read in place, a whole tile's NR columns are NR sequential streams, in L1
+ * after the first of the MC / MR tiles that share them. The same FMAs in the same order
+ * either way: the same bits. */
+AVX512 static inline __attribute__((always_inline)) void
+tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_place, float *c,
+     size_t ldc, size_t m, size_t n, float alpha, float beta)
 {
     __m512 lo[NR], hi[NR];
+    const float *bj[NR];
 #pragma GCC unroll 12
-    for (int j = 0; j < NR; j++)
+    for (int j = 0; j < NR; j++) {
         lo[j] = hi[j] = _mm512_setzero_ps();
-    for (size_t p = 0; p < kc; p++, a += MR, b += NR) {
+        bj[j] = b + (size_t)j * ldb;
+    }
+    for (size_t p = 0; p < kc; p++, a += MR) {
         __m512 a0 = _mm512_load_ps(a), a1 = _mm512_load_ps(a + 16);
 #pragma GCC unroll 12
         for (int j = 0; j < NR; j++) {
-            __m512 bj = _mm512_set1_ps(b[j]);
-            lo[j] = _mm512_fmadd_ps(a0, bj, lo[j]);
-            hi[j] = _mm512_fmadd_ps(a1, bj, hi[j]);
+            __m512 bv = _mm512_set1_ps(in_place ? bj[j][p] : b[p * NR + (size_t)j]);
+            lo[j] = _mm512_fmadd_ps(a0, bv, lo[j]);
+            hi[j] = _mm512_fmadd_ps(a1, bv, hi[j]);
         }
     }
     __mmask16 mlo = m >= 16 ? 0xffff : (__mmask16)((1u << m) - 1);
@@ -249,44 +258,18 @@ AVX512 static void micro_kernel(size_t kc, const float *restrict a, const float 
     }
 }
 
-/* micro_kernel with B read in place: a whole NR-column tile of a column-major B whose k
- * runs down each column (no transpose), column j at b + j ldb. Packing such a B would
- * transpose it (16 x 16 in registers); read in place its NR columns are NR sequential
- * streams, in L1 after the first of the MC / MR tiles that share them. The same FMAs in
- * the same order as micro_kernel: the same bits. */
+/* A tile from the packed B panel (any n <= NR). */
+AVX512 static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
+                                float *c, size_t ldc, size_t m, size_t n, float alpha, float beta)
+{
+    tile(kc, a, b, 0, 0, c, ldc, m, n, alpha, beta);
+}
+
+/* A whole tile (n = NR) of an untransposed B read in place, column j at b + j ldb. */
 AVX512 static void micro_kernel_sb(size_t kc, const float *restrict a, const float *b, size_t ldb,
                                    float *c, size_t ldc, size_t m, float alpha, float beta)
 {
-    __m512 lo[NR], hi[NR];
-    const float *bj[NR];
-#pragma GCC unroll 12
-    for (int j = 0; j < NR; j++) {
-        lo[j] = hi[j] = _mm512_setzero_ps();
-        bj[j] = b + (size_t)j * ldb;
-    }
-    for (size_t p = 0; p < kc; p++, a += MR) {
-        __m512 a0 = _mm512_load_ps(a), a1 = _mm512_load_ps(a + 16);
-#pragma GCC unroll 12
-        for (int j = 0; j < NR; j++) {
-            __m512 bv = _mm512_set1_ps(bj[j][p]);
-            lo[j] = _mm512_fmadd_ps(a0, bv, lo[j]);
-            hi[j] = _mm512_fmadd_ps(a1, bv, hi[j]);
-        }
-    }
-    __mmask16 mlo = m >= 16 ? 0xffff : (__mmask16)((1u << m) - 1);
-    __mmask16 mhi = m >= 32 ? 0xffff : m <= 16 ? 0 : (__mmask16)((1u << (m - 16)) - 1);
-    __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-#pragma GCC unroll 12
-    for (int j = 0; j < NR; j++) {
-        float *cj = c + (size_t)j * ldc;
-        __m512 x0 = _mm512_mul_ps(va, lo[j]), x1 = _mm512_mul_ps(va, hi[j]);
-        if (beta != 0.0f) {
-            x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mlo, cj), x0);
-            x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mhi, cj + 16), x1);
-        }
-        _mm512_mask_storeu_ps(cj, mlo, x0);
-        _mm512_mask_storeu_ps(cj + 16, mhi, x1);
-    }
+    tile(kc, a, b, ldb, 1, c, ldc, m, NR, alpha, beta);
 }
 #endif
 
