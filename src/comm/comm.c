@@ -91,6 +91,16 @@ static int comm_wrap(MPI_Comm mc, const struct comm_options *o, size_t piece, st
     return 0;
 }
 
+/* A start-up step failed on this rank: say why (MPI_Abort prints no reason), end all ranks. */
+static void init_abort(const struct pt_err *e)
+{
+    int rank = -1;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "rank %d: %s\n", rank, e->msg);
+    fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 3);
+}
+
 struct comm *comm_init(int *argc, char ***argv, struct pt_err *e)
 {
     int provided = 0;
@@ -105,13 +115,13 @@ struct comm *comm_init(int *argc, char ***argv, struct pt_err *e)
         rc = MPI_Comm_dup(MPI_COMM_WORLD, &mc);
     if (rc != MPI_SUCCESS) {
         comm_mpi_fail(e, rc, "MPI_Comm_dup", "comm_init");
-        MPI_Abort(MPI_COMM_WORLD, 3);
+        init_abort(e);
         return NULL;
     }
     const struct comm_options start = {.hierarchical = -1};
     struct comm *c = NULL;
     if (comm_wrap(mc, &start, COMM_PIECE_MAX, &c, e) != 0) {
-        MPI_Abort(MPI_COMM_WORLD, 3);
+        init_abort(e);
         return NULL;
     }
     return c;
