@@ -302,6 +302,67 @@ START_TEST(own_gemm_matches_double_reference)
 }
 END_TEST
 
+/* gemm_sgd (the optimizer inside the weight-gradient product) gives w and the momentum the
+ * same bits as gemm followed by sgd_update, column by column: on partrain's kernel (whole
+ * and partial tiles, k in two blocks, the transposed path of a short C, both momentum
+ * kinds) and on OpenBLAS; rows between m and ldc stay untouched. */
+static void check_gemm_sgd(struct backend *b)
+{
+    static const int shapes[][3] = {
+        {64, 36, 256}, {37, 29, 300}, {10, 100, 50}, {5, 7, 9}, {512, 784, 256}};
+    uint64_t seed = 11;
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        int m = shapes[t][0], n = shapes[t][1], k = shapes[t][2], ldc = m + 3;
+        size_t nc = (size_t)ldc * (size_t)n, na = (size_t)m * (size_t)k, nb = (size_t)k * n;
+        float *a = malloc(sizeof(float) * na), *x = malloc(sizeof(float) * nb);
+        float *c = malloc(sizeof(float) * nc), *c2 = malloc(sizeof(float) * nc);
+        float *w = malloc(sizeof(float) * nc), *w2 = malloc(sizeof(float) * nc);
+        float *sm = malloc(sizeof(float) * nc), *sm2 = malloc(sizeof(float) * nc);
+        for (size_t i = 0; i < na; i++)
+            a[i] = (float)uni(&seed);
+        for (size_t i = 0; i < nb; i++)
+            x[i] = (float)uni(&seed);
+        for (int nag = 0; nag < 2; nag++)
+            for (int tr = 0; tr < 4; tr++) {
+                enum bk_trans ta = tr & 1 ? BK_TRANS : BK_NOTRANS;
+                enum bk_trans tb = tr & 2 ? BK_TRANS : BK_NOTRANS;
+                int lda = ta == BK_TRANS ? k : m, ldx = tb == BK_TRANS ? n : k;
+                float beta = tr == 3 ? 0.5f : 0.0f;
+                for (size_t i = 0; i < nc; i++) {
+                    w[i] = w2[i] = (float)uni(&seed);
+                    sm[i] = sm2[i] = (float)uni(&seed) * 0.01f;
+                    c[i] = c2[i] = (float)(i % 5);
+                }
+                b->ops->gemm(b, ta, tb, m, n, k, 1.0f, a, lda, x, ldx, beta, c, ldc);
+                for (int j = 0; j < n; j++)
+                    b->ops->sgd_update(b, w + (size_t)j * ldc, c + (size_t)j * ldc,
+                                       sm + (size_t)j * ldc, (size_t)m, 0.9f, 0.0037f, nag);
+                struct bk_sgd u = {.w = w2, .s = sm2, .m = 0.9f, .a = 0.0037f, .nag = nag};
+                b->ops->gemm_sgd(b, ta, tb, m, n, k, 1.0f, a, lda, x, ldx, beta, c2, ldc, &u);
+                ck_assert_msg(memcmp(w, w2, sizeof(float) * nc) == 0 &&
+                                  memcmp(sm, sm2, sizeof(float) * nc) == 0,
+                              "%dx%dx%d ta %d tb %d nag %d: the fused step differs", m, n, k,
+                              ta == BK_TRANS, tb == BK_TRANS, nag);
+            }
+        free(a), free(x), free(c), free(c2), free(w), free(w2), free(sm), free(sm2);
+    }
+}
+
+START_TEST(gemm_sgd_matches_gemm_then_update)
+{
+    int modes[2] = {CPU_GEMM_OPENBLAS, CPU_GEMM_AVX512};
+    for (int i = 0; i < (cpu_gemm_supported() ? 2 : 1); i++) {
+        struct backend *b;
+        ck_assert_int_eq(backend_cpu_set_gemm(modes[i], &err), 0);
+        ck_assert_int_eq(backend_cpu_new(&b, &err), 0);
+        ck_assert_ptr_nonnull(b->ops->gemm_sgd);
+        check_gemm_sgd(b);
+        backend_free(b);
+    }
+    ck_assert_int_eq(backend_cpu_set_gemm(CPU_GEMM_AUTO, &err), 0);
+}
+END_TEST
+
 START_TEST(column_sums_and_norm)
 {
     enum { R = 13, C = 6, LD = 16 };
@@ -528,6 +589,7 @@ int main(void)
     tcase_add_test(tc, gemm_all_transposes);
     tcase_add_test(tc, own_gemm_matches_double_reference);
     tcase_add_test(tc, auto_gemm_rule);
+    tcase_add_test(tc, gemm_sgd_matches_gemm_then_update);
     tcase_add_test(tc, column_sums_and_norm);
     tcase_add_test(tc, dropout_masks);
     tcase_add_test(tc, criteria_values_and_gradients);

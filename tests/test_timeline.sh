@@ -99,7 +99,14 @@ grep -q ParallelTrain one.cfg && no "one.cfg still has a ParallelTrain block"
 expect 0 "$T" configFile=one.cfg Dir=one timelineFile=one/tl.json
 cp "$tmp/err" one.err
 summary one/tl.json one.sum --log one.err
-for s in read forward backward update; do want one.sum $s 150; done
+for s in read forward backward; do want one.sum $s 150; done
+# momentum SGD with nothing between gradient and update runs inside the backward pass: no
+# update span of its own; an L2 term takes it out again
+want one.sum update 0
+expect 0 "$T" configFile=one.cfg Dir=onel2 timelineFile=onel2/tl.json train.SGD.L2RegWeight=1e-6
+cp "$tmp/err" onel2.err
+summary onel2/tl.json onel2.sum --log onel2.err
+want onel2.sum update 150
 [ "$(grep -c '"cat":"communication","ph":"X"' one/tl.json)" -eq 0 ] && ok || no "one worker: communication spans"
 [ ! -e one/tl.json.rank1 ] && ok || no "one worker: a rank-1 file"
 

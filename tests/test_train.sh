@@ -125,4 +125,26 @@ else
     has "$tmp/err" "cpuGemm=avx512: this CPU has no AVX-512F"
 fi
 
+# The momentum SGD step fused into the weight-gradient products (the default for dense
+# layers with momentum SGD and nothing between the gradient and the update) gives the same
+# model, bit for bit, as the update pass over the arena, which a clipping threshold too
+# high to clip anything brings back; with Nesterov momentum too, on every kernel here.
+kernels=openblas
+grep -qw avx512f /proc/cpuinfo && kernels="openblas avx512"
+for g in $kernels; do
+    for nag in false true; do
+        # shellcheck disable=SC2086
+        expect 0 "$T" configFile=t.cfg $wide traceLevel=2 train.SGD.useNAG=$nag \
+            train.modelPath=fz/$g$nag/m.dnn cpuGemm=$g
+        has "$tmp/err" "Momentum SGD runs inside the backward pass"
+        # shellcheck disable=SC2086
+        expect 0 "$T" configFile=t.cfg $wide traceLevel=2 train.SGD.useNAG=$nag \
+            train.modelPath=uf/$g$nag/m.dnn cpuGemm=$g train.SGD.clippingThresholdPerSample=1e30
+        hasnt "$tmp/err" "Momentum SGD runs inside the backward pass"
+        if cmp -s fz/$g$nag/m.dnn uf/$g$nag/m.dnn; then ok; else
+            no "cpuGemm=$g useNAG=$nag: the fused update trained another model"
+        fi
+    done
+done
+
 finish train

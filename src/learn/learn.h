@@ -12,6 +12,7 @@
 #include "parsers/schema.h"
 
 struct backend;
+struct bk_sgd;
 
 /* Keys of the SGD = [ ... ] block as learn reads it: learn_sgd_keys (stored into struct
  * learn_config), then learn_sgd_refused_keys (CNTK keys partrain refuses). The trainer
@@ -130,6 +131,14 @@ int learner_init(struct learner *l, struct backend *b, enum learn_type type, siz
 void learner_free(struct learner *l);
 /* Zero the momentum (BMUF resetSGDMomentum; new epochs keep it, as CNTK does). */
 void learner_reset(struct learner *l);
+
+/* When learner_update's step for `samples` samples is exactly the momentum SGD step
+ * s1 = m s1 + a g; w -= s1 (nag: w -= m s1 + a g) over the whole arena (momentum SGD
+ * without clipping, L2 or L1 terms, samples > 0): fills *u (u->s = the momentum arena,
+ * u->m, u->a, u->nag; u->w untouched) and returns 1, so the step can run inside the
+ * backward pass (nn_set_fused_sgd); else returns 0. */
+int learner_fused_sgd(const struct learner *l, const struct learn_config *lc,
+                      const struct learn_epoch *ep, size_t samples, struct bk_sgd *u);
 
 /* One update of w[0..n) with the summed gradient g of `samples` samples (g is modified:
  * regularized and clipped in place). spans cover the arena tensor by tensor. w and g are

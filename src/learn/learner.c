@@ -38,11 +38,19 @@ static double minibatch_momentum(const struct learn_epoch *ep, size_t samples)
         float *g, size_t samples, const struct learn_span *spans, size_t nspans
 #define UNUSED_SPANS (void)spans, (void)nspans
 
+/* sgd_update's factors: s = m s + a g */
+static void sgd_factors(const struct learn_epoch *ep, size_t samples, float *m, float *a)
+{
+    *m = (float)minibatch_momentum(ep, samples);
+    *a = (1.0f - *m) * (float)ep->lr_per_sample;
+}
+
 static void sgd_update(UPDATE_ARGS)
 {
     UNUSED_SPANS;
-    float m = (float)minibatch_momentum(ep, samples), lr = (float)ep->lr_per_sample;
-    l->bk->ops->sgd_update(l->bk, w, g, l->s1, l->n, m, (1.0f - m) * lr, lc->nag);
+    float m, a;
+    sgd_factors(ep, samples, &m, &a);
+    l->bk->ops->sgd_update(l->bk, w, g, l->s1, l->n, m, a, lc->nag);
 }
 
 static void sgd_reset(struct learner *l)
@@ -163,6 +171,17 @@ void learner_reset(struct learner *l)
 {
     if (l->kind && l->kind->reset)
         l->kind->reset(l);
+}
+
+int learner_fused_sgd(const struct learner *l, const struct learn_config *lc,
+                      const struct learn_epoch *ep, size_t samples, struct bk_sgd *u)
+{
+    if (l->kind->update != sgd_update || !isinf(lc->clip) || lc->l2 > 0 || lc->l1 > 0 ||
+        samples == 0)
+        return 0;
+    *u = (struct bk_sgd){.s = l->s1, .nag = lc->nag};
+    sgd_factors(ep, samples, &u->m, &u->a);
+    return 1;
 }
 
 /* Clipping is per tensor, as in CNTK. */

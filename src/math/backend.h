@@ -175,6 +175,14 @@ struct bk_rmsprop {
     int ave_mult, init;
 };
 
+/* One tensor's momentum SGD step (sgd_update's formula) for gemm_sgd: the parameters w,
+ * their momentum s, the factors m and a, Nesterov's variant when nag. */
+struct bk_sgd {
+    float *w, *s;
+    float m, a;
+    int nag;
+};
+
 struct backend_ops {
     const char *name; /* "cpu", "cuda" */
 
@@ -193,6 +201,15 @@ struct backend_ops {
     void (*gemm)(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
                  float alpha, const float *a, int lda, const float *x, int ldx, float beta,
                  float *c, int ldc);
+    /* Optional (NULL: none; the caller runs gemm, then sgd_update): gemm, whose product C
+     * is the gradient of the tensor u->w, then sgd_update's step on it, with u->w and the
+     * momentum u->s laid out as C (leading dimension ldc); C is scratch, unspecified
+     * afterwards. w and s get the same bits as from the two calls; the update is done
+     * while the product's tiles are in registers (the momentum SGD pass over the arena
+     * then has nothing left to do, and the gradient need not be stored). */
+    void (*gemm_sgd)(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
+                     float alpha, const float *a, int lda, const float *x, int ldx, float beta,
+                     float *c, int ldc, const struct bk_sgd *u);
     void (*fill)(struct backend *b, float *x, size_t n, float value);
     void (*scale)(struct backend *b, float *x, size_t n, float alpha);            /* x *= a */
     void (*axpy)(struct backend *b, float *y, const float *x, size_t n, float a); /* y += ax */

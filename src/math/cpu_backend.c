@@ -142,6 +142,24 @@ static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int 
                 ldc);
 }
 
+/* On partrain's kernel the step runs in the product's tiles; on OpenBLAS right after the
+ * product, column by column, while the gradient is still in the cache. */
+static void cpu_gemm_sgd(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
+                         float alpha, const float *a, int lda, const float *x, int ldx, float beta,
+                         float *c, int ldc, const struct bk_sgd *u)
+{
+    if (b->impl && k > 0 && (m >= 32 || n >= 32)) {
+        cpu_gemm_run_sgd(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx,
+                         beta, c, ldc, u);
+        return;
+    }
+    cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);
+    for (int j = 0; m > 0 && j < n; j++) {
+        size_t o = (size_t)j * (size_t)ldc;
+        cpu_sgd_update(b, u->w + o, c + o, u->s + o, (size_t)m, u->m, u->a, u->nag);
+    }
+}
+
 static void cpu_half_out(struct backend *b, uint16_t *host, const float *x, size_t n)
 {
     (void)b;
@@ -164,6 +182,7 @@ static const struct backend_ops cpu_ops = {
     .sync = cpu_sync,
     .destroy = cpu_destroy,
     .gemm = cpu_gemm,
+    .gemm_sgd = cpu_gemm_sgd,
     .fill = cpu_fill,
     .scale = cpu_scale,
     .axpy = cpu_axpy,

@@ -15,6 +15,8 @@
 
 #include "core/err.h"
 
+struct bk_sgd;
+
 enum cpu_gemm_mode { CPU_GEMM_AUTO, CPU_GEMM_OPENBLAS, CPU_GEMM_AVX512 };
 
 /* Does this CPU (and this build) run the kernel? */
@@ -34,5 +36,11 @@ void cpu_gemm_free(struct cpu_gemm *g);
  * never reads C. Only when cpu_gemm_supported(). */
 void cpu_gemm_run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                   const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
+/* cpu_gemm_run whose product C is the gradient of u->w, then the momentum SGD step
+ * (backend.h's gemm_sgd): the tiles of the last k block take the step while they are in
+ * registers. The same bits as cpu_gemm_run followed by the optimizer's update pass. */
+void cpu_gemm_run_sgd(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
+                      const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                      int ldc, const struct bk_sgd *u);
 
 #endif

@@ -94,25 +94,39 @@ static void dense_forward(struct nn_layer *l, struct backend *b, struct nn_pass 
     b->ops->bias_act(b, d->act, l->y, d->bias, l->out_dim, cols);
 }
 
-/* dz = dy f'(y); dW = dz x^T (out x in); db = sum over columns of dz; dx = W^T dz. */
+/* dz = dy f'(y); dx = W^T dz; dW = dz x^T (out x in); db = sum over columns of dz. dx
+ * comes first: with the SGD step fused into dW's product (l->sgd), W changes there. */
 static void dense_backward(struct nn_layer *l, struct backend *b)
 {
     struct dense_layer *d = dense_of(l);
     size_t cols = l->steps * l->nseq;
     int out = l->out_dim, in = l->in_dim;
     b->ops->act_grad(b, d->act, l->dy, l->y, (size_t)out * cols);
-    b->ops->gemm(b, BK_NOTRANS, BK_TRANS, out, in, (int)cols, 1.0f, l->dy, out, l->x, in, 0.0f,
-                 d->gw, out);
-    if (d->has_bias)
-        b->ops->sum_cols(b, d->gbias, l->dy, out, cols, out);
     if (l->dx)
         b->ops->gemm(b, BK_TRANS, BK_NOTRANS, in, (int)cols, out, 1.0f, d->w, out, l->dy, out, 0.0f,
                      l->dx, in);
+    if (d->has_bias)
+        b->ops->sum_cols(b, d->gbias, l->dy, out, cols, out);
+    if (!l->sgd) {
+        b->ops->gemm(b, BK_NOTRANS, BK_TRANS, out, in, (int)cols, 1.0f, l->dy, out, l->x, in, 0.0f,
+                     d->gw, out);
+        return;
+    }
+    struct bk_sgd u = *l->sgd;
+    float *s = u.s + l->param_offset;
+    u.w = d->w;
+    u.s = s;
+    b->ops->gemm_sgd(b, BK_NOTRANS, BK_TRANS, out, in, (int)cols, 1.0f, l->dy, out, l->x, in, 0.0f,
+                     d->gw, out, &u);
+    if (d->has_bias)
+        b->ops->sgd_update(b, d->bias, d->gbias, s + (size_t)out * (size_t)in, (size_t)out, u.m,
+                           u.a, u.nag);
 }
 
 const struct nn_layer_ops nn_dense_ops = {
     .name = "dense",
     .state_size = sizeof(struct dense_layer),
+    .flags = NN_LAYER_FUSES_SGD,
     .setup = dense_setup,
     .param_count = dense_param_count,
     .bind = dense_bind,

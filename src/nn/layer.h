@@ -57,6 +57,11 @@ struct nn_layer {
     size_t steps, nseq;               /* the input shape of the last forward */
     float *x; /* the previous layer's output (read only; not const so views can pass it on) */
     float *dx, *y, *dy;
+    /* The momentum SGD step of this backward pass (nn_set_fused_sgd), NULL when none: s is
+     * the momentum arena (laid out as the parameters), w unused. A kind with
+     * NN_LAYER_FUSES_SGD then applies it to all its parameters as their gradients become
+     * final (their gradients need not be stored). */
+    const struct bk_sgd *sgd;
 };
 
 /* The kind's state struct from its header (state structs embed it as `base`); the second
@@ -68,6 +73,7 @@ struct nn_layer {
 /* ops->flags */
 #define NN_LAYER_READS_MASK 1u /* reads the padding mask (the net builds it only then) */
 #define NN_LAYER_SELECTS    2u /* can select one column per sequence (sequence labels) */
+#define NN_LAYER_FUSES_SGD  4u /* backward applies l->sgd to its parameters */
 
 /* At most this many tensors per layer (the net's table is sized by it). */
 #define NN_LAYER_MAX_TENSORS 4

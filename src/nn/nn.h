@@ -166,6 +166,18 @@ int nn_train_backward(struct nn *net, struct nn_stats *st, struct pt_err *e);
 typedef int (*nn_grad_ready_fn)(void *ctx, size_t first, struct pt_err *e);
 void nn_set_grad_ready(struct nn *net, nn_grad_ready_fn fn, void *ctx);
 
+/* The optimizer inside the backward pass. nn_can_fuse_sgd: 1 when every layer with
+ * parameters can apply a momentum SGD step as its gradients become final and the backend
+ * runs it in the weight-gradient products (gemm_sgd), else 0 (the node graphs of
+ * BrainScript networks, LSTM layers, backends without it). nn_set_fused_sgd: the next
+ * nn_train_backward (that one only) also applies u, sgd_update's step with the momentum
+ * arena u->s (nn_param_count floats, laid out as the parameters; u->w is unused), to
+ * every parameter: afterwards params and u->s are what sgd_update over the whole arena
+ * would have made of them, bit for bit, and grads is unspecified (the weight gradients
+ * are never stored). Only when nn_can_fuse_sgd; u NULL cancels. */
+int nn_can_fuse_sgd(const struct nn *net);
+void nn_set_fused_sgd(struct nn *net, const struct bk_sgd *u);
+
 /* Forward pass and criteria only (no dropout, grads untouched). Same errors. */
 int nn_evaluate(struct nn *net, struct minibatch *mb, struct nn_stats *st, struct pt_err *e);
 

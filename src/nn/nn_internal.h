@@ -50,6 +50,8 @@ struct nn {
     size_t cap_steps, cap_nseq;
     float *x_dev, *labels_dev, *mask_dev, *crit_mask_dev, *stats_dev;
     float *mask_host, *crit_mask_host; /* host staging for the masks */
+    struct bk_sgd fused;               /* nn_set_fused_sgd's step */
+    int fused_due;                     /* ... for the next backward pass */
     nn_grad_ready_fn grad_ready;       /* nn_set_grad_ready, or NULL */
     void *grad_ready_ctx;
     /* the output of the last forward pass */

@@ -163,9 +163,13 @@ static void run_criteria(struct nn *net, const float *crit_mask, int train)
 static int run_backward(struct nn *net, struct pt_err *e)
 {
     struct backend *b = net->bk;
+    const struct bk_sgd *u = net->fused_due ? &net->fused : NULL;
+    net->fused_due = 0;
     for (int i = net->nlayers; i-- > 0;) {
         struct nn_layer *l = net->layers[i];
+        l->sgd = u;
         l->ops->backward(l, b);
+        l->sgd = NULL;
         if (!net->grad_ready || l->param_count == 0)
             continue;
         int rc = b->ops->sync(b, e);
@@ -246,6 +250,7 @@ int nn_train_forward(struct nn *net, struct minibatch *mb, float dropout_rate, s
                      struct pt_err *e)
 {
     net->step_due = 0;
+    net->fused_due = 0;
     if (!(dropout_rate >= 0.0f && dropout_rate < 1.0f))
         return pt_err_set(e, PT_EUSER, "error: dropoutRate must be in [0, 1), got %g",
                           (double)dropout_rate);
@@ -270,6 +275,23 @@ int nn_evaluate(struct nn *net, struct minibatch *mb, struct nn_stats *st, struc
 {
     int rc = step_forward(net, mb, 0, 0.0f, st, e);
     return rc ? rc : step_finish(net, st, e);
+}
+
+int nn_can_fuse_sgd(const struct nn *net)
+{
+    if (net->graph || !net->bk->ops->gemm_sgd)
+        return 0;
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i]->param_count && !(net->layers[i]->ops->flags & NN_LAYER_FUSES_SGD))
+            return 0;
+    return 1;
+}
+
+void nn_set_fused_sgd(struct nn *net, const struct bk_sgd *u)
+{
+    net->fused_due = u != NULL && nn_can_fuse_sgd(net);
+    if (u)
+        net->fused = *u;
 }
 
 void nn_set_grad_ready(struct nn *net, nn_grad_ready_fn fn, void *ctx)

@@ -306,6 +306,14 @@ static int dp_after_backward(struct engine *en, float *grads, double stats[3], s
     return 0;
 }
 
+/* One rank at full precision: aggregate_now's sum is the gradient itself. */
+static int dp_keeps_gradient(struct engine *en)
+{
+    struct dpsgd *d = dp_of(en);
+    return comm_size(en->comm) == 1 && d->bits_now == 32 && !d->fp16 && !d->buffered &&
+           !overlapping(d);
+}
+
 static int dp_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e)
 {
     struct dpsgd *d = dp_of(en);
@@ -374,6 +382,7 @@ static const struct engine_ops dpsgd_ops = {.name = "DataParallelSGD",
                                             .start_epoch = dp_start_epoch,
                                             .grad_ready = dp_grad_ready,
                                             .after_backward = dp_after_backward,
+                                            .keeps_gradient = dp_keeps_gradient,
                                             .flush = dp_flush,
                                             .state_loaded = dp_state_loaded,
                                             .destroy = dp_destroy};

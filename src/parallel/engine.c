@@ -131,6 +131,13 @@ int engine_after_backward(struct engine *en, float *grads, double stats[3], stru
     return en->ops->after_backward ? en->ops->after_backward(en, grads, stats, e) : 0;
 }
 
+int engine_keeps_gradient(struct engine *en)
+{
+    if (!en->ops->after_backward)
+        return 1;
+    return en->ops->keeps_gradient ? en->ops->keeps_gradient(en) : 0;
+}
+
 int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e)
 {
     return en->ops->flush ? en->ops->flush(en, grads, stats, e) : 0;

@@ -154,6 +154,11 @@ struct engine_ops {
      * eval criterion, samples) into the global ones, in place. A buffered engine returns
      * the previous step's (stats[2] == 0 when there is none). */
     int (*after_backward)(struct engine *en, float *grads, double stats[3], struct pt_err *e);
+    /* For an engine with after_backward: 1 when this epoch's after_backward leaves this
+     * rank's gradient and statistics as they are (one rank, full precision, unbuffered),
+     * so the learner may run inside the backward pass (engine_keeps_gradient). NULL:
+     * never. */
+    int (*keeps_gradient)(struct engine *en);
     /* Epoch end: a pending aggregate goes into grads/stats (returns 1), or none (0). */
     int (*flush)(struct engine *en, float *grads, double stats[3], struct pt_err *e);
     /* After the learner applied a minibatch of `samples` samples of this rank: an engine
@@ -213,6 +218,9 @@ void engine_free(struct engine *en);
 /* The ops, or nothing where an engine has none (see struct engine_ops). */
 int engine_start_epoch(struct engine *en, size_t epoch, struct pt_err *e);
 int engine_after_backward(struct engine *en, float *grads, double stats[3], struct pt_err *e);
+/* 1 when the learner's update may run before after_backward, inside the backward pass:
+ * the engine has no after_backward or its keeps_gradient says so for this epoch. */
+int engine_keeps_gradient(struct engine *en);
 int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e);
 int engine_after_update(struct engine *en, size_t samples, struct pt_err *e);
 int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e);

@@ -113,10 +113,23 @@ static int settled(struct run *r, int rc, struct pt_err *e)
     return rc == 0 && r->timeline ? r->be->ops->sync(r->be, e) : rc;
 }
 
-/* The forward and backward pass of this rank's share (nothing to do for an empty one). */
-static int local_step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep,
-                      size_t epoch, size_t nmb, struct nn_stats *st, struct pt_err *e)
+/* May the learner's step of `samples` samples run inside the backward pass (*u)? Where
+ * the engine leaves the gradient alone and the learner is plain momentum SGD: the update
+ * pass over the arena (5 % of an MLP step on one core: 13 MB of memory traffic) then
+ * happens while the weight gradients' tiles are in registers. */
+static int fusable(struct run *r, const struct learn_epoch *ep, int on, size_t samples,
+                   struct bk_sgd *u)
 {
+    return samples > 0 && (!on || engine_keeps_gradient(r->engine)) && nn_can_fuse_sgd(r->net) &&
+           learner_fused_sgd(&r->learner, &r->lc, ep, samples, u);
+}
+
+/* The forward and backward pass of this rank's share (nothing to do for an empty one);
+ * *fused: the backward pass applied the learner's step too. */
+static int local_step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep, int on,
+                      size_t epoch, size_t nmb, struct nn_stats *st, int *fused, struct pt_err *e)
+{
+    *fused = 0;
     if (mb->nseq == 0) { /* no sequence of this global minibatch here: it adds nothing */
         r->be->ops->fill(r->be, nn_grads(r->net), nn_param_count(r->net), 0.0f);
         return 0;
@@ -124,6 +137,9 @@ static int local_step(struct run *r, struct minibatch *mb, const struct learn_ep
     double t = pt_trace_now(r->timeline);
     int rc = settled(r, nn_train_forward(r->net, mb, (float)ep->dropout, st, e), e);
     t = run_span(r, PT_TRACE_COMPUTE, "forward", t, epoch, nmb, (double)st->samples);
+    struct bk_sgd u;
+    if (rc == 0 && (*fused = fusable(r, ep, on, (size_t)st->samples, &u)))
+        nn_set_fused_sgd(r->net, &u);
     if (rc == 0)
         rc = settled(r, nn_train_backward(r->net, st, e), e);
     run_span(r, PT_TRACE_COMPUTE, "backward", t, epoch, nmb, (double)st->samples);
@@ -136,14 +152,19 @@ static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *e
                 size_t epoch, size_t nmb, double stats[3], struct pt_err *e)
 {
     struct nn_stats st = {0};
-    int rc = local_step(r, mb, ep, epoch, nmb, &st, e);
+    int fused;
+    int rc = local_step(r, mb, ep, on, epoch, nmb, &st, &fused, e);
     stats[0] = st.train_crit;
     stats[1] = st.eval_crit;
     stats[2] = (double)st.samples;
     r->engine->minibatch = nmb;
     if (rc == 0 && on)
         rc = engine_after_backward(r->engine, nn_grads(r->net), stats, e);
-    if (rc == 0 && stats[2] > 0) {
+    if (fused && !r->fused_said && r->trace >= 2 && run_may_log(r))
+        pt_log_printf(r->ctx->log, "Momentum SGD runs inside the backward pass (its step fused "
+                                   "into the weight-gradient products).\n");
+    r->fused_said |= fused;
+    if (rc == 0 && stats[2] > 0 && !fused) {
         double t = pt_trace_now(r->timeline);
         learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net),
                        (size_t)stats[2], r->spans, r->nspans);

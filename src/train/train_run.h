@@ -46,6 +46,7 @@ struct run {
     struct pt_trace *timeline; /* timelineFile (NULL: off); the engine records into it too */
     uint64_t resume;           /* makeMode: the newest finished epoch with a model (0: none) */
     int nothing_to_do;         /* makeMode: every epoch and the final model exist */
+    int fused_said;            /* the first fused update was logged (traceLevel >= 2) */
 };
 
 /* Training lines: rank 0, or every rank when each has its own log file (stderr=). */
