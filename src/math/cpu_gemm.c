@@ -151,21 +151,32 @@ AVX512 static void pack(float *restrict dst, const float *src, size_t lane_strid
 {
     size_t panels = (lanes + width - 1) / width;
     if (lane_stride == 1) {
-        for (size_t q0 = 0; q0 < panels; q0 += 8) /* 8 panels at a time: 8 write streams */
-            for (size_t p = 0; p < kc; p++)
-                for (size_t q = q0; q < panels && q < q0 + 8; q++)
-                    for (size_t l0 = 0; l0 < width; l0 += 16) {
-                        size_t w = width - l0 < 16 ? width - l0 : 16;
-                        size_t first = q * width + l0, u = lanes > first ? lanes - first : 0;
-                        if (p + 8 < kc) /* steps lie a column apart: too far for the
-                                           hardware prefetcher to follow */
-                            _mm_prefetch((const char *)(src + (p + 8) * step_stride + first),
-                                         _MM_HINT_T0);
-                        __m512 x = _mm512_maskz_loadu_ps(low_bits(u < w ? u : w),
-                                                         src + p * step_stride + first);
-                        _mm512_mask_storeu_ps(dst + q * kc * width + p * width + l0, low_bits(w),
-                                              x);
-                    }
+        for (size_t q0 = 0; q0 < panels; q0 += 8) { /* 8 panels at a time: 8 write streams */
+            /* the group's vectors (at most 8 panels of at most 32 lanes): where each comes
+             * from and goes to in a step, and its masks, worked out once for all steps */
+            size_t from[16], to[16], nv = 0;
+            __mmask16 lm[16], sm[16];
+            for (size_t q = q0; q < panels && q < q0 + 8; q++)
+                for (size_t l0 = 0; l0 < width; l0 += 16, nv++) {
+                    size_t w = width - l0 < 16 ? width - l0 : 16;
+                    size_t first = q * width + l0, u = lanes > first ? lanes - first : 0;
+                    from[nv] = first;
+                    to[nv] = q * kc * width + l0;
+                    lm[nv] = low_bits(u < w ? u : w);
+                    sm[nv] = low_bits(w);
+                }
+            for (size_t p = 0; p < kc; p++) {
+                const float *s = src + p * step_stride;
+                float *d = dst + p * width;
+                if (p + 8 < kc) /* steps lie a column apart: too far for the hardware
+                                   prefetcher to follow */
+                    for (size_t v = 0; v < nv; v++)
+                        _mm_prefetch((const char *)(s + 8 * step_stride + from[v]), _MM_HINT_T0);
+                for (size_t v = 0; v < nv; v++)
+                    _mm512_mask_storeu_ps(d + to[v], sm[v],
+                                          _mm512_maskz_loadu_ps(lm[v], s + from[v]));
+            }
+        }
         return;
     }
     for (size_t q = 0; q < panels; q++, dst += kc * width)
