@@ -387,6 +387,17 @@ START_TEST(column_sums_and_norm)
     bk->ops->norm(bk, x, mean, inv, R, 7);
     for (int k = 0; k < R * 7; k++)
         ck_assert(x[k] == (y[k] - (float)(k % R)) * 0.5f);
+    /* upload_norm: the same values, bit for bit, from host columns (and in place) */
+    float z[LD * C], w[LD * C];
+    for (int i = 0; i < R; i++)
+        inv[i] = 1.0f / (float)(i + 3);
+    memcpy(x, y, sizeof x);
+    memcpy(w, y, sizeof w);
+    bk->ops->norm(bk, x, mean, inv, R, 7);
+    ck_assert_int_eq(bk->ops->upload_norm(bk, z, y, mean, inv, R, 7, &err), 0);
+    ck_assert(memcmp(x, z, sizeof(float) * R * 7) == 0);
+    ck_assert_int_eq(bk->ops->upload_norm(bk, w, w, mean, inv, R, 7, &err), 0);
+    ck_assert(memcmp(x, w, sizeof(float) * R * 7) == 0);
 }
 END_TEST
 

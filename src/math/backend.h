@@ -225,6 +225,10 @@ struct backend_ops {
     /* x (rows x cols) = (x - mean) * invstd per row, in place. */
     void (*norm)(struct backend *b, float *x, const float *mean, const float *invstd, int rows,
                  size_t cols);
+    /* Optional (NULL: upload, then norm): norm's values of the host columns `host` (rows x
+     * cols) written to x, in one pass over them instead of two. */
+    int (*upload_norm)(struct backend *b, float *x, const float *host, const float *mean,
+                       const float *invstd, int rows, size_t cols, struct pt_err *e);
     /* Inverted dropout: mask[k] = 0 with probability rate, else 1/(1-rate); y = x * mask.
      * The draw for element k is a pure function of (seed, k) (bk_hash_uniform), so every
      * backend makes the same mask. */

@@ -160,6 +160,17 @@ static void cpu_gemm_sgd(struct backend *b, enum bk_trans ta, enum bk_trans tb, 
     }
 }
 
+static int cpu_upload_norm(struct backend *b, float *x, const float *host, const float *mean,
+                           const float *invstd, int rows, size_t cols, struct pt_err *e)
+{
+    (void)e;
+    if (x == host)
+        cpu_norm(b, x, mean, invstd, rows, cols);
+    else
+        cpu_norm_to(x, host, mean, invstd, rows, cols);
+    return 0;
+}
+
 static void cpu_half_out(struct backend *b, uint16_t *host, const float *x, size_t n)
 {
     (void)b;
@@ -177,6 +188,7 @@ static const struct backend_ops cpu_ops = {
     .alloc = cpu_alloc,
     .release = cpu_release,
     .upload = cpu_upload,
+    .upload_norm = cpu_upload_norm,
     .download = cpu_download,
     .copy = cpu_copy,
     .sync = cpu_sync,

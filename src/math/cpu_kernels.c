@@ -130,6 +130,26 @@ void cpu_norm(struct backend *b, float *x, const float *mean, const float *invst
         norm_column(x + j * (size_t)rows, mean, invstd, (size_t)rows);
 }
 
+/* norm out of place: the same arithmetic as norm_column */
+CPU_INLINE void norm_column_to(float *restrict y, const float *restrict x,
+                               const float *restrict mean, const float *restrict invstd,
+                               size_t rows)
+{
+    size_t i = 0;
+    for (; i + CPU_BLOCK <= rows; i += CPU_BLOCK)
+        for (size_t k = i; k < i + CPU_BLOCK; k++)
+            y[k] = (x[k] - mean[k]) * invstd[k];
+    for (; i < rows; i++)
+        y[i] = (x[i] - mean[i]) * invstd[i];
+}
+
+void cpu_norm_to(float *y, const float *x, const float *mean, const float *invstd, int rows,
+                 size_t cols)
+{
+    for (size_t j = 0; j < cols; j++)
+        norm_column_to(y + j * (size_t)rows, x + j * (size_t)rows, mean, invstd, (size_t)rows);
+}
+
 void cpu_dropout(struct backend *b, float *y, float *mask, const float *x, size_t n, float rate,
                  uint64_t seed)
 {

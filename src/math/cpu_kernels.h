@@ -94,6 +94,9 @@ void cpu_act_grad(struct backend *b, enum bk_act act, float *dz, const float *y,
 void cpu_sum_cols(struct backend *b, float *out, const float *x, int rows, size_t cols, int ld);
 void cpu_norm(struct backend *b, float *x, const float *mean, const float *invstd, int rows,
               size_t cols);
+/* cpu_norm from x into y (distinct) */
+void cpu_norm_to(float *y, const float *x, const float *mean, const float *invstd, int rows,
+                 size_t cols);
 void cpu_dropout(struct backend *b, float *y, float *mask, const float *x, size_t n, float rate,
                  uint64_t seed);
 

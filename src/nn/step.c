@@ -100,7 +100,12 @@ static int load_inputs(struct nn *net, const struct step_inputs *si, struct nn_p
     const struct nn_config *c = &net->cfg;
     size_t cols = si->steps * si->nseq, lab_cols = si->seq_labels ? si->nseq : cols;
     int in = c->sizes[0], out = c->sizes[c->nsizes - 1], padded = 0;
-    int rc = b->ops->upload(b, net->x_dev, si->feat->data, (size_t)in * cols, e);
+    int norm = c->mean_var_norm && b->ops->upload_norm, rc;
+    if (norm) /* the features normalized on their way in */
+        rc = b->ops->upload_norm(b, net->x_dev, si->feat->data, net->mean_dev, net->invstd_dev, in,
+                                 cols, e);
+    else
+        rc = b->ops->upload(b, net->x_dev, si->feat->data, (size_t)in * cols, e);
     if (rc == 0)
         rc = b->ops->upload(b, net->labels_dev, si->lab->data, (size_t)out * lab_cols, e);
     p->mask = NULL;
@@ -114,7 +119,7 @@ static int load_inputs(struct nn *net, const struct step_inputs *si, struct nn_p
         rc = b->ops->upload(b, net->crit_mask_dev, net->crit_mask_host, lab_cols, e);
         *crit_mask = net->crit_mask_dev;
     }
-    if (rc == 0 && c->mean_var_norm)
+    if (rc == 0 && c->mean_var_norm && !norm)
         b->ops->norm(b, net->x_dev, net->mean_dev, net->invstd_dev, in, cols);
     return rc;
 }
