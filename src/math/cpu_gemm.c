@@ -245,24 +245,29 @@ sgd16(float *w, float *s, __mmask16 k, __m512 g, __m512 vm, __m512 va, int nag)
 }
 
 /* The MR x NR tile at c (rows < m, columns < n are stored) = alpha A-panel . B-panel +
- * beta c (beta == 0: c is not read). With u (a constant NULL in the plain kernels), the
- * tile is a gradient: u's tensor and momentum at the tile's offset `off` from their start
- * take the SGD step, and c is not written (measured on the MLP's dW1, 512 x 784 x 256,
- * with the operands in L3: the product alone 1.36 ms, followed by the update pass 1.57,
- * fused 1.46-1.48; storing the gradient too cost 0.04 more). B's element (p, j) is the packed
- * panel's b[p NR + j], or with in_place (a constant in each caller: two specialised kernels) b[p +
- * j ldb] of a column-major B whose k runs down its columns: packing that B would transpose it (16 x
- * 16 in registers); read in place, a whole tile's NR columns are NR sequential streams, in L1 after
- * the first of the MC / MR tiles that share them. The same FMAs in the same order either way: the
- * same bits. */
+ * beta c (beta == 0: c is not read), computed for its first nr columns only (nr, a constant
+ * in each caller, is NR, or 8 or 4 for a last tile that narrow: N = 256 leaves 4 columns,
+ * which a whole tile's 12 would compute at the cost of 12).
+ *
+ * B's element (p, j) is the packed panel's b[p NR + j], or with in_place (a constant in
+ * each caller: specialised kernels) b[p + j ldb] of a column-major B whose k runs down its
+ * columns: packing that B would transpose it (16 x 16 in registers); read in place, a
+ * whole tile's NR columns are NR sequential streams, in L1 after the first of the MC / MR
+ * tiles that share them. The same FMAs in the same order either way: the same bits.
+ *
+ * With u (a constant NULL in the plain kernels) the tile is a gradient: u's tensor and
+ * momentum at the tile's offset `off` from their start take the SGD step, and c is not
+ * written. Measured on the MLP's dW1 (512 x 784 x 256, operands in L3): the product alone
+ * 1.36 ms, followed by the update pass 1.57, fused 1.46-1.48 (storing the gradient too:
+ * 0.04 more). */
 AVX512 static inline __attribute__((always_inline)) void
-tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_place, float *c,
+tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_place, int nr, float *c,
      size_t ldc, size_t m, size_t n, float alpha, float beta, const struct bk_sgd *u, size_t off)
 {
     __m512 lo[NR], hi[NR];
     const float *bj[NR];
 #pragma GCC unroll 12
-    for (int j = 0; j < NR; j++) {
+    for (int j = 0; j < nr; j++) {
         lo[j] = hi[j] = _mm512_setzero_ps();
         bj[j] = b + (size_t)j * ldb;
     }
@@ -283,7 +288,7 @@ tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_plac
         if (u && p >= first && (p - first) % PF_EVERY == 0 && (p - first) / PF_EVERY < npf)
             _mm_prefetch(pf[(p - first) / PF_EVERY], PF_HINT);
 #pragma GCC unroll 12
-        for (int j = 0; j < NR; j++) {
+        for (int j = 0; j < nr; j++) {
             __m512 bv = _mm512_set1_ps(in_place ? bj[j][p] : b[p * NR + (size_t)j]);
             lo[j] = _mm512_fmadd_ps(a0, bv, lo[j]);
             hi[j] = _mm512_fmadd_ps(a1, bv, hi[j]);
@@ -293,7 +298,7 @@ tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_plac
     __mmask16 mhi = m >= 32 ? 0xffff : m <= 16 ? 0 : (__mmask16)((1u << (m - 16)) - 1);
     __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
 #pragma GCC unroll 12
-    for (int j = 0; j < NR; j++) {
+    for (int j = 0; j < nr; j++) {
         if ((size_t)j >= n)
             break;
         float *cj = c + (size_t)j * ldc;
@@ -314,18 +319,23 @@ tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_plac
     }
 }
 
-/* A tile from the packed B panel (any n <= NR). */
+/* A tile from the packed B panel (any n <= NR), as narrow as n allows. */
 AVX512 static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
                                 float *c, size_t ldc, size_t m, size_t n, float alpha, float beta)
 {
-    tile(kc, a, b, 0, 0, c, ldc, m, n, alpha, beta, NULL, 0);
+    if (n <= 4)
+        tile(kc, a, b, 0, 0, 4, c, ldc, m, n, alpha, beta, NULL, 0);
+    else if (n <= 8)
+        tile(kc, a, b, 0, 0, 8, c, ldc, m, n, alpha, beta, NULL, 0);
+    else
+        tile(kc, a, b, 0, 0, NR, c, ldc, m, n, alpha, beta, NULL, 0);
 }
 
 /* A whole tile (n = NR) of an untransposed B read in place, column j at b + j ldb. */
 AVX512 static void micro_kernel_sb(size_t kc, const float *restrict a, const float *b, size_t ldb,
                                    float *c, size_t ldc, size_t m, float alpha, float beta)
 {
-    tile(kc, a, b, ldb, 1, c, ldc, m, NR, alpha, beta, NULL, 0);
+    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, NULL, 0);
 }
 
 /* The two kernels with the SGD step (the last k block of a gradient's product). */
@@ -333,14 +343,19 @@ AVX512 static void micro_kernel_sgd(size_t kc, const float *restrict a, const fl
                                     float *c, size_t ldc, size_t m, size_t n, float alpha,
                                     float beta, const struct bk_sgd *u, size_t off)
 {
-    tile(kc, a, b, 0, 0, c, ldc, m, n, alpha, beta, u, off);
+    if (n <= 4)
+        tile(kc, a, b, 0, 0, 4, c, ldc, m, n, alpha, beta, u, off);
+    else if (n <= 8)
+        tile(kc, a, b, 0, 0, 8, c, ldc, m, n, alpha, beta, u, off);
+    else
+        tile(kc, a, b, 0, 0, NR, c, ldc, m, n, alpha, beta, u, off);
 }
 
 AVX512 static void micro_kernel_sb_sgd(size_t kc, const float *restrict a, const float *b,
                                        size_t ldb, float *c, size_t ldc, size_t m, float alpha,
                                        float beta, const struct bk_sgd *u, size_t off)
 {
-    tile(kc, a, b, ldb, 1, c, ldc, m, NR, alpha, beta, u, off);
+    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, u, off);
 }
 #endif
 
