@@ -348,6 +348,47 @@ static void check_gemm_sgd(struct backend *b)
     }
 }
 
+/* gemm_act_grad (an activation's derivative applied inside the product that makes dL/dy)
+ * gives the same bits as gemm followed by act_grad, for ReLU (in the kernel's tiles, NaN
+ * and signed zeros in y included) and sigmoid (the fallback). */
+static void check_gemm_act_grad(struct backend *b)
+{
+    static const int shapes[][3] = {{512, 256, 512}, {37, 29, 300}, {10, 100, 50}, {5, 7, 9}};
+    uint64_t seed = 5;
+    for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
+        int m = shapes[t][0], n = shapes[t][1], k = shapes[t][2], ldc = m + 3;
+        size_t nc = (size_t)ldc * (size_t)n, na = (size_t)m * (size_t)k, nb = (size_t)k * n;
+        float *a = malloc(sizeof(float) * na), *x = malloc(sizeof(float) * nb);
+        float *c = malloc(sizeof(float) * nc), *c2 = malloc(sizeof(float) * nc);
+        float *y = malloc(sizeof(float) * nc);
+        for (size_t i = 0; i < na; i++)
+            a[i] = (float)uni(&seed);
+        for (size_t i = 0; i < nb; i++)
+            x[i] = (float)uni(&seed);
+        for (size_t i = 0; i < nc; i++)
+            y[i] = i % 7 == 0 ? 0.0f : i % 11 == 0 ? -0.0f : i % 13 == 0 ? NAN : (float)uni(&seed);
+        for (int act = 0; act < 2; act++)
+            for (int tr = 0; tr < 4; tr++) {
+                enum bk_act f = act ? BK_ACT_SIGMOID : BK_ACT_RELU;
+                enum bk_trans ta = tr & 1 ? BK_TRANS : BK_NOTRANS;
+                enum bk_trans tb = tr & 2 ? BK_TRANS : BK_NOTRANS;
+                int lda = ta == BK_TRANS ? k : m, ldx = tb == BK_TRANS ? n : k;
+                float beta = tr == 3 ? 0.5f : 0.0f;
+                for (size_t i = 0; i < nc; i++)
+                    c[i] = c2[i] = (float)(i % 5);
+                b->ops->gemm(b, ta, tb, m, n, k, 1.0f, a, lda, x, ldx, beta, c, ldc);
+                for (int j = 0; j < n; j++)
+                    b->ops->act_grad(b, f, c + (size_t)j * ldc, y + (size_t)j * ldc, (size_t)m);
+                b->ops->gemm_act_grad(b, ta, tb, m, n, k, 1.0f, a, lda, x, ldx, beta, c2, ldc, f,
+                                      y);
+                ck_assert_msg(memcmp(c, c2, sizeof(float) * nc) == 0,
+                              "%dx%dx%d ta %d tb %d act %d: the fused derivative differs", m, n, k,
+                              ta == BK_TRANS, tb == BK_TRANS, act);
+            }
+        free(a), free(x), free(c), free(c2), free(y);
+    }
+}
+
 START_TEST(gemm_sgd_matches_gemm_then_update)
 {
     int modes[2] = {CPU_GEMM_OPENBLAS, CPU_GEMM_AVX512};
@@ -357,6 +398,7 @@ START_TEST(gemm_sgd_matches_gemm_then_update)
         ck_assert_int_eq(backend_cpu_new(&b, &err), 0);
         ck_assert_ptr_nonnull(b->ops->gemm_sgd);
         check_gemm_sgd(b);
+        check_gemm_act_grad(b);
         backend_free(b);
     }
     ck_assert_int_eq(backend_cpu_set_gemm(CPU_GEMM_AUTO, &err), 0);

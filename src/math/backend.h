@@ -210,6 +210,13 @@ struct backend_ops {
     void (*gemm_sgd)(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
                      float alpha, const float *a, int lda, const float *x, int ldx, float beta,
                      float *c, int ldc, const struct bk_sgd *u);
+    /* Optional (NULL: the caller runs gemm, then act_grad): gemm whose product C is dL/dy
+     * of an activation act with output y (laid out as C, leading dimension ldc), then
+     * act_grad on it: C = dL/dz. The same bits as the two calls; for ReLU the derivative
+     * is applied while the product's tiles are in registers (no pass over C). */
+    void (*gemm_act_grad)(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n,
+                          int k, float alpha, const float *a, int lda, const float *x, int ldx,
+                          float beta, float *c, int ldc, enum bk_act act, const float *y);
     void (*fill)(struct backend *b, float *x, size_t n, float value);
     void (*scale)(struct backend *b, float *x, size_t n, float alpha);            /* x *= a */
     void (*axpy)(struct backend *b, float *y, const float *x, size_t n, float a); /* y += ax */

@@ -160,6 +160,22 @@ static void cpu_gemm_sgd(struct backend *b, enum bk_trans ta, enum bk_trans tb, 
     }
 }
 
+static void cpu_gemm_act_grad(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n,
+                              int k, float alpha, const float *a, int lda, const float *x, int ldx,
+                              float beta, float *c, int ldc, enum bk_act act, const float *y)
+{
+    if (b->impl && act == BK_ACT_RELU && k > 0 && (m >= 32 || n >= 32)) {
+        cpu_gemm_run_relu_grad(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x,
+                               ldx, beta, c, ldc, y);
+        return;
+    }
+    cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);
+    for (int j = 0; m > 0 && j < n; j++) {
+        size_t o = (size_t)j * (size_t)ldc;
+        cpu_act_grad(b, act, c + o, y + o, (size_t)m);
+    }
+}
+
 static int cpu_upload_norm(struct backend *b, float *x, const float *host, const float *mean,
                            const float *invstd, int rows, size_t cols, struct pt_err *e)
 {
@@ -195,6 +211,7 @@ static const struct backend_ops cpu_ops = {
     .destroy = cpu_destroy,
     .gemm = cpu_gemm,
     .gemm_sgd = cpu_gemm_sgd,
+    .gemm_act_grad = cpu_gemm_act_grad,
     .fill = cpu_fill,
     .scale = cpu_scale,
     .axpy = cpu_axpy,

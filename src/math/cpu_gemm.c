@@ -35,8 +35,19 @@
 #define KC       256
 #define MC       256
 #define NC       3072
-#define PF_EVERY 4 /* k steps between two prefetches of a tile's SGD operands */
+#define PF_EVERY 4 /* k steps between two prefetches of a tile's epilogue operands */
 #define PF_HINT  _MM_HINT_T0
+
+/* What the last k block of a product does with its tiles besides storing them. */
+enum epi_kind {
+    EPI_STORE,     /* nothing */
+    EPI_SGD,       /* the SGD step of u on them, as a gradient (and no store) */
+    EPI_RELU_GRAD, /* ReLU's derivative from y (laid out as C) applied before the store */
+};
+struct epi {
+    const struct bk_sgd *u;
+    const float *y;
+};
 
 struct cpu_gemm {
     float *ap; /* MC x KC */
@@ -262,7 +273,8 @@ sgd16(float *w, float *s, __mmask16 k, __m512 g, __m512 vm, __m512 va, int nag)
  * 0.04 more). */
 AVX512 static inline __attribute__((always_inline)) void
 tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_place, int nr, float *c,
-     size_t ldc, size_t m, size_t n, float alpha, float beta, const struct bk_sgd *u, size_t off)
+     size_t ldc, size_t m, size_t n, float alpha, float beta, enum epi_kind kind,
+     const struct epi *ep, size_t off)
 {
     __m512 lo[NR], hi[NR];
     const float *bj[NR];
@@ -271,21 +283,26 @@ tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_plac
         lo[j] = hi[j] = _mm512_setzero_ps();
         bj[j] = b + (size_t)j * ldb;
     }
-    /* With u, the tile's parameters and momentum are fetched during its last steps, one
-     * line every PF_EVERY steps (a burst of 48 prefetches would stall on the line fill
-     * buffers; spread, they arrive while the FMAs run) */
+    /* The epilogue's operands (parameters and momentum, or y) are fetched during the
+     * tile's last steps, one line every PF_EVERY steps (a burst of 48 prefetches would
+     * stall on the line fill buffers; spread, they arrive while the FMAs run) */
     const char *pf[4 * NR];
     size_t npf = 0;
-    if (u)
+    if (kind != EPI_STORE)
         for (size_t j = 0; j < n && j < NR; j++)
             for (size_t i = 0; i < m && i < MR; i += 16) {
-                pf[npf++] = (const char *)(u->w + off + j * ldc + i);
-                pf[npf++] = (const char *)(u->s + off + j * ldc + i);
+                size_t at = off + j * ldc + i;
+                if (kind == EPI_SGD) {
+                    pf[npf++] = (const char *)(ep->u->w + at);
+                    pf[npf++] = (const char *)(ep->u->s + at);
+                } else {
+                    pf[npf++] = (const char *)(ep->y + at);
+                }
             }
     size_t first = kc > npf * PF_EVERY ? kc - npf * PF_EVERY : 0;
     for (size_t p = 0; p < kc; p++, a += MR) {
         __m512 a0 = _mm512_load_ps(a), a1 = _mm512_load_ps(a + 16);
-        if (u && p >= first && (p - first) % PF_EVERY == 0 && (p - first) / PF_EVERY < npf)
+        if (npf && p >= first && (p - first) % PF_EVERY == 0 && (p - first) / PF_EVERY < npf)
             _mm_prefetch(pf[(p - first) / PF_EVERY], PF_HINT);
 #pragma GCC unroll 12
         for (int j = 0; j < nr; j++) {
@@ -307,11 +324,19 @@ tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_plac
             x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mlo, cj), x0);
             x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mhi, cj + 16), x1);
         }
-        if (!u) { /* a gradient that takes its SGD step is not stored: no pass over C */
+        if (kind == EPI_RELU_GRAD) { /* y > 0 ? dx : 0, as cpu_act_grad (NaN y: 0) */
+            const float *yj = ep->y + off + (size_t)j * ldc;
+            __m512 zero = _mm512_setzero_ps();
+            __m512 y0 = _mm512_maskz_loadu_ps(mlo, yj), y1 = _mm512_maskz_loadu_ps(mhi, yj + 16);
+            x0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y0, zero, _CMP_GT_OQ), x0);
+            x1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y1, zero, _CMP_GT_OQ), x1);
+        }
+        if (kind != EPI_SGD) { /* a gradient that takes its SGD step is not stored */
             _mm512_mask_storeu_ps(cj, mlo, x0);
             _mm512_mask_storeu_ps(cj + 16, mhi, x1);
             continue;
         }
+        const struct bk_sgd *u = ep->u;
         __m512 vm = _mm512_set1_ps(u->m), vu = _mm512_set1_ps(u->a);
         float *wj = u->w + off + (size_t)j * ldc, *sj = u->s + off + (size_t)j * ldc;
         sgd16(wj, sj, mlo, x0, vm, vu, u->nag);
@@ -319,44 +344,69 @@ tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_plac
     }
 }
 
-/* A tile from the packed B panel (any n <= NR), as narrow as n allows. */
-AVX512 static void micro_kernel(size_t kc, const float *restrict a, const float *restrict b,
-                                float *c, size_t ldc, size_t m, size_t n, float alpha, float beta)
+/* The kernels: a tile from the packed B panel (any n <= NR, computed as narrow as n
+ * allows), or a whole tile (n = NR) of an untransposed B read in place (column j at
+ * b + j ldb); each epilogue kind specialised. */
+typedef void kernel_fn(size_t kc, const float *restrict a, const float *b, size_t ldb, float *c,
+                       size_t ldc, size_t m, size_t n, float alpha, float beta,
+                       const struct epi *ep, size_t off);
+
+AVX512 static inline __attribute__((always_inline)) void
+packed(size_t kc, const float *restrict a, const float *restrict b, float *c, size_t ldc, size_t m,
+       size_t n, float alpha, float beta, enum epi_kind kind, const struct epi *ep, size_t off)
 {
     if (n <= 4)
-        tile(kc, a, b, 0, 0, 4, c, ldc, m, n, alpha, beta, NULL, 0);
+        tile(kc, a, b, 0, 0, 4, c, ldc, m, n, alpha, beta, kind, ep, off);
     else if (n <= 8)
-        tile(kc, a, b, 0, 0, 8, c, ldc, m, n, alpha, beta, NULL, 0);
+        tile(kc, a, b, 0, 0, 8, c, ldc, m, n, alpha, beta, kind, ep, off);
     else
-        tile(kc, a, b, 0, 0, NR, c, ldc, m, n, alpha, beta, NULL, 0);
+        tile(kc, a, b, 0, 0, NR, c, ldc, m, n, alpha, beta, kind, ep, off);
 }
 
-/* A whole tile (n = NR) of an untransposed B read in place, column j at b + j ldb. */
-AVX512 static void micro_kernel_sb(size_t kc, const float *restrict a, const float *b, size_t ldb,
-                                   float *c, size_t ldc, size_t m, float alpha, float beta)
+#define KERNEL_ARGS                                                                                \
+    size_t kc, const float *restrict a, const float *b, size_t ldb, float *c, size_t ldc,          \
+        size_t m, size_t n, float alpha, float beta, const struct epi *ep, size_t off
+AVX512 static void micro_kernel(KERNEL_ARGS)
 {
-    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, NULL, 0);
+    (void)ldb;
+    packed(kc, a, b, c, ldc, m, n, alpha, beta, EPI_STORE, ep, off);
 }
 
-/* The two kernels with the SGD step (the last k block of a gradient's product). */
-AVX512 static void micro_kernel_sgd(size_t kc, const float *restrict a, const float *restrict b,
-                                    float *c, size_t ldc, size_t m, size_t n, float alpha,
-                                    float beta, const struct bk_sgd *u, size_t off)
+AVX512 static void micro_kernel_sgd(KERNEL_ARGS)
 {
-    if (n <= 4)
-        tile(kc, a, b, 0, 0, 4, c, ldc, m, n, alpha, beta, u, off);
-    else if (n <= 8)
-        tile(kc, a, b, 0, 0, 8, c, ldc, m, n, alpha, beta, u, off);
-    else
-        tile(kc, a, b, 0, 0, NR, c, ldc, m, n, alpha, beta, u, off);
+    (void)ldb;
+    packed(kc, a, b, c, ldc, m, n, alpha, beta, EPI_SGD, ep, off);
 }
 
-AVX512 static void micro_kernel_sb_sgd(size_t kc, const float *restrict a, const float *b,
-                                       size_t ldb, float *c, size_t ldc, size_t m, float alpha,
-                                       float beta, const struct bk_sgd *u, size_t off)
+AVX512 static void micro_kernel_relu(KERNEL_ARGS)
 {
-    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, u, off);
+    (void)ldb;
+    packed(kc, a, b, c, ldc, m, n, alpha, beta, EPI_RELU_GRAD, ep, off);
 }
+
+AVX512 static void micro_kernel_sb(KERNEL_ARGS)
+{
+    (void)n;
+    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, EPI_STORE, ep, off);
+}
+
+AVX512 static void micro_kernel_sb_sgd(KERNEL_ARGS)
+{
+    (void)n;
+    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, EPI_SGD, ep, off);
+}
+
+AVX512 static void micro_kernel_sb_relu(KERNEL_ARGS)
+{
+    (void)n;
+    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, EPI_RELU_GRAD, ep, off);
+}
+
+/* [B read in place][epilogue kind] */
+static kernel_fn *const kernels[2][3] = {
+    {micro_kernel, micro_kernel_sgd, micro_kernel_relu},
+    {micro_kernel_sb, micro_kernel_sb_sgd, micro_kernel_sb_relu},
+};
 #endif
 
 #if HAVE_KERNEL
@@ -384,22 +434,28 @@ static int transposed(struct cpu_gemm *g, int ta, int tb, size_t m, size_t n, si
     return 1;
 }
 
-/* The SGD step on a finished gradient C (m x n, ldc) column by column, through the
- * optimizer's own loop (so the same bits as the update pass over the arena). */
-static void sgd_after(const struct bk_sgd *u, const float *c, size_t m, size_t n, size_t ldc)
+/* The epilogue on a finished C (m x n, ldc) column by column, through the backend's own
+ * loops (so the same bits as those passes). */
+static void epi_after(enum epi_kind kind, const struct epi *ep, float *c, size_t m, size_t n,
+                      size_t ldc)
 {
-    for (size_t j = 0; j < n; j++)
-        cpu_sgd_update(NULL, u->w + j * ldc, c + j * ldc, u->s + j * ldc, m, u->m, u->a, u->nag);
+    for (size_t j = 0; j < n && kind != EPI_STORE; j++) {
+        size_t o = j * ldc;
+        if (kind == EPI_SGD)
+            cpu_sgd_update(NULL, ep->u->w + o, c + o, ep->u->s + o, m, ep->u->m, ep->u->a,
+                           ep->u->nag);
+        else
+            cpu_act_grad(NULL, BK_ACT_RELU, c + o, ep->y + o, m);
+    }
 }
 
 static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc,
-                const struct bk_sgd *u)
+                enum epi_kind kind, const struct epi *ep)
 {
     size_t M = (size_t)m, N = (size_t)n, K = (size_t)k, LDC = (size_t)ldc;
     if (M < MR && N > M && transposed(g, ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, LDC)) {
-        if (u)
-            sgd_after(u, c, M, N, LDC);
+        epi_after(kind, ep, c, M, N, LDC);
         return;
     }
     /* B without transpose is read in place unless its columns lie a multiple of 4 KiB
@@ -414,7 +470,8 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
         for (size_t pc = 0; pc < K; pc += kblock) {
             size_t kc = K - pc < kblock ? K - pc : kblock;
             float bet = pc == 0 ? beta : 1.0f; /* later k blocks add to the first's result */
-            const struct bk_sgd *last = pc + kc == K ? u : NULL; /* the gradient is final */
+            /* the epilogue once the sum is whole */
+            enum epi_kind now = pc + kc == K ? kind : EPI_STORE;
             /* B without transpose: whole NR-column tiles read in place, only a last
              * partial tile packed (at bp's start) */
             size_t whole = in_place ? nc / NR * NR : 0;
@@ -428,17 +485,12 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
                         size_t off = (jc + jr) * LDC + ic + ir;
                         const float *bt = b + (jc + jr) * (size_t)ldb + pc;
                         const float *ap = g->ap + ir * kc, *bpt = g->bp + (jr - whole) * kc;
-                        if (jr < whole && last)
-                            micro_kernel_sb_sgd(kc, ap, bt, (size_t)ldb, c + off, LDC, mc - ir,
-                                                alpha, bet, last, off);
-                        else if (jr < whole)
-                            micro_kernel_sb(kc, ap, bt, (size_t)ldb, c + off, LDC, mc - ir, alpha,
-                                            bet);
-                        else if (last)
-                            micro_kernel_sgd(kc, ap, bpt, c + off, LDC, mc - ir, nc - jr, alpha,
-                                             bet, last, off);
+                        if (jr < whole)
+                            kernels[1][now](kc, ap, bt, (size_t)ldb, c + off, LDC, mc - ir, NR,
+                                            alpha, bet, ep, off);
                         else
-                            micro_kernel(kc, ap, bpt, c + off, LDC, mc - ir, nc - jr, alpha, bet);
+                            kernels[0][now](kc, ap, bpt, NR, c + off, LDC, mc - ir, nc - jr, alpha,
+                                            bet, ep, off);
                     }
             }
         }
@@ -450,7 +502,7 @@ void cpu_gemm_run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float
                   const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc)
 {
 #if HAVE_KERNEL
-    run(g, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, NULL);
+    run(g, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, EPI_STORE, NULL);
 #else
     (void)g, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
     (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
@@ -462,9 +514,23 @@ void cpu_gemm_run_sgd(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, f
                       int ldc, const struct bk_sgd *u)
 {
 #if HAVE_KERNEL
-    run(g, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, u);
+    struct epi ep = {.u = u};
+    run(g, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, EPI_SGD, &ep);
 #else
     (void)g, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
     (void)b, (void)ldb, (void)beta, (void)c, (void)ldc, (void)u;
+#endif
+}
+
+void cpu_gemm_run_relu_grad(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
+                            const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                            int ldc, const float *y)
+{
+#if HAVE_KERNEL
+    struct epi ep = {.y = y};
+    run(g, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, EPI_RELU_GRAD, &ep);
+#else
+    (void)g, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
+    (void)b, (void)ldb, (void)beta, (void)c, (void)ldc, (void)y;
 #endif
 }

@@ -42,5 +42,10 @@ void cpu_gemm_run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float
 void cpu_gemm_run_sgd(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                       const float *a, int lda, const float *b, int ldb, float beta, float *c,
                       int ldc, const struct bk_sgd *u);
+/* cpu_gemm_run, then C = (y > 0 ? C : 0) with y laid out as C (ReLU's derivative, as the
+ * backend's act_grad computes it), applied while the tiles are in registers. */
+void cpu_gemm_run_relu_grad(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
+                            const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                            int ldc, const float *y);
 
 #endif

@@ -33,6 +33,7 @@ static int dense_setup(struct nn_layer *l, const struct nn_layer_spec *s,
     (void)e;
     struct dense_layer *d = dense_of(l);
     d->act = s->act;
+    l->act = s->act;
     d->has_bias = s->bias;
     d->number = s->number;
     return 0;
@@ -101,8 +102,12 @@ static void dense_backward(struct nn_layer *l, struct backend *b)
     struct dense_layer *d = dense_of(l);
     size_t cols = l->steps * l->nseq;
     int out = l->out_dim, in = l->in_dim;
-    b->ops->act_grad(b, d->act, l->dy, l->y, (size_t)out * cols);
-    if (l->dx)
+    if (!l->dy_ready) /* else the next layer's dx product applied f' */
+        b->ops->act_grad(b, d->act, l->dy, l->y, (size_t)out * cols);
+    if (l->dx && l->dx_y)
+        b->ops->gemm_act_grad(b, BK_TRANS, BK_NOTRANS, in, (int)cols, out, 1.0f, d->w, out, l->dy,
+                              out, 0.0f, l->dx, in, l->dx_act, l->dx_y);
+    else if (l->dx)
         b->ops->gemm(b, BK_TRANS, BK_NOTRANS, in, (int)cols, out, 1.0f, d->w, out, l->dy, out, 0.0f,
                      l->dx, in);
     if (d->has_bias)
@@ -126,7 +131,7 @@ static void dense_backward(struct nn_layer *l, struct backend *b)
 const struct nn_layer_ops nn_dense_ops = {
     .name = "dense",
     .state_size = sizeof(struct dense_layer),
-    .flags = NN_LAYER_FUSES_SGD,
+    .flags = NN_LAYER_FUSES_SGD | NN_LAYER_DX_ACT | NN_LAYER_DY_ACT,
     .setup = dense_setup,
     .param_count = dense_param_count,
     .bind = dense_bind,

@@ -62,6 +62,14 @@ struct nn_layer {
      * NN_LAYER_FUSES_SGD then applies it to all its parameters as their gradients become
      * final (their gradients need not be stored). */
     const struct bk_sgd *sgd;
+    /* Set by the net for one backward pass: dx_act and dx_y (NONE and NULL: nothing) ask a
+     * kind with NN_LAYER_DX_ACT to apply the derivative of the previous layer's
+     * activation (output dx_y) to dx as it computes it; dy_ready tells a kind with
+     * NN_LAYER_DY_ACT that the next layer did so for its dy. */
+    enum bk_act dx_act;
+    const float *dx_y;
+    int dy_ready;
+    enum bk_act act; /* NN_LAYER_DY_ACT kinds: the activation backward starts with */
 };
 
 /* The kind's state struct from its header (state structs embed it as `base`); the second
@@ -71,9 +79,11 @@ struct nn_layer {
     ((const type *)(const void *)((const char *)(l) - (offsetof(type, base))))
 
 /* ops->flags */
-#define NN_LAYER_READS_MASK 1u /* reads the padding mask (the net builds it only then) */
-#define NN_LAYER_SELECTS    2u /* can select one column per sequence (sequence labels) */
-#define NN_LAYER_FUSES_SGD  4u /* backward applies l->sgd to its parameters */
+#define NN_LAYER_READS_MASK 1u  /* reads the padding mask (the net builds it only then) */
+#define NN_LAYER_SELECTS    2u  /* can select one column per sequence (sequence labels) */
+#define NN_LAYER_FUSES_SGD  4u  /* backward applies l->sgd to its parameters */
+#define NN_LAYER_DX_ACT     8u  /* backward computes dx in one product (dx_act, dx_y) */
+#define NN_LAYER_DY_ACT     16u /* backward starts with dy *= act'(y) (l->act, dy_ready) */
 
 /* At most this many tensors per layer (the net's table is sized by it). */
 #define NN_LAYER_MAX_TENSORS 4

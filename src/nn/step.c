@@ -170,8 +170,16 @@ static int run_backward(struct nn *net, struct pt_err *e)
     struct backend *b = net->bk;
     const struct bk_sgd *u = net->fused_due ? &net->fused : NULL;
     net->fused_due = 0;
+    net->layers[net->nlayers - 1]->dy_ready = 0;
     for (int i = net->nlayers; i-- > 0;) {
-        struct nn_layer *l = net->layers[i];
+        struct nn_layer *l = net->layers[i], *prev = i > 0 ? net->layers[i - 1] : NULL;
+        /* the previous layer's ReLU derivative applied in the product that makes its dy */
+        int act = prev && l->dx && b->ops->gemm_act_grad && (l->ops->flags & NN_LAYER_DX_ACT) &&
+                  (prev->ops->flags & NN_LAYER_DY_ACT) && prev->act == BK_ACT_RELU;
+        l->dx_act = act ? prev->act : BK_ACT_NONE;
+        l->dx_y = act ? prev->y : NULL;
+        if (prev)
+            prev->dy_ready = act;
         l->sgd = u;
         l->ops->backward(l, b);
         l->sgd = NULL;
