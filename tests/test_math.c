@@ -385,6 +385,21 @@ static void check_gemm_act_grad(struct backend *b)
                               "%dx%dx%d ta %d tb %d act %d: the fused derivative differs", m, n, k,
                               ta == BK_TRANS, tb == BK_TRANS, act);
             }
+        /* gemm_bias_act against gemm + bias_act: ReLU with a bias (y's first m values), ReLU
+         * without, sigmoid */
+        for (int v = 0; v < 3; v++) {
+            enum bk_act f = v == 2 ? BK_ACT_SIGMOID : BK_ACT_RELU;
+            const float *bias = v == 1 ? NULL : y;
+            for (size_t i = 0; i < nc; i++)
+                c[i] = c2[i] = (float)(i % 5);
+            b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, m, n, k, 1.0f, a, m, x, k, 0.0f, c, ldc);
+            for (int j = 0; j < n; j++)
+                b->ops->bias_act(b, f, c + (size_t)j * ldc, bias, m, 1);
+            b->ops->gemm_bias_act(b, BK_NOTRANS, BK_NOTRANS, m, n, k, 1.0f, a, m, x, k, 0.0f, c2,
+                                  ldc, bias, f);
+            ck_assert_msg(memcmp(c, c2, sizeof(float) * nc) == 0,
+                          "%dx%dx%d variant %d: the fused bias and activation differ", m, n, k, v);
+        }
         free(a), free(x), free(c), free(c2), free(y);
     }
 }

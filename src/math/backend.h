@@ -210,6 +210,12 @@ struct backend_ops {
     void (*gemm_sgd)(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
                      float alpha, const float *a, int lda, const float *x, int ldx, float beta,
                      float *c, int ldc, const struct bk_sgd *u);
+    /* Optional (NULL: the caller runs gemm, then bias_act): gemm, then bias_act on its
+     * product C with a bias per row (may be NULL) and activation act. The same bits; for
+     * ReLU with a bias applied while the product's tiles are in registers. */
+    void (*gemm_bias_act)(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n,
+                          int k, float alpha, const float *a, int lda, const float *x, int ldx,
+                          float beta, float *c, int ldc, const float *bias, enum bk_act act);
     /* Optional (NULL: the caller runs gemm, then act_grad): gemm whose product C is dL/dy
      * of an activation act with output y (laid out as C, leading dimension ldc), then
      * act_grad on it: C = dL/dz. The same bits as the two calls; for ReLU the derivative

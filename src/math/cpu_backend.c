@@ -160,6 +160,20 @@ static void cpu_gemm_sgd(struct backend *b, enum bk_trans ta, enum bk_trans tb, 
     }
 }
 
+static void cpu_gemm_bias_act(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n,
+                              int k, float alpha, const float *a, int lda, const float *x, int ldx,
+                              float beta, float *c, int ldc, const float *bias, enum bk_act act)
+{
+    if (b->impl && act == BK_ACT_RELU && bias && k > 0 && (m >= 32 || n >= 32)) {
+        cpu_gemm_run_bias_relu(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x,
+                               ldx, beta, c, ldc, bias);
+        return;
+    }
+    cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);
+    for (int j = 0; m > 0 && j < n; j++)
+        cpu_bias_act(b, act, c + (size_t)j * (size_t)ldc, bias, m, 1);
+}
+
 static void cpu_gemm_act_grad(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n,
                               int k, float alpha, const float *a, int lda, const float *x, int ldx,
                               float beta, float *c, int ldc, enum bk_act act, const float *y)
@@ -212,6 +226,7 @@ static const struct backend_ops cpu_ops = {
     .gemm = cpu_gemm,
     .gemm_sgd = cpu_gemm_sgd,
     .gemm_act_grad = cpu_gemm_act_grad,
+    .gemm_bias_act = cpu_gemm_bias_act,
     .fill = cpu_fill,
     .scale = cpu_scale,
     .axpy = cpu_axpy,

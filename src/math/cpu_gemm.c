@@ -43,10 +43,11 @@ enum epi_kind {
     EPI_STORE,     /* nothing */
     EPI_SGD,       /* the SGD step of u on them, as a gradient (and no store) */
     EPI_RELU_GRAD, /* ReLU's derivative from y (laid out as C) applied before the store */
+    EPI_BIAS_RELU, /* C = max(C + bias, 0) per row, as bias_act (bias has a row each) */
 };
 struct epi {
     const struct bk_sgd *u;
-    const float *y;
+    const float *y; /* EPI_RELU_GRAD's y, EPI_BIAS_RELU's bias */
 };
 
 struct cpu_gemm {
@@ -288,7 +289,7 @@ tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_plac
      * stall on the line fill buffers; spread, they arrive while the FMAs run) */
     const char *pf[4 * NR];
     size_t npf = 0;
-    if (kind != EPI_STORE)
+    if (kind == EPI_SGD || kind == EPI_RELU_GRAD)
         for (size_t j = 0; j < n && j < NR; j++)
             for (size_t i = 0; i < m && i < MR; i += 16) {
                 size_t at = off + j * ldc + i;
@@ -330,6 +331,14 @@ tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_plac
             __m512 y0 = _mm512_maskz_loadu_ps(mlo, yj), y1 = _mm512_maskz_loadu_ps(mhi, yj + 16);
             x0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y0, zero, _CMP_GT_OQ), x0);
             x1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(y1, zero, _CMP_GT_OQ), x1);
+        }
+        if (kind == EPI_BIAS_RELU) { /* (z + b) > 0 ? z + b : 0, as cpu_bias_act */
+            const float *bias = ep->y + off % ldc;
+            __m512 zero = _mm512_setzero_ps();
+            x0 = _mm512_add_round_ps(x0, _mm512_maskz_loadu_ps(mlo, bias), RNE); /* no FMA */
+            x1 = _mm512_add_round_ps(x1, _mm512_maskz_loadu_ps(mhi, bias + 16), RNE);
+            x0 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x0, zero, _CMP_GT_OQ), x0);
+            x1 = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(x1, zero, _CMP_GT_OQ), x1);
         }
         if (kind != EPI_SGD) { /* a gradient that takes its SGD step is not stored */
             _mm512_mask_storeu_ps(cj, mlo, x0);
@@ -384,6 +393,12 @@ AVX512 static void micro_kernel_relu(KERNEL_ARGS)
     packed(kc, a, b, c, ldc, m, n, alpha, beta, EPI_RELU_GRAD, ep, off);
 }
 
+AVX512 static void micro_kernel_bias(KERNEL_ARGS)
+{
+    (void)ldb;
+    packed(kc, a, b, c, ldc, m, n, alpha, beta, EPI_BIAS_RELU, ep, off);
+}
+
 AVX512 static void micro_kernel_sb(KERNEL_ARGS)
 {
     (void)n;
@@ -402,10 +417,16 @@ AVX512 static void micro_kernel_sb_relu(KERNEL_ARGS)
     tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, EPI_RELU_GRAD, ep, off);
 }
 
+AVX512 static void micro_kernel_sb_bias(KERNEL_ARGS)
+{
+    (void)n;
+    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, EPI_BIAS_RELU, ep, off);
+}
+
 /* [B read in place][epilogue kind] */
-static kernel_fn *const kernels[2][3] = {
-    {micro_kernel, micro_kernel_sgd, micro_kernel_relu},
-    {micro_kernel_sb, micro_kernel_sb_sgd, micro_kernel_sb_relu},
+static kernel_fn *const kernels[2][4] = {
+    {micro_kernel, micro_kernel_sgd, micro_kernel_relu, micro_kernel_bias},
+    {micro_kernel_sb, micro_kernel_sb_sgd, micro_kernel_sb_relu, micro_kernel_sb_bias},
 };
 #endif
 
@@ -444,8 +465,10 @@ static void epi_after(enum epi_kind kind, const struct epi *ep, float *c, size_t
         if (kind == EPI_SGD)
             cpu_sgd_update(NULL, ep->u->w + o, c + o, ep->u->s + o, m, ep->u->m, ep->u->a,
                            ep->u->nag);
-        else
+        else if (kind == EPI_RELU_GRAD)
             cpu_act_grad(NULL, BK_ACT_RELU, c + o, ep->y + o, m);
+        else
+            cpu_bias_act(NULL, BK_ACT_RELU, c + o, ep->y, (int)m, 1);
     }
 }
 
@@ -519,6 +542,19 @@ void cpu_gemm_run_sgd(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, f
 #else
     (void)g, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
     (void)b, (void)ldb, (void)beta, (void)c, (void)ldc, (void)u;
+#endif
+}
+
+void cpu_gemm_run_bias_relu(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
+                            const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                            int ldc, const float *bias)
+{
+#if HAVE_KERNEL
+    struct epi ep = {.y = bias};
+    run(g, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, EPI_BIAS_RELU, &ep);
+#else
+    (void)g, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
+    (void)b, (void)ldb, (void)beta, (void)c, (void)ldc, (void)bias;
 #endif
 }
 

@@ -44,6 +44,11 @@ void cpu_gemm_run_sgd(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, f
                       int ldc, const struct bk_sgd *u);
 /* cpu_gemm_run, then C = (y > 0 ? C : 0) with y laid out as C (ReLU's derivative, as the
  * backend's act_grad computes it), applied while the tiles are in registers. */
+/* cpu_gemm_run, then C = ReLU(C + bias) with a bias per row (the backend's bias_act),
+ * applied while the tiles are in registers. */
+void cpu_gemm_run_bias_relu(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
+                            const float *a, int lda, const float *b, int ldb, float beta, float *c,
+                            int ldc, const float *bias);
 void cpu_gemm_run_relu_grad(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                             const float *a, int lda, const float *b, int ldb, float beta, float *c,
                             int ldc, const float *y);

@@ -90,6 +90,12 @@ static void dense_forward(struct nn_layer *l, struct backend *b, struct nn_pass 
     size_t cols = p->steps * p->nseq;
     l->y = d->out_buf;
     l->dy = d->grad_buf;
+    if (b->ops->gemm_bias_act) { /* the bias and f in the product's tiles, where it can */
+        b->ops->gemm_bias_act(b, BK_NOTRANS, BK_NOTRANS, l->out_dim, (int)cols, l->in_dim, 1.0f,
+                              d->w, l->out_dim, l->x, l->in_dim, 0.0f, l->y, l->out_dim, d->bias,
+                              d->act);
+        return;
+    }
     b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, l->out_dim, (int)cols, l->in_dim, 1.0f, d->w,
                  l->out_dim, l->x, l->in_dim, 0.0f, l->y, l->out_dim);
     b->ops->bias_act(b, d->act, l->y, d->bias, l->out_dim, cols);
