@@ -11,16 +11,20 @@
  *       micro-kernel call over KC steps.
  * The micro-kernel holds the tile in 24 of the 32 zmm registers (MR = 32 rows = two
  * vectors, NR = 12 columns) and per step does two loads of A, twelve broadcasts of B and
- * 24 FMAs. Packing zero-pads partial panels, so the kernel always runs whole tiles and only
- * the stores are masked. Transposes are handled by the packing (16 x 16 in registers).
+ * 24 FMAs. Packing zero-pads partial panels, so the kernel runs whole tiles (a last tile
+ * of at most 4 or 8 columns only that wide) and only the stores are masked. Transposes are
+ * handled by the packing (16 x 16 in registers). The last k block of a tile can do more
+ * than store it (its epilogue, enum epi_kind): take the momentum SGD step with it as a
+ * gradient, apply ReLU's derivative, or add a bias and apply ReLU; the backend's
+ * gemm_sgd, gemm_act_grad and gemm_bias_act, each the same bits as its two passes.
  * Sizes: a B micro-panel (KC x NR, 12 KiB) stays in L1, the A block (MC x KC, 256 KiB) in
  * L2; k is cut into equal blocks of at most KC. A product with fewer than MR rows (the
  * output layer's 10) is computed transposed, so its rows fill tiles.
  *
  * Measured (bench/sgemm_peak, Intel Xeon with AVX-512, one thread, at the MLP's shapes):
- * 149-155 GFLOP/s, 1.01-1.03x OpenBLAS 0.3.21's SkylakeX and Cooperlake kernels (B in
- * place added 2.5-3 % to the forward products and W^T dY) and 4.6x the Prescott kernel
- * OpenBLAS picks on that CPU. */
+ * 152-156 GFLOP/s, 1.01-1.05x OpenBLAS 0.3.21's SkylakeX and Cooperlake kernels (B in
+ * place added 2.5-3 % to the forward products and W^T dY, the narrow last tile 3-4 %) and
+ * 4.7x the Prescott kernel OpenBLAS picks on that CPU. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
