@@ -149,8 +149,8 @@ static void cpu_gemm_sgd(struct backend *b, enum bk_trans ta, enum bk_trans tb, 
                          float *c, int ldc, const struct bk_sgd *u)
 {
     if (b->impl && k > 0 && (m >= 32 || n >= 32)) {
-        cpu_gemm_run_sgd(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx,
-                         beta, c, ldc, u);
+        cpu_gemm_run_epi(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx,
+                         beta, c, ldc, CPU_EPI_SGD, u, NULL);
         return;
     }
     cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);
@@ -165,8 +165,8 @@ static void cpu_gemm_bias_act(struct backend *b, enum bk_trans ta, enum bk_trans
                               float beta, float *c, int ldc, const float *bias, enum bk_act act)
 {
     if (b->impl && act == BK_ACT_RELU && bias && k > 0 && (m >= 32 || n >= 32)) {
-        cpu_gemm_run_bias_relu(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x,
-                               ldx, beta, c, ldc, bias);
+        cpu_gemm_run_epi(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx,
+                         beta, c, ldc, CPU_EPI_BIAS_RELU, NULL, bias);
         return;
     }
     cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);
@@ -179,8 +179,8 @@ static void cpu_gemm_act_grad(struct backend *b, enum bk_trans ta, enum bk_trans
                               float beta, float *c, int ldc, enum bk_act act, const float *y)
 {
     if (b->impl && act == BK_ACT_RELU && k > 0 && (m >= 32 || n >= 32)) {
-        cpu_gemm_run_relu_grad(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x,
-                               ldx, beta, c, ldc, y);
+        cpu_gemm_run_epi(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx,
+                         beta, c, ldc, CPU_EPI_RELU_GRAD, NULL, y);
         return;
     }
     cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);

@@ -536,41 +536,18 @@ void cpu_gemm_run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float
 #endif
 }
 
-void cpu_gemm_run_sgd(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
+void cpu_gemm_run_epi(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                       const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                      int ldc, const struct bk_sgd *u)
+                      int ldc, enum cpu_gemm_epi kind, const struct bk_sgd *u, const float *v)
 {
 #if HAVE_KERNEL
-    struct epi ep = {.u = u};
-    run(g, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, EPI_SGD, &ep);
+    static const enum epi_kind kinds[] = {[CPU_EPI_SGD] = EPI_SGD,
+                                          [CPU_EPI_RELU_GRAD] = EPI_RELU_GRAD,
+                                          [CPU_EPI_BIAS_RELU] = EPI_BIAS_RELU};
+    struct epi ep = {.u = u, .y = v};
+    run(g, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, kinds[kind], &ep);
 #else
     (void)g, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
-    (void)b, (void)ldb, (void)beta, (void)c, (void)ldc, (void)u;
-#endif
-}
-
-void cpu_gemm_run_bias_relu(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
-                            const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                            int ldc, const float *bias)
-{
-#if HAVE_KERNEL
-    struct epi ep = {.y = bias};
-    run(g, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, EPI_BIAS_RELU, &ep);
-#else
-    (void)g, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
-    (void)b, (void)ldb, (void)beta, (void)c, (void)ldc, (void)bias;
-#endif
-}
-
-void cpu_gemm_run_relu_grad(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
-                            const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                            int ldc, const float *y)
-{
-#if HAVE_KERNEL
-    struct epi ep = {.y = y};
-    run(g, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, EPI_RELU_GRAD, &ep);
-#else
-    (void)g, (void)ta, (void)tb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
-    (void)b, (void)ldb, (void)beta, (void)c, (void)ldc, (void)y;
+    (void)b, (void)ldb, (void)beta, (void)c, (void)ldc, (void)kind, (void)u, (void)v;
 #endif
 }

@@ -36,21 +36,15 @@ void cpu_gemm_free(struct cpu_gemm *g);
  * never reads C. Only when cpu_gemm_supported(). */
 void cpu_gemm_run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                   const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc);
-/* cpu_gemm_run whose product C is the gradient of u->w, then the momentum SGD step
- * (backend.h's gemm_sgd): the tiles of the last k block take the step while they are in
- * registers. The same bits as cpu_gemm_run followed by the optimizer's update pass. */
-void cpu_gemm_run_sgd(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
+/* cpu_gemm_run with more done to the tiles of the last k block while they are in registers
+ * (the same bits as cpu_gemm_run followed by the backend's pass):
+ *   CPU_EPI_SGD        C is the gradient of u->w: the momentum SGD step on u->w and u->s
+ *                      (laid out as C), and C is not written (backend.h's gemm_sgd);
+ *   CPU_EPI_RELU_GRAD  C = y > 0 ? C : 0 with y = v laid out as C (ReLU's act_grad);
+ *   CPU_EPI_BIAS_RELU  C = ReLU(C + bias) with the bias v, one per row (bias_act). */
+enum cpu_gemm_epi { CPU_EPI_SGD, CPU_EPI_RELU_GRAD, CPU_EPI_BIAS_RELU };
+void cpu_gemm_run_epi(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                       const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                      int ldc, const struct bk_sgd *u);
-/* cpu_gemm_run, then C = (y > 0 ? C : 0) with y laid out as C (ReLU's derivative, as the
- * backend's act_grad computes it), applied while the tiles are in registers. */
-/* cpu_gemm_run, then C = ReLU(C + bias) with a bias per row (the backend's bias_act),
- * applied while the tiles are in registers. */
-void cpu_gemm_run_bias_relu(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
-                            const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                            int ldc, const float *bias);
-void cpu_gemm_run_relu_grad(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
-                            const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                            int ldc, const float *y);
+                      int ldc, enum cpu_gemm_epi kind, const struct bk_sgd *u, const float *v);
 
 #endif
