@@ -4,8 +4,9 @@
  *   for each block of NC columns of C, each block of KC steps of k:
  *     pack op(B)'s KC x NC block into panels of NR columns (row by row: NR floats per k),
  *       unless B is not transposed (k runs down its columns): then whole NR-column tiles
- *       are read in place by micro_kernel_sb and only a last partial tile is packed (the
- *       pack would transpose them; this saves it: the forward products and W^T dY);
+ *       are read in place by the micro_kernel_sb_* kernels and only a last partial tile
+ *       is packed (the pack would transpose them; this saves it: the forward products and
+ *       W^T dY);
  *     for each block of MC rows: pack op(A)'s MC x KC block into panels of MR rows
  *       (column by column: MR floats per k); then every MR x NR tile of C gets one
  *       micro-kernel call over KC steps.
@@ -376,61 +377,33 @@ packed(size_t kc, const float *restrict a, const float *restrict b, float *c, si
         tile(kc, a, b, 0, 0, NR, c, ldc, m, n, alpha, beta, kind, ep, off);
 }
 
-#define KERNEL_ARGS                                                                                \
-    size_t kc, const float *restrict a, const float *b, size_t ldb, float *c, size_t ldc,          \
-        size_t m, size_t n, float alpha, float beta, const struct epi *ep, size_t off
-AVX512 static void micro_kernel(KERNEL_ARGS)
-{
-    (void)ldb;
-    packed(kc, a, b, c, ldc, m, n, alpha, beta, EPI_STORE, ep, off);
-}
-
-AVX512 static void micro_kernel_sgd(KERNEL_ARGS)
-{
-    (void)ldb;
-    packed(kc, a, b, c, ldc, m, n, alpha, beta, EPI_SGD, ep, off);
-}
-
-AVX512 static void micro_kernel_relu(KERNEL_ARGS)
-{
-    (void)ldb;
-    packed(kc, a, b, c, ldc, m, n, alpha, beta, EPI_RELU_GRAD, ep, off);
-}
-
-AVX512 static void micro_kernel_bias(KERNEL_ARGS)
-{
-    (void)ldb;
-    packed(kc, a, b, c, ldc, m, n, alpha, beta, EPI_BIAS_RELU, ep, off);
-}
-
-AVX512 static void micro_kernel_sb(KERNEL_ARGS)
-{
-    (void)n;
-    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, EPI_STORE, ep, off);
-}
-
-AVX512 static void micro_kernel_sb_sgd(KERNEL_ARGS)
-{
-    (void)n;
-    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, EPI_SGD, ep, off);
-}
-
-AVX512 static void micro_kernel_sb_relu(KERNEL_ARGS)
-{
-    (void)n;
-    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, EPI_RELU_GRAD, ep, off);
-}
-
-AVX512 static void micro_kernel_sb_bias(KERNEL_ARGS)
-{
-    (void)n;
-    tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, EPI_BIAS_RELU, ep, off);
-}
+/* One kind's pair of kernels: micro_kernel_<name> (packed B) and micro_kernel_sb_<name>
+ * (B in place), the epilogue a constant in each. */
+#define PT_GEMM_KERNELS(name, kind)                                                                \
+    AVX512 static void micro_kernel_##name(                                                        \
+        size_t kc, const float *restrict a, const float *b, size_t ldb, float *c, size_t ldc,      \
+        size_t m, size_t n, float alpha, float beta, const struct epi *ep, size_t off)             \
+    {                                                                                              \
+        (void)ldb;                                                                                 \
+        packed(kc, a, b, c, ldc, m, n, alpha, beta, kind, ep, off);                                \
+    }                                                                                              \
+    AVX512 static void micro_kernel_sb_##name(                                                     \
+        size_t kc, const float *restrict a, const float *b, size_t ldb, float *c, size_t ldc,      \
+        size_t m, size_t n, float alpha, float beta, const struct epi *ep, size_t off)             \
+    {                                                                                              \
+        (void)n;                                                                                   \
+        tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, kind, ep, off);                     \
+    }
+PT_GEMM_KERNELS(store, EPI_STORE)
+PT_GEMM_KERNELS(sgd, EPI_SGD)
+PT_GEMM_KERNELS(relu_grad, EPI_RELU_GRAD)
+PT_GEMM_KERNELS(bias_relu, EPI_BIAS_RELU)
 
 /* [B read in place][epilogue kind] */
 static kernel_fn *const kernels[2][4] = {
-    {micro_kernel, micro_kernel_sgd, micro_kernel_relu, micro_kernel_bias},
-    {micro_kernel_sb, micro_kernel_sb_sgd, micro_kernel_sb_relu, micro_kernel_sb_bias},
+    {micro_kernel_store, micro_kernel_sgd, micro_kernel_relu_grad, micro_kernel_bias_relu},
+    {micro_kernel_sb_store, micro_kernel_sb_sgd, micro_kernel_sb_relu_grad,
+     micro_kernel_sb_bias_relu},
 };
 #endif
 
