@@ -302,6 +302,16 @@ START_TEST(own_gemm_matches_double_reference)
 }
 END_TEST
 
+/* n uniform floats in [-1, 1) (malloc'd; the caller frees them). */
+static float *uni_floats(size_t n, uint64_t *s)
+{
+    float *p = malloc(sizeof(float) * n);
+    ck_assert_ptr_nonnull(p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = (float)uni(s);
+    return p;
+}
+
 /* gemm_sgd (the optimizer inside the weight-gradient product) gives w and the momentum the
  * same bits as gemm followed by sgd_update, column by column: on partrain's kernel (whole
  * and partial tiles, k in two blocks, the transposed path of a short C, both momentum
@@ -314,14 +324,10 @@ static void check_gemm_sgd(struct backend *b)
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         int m = shapes[t][0], n = shapes[t][1], k = shapes[t][2], ldc = m + 3;
         size_t nc = (size_t)ldc * (size_t)n, na = (size_t)m * (size_t)k, nb = (size_t)k * n;
-        float *a = malloc(sizeof(float) * na), *x = malloc(sizeof(float) * nb);
+        float *a = uni_floats(na, &seed), *x = uni_floats(nb, &seed);
         float *c = malloc(sizeof(float) * nc), *c2 = malloc(sizeof(float) * nc);
         float *w = malloc(sizeof(float) * nc), *w2 = malloc(sizeof(float) * nc);
         float *sm = malloc(sizeof(float) * nc), *sm2 = malloc(sizeof(float) * nc);
-        for (size_t i = 0; i < na; i++)
-            a[i] = (float)uni(&seed);
-        for (size_t i = 0; i < nb; i++)
-            x[i] = (float)uni(&seed);
         for (int nag = 0; nag < 2; nag++)
             for (int tr = 0; tr < 4; tr++) {
                 enum bk_trans ta = tr & 1 ? BK_TRANS : BK_NOTRANS;
@@ -358,13 +364,9 @@ static void check_gemm_act_grad(struct backend *b)
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         int m = shapes[t][0], n = shapes[t][1], k = shapes[t][2], ldc = m + 3;
         size_t nc = (size_t)ldc * (size_t)n, na = (size_t)m * (size_t)k, nb = (size_t)k * n;
-        float *a = malloc(sizeof(float) * na), *x = malloc(sizeof(float) * nb);
+        float *a = uni_floats(na, &seed), *x = uni_floats(nb, &seed);
         float *c = malloc(sizeof(float) * nc), *c2 = malloc(sizeof(float) * nc);
         float *y = malloc(sizeof(float) * nc);
-        for (size_t i = 0; i < na; i++)
-            a[i] = (float)uni(&seed);
-        for (size_t i = 0; i < nb; i++)
-            x[i] = (float)uni(&seed);
         for (size_t i = 0; i < nc; i++)
             y[i] = i % 7 == 0 ? 0.0f : i % 11 == 0 ? -0.0f : i % 13 == 0 ? NAN : (float)uni(&seed);
         for (int act = 0; act < 2; act++)

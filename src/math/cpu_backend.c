@@ -115,6 +115,13 @@ static void cpu_mul(struct backend *b, float *restrict y, const float *restrict 
         y[i] *= x[i];
 }
 
+/* Does partrain's kernel take this product (a non-empty one)? A short, narrow C goes to
+ * OpenBLAS, whose overhead is less. */
+static int own_takes(const struct backend *b, int m, int n, int k)
+{
+    return b->impl && m > 0 && n > 0 && k > 0 && (m >= 32 || n >= 32);
+}
+
 static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
                      float alpha, const float *a, int lda, const float *x, int ldx, float beta,
                      float *c, int ldc)
@@ -132,7 +139,7 @@ static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int 
         }
         return;
     }
-    if (b->impl && (m >= 32 || n >= 32)) { /* a short, narrow C: OpenBLAS's overhead is less */
+    if (own_takes(b, m, n, k)) {
         cpu_gemm_run(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx, beta,
                      c, ldc);
         return;
@@ -142,52 +149,53 @@ static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int 
                 ldc);
 }
 
-/* On partrain's kernel the step runs in the product's tiles; on OpenBLAS right after the
- * product, column by column, while the gradient is still in the cache. */
-static void cpu_gemm_sgd(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
-                         float alpha, const float *a, int lda, const float *x, int ldx, float beta,
-                         float *c, int ldc, const struct bk_sgd *u)
+/* A product with more done to it (the fused ops below): on partrain's kernel inside its
+ * tiles when `inside` (the kernel has that epilogue), else the product and then the pass,
+ * column by column (C's rows are the pass's vectors; the same bits either way). */
+static void gemm_then(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
+                      float alpha, const float *a, int lda, const float *x, int ldx, float beta,
+                      float *c, int ldc, int inside, enum cpu_gemm_epi kind, const struct bk_sgd *u,
+                      const float *v, enum bk_act act)
 {
-    if (b->impl && k > 0 && (m >= 32 || n >= 32)) {
+    if (inside && own_takes(b, m, n, k)) {
         cpu_gemm_run_epi(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx,
-                         beta, c, ldc, CPU_EPI_SGD, u, NULL);
+                         beta, c, ldc, kind, u, v);
         return;
     }
     cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);
     for (int j = 0; m > 0 && j < n; j++) {
         size_t o = (size_t)j * (size_t)ldc;
-        cpu_sgd_update(b, u->w + o, c + o, u->s + o, (size_t)m, u->m, u->a, u->nag);
+        if (kind == CPU_EPI_SGD) /* OpenBLAS: while the gradient is still in the cache */
+            cpu_sgd_update(b, u->w + o, c + o, u->s + o, (size_t)m, u->m, u->a, u->nag);
+        else if (kind == CPU_EPI_RELU_GRAD)
+            cpu_act_grad(b, act, c + o, v + o, (size_t)m);
+        else
+            cpu_bias_act(b, act, c + o, v, m, 1);
     }
+}
+
+static void cpu_gemm_sgd(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
+                         float alpha, const float *a, int lda, const float *x, int ldx, float beta,
+                         float *c, int ldc, const struct bk_sgd *u)
+{
+    gemm_then(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc, 1, CPU_EPI_SGD, u, NULL,
+              BK_ACT_NONE);
 }
 
 static void cpu_gemm_bias_act(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n,
                               int k, float alpha, const float *a, int lda, const float *x, int ldx,
                               float beta, float *c, int ldc, const float *bias, enum bk_act act)
 {
-    if (b->impl && act == BK_ACT_RELU && bias && k > 0 && (m >= 32 || n >= 32)) {
-        cpu_gemm_run_epi(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx,
-                         beta, c, ldc, CPU_EPI_BIAS_RELU, NULL, bias);
-        return;
-    }
-    cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);
-    for (int j = 0; m > 0 && j < n; j++)
-        cpu_bias_act(b, act, c + (size_t)j * (size_t)ldc, bias, m, 1);
+    gemm_then(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc, act == BK_ACT_RELU && bias,
+              CPU_EPI_BIAS_RELU, NULL, bias, act);
 }
 
 static void cpu_gemm_act_grad(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n,
                               int k, float alpha, const float *a, int lda, const float *x, int ldx,
                               float beta, float *c, int ldc, enum bk_act act, const float *y)
 {
-    if (b->impl && act == BK_ACT_RELU && k > 0 && (m >= 32 || n >= 32)) {
-        cpu_gemm_run_epi(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx,
-                         beta, c, ldc, CPU_EPI_RELU_GRAD, NULL, y);
-        return;
-    }
-    cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);
-    for (int j = 0; m > 0 && j < n; j++) {
-        size_t o = (size_t)j * (size_t)ldc;
-        cpu_act_grad(b, act, c + o, y + o, (size_t)m);
-    }
+    gemm_then(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc, act == BK_ACT_RELU,
+              CPU_EPI_RELU_GRAD, NULL, y, act);
 }
 
 static int cpu_upload_norm(struct backend *b, float *x, const float *host, const float *mean,

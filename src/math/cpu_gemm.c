@@ -272,11 +272,11 @@ sgd16(float *w, float *s, __mmask16 k, __m512 g, __m512 vm, __m512 va, int nag)
  * whole tile's NR columns are NR sequential streams, in L1 after the first of the MC / MR
  * tiles that share them. The same FMAs in the same order either way: the same bits.
  *
- * With u (a constant NULL in the plain kernels) the tile is a gradient: u's tensor and
- * momentum at the tile's offset `off` from their start take the SGD step, and c is not
- * written. Measured on the MLP's dW1 (512 x 784 x 256, operands in L3): the product alone
- * 1.36 ms, followed by the update pass 1.57, fused 1.46-1.48 (storing the gradient too:
- * 0.04 more). */
+ * kind (a constant in each kernel) is the epilogue; with EPI_SGD the tile is a gradient:
+ * ep->u's tensor and momentum at the tile's offset `off` from their start take the SGD
+ * step, and c is not written. Measured on the MLP's dW1 (512 x 784 x 256, operands in L3): the
+ * product alone 1.36 ms, followed by the update pass 1.57, fused 1.46-1.48 (storing the gradient
+ * too: 0.04 more). */
 AVX512 static inline __attribute__((always_inline)) void
 tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_place, int nr, float *c,
      size_t ldc, size_t m, size_t n, float alpha, float beta, enum epi_kind kind,
