@@ -14,7 +14,7 @@ noinst_LIBRARIES += libpartrain.a
 libpartrain_a_SOURCES = \
 	src/data/minibatch.h src/data/minibatch.c \
 	src/comm/comm.h src/comm/comm_internal.h src/comm/comm.c src/comm/comm_types.c src/comm/comm_coll.c \
-	src/comm/comm_nb.c src/comm/comm_hier.c src/comm/comm_ring.c src/comm/comm_store.c \
+	src/comm/comm_nb.c src/comm/comm_hier.c src/comm/comm_ring.c src/comm/comm_store.c src/comm/comm_shm.c \
 	src/learn/learn.h src/learn/sgd_schema.c src/learn/learn_config.c src/learn/learner.c \
 	src/nn/nn.h \
 	src/reader/reader.h src/reader/reader_schema.c \
@@ -25,7 +25,7 @@ libpartrain_a_SOURCES = \
 	src/parallel/asgd.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
 	src/train/logfmt.h src/train/logfmt.c src/train/banner.c src/train/summary.c src/train/train_internal.h src/train/train_loop.c \
-	src/train/evaluate.c src/train/write_output.c src/train/dump_node.c src/train/checkpoint.c src/train/stats.c src/train/files.c src/train/train_run.h src/train/train_setup.c src/train/train_ident.c src/train/train_epoch.c src/train/train_save.c src/train/train_adjust.c src/train/train_stage.c src/train/device.c \
+	src/train/evaluate.c src/train/write_output.c src/train/dump_node.c src/train/checkpoint.c src/train/stats.c src/train/files.c src/train/train_run.h src/train/train_setup.c src/train/train_ident.c src/train/train_epoch.c src/train/train_save.c src/train/train_adjust.c src/train/train_stage.c src/train/train_team.c src/train/device.c \
 	src/math/backend.h src/math/backend.c
 libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(CUDA_CFLAGS)
 

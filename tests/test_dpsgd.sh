@@ -87,10 +87,35 @@ same base nodist
 has nodist.err "numNodes = 2, numGradientBits = 32)."
 
 # perfStatsFile: a JSON line per aggregation on every rank
-run perf 2 $DP.perfStatsFile=perf/stats.jsonl
+run perf 2 $DP.shareModelInHost=false $DP.perfStatsFile=perf/stats.jsonl
 [ "$(grep -c '"method":"DataParallelSGD","rank":0,' perf/stats.jsonl)" -eq 150 ] && ok || no "perfStatsFile: wanted 150 lines"
 [ "$(grep -c '"rank":1,' perf/stats.jsonl.rank1)" -eq 150 ] && ok || no "perfStatsFile: rank 1 wanted 150 lines"
 grep -q '"epoch":3,"sync":150,"compute_s":[0-9.e-]*,"comm_s":[0-9.e-]*,"wait_s":0,"bytes_sent":[1-9][0-9]*,"samples":[0-9]*,"bits":32}' perf/stats.jsonl && ok || { no "perfStatsFile: line format"; tail -2 perf/stats.jsonl; }
+
+# shareModelInHost (the default): the ranks of this host keep one model in shared memory,
+# each updating its share from every rank's activations; the updates are the one-worker
+# ones, as with the gradient allreduce. With 4 ranks and 3-sample minibatches some rank has
+# no sample in every step and still takes part; ReLU layers take the fused derivative.
+run tm2 2 traceLevel=2 $DP.perfStatsFile=tm2/s.jsonl
+has tm2.err "DataParallelSGD: the 2 ranks of this host share one model in memory"
+has tm2.err "Epoch 3: the models of all 2 ranks are identical"
+same base tm2
+grep -q '"bytes_sent":0,"samples":[0-9]*,"bits":32}' tm2/s.jsonl && ok || no "shareModelInHost: perfStatsFile bytes"
+run tm4 4
+same base tm4
+R="train.SimpleNetworkBuilder.layerTypes=RectifiedLinear train.SGD.minibatchSize=3 train.SGD.learningRatesPerSample=0.05"
+run tmr 4 $R
+run tmr0 4 $R $DP.shareModelInHost=false
+has tmr.err "the 4 ranks of this host share one model"
+hasnt tmr0.err "share one model"
+same tmr tmr0
+learns tmr 0.10
+# a learner the backward pass cannot run (L2) or an engine that must see the gradient
+# (1 bit, overlap): the gradient allreduce, as before
+run tml2 2 train.SGD.L2RegWeight=0.0001
+hasnt tml2.err "share one model"
+hasnt q1.err "share one model"
+hasnt overlap.err "share one model"
 
 # validation (cvReader) and test are distributed: the same numbers on 1 and 4 ranks
 cat >>p.cfg <<'CFG'

@@ -34,8 +34,9 @@ of() {
     summary "$f" "$1$2.sum"
 }
 
-# DataParallelSGD, 32 bits: 3 epochs of 50 minibatches, one allreduce each, on both ranks
-run dp 2 $PT.timelineFile=dp/tl.json $PT.perfStatsFile=dp/perf.jsonl "$cv"
+# DataParallelSGD, 32 bits, the gradient allreduce: 3 epochs of 50 minibatches, one
+# allreduce each, on both ranks
+run dp 2 $PT.shareModelInHost=false $PT.timelineFile=dp/tl.json $PT.perfStatsFile=dp/perf.jsonl "$cv"
 [ -f dp/tl.json ] && [ -f dp/tl.json.rank1 ] && [ ! -e dp/tl.json.rank2 ] && ok || { no "dp: not one file per rank"; ls dp; }
 summary dp/tl.json dp0.sum --log dp.err
 summary dp/tl.json.rank1 dp1.sum
@@ -48,6 +49,18 @@ done
 [ "$(lines dp/perf.jsonl '"wait_s":0,')" -eq 150 ] && ok || no "dp: perfStatsFile lines lack wait_s"
 grep -q '"name":"allreduce","cat":"communication","ph":"X","ts":[0-9]*\.[0-9]\{3\},"dur":[0-9]*\.[0-9]\{3\},"pid":1,"tid":3,"args":{"epoch":2,"sync":51,"mb":1,"bytes":2888}}' dp/tl.json.rank1 &&
     ok || { no "dp: the allreduce event's format"; grep -m1 allreduce dp/tl.json.rank1; }
+
+# ... and the ranks sharing one model (the default here): no update pass (each rank's
+# share of it is in its backward pass), the allreduce sums the statistics alone (0 bytes)
+run team 2 $PT.timelineFile=team/tl.json "$cv"
+for k in 0 1; do
+    of team $k
+    for s in allreduce read; do want team$k.sum $s 150; done
+    want team$k.sum update 0
+    want team$k.sum validate 3
+done
+grep -q '"name":"allreduce",.*"args":{"epoch":2,"sync":51,"mb":1,"bytes":0}}' team/tl.json &&
+    ok || { no "team: the allreduce event's bytes"; grep -m1 allreduce team/tl.json; }
 
 # 1 bit (timelineFile at the top level, found from ParallelTrain): the exchange's steps
 run q1 2 $PT.DataParallelSGD.gradientBits=1 timelineFile=q1/tl.json

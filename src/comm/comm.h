@@ -235,6 +235,17 @@ int comm_store_poke(struct comm_store *s, struct pt_err *e);
 /* Add `add` to the push counter (0: just read it); *before gets its previous value. */
 int comm_store_count(struct comm_store *s, long long add, long long *before, struct pt_err *e);
 
+/* Shared memory for ranks of one host (comm_shm.c). comm_all_local (collective): *yes = 1
+ * when every rank of c runs on this host (MPI_COMM_TYPE_SHARED). comm_shared_alloc
+ * (collective, every rank the same bytes, all ranks local): memory every rank maps, zeroed;
+ * every rank fails together, with the reason. comm_shared_free unmaps (local; NULL:
+ * no-op). comm_shared_sync (collective): waits for every rank; what any rank wrote before
+ * it, every rank sees after it. */
+int comm_all_local(struct comm *c, int *yes, struct pt_err *e);
+int comm_shared_alloc(struct comm *c, size_t bytes, void **out, struct pt_err *e);
+void comm_shared_free(void *p, size_t bytes);
+int comm_shared_sync(struct comm *c, struct pt_err *e);
+
 /* End every rank now (MPI_Abort); for failures other ranks cannot know about. */
 void comm_abort(struct comm *c, int exit_code) __attribute__((noreturn));
 

@@ -103,6 +103,7 @@ struct learner {
     float *s3; /* RmsProp: step sizes */
     long long steps;
     double count; /* FSAdaGrad: CNTK's smoothedCount (samples, smoothed) */
+    int s1_lent;  /* s1 is the caller's memory (learner_lend_s1): not released here */
 };
 
 /* The learner registry (learner.c): one row per gradUpdateType. A new learner is a row, a
@@ -129,6 +130,9 @@ const struct learner_kind *learner_kind_find(const char *name);
 int learner_init(struct learner *l, struct backend *b, enum learn_type type, size_t n,
                  struct pt_err *e);
 void learner_free(struct learner *l);
+/* Use s1 (n floats, holding the state's values) instead of the learner's own s1, which is
+ * released; the caller keeps s1's memory (the ranks' shared memory of a team). */
+void learner_lend_s1(struct learner *l, float *s1);
 /* Zero the momentum (BMUF resetSGDMomentum; new epochs keep it, as CNTK does). */
 void learner_reset(struct learner *l);
 

@@ -157,10 +157,19 @@ int learner_init(struct learner *l, struct backend *b, enum learn_type type, siz
     return 0;
 }
 
+void learner_lend_s1(struct learner *l, float *s1)
+{
+    if (!l->s1_lent)
+        l->bk->ops->release(l->bk, l->s1);
+    l->s1 = s1;
+    l->s1_lent = 1;
+}
+
 void learner_free(struct learner *l)
 {
     if (l->bk) {
-        l->bk->ops->release(l->bk, l->s1);
+        if (!l->s1_lent)
+            l->bk->ops->release(l->bk, l->s1);
         l->bk->ops->release(l->bk, l->s2);
         l->bk->ops->release(l->bk, l->s3);
     }

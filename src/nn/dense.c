@@ -87,9 +87,11 @@ static void dense_carve(struct nn_layer *l, float **ws, size_t steps, size_t nse
 static void dense_forward(struct nn_layer *l, struct backend *b, struct nn_pass *p)
 {
     struct dense_layer *d = dense_of(l);
-    size_t cols = p->steps * p->nseq;
-    l->y = d->out_buf;
-    l->dy = d->grad_buf;
+    size_t cols = p->steps * p->nseq, at = l->col0 * (size_t)l->out_dim;
+    l->y = d->out_buf + at;
+    l->dy = d->grad_buf + at;
+    if (cols == 0) /* a team member without sequences of this minibatch */
+        return;
     if (b->ops->gemm_bias_act) { /* the bias and f in the product's tiles, where it can */
         b->ops->gemm_bias_act(b, BK_NOTRANS, BK_NOTRANS, l->out_dim, (int)cols, l->in_dim, 1.0f,
                               d->w, l->out_dim, l->x, l->in_dim, 0.0f, l->y, l->out_dim, d->bias,
@@ -108,6 +110,8 @@ static void dense_backward(struct nn_layer *l, struct backend *b)
     struct dense_layer *d = dense_of(l);
     size_t cols = l->steps * l->nseq;
     int out = l->out_dim, in = l->in_dim;
+    if (cols == 0)
+        return;
     if (!l->dy_ready) /* else the next layer's dx product applied f' */
         b->ops->act_grad(b, d->act, l->dy, l->y, (size_t)out * cols);
     if (l->dx && l->dx_y)
@@ -134,10 +138,65 @@ static void dense_backward(struct nn_layer *l, struct backend *b)
                            u.a, u.nag);
 }
 
+/* Member r of p's share [*lo, *hi) of n rows. */
+static void share(int n, int r, int p, int *lo, int *hi)
+{
+    *lo = (int)((long long)n * r / p);
+    *hi = (int)((long long)n * (r + 1) / p);
+}
+
+/* A team's forward pass of a hidden layer: member r computes rows [r0, r1) of y for all
+ * the team's columns (it packs only its rows of W; x is read in place). */
+static void dense_team_forward(struct nn_layer *l, struct backend *b)
+{
+    struct dense_layer *d = dense_of(l);
+    int out = l->out_dim, in = l->in_dim, k = (int)l->team_cols, r0, r1;
+    share(out, l->team_rank, l->team_size, &r0, &r1);
+    l->y = d->out_buf + l->col0 * (size_t)out; /* this member's part: the next layer's x */
+    l->dy = d->grad_buf + l->col0 * (size_t)out;
+    if (r1 == r0)
+        return;
+    const float *x = l->x - l->col0 * (size_t)in;
+    b->ops->gemm_bias_act(b, BK_NOTRANS, BK_NOTRANS, r1 - r0, k, in, 1.0f, d->w + r0, out, x, in,
+                          0.0f, d->out_buf + r0, out, d->has_bias ? d->bias + r0 : NULL, d->act);
+}
+
+/* A team's backward pass of a layer whose dy is whole (all the team's columns, f' applied):
+ * member r computes rows [c0, c1) of dx (its share of the input dimension: it packs only
+ * W's columns c0..c1) with the previous layer's f' (dx_act, dx_y: its y), then the SGD step
+ * of the same columns of W, the ones it just read, and of rows [r0, r1) of b: one product
+ * over all the team's columns each, the step in its tiles. */
+static void dense_team_backward(struct nn_layer *l, struct backend *b)
+{
+    struct dense_layer *d = dense_of(l);
+    int out = l->out_dim, in = l->in_dim, k = (int)l->team_cols, c0, c1, r0, r1;
+    share(in, l->team_rank, l->team_size, &c0, &c1);
+    share(out, l->team_rank, l->team_size, &r0, &r1);
+    size_t back = l->col0 * (size_t)in, at = (size_t)c0 * (size_t)out;
+    const float *x = l->x - back, *dy = d->grad_buf;
+    if (l->dx && c1 > c0)
+        b->ops->gemm_act_grad(b, BK_TRANS, BK_NOTRANS, c1 - c0, k, out, 1.0f, d->w + at, out, dy,
+                              out, 0.0f, l->dx - back + c0, in, l->dx_act,
+                              l->dx_y ? l->dx_y - back + c0 : NULL);
+    struct bk_sgd u = *l->sgd;
+    float *s = u.s + l->param_offset;
+    if (c1 > c0) {
+        u.w = d->w + at;
+        u.s = s + at;
+        b->ops->gemm_sgd(b, BK_NOTRANS, BK_TRANS, out, c1 - c0, k, 1.0f, dy, out, x + c0, in, 0.0f,
+                         d->gw + at, out, &u);
+    }
+    if (!d->has_bias || r1 == r0)
+        return;
+    b->ops->sum_cols(b, d->gbias + r0, dy + r0, r1 - r0, (size_t)k, out);
+    b->ops->sgd_update(b, d->bias + r0, d->gbias + r0, s + (size_t)out * (size_t)in + r0,
+                       (size_t)(r1 - r0), u.m, u.a, u.nag);
+}
+
 const struct nn_layer_ops nn_dense_ops = {
     .name = "dense",
     .state_size = sizeof(struct dense_layer),
-    .flags = NN_LAYER_FUSES_SGD | NN_LAYER_DX_ACT | NN_LAYER_DY_ACT,
+    .flags = NN_LAYER_FUSES_SGD | NN_LAYER_DX_ACT | NN_LAYER_DY_ACT | NN_LAYER_TEAM,
     .setup = dense_setup,
     .param_count = dense_param_count,
     .bind = dense_bind,
@@ -146,4 +205,6 @@ const struct nn_layer_ops nn_dense_ops = {
     .carve = dense_carve,
     .forward = dense_forward,
     .backward = dense_backward,
+    .team_forward = dense_team_forward,
+    .team_backward = dense_team_backward,
 };

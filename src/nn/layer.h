@@ -70,6 +70,12 @@ struct nn_layer {
     const float *dx_y;
     int dy_ready;
     enum bk_act act; /* NN_LAYER_DY_ACT kinds: the activation backward starts with */
+    /* A team step (nn_set_team; team_size 0: none), set by the net for an NN_LAYER_TEAM
+     * kind: its workspace holds the team's team_cols columns, every member's back to back;
+     * this member's part is steps*nseq columns from col0 (x, y, dy and dx are views of
+     * it). See team_forward and team_backward. */
+    size_t col0, team_cols;
+    int team_rank, team_size;
 };
 
 /* The kind's state struct from its header (state structs embed it as `base`); the second
@@ -84,6 +90,7 @@ struct nn_layer {
 #define NN_LAYER_FUSES_SGD  4u  /* backward applies l->sgd to its parameters */
 #define NN_LAYER_DX_ACT     8u  /* backward computes dx in one product (dx_act, dx_y) */
 #define NN_LAYER_DY_ACT     16u /* backward starts with dy *= act'(y) (l->act, dy_ready) */
+#define NN_LAYER_TEAM       32u /* trains in a team (col0, stride, team_update) */
 
 /* At most this many tensors per layer (the net's table is sized by it). */
 #define NN_LAYER_MAX_TENSORS 4
@@ -116,6 +123,15 @@ struct nn_layer_ops {
     /* p is the input shape; a layer that changes the shape (last step) updates it. */
     void (*forward)(struct nn_layer *l, struct backend *b, struct nn_pass *p);
     void (*backward)(struct nn_layer *l, struct backend *b);
+    /* NN_LAYER_TEAM kinds, in a team step. team_forward: instead of forward (which the
+     * output layer runs, on this member's part, for the criteria), this member's share of
+     * y for all the team's columns, y and dy set to views of its part; the net syncs the
+     * team after it. team_backward, once dy is whole
+     * (all columns, f' applied): this member's share of dx, with the previous layer's f'
+     * applied (dx_act, dx_y: a view of the previous y; NONE and NULL: none), and l->sgd's
+     * step of its share of the parameters; the net syncs the team after it. */
+    void (*team_forward)(struct nn_layer *l, struct backend *b);
+    void (*team_backward)(struct nn_layer *l, struct backend *b);
 };
 
 /* The kinds (each in its own file). */

@@ -238,6 +238,11 @@ void nn_free(struct nn *net)
         return;
     struct backend *b = net->bk;
     release_workspace(net);
+    if (net->team) {
+        net->team->release(net->team->ctx, net->team_ws, net->team_ws_n);
+        net->team->release(net->team->ctx, net->params, net->nparams);
+        net->params = NULL;
+    }
     b->ops->release(b, net->params);
     b->ops->release(b, net->grads);
     b->ops->release(b, net->mean_dev);
@@ -250,14 +255,15 @@ void nn_free(struct nn *net)
     free(net);
 }
 
-/* Device floats for steps x nseq: inputs, masks, the two criterion sums, every layer.
- * Layers after the last-step selection are sized for all steps (frame labels need that). */
-static size_t workspace_size(const struct nn *net, size_t steps, size_t nseq)
+/* Device floats for steps x nseq (members blocks of them in a team workspace: one set of
+ * criterion sums each): inputs, masks, the two criterion sums, every layer. Layers after
+ * the last-step selection are sized for all steps (frame labels need that). */
+static size_t workspace_size(const struct nn *net, size_t steps, size_t nseq, size_t members)
 {
     size_t cols = steps * nseq;
     size_t in = nn_ws_round((size_t)net->cfg.sizes[0] * cols) +
                 nn_ws_round((size_t)net->cfg.sizes[net->cfg.nsizes - 1] * cols) +
-                2 * nn_ws_round(cols) + nn_ws_round(4);
+                2 * nn_ws_round(cols) + nn_ws_round(4 * members);
     size_t total = in;
     for (int i = 0; i < net->nlayers; i++)
         if (net->layers[i]->ops->workspace)
@@ -265,15 +271,14 @@ static size_t workspace_size(const struct nn *net, size_t steps, size_t nseq)
     return total;
 }
 
-static void carve_workspace(struct nn *net, size_t steps, size_t nseq)
+static void carve_workspace(struct nn *net, float *cur, size_t steps, size_t nseq, size_t members)
 {
     size_t cols = steps * nseq;
-    float *cur = net->ws;
     net->x_dev = nn_ws_take(&cur, (size_t)net->cfg.sizes[0] * cols);
     net->labels_dev = nn_ws_take(&cur, (size_t)net->cfg.sizes[net->cfg.nsizes - 1] * cols);
     net->mask_dev = nn_ws_take(&cur, cols);
     net->crit_mask_dev = nn_ws_take(&cur, cols);
-    net->stats_dev = nn_ws_take(&cur, 4);
+    net->stats_dev = nn_ws_take(&cur, 4 * members);
     for (int i = 0; i < net->nlayers; i++)
         if (net->layers[i]->ops->carve)
             net->layers[i]->ops->carve(net->layers[i], &cur, steps, nseq);
@@ -281,11 +286,15 @@ static void carve_workspace(struct nn *net, size_t steps, size_t nseq)
 
 int nn_reserve(struct nn *net, size_t steps, size_t nseq, struct pt_err *e)
 {
-    if (net->ws && steps <= net->cap_steps && nseq <= net->cap_nseq)
+    if (net->ws && steps <= net->cap_steps && nseq <= net->cap_nseq) {
+        if (net->team_carved) /* a team step used the layers' views */
+            carve_workspace(net, net->ws, net->cap_steps, net->cap_nseq, 1);
+        net->team_carved = 0;
         return 0;
+    }
     size_t t = steps > net->cap_steps ? steps : net->cap_steps;
     size_t n = nseq > net->cap_nseq ? nseq : net->cap_nseq;
-    size_t total = workspace_size(net, t, n);
+    size_t total = workspace_size(net, t, n, 1);
     release_workspace(net);
     int rc = net->bk->ops->alloc(net->bk, total, &net->ws, e);
     if (rc)
@@ -298,8 +307,148 @@ int nn_reserve(struct nn *net, size_t steps, size_t nseq, struct pt_err *e)
     }
     net->cap_steps = t;
     net->cap_nseq = n;
-    carve_workspace(net, t, n);
+    carve_workspace(net, net->ws, t, n, 1);
+    net->team_carved = 0;
     return 0;
+}
+
+/* ------------------------------------------------------------------ the team */
+
+int nn_can_team(const struct nn *net)
+{
+    const struct backend_ops *o = net->bk->ops;
+    if (!nn_can_fuse_sgd(net) || net->masked || net->seq_labels || !o->gemm_bias_act ||
+        !o->gemm_act_grad)
+        return 0;
+    for (int i = 0; i < net->nlayers; i++)
+        if (!(net->layers[i]->ops->flags & NN_LAYER_TEAM))
+            return 0;
+    return 1;
+}
+
+/* The team workspace for at least `total` columns (collective). */
+static int team_grow(struct nn *net, size_t total, struct pt_err *e)
+{
+    const struct nn_team *t = net->team;
+    if (total <= net->team_cap)
+        return 0;
+    size_t n = workspace_size(net, 1, total, (size_t)t->size);
+    t->release(t->ctx, net->team_ws, net->team_ws_n);
+    net->team_ws = NULL;
+    net->team_cap = net->team_ws_n = 0;
+    int rc = t->alloc(t->ctx, n, &net->team_ws, e);
+    if (rc)
+        return pt_err_context(e, "the workspace of %zu columns", total);
+    net->team_cap = total;
+    net->team_ws_n = n;
+    return 0;
+}
+
+/* Team memory of n floats holding member 0's copy of src (n floats). */
+static int team_copy(struct nn *net, const float *src, size_t n, float **out, struct pt_err *e)
+{
+    const struct nn_team *t = net->team;
+    int rc = t->alloc(t->ctx, n, out, e);
+    if (rc == 0 && t->rank == 0)
+        memcpy(*out, src, n * sizeof **out);
+    return rc;
+}
+
+int nn_set_team(struct nn *net, const struct nn_team *t, float **mem, size_t n, size_t cols,
+                struct pt_err *e)
+{
+    if (!nn_can_team(net) || !net->bk->host_memory || t->size < 2)
+        return pt_err_set(e, PT_EINTERNAL, "error: this network cannot train as a team");
+    net->team = t;
+    float *params = NULL, *state = NULL;
+    int rc = team_copy(net, net->params, net->nparams, &params, e);
+    if (rc == 0 && mem)
+        rc = team_copy(net, *mem, n, &state, e);
+    if (rc == 0)
+        rc = team_grow(net, cols, e);
+    if (rc == 0)
+        rc = t->sync(t->ctx, e);
+    if (rc) {
+        t->release(t->ctx, net->team_ws, net->team_ws_n);
+        net->team_ws = NULL;
+        net->team_cap = net->team_ws_n = 0;
+        if (params)
+            t->release(t->ctx, params, net->nparams);
+        if (state)
+            t->release(t->ctx, state, n);
+        net->team = NULL;
+        return rc;
+    }
+    net->bk->ops->release(net->bk, net->params);
+    net->params = params;
+    net->ntensors = 0; /* the layers' views of the new arena */
+    for (int i = 0; i < net->nlayers; i++)
+        if (net->layers[i]->ops->bind)
+            net->layers[i]->ops->bind(net->layers[i], net->params, net->grads, net->tensors,
+                                      &net->ntensors);
+    if (mem)
+        *mem = state;
+    return 0;
+}
+
+void nn_team_release(struct nn *net, float *mem, size_t n)
+{
+    if (net && net->team && mem)
+        net->team->release(net->team->ctx, mem, n);
+}
+
+int nn_team_sync(struct nn *net, struct pt_err *e)
+{
+    return net && net->team ? net->team->sync(net->team->ctx, e) : 0;
+}
+
+/* A team step's workspace: the team's `total` columns, this member's steps x nseq from
+ * column col0 (collective: every member asks for the same total, and they grow the team
+ * memory together), carved, and this member's views of the inputs. */
+int nn_team_reserve(struct nn *net, size_t col0, size_t total, size_t steps, size_t nseq,
+                    struct pt_err *e)
+{
+    const struct nn_team *t = net->team;
+    size_t members = (size_t)t->size;
+    int rc = team_grow(net, total, e);
+    if (rc)
+        return rc;
+    /* the host masks (and the layers' own workspace, for evaluation) */
+    if (steps * nseq > 0 && (rc = nn_reserve(net, steps, nseq, e)) != 0)
+        return rc;
+    carve_workspace(net, net->team_ws, 1, total, members);
+    net->team_carved = 1;
+    net->stats_dev += 4 * (size_t)t->rank;
+    for (int i = 0; i < net->nlayers; i++) {
+        struct nn_layer *l = net->layers[i];
+        l->col0 = 0;
+        l->team_cols = total;
+        l->team_rank = t->rank;
+        l->team_size = t->size;
+    }
+    nn_team_view(net, col0);
+    return 0;
+}
+
+void nn_team_view(struct nn *net, size_t col0)
+{
+    size_t from = net->layers[0]->col0;
+    net->x_dev += (col0 - from) * (size_t)net->cfg.sizes[0];
+    net->labels_dev += (col0 - from) * (size_t)net->cfg.sizes[net->cfg.nsizes - 1];
+    net->mask_dev += col0 - from;
+    net->crit_mask_dev += col0 - from;
+    for (int i = 0; i < net->nlayers; i++)
+        net->layers[i]->col0 = col0;
+}
+
+/* The layers out of the team step (evaluation, or training without a team). */
+void nn_team_leave(struct nn *net)
+{
+    for (int i = 0; i < net->nlayers; i++) {
+        struct nn_layer *l = net->layers[i];
+        l->col0 = l->team_cols = 0;
+        l->team_rank = l->team_size = 0;
+    }
 }
 
 const struct nn_config *nn_get_config(const struct nn *net)

@@ -93,9 +93,10 @@ struct nn_tensor {
 
 /* What one minibatch gave. Criteria are sums over `samples` (not means). */
 struct nn_stats {
-    double train_crit; /* the training criterion */
-    double eval_crit;  /* the evaluation criterion (ClassificationError: wrong argmax count) */
-    size_t samples;    /* counted label columns: frames, or sequences (sequence labels) */
+    double train_crit;   /* the training criterion */
+    double eval_crit;    /* the evaluation criterion (ClassificationError: wrong argmax count) */
+    size_t samples;      /* counted label columns: frames, or sequences (sequence labels) */
+    size_t team_samples; /* in a team (nn_set_team): samples summed over the members */
 };
 
 /* Read the SimpleNetworkBuilder keys through nn_simple_builder_schema (lookups climb to
@@ -177,6 +178,49 @@ void nn_set_grad_ready(struct nn *net, nn_grad_ready_fn fn, void *ctx);
  * are never stored). Only when nn_can_fuse_sgd; u NULL cancels. */
 int nn_can_fuse_sgd(const struct nn *net);
 void nn_set_fused_sgd(struct nn *net, const struct bk_sgd *u);
+
+/* Ranks of one host training one model in shared memory (DataParallelSGD with
+ * shareModelInHost). The parameters, the momentum and the activations of the whole
+ * minibatch (every member's share of it, back to back) live in memory every member maps.
+ * Each member loads its share; then, layer by layer, it computes its share of the rows of
+ * every hidden layer's output for all the minibatch's columns; the output layer and the
+ * criteria an equal part of the columns each; backward, its share of each layer's input
+ * rows of dx and the fused momentum SGD step of the same columns of W (and its rows of the
+ * bias) from all columns, with a team sync after each layer. No gradient is summed,
+ * copied or sent; every member packs only its share of each weight matrix; the step is
+ * the one-rank step of the whole minibatch, shared out. The caller provides the team's
+ * operations; every one is collective. */
+struct nn_team {
+    int rank, size;  /* this member, of size >= 2 */
+    size_t *scratch; /* 2 * size values for the network (allocated by the caller: nothing
+                        the network allocates can fail on one member only) */
+    void *ctx;
+    /* n floats every member maps, zeroed; release unmaps (local) */
+    int (*alloc)(void *ctx, size_t n, float **out, struct pt_err *e);
+    void (*release)(void *ctx, float *p, size_t n);
+    /* waits for every member; their writes before it are seen after it */
+    int (*sync)(void *ctx, struct pt_err *e);
+    /* all[k] = member k's v, for every member k; a sync as well */
+    int (*gather)(void *ctx, size_t v, size_t *all, struct pt_err *e);
+};
+/* 1 when the network can train as a team: nn_can_fuse_sgd and every layer a dense one. */
+int nn_can_team(const struct nn *net);
+/* Move the parameters into team memory (collective; every member's parameters are the
+ * same: member 0's are copied, t->sync follows). From then on nn_train_forward and
+ * nn_train_backward are collective over the team: every member calls them for every
+ * minibatch, also with no sequences of its own; nn_train_forward sets st->team_samples;
+ * the backward pass runs only with a fused step (nn_set_fused_sgd with the team's
+ * samples), which it then applies to the whole model together. nn_evaluate stays local.
+ * *mem (may be NULL): n floats of team memory for the caller (the learner's momentum),
+ * copied from *mem's old contents the same way; release with nn_team_release. The team
+ * workspace is made for cols columns now (a minibatch with more grows it). Fails on every
+ * member alike, leaving the network as it was; t must outlive the network. */
+int nn_set_team(struct nn *net, const struct nn_team *t, float **mem, size_t n, size_t cols,
+                struct pt_err *e);
+void nn_team_release(struct nn *net, float *mem, size_t n);
+/* A team sync (0 at once without a team): before parameters written by one member
+ * outside the step (a model loaded, a file written from them) are used again. */
+int nn_team_sync(struct nn *net, struct pt_err *e);
 
 /* Forward pass and criteria only (no dropout, grads untouched). Same errors. */
 int nn_evaluate(struct nn *net, struct minibatch *mb, struct nn_stats *st, struct pt_err *e);

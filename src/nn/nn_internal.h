@@ -48,6 +48,13 @@ struct nn {
     /* workspace: one device block carved for up to cap_steps x cap_nseq */
     float *ws;
     size_t cap_steps, cap_nseq;
+    /* a team (nn_set_team; NULL: none): the parameters and the team workspace (team->size
+     * columns, up to team_cap) in team memory; team_carved: the layers' views point into
+     * the team workspace (the next nn_reserve carves the own one again) */
+    const struct nn_team *team;
+    float *team_ws;
+    size_t team_cap, team_ws_n;
+    int team_carved;
     float *x_dev, *labels_dev, *mask_dev, *crit_mask_dev, *stats_dev;
     float *mask_host, *crit_mask_host; /* host staging for the masks */
     struct bk_sgd fused;               /* nn_set_fused_sgd's step */
@@ -85,6 +92,14 @@ int nn_config_param_count(const struct nn_config *cfg, size_t *count, struct pt_
 
 /* Make the workspace big enough for steps x nseq (grows, never shrinks). */
 int nn_reserve(struct nn *net, size_t steps, size_t nseq, struct pt_err *e);
+/* A team step's workspace for the team's `total` columns, this member's steps x nseq from
+ * column col0 (collective), and the layers' team fields; nn_team_leave clears those (a
+ * step outside the team). */
+int nn_team_reserve(struct nn *net, size_t col0, size_t total, size_t steps, size_t nseq,
+                    struct pt_err *e);
+void nn_team_leave(struct nn *net);
+/* Point this member's views (inputs, layers) at the team's columns from col0 on. */
+void nn_team_view(struct nn *net, size_t col0);
 
 /* ------------------------------------------------------------------ config text */
 

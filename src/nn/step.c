@@ -194,6 +194,120 @@ static int run_backward(struct nn *net, struct pt_err *e)
     return 0;
 }
 
+/* A team's backward pass (nn_set_team), only with a fused step (every member decides
+ * alike: the team's samples and the same settings). The output layer's dy is whole once
+ * every member has its part's (the criteria) with f' applied; then, last layer first,
+ * every member computes its share of dx (the previous layer's dy, f' applied) and the step
+ * of its share of the layer's parameters, and a sync makes that dy whole. The last sync
+ * also lets nobody start the next forward pass before the model is whole again. */
+static int team_backward(struct nn *net, struct pt_err *e)
+{
+    struct backend *b = net->bk;
+    const struct nn_team *t = net->team;
+    const struct bk_sgd *u = net->fused_due ? &net->fused : NULL;
+    net->fused_due = 0;
+    if (!u)
+        return 0;
+    struct nn_layer *o = net->layers[net->nlayers - 1];
+    size_t cols = o->steps * o->nseq;
+    if (cols)
+        b->ops->act_grad(b, o->act, o->dy, o->y, (size_t)o->out_dim * cols);
+    int rc = t->sync(t->ctx, e);
+    for (int i = net->nlayers; rc == 0 && i-- > 0;) {
+        struct nn_layer *l = net->layers[i], *prev = i > 0 ? net->layers[i - 1] : NULL;
+        l->dx_act = prev ? prev->act : BK_ACT_NONE;
+        l->dx_y = prev ? prev->y : NULL;
+        l->sgd = u;
+        l->ops->team_backward(l, b);
+        l->sgd = NULL;
+        rc = t->sync(t->ctx, e);
+    }
+    return rc;
+}
+
+/* A team's forward pass: every hidden layer computes its share of the rows of y for all
+ * the team's columns (a sync after each makes y whole), the output layer this member's
+ * part of the columns. */
+static int team_run_forward(struct nn *net, struct nn_pass *p, struct pt_err *e)
+{
+    const struct nn_team *t = net->team;
+    float *x = net->x_dev, *dx = NULL;
+    for (int i = 0; i < net->nlayers; i++) {
+        struct nn_layer *l = net->layers[i];
+        l->x = x;
+        l->dx = dx;
+        l->steps = p->steps;
+        l->nseq = p->nseq;
+        if (i + 1 == net->nlayers) {
+            l->ops->forward(l, net->bk, p); /* this member's part of the columns */
+            break;
+        }
+        l->ops->team_forward(l, net->bk);
+        int rc = t->sync(t->ctx, e);
+        if (rc)
+            return rc;
+        x = l->y;
+        dx = l->dy;
+    }
+    return 0;
+}
+
+/* A team's training forward pass. Every member loads its share of the minibatch into
+ * its columns of the team workspace (the members' columns back to back, in member order);
+ * once all have (the second gather), and when no criterion column is masked (frames
+ * without padding), every member computes an equal part of the team's columns, whoever
+ * read them: the ranks' shares of a minibatch differ by some percent (the reader gives
+ * whole chunks to a rank), and the slowest would hold up the others at every sync. A
+ * member with no sequences runs with none and still takes part. */
+static int team_forward(struct nn *net, struct minibatch *mb, float rate, struct nn_stats *st,
+                        struct pt_err *e)
+{
+    const struct nn_team *t = net->team;
+    struct step_inputs si = {0};
+    int rc = mb->nseq ? find_inputs(net, mb, &si, e) : 0;
+    size_t cols = si.steps * si.nseq, col0 = 0, total = 0, *all = t->scratch;
+    size_t *samples = all + t->size;
+    if (rc == 0)
+        rc = t->gather(t->ctx, cols, all, e);
+    for (int k = 0; rc == 0 && k < t->size; k++) {
+        col0 += k < t->rank ? all[k] : 0;
+        total += all[k];
+    }
+    if (rc || total == 0) /* no member has a sequence: nothing to do */
+        return rc;
+    if ((rc = nn_team_reserve(net, col0, total, si.steps, si.nseq, e)) != 0)
+        return rc;
+    struct nn_pass p = {.steps = si.steps, .nseq = si.nseq, .train = 1};
+    const float *crit_mask = NULL;
+    if (cols && (rc = load_inputs(net, &si, &p, &crit_mask, &st->samples, e)) != 0)
+        return rc;
+    if ((rc = t->gather(t->ctx, st->samples, samples, e)) != 0)
+        return rc;
+    int even = 1;
+    for (int k = 0; k < t->size; k++) {
+        st->team_samples += samples[k];
+        even &= samples[k] == all[k];
+    }
+    if (even) { /* an equal part of the team's columns */
+        size_t first = total * (size_t)t->rank / (size_t)t->size;
+        size_t end = total * (size_t)(t->rank + 1) / (size_t)t->size;
+        nn_team_view(net, first);
+        p = (struct nn_pass){.steps = 1, .nseq = end - first, .train = 1};
+        cols = end - first;
+    }
+    (void)rate; /* a team's layers have no dropout */
+    if ((rc = team_run_forward(net, &p, e)) != 0)
+        return rc;
+    if (cols)
+        run_criteria(net, crit_mask, 1);
+    else {
+        net->bk->ops->fill(net->bk, net->stats_dev, 4, 0.0f);
+        net->out = NULL;
+    }
+    net->step_due = 2;
+    return 0;
+}
+
 /* The first half of a step: inputs, forward pass, criteria (and, when training, the
  * output layer's gradient). Sets net->step_due when step_finish has work to do. */
 static int step_forward(struct nn *net, struct minibatch *mb, int train, float rate,
@@ -204,6 +318,10 @@ static int step_forward(struct nn *net, struct minibatch *mb, int train, float r
     struct step_inputs si = {0};
     memset(st, 0, sizeof *st);
     net->step_due = 0;
+    if (net->team && train)
+        return team_forward(net, mb, rate, st, e);
+    if (net->team)
+        nn_team_leave(net);
     int rc = find_inputs(net, mb, &si, e);
     if (rc)
         return rc;
@@ -241,7 +359,7 @@ static int step_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
         return 0;
     struct backend *b = net->bk;
     if (due == 2)
-        rc = run_backward(net, e);
+        rc = net->team ? team_backward(net, e) : run_backward(net, e);
     return rc ? rc : nn_read_criteria(b, net->stats_dev, st, e);
 }
 

@@ -91,6 +91,8 @@ static double bytes_per_sync(const struct dpsgd *d)
 {
     if (d->bits_now < 32)
         return d->q.bytes;
+    if (d->base.shared)
+        return 0.0;
     double w = comm_size(d->base.comm), elem = d->fp16 ? 2.0 : 4.0;
     return 2.0 * (w - 1.0) / w * elem * (double)d->base.layout.n; /* ring allreduce */
 }
@@ -232,8 +234,9 @@ static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct 
             rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
         int rc2 = wait_all(d, e);
         rc = rc ? rc : rc2;
-    } else if (comm_size(c) == 1 && !d->fp16) {
-        /* one rank: the sum is the gradient itself (on a GPU, no trip to the host) */
+    } else if ((comm_size(c) == 1 || d->base.shared) && !d->fp16) {
+        /* one rank: the sum is the gradient itself (on a GPU, no trip to the host); ranks
+         * sharing one model: the backward pass applied the whole minibatch already */
         rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
         if (rc == 0)
             rc = wait_all(d, e);
@@ -310,8 +313,21 @@ static int dp_after_backward(struct engine *en, float *grads, double stats[3], s
 static int dp_keeps_gradient(struct engine *en)
 {
     struct dpsgd *d = dp_of(en);
+    if (en->shared)
+        return 1;
     return comm_size(en->comm) == 1 && d->bits_now == 32 && !d->fp16 && !d->buffered &&
            !overlapping(d);
+}
+
+/* Full precision in every epoch, unbuffered, no overlap: the ranks of a host may share the
+ * model (the statistics are all that is left to sum). */
+static int dp_can_share(struct engine *en)
+{
+    struct dpsgd *d = dp_of(en);
+    for (size_t i = 0; i < d->nbits; i++)
+        if (d->bits[i] != 32)
+            return 0;
+    return !d->fp16 && !d->buffered && !d->overlap;
 }
 
 static int dp_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e)
@@ -383,6 +399,7 @@ static const struct engine_ops dpsgd_ops = {.name = "DataParallelSGD",
                                             .grad_ready = dp_grad_ready,
                                             .after_backward = dp_after_backward,
                                             .keeps_gradient = dp_keeps_gradient,
+                                            .can_share = dp_can_share,
                                             .flush = dp_flush,
                                             .state_loaded = dp_state_loaded,
                                             .destroy = dp_destroy};

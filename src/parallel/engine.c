@@ -138,6 +138,17 @@ int engine_keeps_gradient(struct engine *en)
     return en->ops->keeps_gradient ? en->ops->keeps_gradient(en) : 0;
 }
 
+int engine_can_share(struct engine *en)
+{
+    return en->ops->after_backward && en->ops->can_share && en->ops->can_share(en);
+}
+
+void engine_share(struct engine *en, float *params)
+{
+    en->shared = 1;
+    en->layout.params = params;
+}
+
 int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e)
 {
     return en->ops->flush ? en->ops->flush(en, grads, stats, e) : 0;

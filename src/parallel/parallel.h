@@ -67,6 +67,7 @@ struct parallel_config {
     int algorithm;             /* allReduceAlgorithm: COMM_ALG_AUTO, _MPI or _RING */
     long long segment_bytes;   /* allReduceSegmentBytes */
     int every_rank_saves;      /* everyRankSavesModel */
+    int share_host;            /* shareModelInHost */
     /* testing: rank slow_rank busy-waits slow_seconds after each minibatch */
     int slow_rank;
     double slow_seconds;
@@ -159,6 +160,12 @@ struct engine_ops {
      * so the learner may run inside the backward pass (engine_keeps_gradient). NULL:
      * never. */
     int (*keeps_gradient)(struct engine *en);
+    /* For an engine with after_backward: 1 when, in every epoch, the ranks of one host
+     * could share one model in memory instead (nn_set_team: each rank updates its slice
+     * of the parameters from every rank's activations; no gradient is summed), which
+     * engine_share then switches on: after_backward only sums the statistics and
+     * keeps_gradient says 1. NULL: never. */
+    int (*can_share)(struct engine *en);
     /* Epoch end: a pending aggregate goes into grads/stats (returns 1), or none (0). */
     int (*flush)(struct engine *en, float *grads, double stats[3], struct pt_err *e);
     /* After the learner applied a minibatch of `samples` samples of this rank: an engine
@@ -195,6 +202,7 @@ struct engine {
     struct engine_layout layout;
     size_t epoch;
     int reset_momentum;  /* zero the learner's momentum after each synchronization */
+    int shared;          /* the ranks share one model in memory (engine_share) */
     double slow_seconds; /* testing (testSlowRank): busy-wait after each minibatch */
     struct engine_perf perf;
     /* timelineFile: the run's recorder (NULL: off; not owned), the minibatch of the epoch
@@ -221,6 +229,11 @@ int engine_after_backward(struct engine *en, float *grads, double stats[3], stru
 /* 1 when the learner's update may run before after_backward, inside the backward pass:
  * the engine has no after_backward or its keeps_gradient says so for this epoch. */
 int engine_keeps_gradient(struct engine *en);
+/* Whether the engine can run with the ranks sharing one model (can_share), and switching
+ * that on (the caller has made the network a team, nn_set_team, whose parameters are now
+ * at params). */
+int engine_can_share(struct engine *en);
+void engine_share(struct engine *en, float *params);
 int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e);
 int engine_after_update(struct engine *en, size_t samples, struct pt_err *e);
 int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e);

@@ -167,6 +167,15 @@ static const struct cfg_key pt_keys[] = {
              "backward pass (false: one blocking allreduce after it, faster when the ranks "
              "use every core: MPI then progresses only inside MPI calls)",
      PC(overlap)},
+    {.name = "shareModelInHost",
+     .type = CFG_BOOL,
+     .def = "true",
+     .help = "partrain extension: DataParallelSGD at 32 bits (unbuffered, no overlap, no "
+             "fp16), every rank on one host, a SimpleNetworkBuilder network of dense layers "
+             "and momentum SGD without clipping or L1/L2: the ranks keep one model in shared "
+             "memory and each updates its share of it from every rank's activations (no "
+             "gradient is summed or sent); false: the gradient allreduce",
+     PC(share_host)},
     {.name = "everyRankSavesModel",
      .type = CFG_BOOL,
      .def = "false",

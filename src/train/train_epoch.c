@@ -130,15 +130,17 @@ static int local_step(struct run *r, struct minibatch *mb, const struct learn_ep
                       size_t epoch, size_t nmb, struct nn_stats *st, int *fused, struct pt_err *e)
 {
     *fused = 0;
-    if (mb->nseq == 0) { /* no sequence of this global minibatch here: it adds nothing */
+    if (mb->nseq == 0 && !r->team) { /* no sequence of this global minibatch here: it adds
+                                      * nothing (a team member takes part all the same) */
         r->be->ops->fill(r->be, nn_grads(r->net), nn_param_count(r->net), 0.0f);
         return 0;
     }
     double t = pt_trace_now(r->timeline);
     int rc = settled(r, nn_train_forward(r->net, mb, (float)ep->dropout, st, e), e);
     t = run_span(r, PT_TRACE_COMPUTE, "forward", t, epoch, nmb, (double)st->samples);
-    struct bk_sgd u;
-    if (rc == 0 && (*fused = fusable(r, ep, on, (size_t)st->samples, &u)))
+    struct bk_sgd u; /* a team's step is of the team's samples */
+    size_t samples = r->team ? st->team_samples : st->samples;
+    if (rc == 0 && (*fused = fusable(r, ep, on, samples, &u)))
         nn_set_fused_sgd(r->net, &u);
     if (rc == 0)
         rc = settled(r, nn_train_backward(r->net, st, e), e);
@@ -284,6 +286,10 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     /* epochTime (and the timeline's epoch span) covers the engine's start of the epoch */
     double t0 = pt_now(), stats[3];
     int rc = on ? engine_start_epoch(r->engine, epoch, e) : 0;
+    /* a team: rank 0 has written the last epoch's files from the shared model, and a
+     * loaded model is in place on every rank, before anybody changes it */
+    if (rc == 0)
+        rc = nn_team_sync(r->net, e);
     if (r->trace > 0 && talk)
         loop_start_line(r, epoch);
     struct minibatch mb = {0};

@@ -112,7 +112,8 @@ static uint64_t method_hash(const struct run *r)
     uint64_t h = hash_str(BLOB_FNV_START, pc->method->name);
     long long v[] = {pc->start_epoch,      pc->distributed_reading, pc->fp16,
                      pc->hierarchical,     pc->bucket_bytes,        pc->overlap,
-                     pc->every_rank_saves, pc->algorithm,           pc->segment_bytes};
+                     pc->every_rank_saves, pc->algorithm,           pc->segment_bytes,
+                     pc->share_host};
     h = blob_fnv1a(h, v, sizeof v);
     char line[512];
     for (size_t ep = 0; ep < compared_epochs(r); ep++) {

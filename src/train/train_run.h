@@ -47,6 +47,7 @@ struct run {
     uint64_t resume;           /* makeMode: the newest finished epoch with a model (0: none) */
     int nothing_to_do;         /* makeMode: every epoch and the final model exist */
     int fused_said;            /* the first fused update was logged (traceLevel >= 2) */
+    struct run_team *team;     /* the ranks of this host share the model (train_team.c) */
 };
 
 /* Training lines: rank 0, or every rank when each has its own log file (stderr=). */
@@ -70,6 +71,16 @@ int run_check_settings(struct run *r, struct pt_err *e);
 /* Collective: every rank's network (its description and parameter count) and the data its
  * readers found (sequences, samples, chunks; cvReader or none) equal rank 0's. */
 int run_check_network(struct run *r, struct pt_err *e);
+
+/* ---- train_team.c */
+/* Collective, after the engine, the learner and the checkpoint: where every rank agrees
+ * that it can (DataParallelSGD at 32 bits, one host, a dense network, momentum SGD that
+ * runs inside the backward pass; shareModelInHost=false says no), the ranks share one model
+ * (nn_set_team) and r->team is set. At the end: learner_free, run_team_release_state (the
+ * momentum's shared memory), nn_free, run_team_free (the team). */
+int run_team_setup(struct run *r, struct pt_err *e);
+void run_team_release_state(struct run *r);
+void run_team_free(struct run *r);
 
 /* ---- train_epoch.c */
 /* One epoch, its validation, AutoAdjust's decision and its files. *stop: training ends

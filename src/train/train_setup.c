@@ -215,6 +215,8 @@ static int start_training(struct run *r, struct pt_err *e)
         rc = make_spans(r, e);
     if (rc == 0 && r->resume)
         rc = restore_checkpoint(r, e);
+    if (rc == 0)
+        rc = run_team_setup(r, e);
     return rc;
 }
 
@@ -257,7 +259,9 @@ void run_release(struct run *r)
     parallel_config_free(&r->pc);
     learner_free(&r->learner);
     free(r->spans);
+    run_team_release_state(r);
     nn_free(r->net);
+    run_team_free(r);
     reader_close(r->reader);
     reader_close(r->cv);
     if (r->be)
