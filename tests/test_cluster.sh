@@ -45,8 +45,11 @@ has flat.err "; 2 hosts, ring segments of 65408 bytes by default"
 has flat.err "Epoch 3: the models of all 4 ranks are identical"
 identical flat 4 3
 learns flat 0.10
-run one 4 $SAVE "$PT.hierarchicalAllReduce=false"
+# (one host would share one model in memory instead: the gradient allreduce is asked for)
+run one 4 $SAVE "$PT.hierarchicalAllReduce=false" "$PT.shareModelInHost=false"
 has one.err "(4 ranks on this node)"
+# ranks on two hosts never share a model in memory
+hasnt flat.err "share one model"
 cmp -s one/m.dnn flat/m.dnn && ok || no "32-bit on 2 hosts differs from 4 ranks on one host"
 # hierarchical: reduce on each host, allreduce between the 2 hosts' leaders, broadcast;
 # the same sums within float tolerance (the order of additions may differ)
@@ -65,7 +68,7 @@ R="$PT.allReduceAlgorithm=ring $PT.allReduceSegmentBytes=1024"
 crun ring $SAVE "$PT.hierarchicalAllReduce=false" $R
 identical ring 4 3
 # shellcheck disable=SC2086
-run ringone 4 $SAVE "$PT.hierarchicalAllReduce=false" $R
+run ringone 4 $SAVE "$PT.hierarchicalAllReduce=false" "$PT.shareModelInHost=false" $R
 cmp -s ring/m.dnn ringone/m.dnn && ok || no "the ring on 2 hosts differs from 4 ranks on one host"
 close flat.txt ring.txt 1e-4 && ok || { no "ring and MPI_Allreduce differ"; paste flat.txt ring.txt; }
 # shellcheck disable=SC2086

@@ -14,7 +14,7 @@ libpartrain_a_SOURCES += \
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test_math tests/test_nn tests/test_nn_lstm tests/test_nn_model \
-	tests/test_graph
+	tests/test_graph tests/test_nn_team
 tests_test_math_SOURCES = tests/test_math.c tests/test_math_update.c tests/testutil.h
 tests_test_math_CFLAGS = $(TEST_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_test_math_LDADD = $(TEST_LIBS)
@@ -30,5 +30,9 @@ tests_test_nn_model_LDADD = $(TEST_LIBS)
 tests_test_graph_SOURCES = tests/test_graph.c tests/test_graph_values.c tests/test_graph.h tests/test_graph_cases.h tests/test_nn_util.h tests/testutil.h
 tests_test_graph_CFLAGS = $(TEST_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_test_graph_LDADD = $(TEST_LIBS)
-TESTS += tests/test_math tests/test_nn tests/test_nn_lstm tests/test_nn_model tests/test_graph
+tests_test_nn_team_SOURCES = tests/test_nn_team.c tests/test_nn_util.h tests/testutil.h
+tests_test_nn_team_CFLAGS = $(TEST_CFLAGS) $(OPENBLAS_CFLAGS) -pthread
+tests_test_nn_team_LDADD = $(TEST_LIBS) -lpthread
+TESTS += tests/test_math tests/test_nn tests/test_nn_lstm tests/test_nn_model tests/test_graph \
+	tests/test_nn_team
 endif
