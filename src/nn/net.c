@@ -432,11 +432,11 @@ int nn_team_reserve(struct nn *net, size_t col0, size_t total, size_t steps, siz
 
 void nn_team_view(struct nn *net, size_t col0)
 {
-    size_t from = net->layers[0]->col0;
-    net->x_dev += (col0 - from) * (size_t)net->cfg.sizes[0];
-    net->labels_dev += (col0 - from) * (size_t)net->cfg.sizes[net->cfg.nsizes - 1];
-    net->mask_dev += col0 - from;
-    net->crit_mask_dev += col0 - from;
+    ptrdiff_t by = (ptrdiff_t)col0 - (ptrdiff_t)net->layers[0]->col0; /* may be negative */
+    net->x_dev += by * net->cfg.sizes[0];
+    net->labels_dev += by * net->cfg.sizes[net->cfg.nsizes - 1];
+    net->mask_dev += by;
+    net->crit_mask_dev += by;
     for (int i = 0; i < net->nlayers; i++)
         net->layers[i]->col0 = col0;
 }
