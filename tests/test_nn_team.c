@@ -220,32 +220,23 @@ static void team_matches_one(const char *desc, const size_t *own, size_t total)
     "layerSizes=" sizes "\nlayerTypes=" types "\ntrainingCriterion=CrossEntropyWithSoftmax\n"      \
     "evalCriterion=ClassificationError\n"
 
-START_TEST(team_relu_even)
-{
-    static const size_t own[STEPS] = {32, 32, 32, 32};
-    team_matches_one(NET("6:70:64:3", "RectifiedLinear"), own, 64);
-}
-END_TEST
+/* The cases: a network, each step's share of member 0 (member 1 has the rest) and the
+ * minibatch's columns. ReLU (its derivative fused into the dx products) with even shares,
+ * then member 1 alone, member 0 alone, 40/24 and 1/63; Sigmoid and Tanh (f' after the
+ * product) with a wide first layer; a small minibatch with a last step of member 1 only. */
+static const struct team_case {
+    const char *net;
+    size_t own[STEPS], total;
+} cases[] = {
+    {NET("6:70:64:3", "RectifiedLinear"), {32, 32, 32, 32}, 64},
+    {NET("6:70:64:3", "RectifiedLinear"), {0, 64, 40, 1}, 64},
+    {NET("6:300:64:3", "Sigmoid:Tanh"), {150, 100, 0, 77}, 200},
+    {NET("6:64:3", "Sigmoid"), {3, 5, 8, 0}, 8},
+};
 
-START_TEST(team_relu_uneven_and_empty)
+START_TEST(team_matches)
 {
-    /* member 1 alone, member 0 alone, 40/24, 1/63 */
-    static const size_t own[STEPS] = {0, 64, 40, 1};
-    team_matches_one(NET("6:70:64:3", "RectifiedLinear"), own, 64);
-}
-END_TEST
-
-START_TEST(team_sigmoid_wide)
-{
-    static const size_t own[STEPS] = {150, 100, 0, 77};
-    team_matches_one(NET("6:300:64:3", "Sigmoid:Tanh"), own, 200);
-}
-END_TEST
-
-START_TEST(team_small_minibatches)
-{
-    static const size_t own[STEPS] = {3, 5, 8, 0};
-    team_matches_one(NET("6:64:3", "Sigmoid"), own, 8);
+    team_matches_one(cases[_i].net, cases[_i].own, cases[_i].total);
 }
 END_TEST
 
@@ -259,10 +250,7 @@ int main(void)
     Suite *s = suite_create("nn_team");
     TCase *tc = tcase_create("team");
     tcase_set_timeout(tc, 60);
-    tcase_add_test(tc, team_relu_even);
-    tcase_add_test(tc, team_relu_uneven_and_empty);
-    tcase_add_test(tc, team_sigmoid_wide);
-    tcase_add_test(tc, team_small_minibatches);
+    tcase_add_loop_test(tc, team_matches, 0, (int)(sizeof cases / sizeof cases[0]));
     suite_add_tcase(s, tc);
     return run_suite(s);
 }

@@ -124,19 +124,22 @@ static int load_inputs(struct nn *net, const struct step_inputs *si, struct nn_p
     return rc;
 }
 
+/* Layer i's input before its forward pass: the previous layer's y and dy (the inputs and
+ * none for the first), and the pass's shape. */
+static struct nn_layer *enter_layer(struct nn *net, int i, const struct nn_pass *p)
+{
+    struct nn_layer *l = net->layers[i], *prev = i > 0 ? net->layers[i - 1] : NULL;
+    l->x = prev ? prev->y : net->x_dev;
+    l->dx = prev ? prev->dy : NULL;
+    l->steps = p->steps;
+    l->nseq = p->nseq;
+    return l;
+}
+
 static void run_forward(struct nn *net, struct nn_pass *p)
 {
-    float *x = net->x_dev, *dx = NULL;
-    for (int i = 0; i < net->nlayers; i++) {
-        struct nn_layer *l = net->layers[i];
-        l->x = x;
-        l->dx = dx;
-        l->steps = p->steps;
-        l->nseq = p->nseq;
-        l->ops->forward(l, net->bk, p);
-        x = l->y;
-        dx = l->dy;
-    }
+    for (int i = 0; i < net->nlayers; i++)
+        enter_layer(net, i, p)->ops->forward(net->layers[i], net->bk, p);
 }
 
 /* Both criteria on the output layer; the training one also writes its gradient into the
@@ -231,13 +234,8 @@ static int team_backward(struct nn *net, struct pt_err *e)
 static int team_run_forward(struct nn *net, struct nn_pass *p, struct pt_err *e)
 {
     const struct nn_team *t = net->team;
-    float *x = net->x_dev, *dx = NULL;
     for (int i = 0; i < net->nlayers; i++) {
-        struct nn_layer *l = net->layers[i];
-        l->x = x;
-        l->dx = dx;
-        l->steps = p->steps;
-        l->nseq = p->nseq;
+        struct nn_layer *l = enter_layer(net, i, p);
         if (i + 1 == net->nlayers) {
             l->ops->forward(l, net->bk, p); /* this member's part of the columns */
             break;
@@ -246,8 +244,6 @@ static int team_run_forward(struct nn *net, struct nn_pass *p, struct pt_err *e)
         int rc = t->sync(t->ctx, e);
         if (rc)
             return rc;
-        x = l->y;
-        dx = l->dy;
     }
     return 0;
 }
