@@ -103,16 +103,16 @@ same base tm2
 grep -q '"bytes_sent":0,"samples":[0-9]*,"bits":32}' tm2/s.jsonl && ok || no "shareModelInHost: perfStatsFile bytes"
 run tm4 4
 same base tm4
-R="train.SimpleNetworkBuilder.layerTypes=RectifiedLinear train.SGD.minibatchSize=3 train.SGD.learningRatesPerSample=0.05"
+R="train.SimpleNetworkBuilder.layerTypes=RectifiedLinear train.SGD.minibatchSize=3 train.SGD.learningRatesPerSample=0.05 train.SGD.epochSize=600"
 run tmr 4 $R
 run tmr0 4 $R $DP.shareModelInHost=false
 has tmr.err "the 4 ranks of this host share one model"
 hasnt tmr0.err "share one model"
 same tmr tmr0
-learns tmr 0.10
+awk 'NR == 1 { f = $1 } END { exit !(NR == 3 && $1 < f) }' tmr.txt && ok || { no "tmr: the loss did not fall"; cat tmr.txt; }
 # a learner the backward pass cannot run (L2) or an engine that must see the gradient
 # (1 bit, overlap): the gradient allreduce, as before
-run tml2 2 train.SGD.L2RegWeight=0.0001
+run tml2 2 train.SGD.L2RegWeight=0.0001 train.SGD.maxEpochs=1
 hasnt tml2.err "share one model"
 hasnt q1.err "share one model"
 hasnt overlap.err "share one model"
