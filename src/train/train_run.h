@@ -73,7 +73,8 @@ int run_check_settings(struct run *r, struct pt_err *e);
 int run_check_network(struct run *r, struct pt_err *e);
 
 /* ---- train_team.c */
-/* Collective, after the engine, the learner and the checkpoint: where every rank agrees
+/* Collective, after the engine, the learner and the checkpoint are agreed on every rank
+ * (run_start calls it after that agreement, and agrees on its outcome): where every rank agrees
  * that it can (DataParallelSGD at 32 bits, one host, a dense network, momentum SGD that
  * runs inside the backward pass; shareModelInHost=false says no), the ranks share one model
  * (nn_set_team) and r->team is set. At the end: learner_free, run_team_release_state (the

@@ -215,8 +215,6 @@ static int start_training(struct run *r, struct pt_err *e)
         rc = make_spans(r, e);
     if (rc == 0 && r->resume)
         rc = restore_checkpoint(r, e);
-    if (rc == 0)
-        rc = run_team_setup(r, e);
     return rc;
 }
 
@@ -242,6 +240,9 @@ int run_start(struct run *r, struct cfg_node *command, int *stop, struct pt_err 
         rc = run_check_network(r, e);
     if (rc == 0)
         rc = train_agree(comm, start_training(r, e), "to set up training", e);
+    /* collective from its first call: only once every rank has set up training */
+    if (rc == 0)
+        rc = train_agree(comm, run_team_setup(r, e), "to share the model in memory", e);
     if (rc == 0)
         train_eval_name(r->net, r->eval_name, sizeof r->eval_name);
     if (rc == 0 && run_may_log(r))
