@@ -90,7 +90,7 @@ struct nn_layer {
 #define NN_LAYER_FUSES_SGD  4u  /* backward applies l->sgd to its parameters */
 #define NN_LAYER_DX_ACT     8u  /* backward computes dx in one product (dx_act, dx_y) */
 #define NN_LAYER_DY_ACT     16u /* backward starts with dy *= act'(y) (l->act, dy_ready) */
-#define NN_LAYER_TEAM       32u /* trains in a team (col0, stride, team_update) */
+#define NN_LAYER_TEAM       32u /* trains in a team (col0, team_forward, team_backward) */
 
 /* At most this many tensors per layer (the net's table is sized by it). */
 #define NN_LAYER_MAX_TENSORS 4
