@@ -339,6 +339,20 @@ START_TEST(dense_store_packs_losslessly)
         dense_store_row(&s, (size_t)r, row);
         ck_assert(same_bits(row, v + r * DIM, DIM));
     }
+    /* rows wider than a vector of codes (16 at a time, then the rest one by one), every
+     * code of the table among them */
+    enum { WIDE = 37 };
+    float wide[ROWS * WIDE], wrow[WIDE];
+    for (int k = 0; k < ROWS * WIDE; k++)
+        wide[k] = v[(k * 7) % (ROWS * DIM)];
+    dense_store_reset(&s, WIDE);
+    ck_assert_int_eq(dense_store_append(&s, wide, ROWS, &e), 0);
+    ck_assert_uint_eq(dense_store_bytes(&s), ROWS * WIDE);
+    dense_store_seal(&s);
+    for (int r = 0; r < ROWS; r++) {
+        dense_store_row(&s, (size_t)r, wrow);
+        ck_assert_msg(same_bits(wrow, wide + r * WIDE, WIDE), "row %d of %d values", r, WIDE);
+    }
     /* a 257th value in the middle of an append: the rows stay exact, now as floats */
     dense_store_reset(&s, DIM);
     ck_assert_int_eq(dense_store_append(&s, v, ROWS / 2, &e), 0);

@@ -13,6 +13,8 @@ struct dense_hash {
 
 void dense_store_reset(struct dense_store *s, size_t dim)
 {
+    if (dim != s->dim) /* the kept buffer holds cap rows of the old width */
+        s->cap = dim ? s->cap * s->dim / dim : 0;
     s->dim = dim;
     s->rows = 0;
     s->ntable = 0;
@@ -137,6 +139,35 @@ void dense_store_prefetch(const struct dense_store *s, size_t row, size_t n)
         __builtin_prefetch(p + off);
 }
 
+#if defined(__GNUC__) && defined(__x86_64__)
+#include <immintrin.h>
+/* The first dim / 16 * 16 codes of a row decoded 16 at a time: widened to 32-bit indices
+ * and looked up by AVX-512's gather (the 1 KiB table stays in L1). Returns how many it
+ * decoded. Measured on the MLP's Fashion-MNIST rows (784 codes): the minibatch's reading
+ * 34-39 ms an epoch against 42-46 with the scalar loop (bench/RESULTS.md). */
+__attribute__((target("avx512f"))) static size_t gather_rows(float *out, const uint8_t *c,
+                                                             const float *table, size_t dim)
+{
+    size_t j = 0;
+    for (; j + 16 <= dim; j += 16) {
+        __m512i ix = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(const void *)(c + j)));
+        _mm512_storeu_ps(out + j, _mm512_i32gather_ps(ix, table, 4));
+    }
+    return j;
+}
+
+static size_t decode_fast(float *out, const uint8_t *c, const float *table, size_t dim)
+{
+    return __builtin_cpu_supports("avx512f") ? gather_rows(out, c, table, dim) : 0;
+}
+#else
+static size_t decode_fast(float *out, const uint8_t *c, const float *table, size_t dim)
+{
+    (void)out, (void)c, (void)table, (void)dim;
+    return 0;
+}
+#endif
+
 void dense_store_row(const struct dense_store *s, size_t row, float *out)
 {
     size_t dim = s->dim;
@@ -145,7 +176,7 @@ void dense_store_row(const struct dense_store *s, size_t row, float *out)
         return;
     }
     const uint8_t *c = s->code + row * dim;
-    for (size_t j = 0; j < dim; j++)
+    for (size_t j = decode_fast(out, c, s->table, dim); j < dim; j++)
         out[j] = s->table[c[j]];
 }
 
