@@ -1,13 +1,17 @@
 #!/usr/bin/python3
 """Reference training throughput of PyTorch (Debian's python3-torch) on Fashion-MNIST.
 
-    /usr/bin/python3 bench/pytorch_ref.py mlp|lstm [MINIBATCHES]
+    /usr/bin/python3 bench/pytorch_ref.py mlp|lstm [MINIBATCHES [SEGMENTS]]
 
 Trains the same networks as configs/fashion-mlp.cfg / fashion-lstm.cfg on the same values
 (pixels/255 to 4 significant digits, as scripts/idx2ctf writes them), one thread, momentum
 SGD, and prints one line:  model samples_per_second peak_rss_kib seconds minibatches
-Data loading is outside the timed region; the first 5 minibatches are warm-up."""
+Data loading is outside the timed region; the first 5 minibatches are warm-up. With
+SEGMENTS (default 1) the MINIBATCHES are timed that many times in a row and the rate is the
+median of the segments' rates (as bench/train_vs_pytorch.py takes the median of partrain's
+epochs), so that a burst of load on a shared host moves one segment, not the result."""
 import resource
+import statistics
 import sys
 import time
 
@@ -38,6 +42,7 @@ class LSTMNet(torch.nn.Module):
 def main():
     model_name = sys.argv[1]
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 200
+    segments = int(sys.argv[3]) if len(sys.argv) > 3 else 1
     x, y = load()
     if model_name == "mlp":
         net = torch.nn.Sequential(torch.nn.Linear(784, 512), torch.nn.ReLU(),
@@ -55,17 +60,24 @@ def main():
     perm = torch.randperm(x.shape[0])
     warm = 5
     start = None
-    for step in range(steps + warm):
-        if step == warm:
-            start = time.perf_counter()
+    rates, secs = [], 0.0
+    for step in range(steps * segments + warm):
+        if step >= warm and (step - warm) % steps == 0:
+            now = time.perf_counter()
+            if start is not None:
+                rates.append(steps * batch / (now - start))
+                secs += now - start
+            start = now
         idx = perm[(step * batch) % (x.shape[0] - batch):][:batch]
         opt.zero_grad()
         loss = loss_fn(net(x[idx]), y[idx])
         loss.backward()
         opt.step()
-    secs = time.perf_counter() - start
+    now = time.perf_counter()
+    rates.append(steps * batch / (now - start))
+    secs += now - start
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(f"{model_name} {steps * batch / secs:.1f} {rss} {secs:.3f} {steps}")
+    print(f"{model_name} {statistics.median(rates):.1f} {rss} {secs:.3f} {steps * segments}")
 
 
 if __name__ == "__main__":

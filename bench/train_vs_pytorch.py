@@ -6,9 +6,13 @@
 Runs in one invocation, on this machine, with the same data and hyper-parameters:
   1. bench/sgemm_peak 1            the single-thread sgemm rates at the MLP's shapes (the
                                    bound): OpenBLAS's detected kernel and partrain's own;
-  2. trainer on configs/fashion-mlp.cfg and fashion-lstm.cfg, numCPUThreads=1, 2 epochs;
-     throughput = samples of epoch 2 / its epochTime (epoch 1 also parses the text);
-  3. bench/pytorch_ref.py mlp|lstm (Debian python3-torch, 1 thread).
+  2. trainer on configs/fashion-mlp.cfg and fashion-lstm.cfg, numCPUThreads=1, 4 epochs;
+     throughput = the median over epochs 2-4 of samples / epochTime (epoch 1 warms up);
+  3. bench/pytorch_ref.py mlp|lstm (Debian python3-torch, 1 thread): 200 (MLP) or 100
+     (LSTM) minibatches timed three times in a row, the median of the three rates.
+Medians of three on both sides: on a shared host a burst of load moves one measurement,
+not the result (the bound is the best of sgemm_peak's rounds, a rate of hot caches). The
+cpuGemm=openblas rows (not a target) time one epoch and one segment.
 OPENBLAS_CORETYPE is removed for every run, so both sides use the kernel OpenBLAS detects.
 Where that is not OpenBLAS's best here (an AVX-512 CPU that OpenBLAS 0.3.21 does not know
 falls back to an AVX2 or even its SSE3 Prescott kernel), PyTorch and sgemm_peak also run
@@ -19,6 +23,7 @@ Prints samples/s, the ratios, peak RSS of each process (wait4) and GFLOP/s again
 bound. Needs a built tree and data/fashion-mnist (setup.sh)."""
 import os
 import re
+import statistics
 import sys
 import tempfile
 
@@ -44,24 +49,29 @@ def sgemm_peak(coretype=None):
     return kernel, ob, max(own) if own else None
 
 
-def trainer(model, quick, gemm):
+def trainer(model, quick, gemm, segments):
     model_dir = tempfile.mkdtemp(prefix="pt-bench-")
     cmd = [f"{HERE}/trainer", f"configFile=configs/fashion-{model}.cfg", "command=train",
-           "traceLevel=0", "numCPUThreads=1", "makeMode=false", "train.SGD.maxEpochs=2",
-           f"ModelDir={model_dir}", f"cpuGemm={gemm}"]
+           "traceLevel=0", "numCPUThreads=1", "makeMode=false",
+           f"train.SGD.maxEpochs={1 + segments}", f"ModelDir={model_dir}", f"cpuGemm={gemm}"]
     if quick:
         cmd.append("train.SGD.epochSize=15360")
     code, out, rss = run(cmd, clean_env())
     if code:
         sys.exit(f"trainer failed:\n{out}")
-    m = re.search(r"Finished Epoch\[ 2 of 2\]: .*?\* (\d+);.*epochTime=([0-9.e+-]+)s", out)
-    return int(m.group(1)) / float(m.group(2)), rss
+    rates = [int(m.group(2)) / float(m.group(3)) for m in
+             re.finditer(r"Finished Epoch\[ *(\d+) of \d+\]: \[Training\] .*?\* (\d+);.*epochTime=([0-9.e+-]+)s", out)
+             if int(m.group(1)) >= 2]
+    if len(rates) != segments:
+        sys.exit(f"trainer printed {len(rates)} epochs after the first, not {segments}:\n{out}")
+    return statistics.median(rates), rss
 
 
 def pytorch(model, quick, coretype=None):
     steps = {"mlp": 60 if quick else 200, "lstm": 20 if quick else 100}[model]
     env = clean_env(coretype, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    code, out, rss = run(["/usr/bin/python3", f"{HERE}/bench/pytorch_ref.py", model, str(steps)], env)
+    code, out, rss = run(["/usr/bin/python3", f"{HERE}/bench/pytorch_ref.py", model, str(steps),
+                          "3"], env)
     if code:
         sys.exit(f"pytorch_ref failed:\n{out}")
     return float(out.split()[1]), rss
@@ -95,7 +105,7 @@ def main():
         best_label = max(ref, key=lambda l: ref[l][0])
         best, best_rss = ref[best_label]
         for gemm in ("auto", "openblas"):
-            ours, rss = trainer(model, quick, gemm)
+            ours, rss = trainer(model, quick, gemm, 3 if gemm == "auto" else 1)
             gflops = ours * FLOP[model] / 1e9
             print(f"{model:5} partrain cpuGemm={gemm:9} {ours:9.1f} samples/s  peak RSS "
                   f"{rss / 1024:6.1f} MiB  {gflops:6.1f} GFLOP/s = {100 * gflops / best_peak:5.1f}% "
