@@ -314,12 +314,13 @@ static float *uni_floats(size_t n, uint64_t *s)
 
 /* gemm_sgd (the optimizer inside the weight-gradient product) gives w and the momentum the
  * same bits as gemm followed by sgd_update, column by column: on partrain's kernel (whole
- * and partial tiles, k in two blocks, the transposed path of a short C, both momentum
- * kinds) and on OpenBLAS; rows between m and ldc stay untouched. */
+ * and partial tiles, k in two blocks, the transposed path of a short C, more columns than
+ * one column block, both momentum kinds) and on OpenBLAS; rows between m and ldc stay
+ * untouched. The row sums of op(A) it returns on the way are sum_cols's bits. */
 static void check_gemm_sgd(struct backend *b)
 {
-    static const int shapes[][3] = {
-        {64, 36, 256}, {37, 29, 300}, {10, 100, 50}, {5, 7, 9}, {512, 784, 256}};
+    static const int shapes[][3] = {{64, 36, 256}, {37, 29, 300},  {10, 100, 50},
+                                    {5, 7, 9},     {40, 3100, 20}, {512, 784, 256}};
     uint64_t seed = 11;
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         int m = shapes[t][0], n = shapes[t][1], k = shapes[t][2], ldc = m + 3;
@@ -328,6 +329,7 @@ static void check_gemm_sgd(struct backend *b)
         float *c = malloc(sizeof(float) * nc), *c2 = malloc(sizeof(float) * nc);
         float *w = malloc(sizeof(float) * nc), *w2 = malloc(sizeof(float) * nc);
         float *sm = malloc(sizeof(float) * nc), *sm2 = malloc(sizeof(float) * nc);
+        float *sums = malloc(sizeof(float) * (size_t)m), *sums2 = malloc(sizeof(float) * (size_t)m);
         for (int nag = 0; nag < 2; nag++)
             for (int tr = 0; tr < 4; tr++) {
                 enum bk_trans ta = tr & 1 ? BK_TRANS : BK_NOTRANS;
@@ -344,13 +346,31 @@ static void check_gemm_sgd(struct backend *b)
                     b->ops->sgd_update(b, w + (size_t)j * ldc, c + (size_t)j * ldc,
                                        sm + (size_t)j * ldc, (size_t)m, 0.9f, 0.0037f, nag);
                 struct bk_sgd u = {.w = w2, .s = sm2, .m = 0.9f, .a = 0.0037f, .nag = nag};
-                b->ops->gemm_sgd(b, ta, tb, m, n, k, 1.0f, a, lda, x, ldx, beta, c2, ldc, &u);
+                for (int i = 0; i < m; i++)
+                    sums[i] = sums2[i] = NAN; /* every row must be written */
+                if (ta == BK_NOTRANS)
+                    b->ops->sum_cols(b, sums, a, m, (size_t)k, lda);
+                else /* op(A)'s rows are a's columns: sum_cols over a's transpose */
+                    for (int i = 0; i < m; i++) {
+                        float *col = malloc(sizeof(float) * (size_t)k);
+                        for (int p = 0; p < k; p++)
+                            col[p] = a[(size_t)p + (size_t)i * (size_t)lda];
+                        b->ops->sum_cols(b, sums + i, col, 1, (size_t)k, 1);
+                        free(col);
+                    }
+                b->ops->gemm_sgd(b, ta, tb, m, n, k, 1.0f, a, lda, x, ldx, beta, c2, ldc, &u,
+                                 tr == 2 ? NULL : sums2);
                 ck_assert_msg(memcmp(w, w2, sizeof(float) * nc) == 0 &&
                                   memcmp(sm, sm2, sizeof(float) * nc) == 0,
                               "%dx%dx%d ta %d tb %d nag %d: the fused step differs", m, n, k,
                               ta == BK_TRANS, tb == BK_TRANS, nag);
+                ck_assert_msg(tr == 2 ? isnan(sums2[0])
+                                      : memcmp(sums, sums2, sizeof(float) * m) == 0,
+                              "%dx%dx%d ta %d tb %d: the row sums differ from sum_cols's", m, n, k,
+                              ta == BK_TRANS, tb == BK_TRANS);
             }
         free(a), free(x), free(c), free(c2), free(w), free(w2), free(sm), free(sm2);
+        free(sums), free(sums2);
     }
 }
 

@@ -206,10 +206,12 @@ struct backend_ops {
      * momentum u->s laid out as C (leading dimension ldc); C is scratch, unspecified
      * afterwards. w and s get the same bits as from the two calls; the update is done
      * while the product's tiles are in registers (the momentum SGD pass over the arena
-     * then has nothing left to do, and the gradient need not be stored). */
+     * then has nothing left to do, and the gradient need not be stored). asum (NULL: not
+     * wanted) gets the sums over k of op(A)'s rows, the bits of sum_cols on A (A = dL/dy:
+     * the bias gradient, added up on the way through A). */
     void (*gemm_sgd)(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
                      float alpha, const float *a, int lda, const float *x, int ldx, float beta,
-                     float *c, int ldc, const struct bk_sgd *u);
+                     float *c, int ldc, const struct bk_sgd *u, float *asum);
     /* Optional (NULL: the caller runs gemm, then bias_act): gemm, then bias_act on its
      * product C with a bias per row (may be NULL) and activation act. The same bits; for
      * ReLU with a bias applied while the product's tiles are in registers. */

@@ -155,12 +155,20 @@ static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int 
 static void gemm_then(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
                       float alpha, const float *a, int lda, const float *x, int ldx, float beta,
                       float *c, int ldc, int inside, enum cpu_gemm_epi kind, const struct bk_sgd *u,
-                      const float *v, enum bk_act act)
+                      const float *v, enum bk_act act, float *asum)
 {
     if (inside && own_takes(b, m, n, k)) {
         cpu_gemm_run_epi(b->impl, ta == BK_TRANS, tb == BK_TRANS, m, n, k, alpha, a, lda, x, ldx,
-                         beta, c, ldc, kind, u, v);
+                         beta, c, ldc, kind, u, v, asum);
         return;
+    }
+    if (asum && ta == BK_NOTRANS)
+        cpu_sum_cols(b, asum, a, m, (size_t)k, lda);
+    for (int i = 0; asum && ta == BK_TRANS && i < m; i++) { /* rows of op(A): columns of a */
+        float t = 0.0f;
+        for (int p = 0; p < k; p++)
+            t += a[(size_t)p + (size_t)i * (size_t)lda];
+        asum[i] = t;
     }
     cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);
     for (int j = 0; m > 0 && j < n; j++) {
@@ -176,10 +184,10 @@ static void gemm_then(struct backend *b, enum bk_trans ta, enum bk_trans tb, int
 
 static void cpu_gemm_sgd(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n, int k,
                          float alpha, const float *a, int lda, const float *x, int ldx, float beta,
-                         float *c, int ldc, const struct bk_sgd *u)
+                         float *c, int ldc, const struct bk_sgd *u, float *asum)
 {
     gemm_then(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc, 1, CPU_EPI_SGD, u, NULL,
-              BK_ACT_NONE);
+              BK_ACT_NONE, asum);
 }
 
 static void cpu_gemm_bias_act(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n,
@@ -187,7 +195,7 @@ static void cpu_gemm_bias_act(struct backend *b, enum bk_trans ta, enum bk_trans
                               float beta, float *c, int ldc, const float *bias, enum bk_act act)
 {
     gemm_then(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc, act == BK_ACT_RELU && bias,
-              CPU_EPI_BIAS_RELU, NULL, bias, act);
+              CPU_EPI_BIAS_RELU, NULL, bias, act, NULL);
 }
 
 static void cpu_gemm_act_grad(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n,
@@ -195,7 +203,7 @@ static void cpu_gemm_act_grad(struct backend *b, enum bk_trans ta, enum bk_trans
                               float beta, float *c, int ldc, enum bk_act act, const float *y)
 {
     gemm_then(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc, act == BK_ACT_RELU,
-              CPU_EPI_RELU_GRAD, NULL, y, act);
+              CPU_EPI_RELU_GRAD, NULL, y, act, NULL);
 }
 
 static int cpu_upload_norm(struct backend *b, float *x, const float *host, const float *mean,

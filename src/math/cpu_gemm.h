@@ -41,10 +41,13 @@ void cpu_gemm_run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float
  *   CPU_EPI_SGD        C is the gradient of u->w: the momentum SGD step on u->w and u->s
  *                      (laid out as C), and C is not written (backend.h's gemm_sgd);
  *   CPU_EPI_RELU_GRAD  C = y > 0 ? C : 0 with y = v laid out as C (ReLU's act_grad);
- *   CPU_EPI_BIAS_RELU  C = ReLU(C + bias) with the bias v, one per row (bias_act). */
+ *   CPU_EPI_BIAS_RELU  C = ReLU(C + bias) with the bias v, one per row (bias_act).
+ * With CPU_EPI_SGD, asum (NULL: not wanted) gets the sums over k of op(A)'s rows, the
+ * bits of cpu_sum_cols (A = dL/dy: the bias gradient), added up as A is packed. */
 enum cpu_gemm_epi { CPU_EPI_SGD, CPU_EPI_RELU_GRAD, CPU_EPI_BIAS_RELU };
 void cpu_gemm_run_epi(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                       const float *a, int lda, const float *b, int ldb, float beta, float *c,
-                      int ldc, enum cpu_gemm_epi kind, const struct bk_sgd *u, const float *v);
+                      int ldc, enum cpu_gemm_epi kind, const struct bk_sgd *u, const float *v,
+                      float *asum);
 
 #endif

@@ -120,9 +120,9 @@ static void dense_backward(struct nn_layer *l, struct backend *b)
     else if (l->dx)
         b->ops->gemm(b, BK_TRANS, BK_NOTRANS, in, (int)cols, out, 1.0f, d->w, out, l->dy, out, 0.0f,
                      l->dx, in);
-    if (d->has_bias)
-        b->ops->sum_cols(b, d->gbias, l->dy, out, cols, out);
     if (!l->sgd) {
+        if (d->has_bias)
+            b->ops->sum_cols(b, d->gbias, l->dy, out, cols, out);
         b->ops->gemm(b, BK_NOTRANS, BK_TRANS, out, in, (int)cols, 1.0f, l->dy, out, l->x, in, 0.0f,
                      d->gw, out);
         return;
@@ -131,8 +131,9 @@ static void dense_backward(struct nn_layer *l, struct backend *b)
     float *s = u.s + l->param_offset;
     u.w = d->w;
     u.s = s;
+    /* the bias gradient (dz's row sums) added up as the product packs dz */
     b->ops->gemm_sgd(b, BK_NOTRANS, BK_TRANS, out, in, (int)cols, 1.0f, l->dy, out, l->x, in, 0.0f,
-                     d->gw, out, &u);
+                     d->gw, out, &u, d->has_bias ? d->gbias : NULL);
     if (d->has_bias)
         b->ops->sgd_update(b, d->bias, d->gbias, s + (size_t)out * (size_t)in, (size_t)out, u.m,
                            u.a, u.nag);
@@ -184,7 +185,7 @@ static void dense_team_backward(struct nn_layer *l, struct backend *b)
         u.w = d->w + at;
         u.s = s + at;
         b->ops->gemm_sgd(b, BK_NOTRANS, BK_TRANS, out, c1 - c0, k, 1.0f, dy, out, x + c0, in, 0.0f,
-                         d->gw + at, out, &u);
+                         d->gw + at, out, &u, NULL);
     }
     if (!d->has_bias || r1 == r0)
         return;
