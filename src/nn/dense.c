@@ -181,15 +181,17 @@ static void dense_team_backward(struct nn_layer *l, struct backend *b)
                               l->dx_y ? l->dx_y - back + c0 : NULL);
     struct bk_sgd u = *l->sgd;
     float *s = u.s + l->param_offset;
-    if (c1 > c0) {
+    if (c1 > c0) { /* the product packs all of dy: every row's bias gradient on the way (the
+                      gradients are each member's own memory), of which it uses its rows */
         u.w = d->w + at;
         u.s = s + at;
         b->ops->gemm_sgd(b, BK_NOTRANS, BK_TRANS, out, c1 - c0, k, 1.0f, dy, out, x + c0, in, 0.0f,
-                         d->gw + at, out, &u, NULL);
+                         d->gw + at, out, &u, d->has_bias ? d->gbias : NULL);
     }
     if (!d->has_bias || r1 == r0)
         return;
-    b->ops->sum_cols(b, d->gbias + r0, dy + r0, r1 - r0, (size_t)k, out);
+    if (c1 == c0)
+        b->ops->sum_cols(b, d->gbias + r0, dy + r0, r1 - r0, (size_t)k, out);
     b->ops->sgd_update(b, d->bias + r0, d->gbias + r0, s + (size_t)out * (size_t)in + r0,
                        (size_t)(r1 - r0), u.m, u.a, u.nag);
 }
