@@ -315,12 +315,14 @@ static float *uni_floats(size_t n, uint64_t *s)
 /* gemm_sgd (the optimizer inside the weight-gradient product) gives w and the momentum the
  * same bits as gemm followed by sgd_update, column by column: on partrain's kernel (whole
  * and partial tiles, k in two blocks, the transposed path of a short C, more columns than
- * one column block, both momentum kinds) and on OpenBLAS; rows between m and ldc stay
- * untouched. The row sums of op(A) it returns on the way are sum_cols's bits. */
+ * one column block, A read in place (tb: whole row tiles, one k block), both momentum
+ * kinds) and on OpenBLAS; rows between m and ldc stay untouched. The row sums of op(A) it
+ * returns on the way (from the packing, from the in-place kernel, or from a's columns) are
+ * sum_cols's bits. */
 static void check_gemm_sgd(struct backend *b)
 {
-    static const int shapes[][3] = {{64, 36, 256}, {37, 29, 300},  {10, 100, 50},
-                                    {5, 7, 9},     {40, 3100, 20}, {512, 784, 256}};
+    static const int shapes[][3] = {{64, 36, 256},  {37, 29, 300},   {10, 100, 50},  {5, 7, 9},
+                                    {40, 3100, 20}, {96, 3100, 200}, {512, 784, 256}};
     uint64_t seed = 11;
     for (size_t t = 0; t < sizeof shapes / sizeof shapes[0]; t++) {
         int m = shapes[t][0], n = shapes[t][1], k = shapes[t][2], ldc = m + 3;
@@ -359,12 +361,12 @@ static void check_gemm_sgd(struct backend *b)
                         free(col);
                     }
                 b->ops->gemm_sgd(b, ta, tb, m, n, k, 1.0f, a, lda, x, ldx, beta, c2, ldc, &u,
-                                 tr == 2 ? NULL : sums2);
+                                 tr == 1 ? NULL : sums2);
                 ck_assert_msg(memcmp(w, w2, sizeof(float) * nc) == 0 &&
                                   memcmp(sm, sm2, sizeof(float) * nc) == 0,
                               "%dx%dx%d ta %d tb %d nag %d: the fused step differs", m, n, k,
                               ta == BK_TRANS, tb == BK_TRANS, nag);
-                ck_assert_msg(tr == 2 ? isnan(sums2[0])
+                ck_assert_msg(tr == 1 ? isnan(sums2[0])
                                       : memcmp(sums, sums2, sizeof(float) * m) == 0,
                               "%dx%dx%d ta %d tb %d: the row sums differ from sum_cols's", m, n, k,
                               ta == BK_TRANS, tb == BK_TRANS);
