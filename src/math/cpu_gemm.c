@@ -8,8 +8,10 @@
  *       is packed (the pack would transpose them; this saves it: the forward products and
  *       W^T dY);
  *     for each block of MC rows: pack op(A)'s MC x KC block into panels of MR rows
- *       (column by column: MR floats per k); then every MR x NR tile of C gets one
- *       micro-kernel call over KC steps.
+ *       (column by column: MR floats per k), unless the product is the SGD-fused weight
+ *       gradient dL/dz x^T with whole row tiles and one k block (micro_kernel_ai_sgd reads
+ *       dL/dz in place); then every MR x NR tile of C gets one micro-kernel call over KC
+ *       steps.
  * The micro-kernel holds the tile in 24 of the 32 zmm registers (MR = 32 rows = two
  * vectors, NR = 12 columns) and per step does two loads of A, twelve broadcasts of B and
  * 24 FMAs. Packing zero-pads partial panels, so the kernel runs whole tiles (a last tile
