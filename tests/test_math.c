@@ -317,7 +317,7 @@ static float *uni_floats(size_t n, uint64_t *s)
  * and partial tiles, k in two blocks, the transposed path of a short C, more columns than
  * one column block, A read in place (tb: whole row tiles, one k block), both momentum
  * kinds) and on OpenBLAS; rows between m and ldc stay untouched. The row sums of op(A) it
- * returns on the way (from the packing, from the in-place kernel, or from a's columns) are
+ * returns on the way (from the kernel that reads A in place, or from cpu_row_sums) are
  * sum_cols's bits. */
 static void check_gemm_sgd(struct backend *b)
 {

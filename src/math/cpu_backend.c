@@ -162,14 +162,8 @@ static void gemm_then(struct backend *b, enum bk_trans ta, enum bk_trans tb, int
                          beta, c, ldc, kind, u, v, asum);
         return;
     }
-    if (asum && ta == BK_NOTRANS)
-        cpu_sum_cols(b, asum, a, m, (size_t)k, lda);
-    for (int i = 0; asum && ta == BK_TRANS && i < m; i++) { /* rows of op(A): columns of a */
-        float t = 0.0f;
-        for (int p = 0; p < k; p++)
-            t += a[(size_t)p + (size_t)i * (size_t)lda];
-        asum[i] = t;
-    }
+    if (asum)
+        cpu_row_sums(asum, ta == BK_TRANS, a, (size_t)lda, (size_t)m, (size_t)k);
     cpu_gemm(b, ta, tb, m, n, k, alpha, a, lda, x, ldx, beta, c, ldc);
     for (int j = 0; m > 0 && j < n; j++) {
         size_t o = (size_t)j * (size_t)ldc;

@@ -165,12 +165,9 @@ static inline __mmask16 low_bits(size_t n)
  * strides is 1 (column-major BLAS operands). Lanes contiguous in memory are copied a
  * vector at a time, step by step across 8 panels (so the source is read in order);
  * steps contiguous (a transposed operand) go through 16 x 16 transposes in registers.
- * Masked loads never touch memory outside the operand. With sum (lanes contiguous only),
- * each lane's values are also added up in step order into sum[lane] (from zero when
- * from_zero): the same additions, in the same order, as cpu_sum_cols, while they pass by. */
+ * Masked loads never touch memory outside the operand. */
 AVX512 static void pack(float *restrict dst, const float *src, size_t lane_stride,
-                        size_t step_stride, size_t width, size_t lanes, size_t kc,
-                        float *restrict sum, int from_zero)
+                        size_t step_stride, size_t width, size_t lanes, size_t kc)
 {
     size_t panels = (lanes + width - 1) / width;
     if (lane_stride == 1) {
@@ -188,10 +185,6 @@ AVX512 static void pack(float *restrict dst, const float *src, size_t lane_strid
                     lm[nv] = low_bits(u < w ? u : w);
                     sm[nv] = low_bits(w);
                 }
-            __m512 acc[16];
-            for (size_t v = 0; sum && v < nv; v++)
-                acc[v] =
-                    from_zero ? _mm512_setzero_ps() : _mm512_maskz_loadu_ps(lm[v], sum + from[v]);
             for (size_t p = 0; p < kc; p++) {
                 const float *s = src + p * step_stride;
                 float *d = dst + p * width;
@@ -199,20 +192,10 @@ AVX512 static void pack(float *restrict dst, const float *src, size_t lane_strid
                                    prefetcher to follow */
                     for (size_t v = 0; v < nv; v++)
                         _mm_prefetch((const char *)(s + 8 * step_stride + from[v]), _MM_HINT_T0);
-                if (sum) {
-                    for (size_t v = 0; v < nv; v++) {
-                        __m512 x = _mm512_maskz_loadu_ps(lm[v], s + from[v]);
-                        acc[v] = _mm512_add_ps(acc[v], x);
-                        _mm512_mask_storeu_ps(d + to[v], sm[v], x);
-                    }
-                    continue;
-                }
                 for (size_t v = 0; v < nv; v++)
                     _mm512_mask_storeu_ps(d + to[v], sm[v],
                                           _mm512_maskz_loadu_ps(lm[v], s + from[v]));
             }
-            for (size_t v = 0; sum && v < nv; v++)
-                _mm512_mask_storeu_ps(sum + from[v], lm[v], acc[v]);
         }
         return;
     }
@@ -244,15 +227,14 @@ AVX512 static void pack(float *restrict dst, const float *src, size_t lane_strid
 }
 
 /* op(A)'s rows [i0, i0 + mc) x steps [p0, p0 + kc) into MR-row panels: A(i, p) is
- * a[i + p lda], or a[p + i lda] transposed; with sum (A not transposed), the rows' sums
- * over the steps added into sum[i0..] (from zero at p0 = 0). */
+ * a[i + p lda], or a[p + i lda] transposed. */
 AVX512 static void pack_a(float *dst, int ta, const float *a, size_t lda, size_t i0, size_t p0,
-                          size_t mc, size_t kc, float *sum)
+                          size_t mc, size_t kc)
 {
     if (ta)
-        pack(dst, a + i0 * lda + p0, lda, 1, MR, mc, kc, NULL, 0);
+        pack(dst, a + i0 * lda + p0, lda, 1, MR, mc, kc);
     else
-        pack(dst, a + p0 * lda + i0, 1, lda, MR, mc, kc, sum ? sum + i0 : NULL, p0 == 0);
+        pack(dst, a + p0 * lda + i0, 1, lda, MR, mc, kc);
 }
 
 /* op(B)'s steps [p0, p0 + kc) x columns [j0, j0 + nc) into NR-column panels: B(p, j) is
@@ -261,9 +243,9 @@ AVX512 static void pack_b(float *dst, int tb, const float *b, size_t ldb, size_t
                           size_t kc, size_t nc)
 {
     if (tb)
-        pack(dst, b + p0 * ldb + j0, 1, ldb, NR, nc, kc, NULL, 0);
+        pack(dst, b + p0 * ldb + j0, 1, ldb, NR, nc, kc);
     else
-        pack(dst, b + j0 * ldb + p0, ldb, 1, NR, nc, kc, NULL, 0);
+        pack(dst, b + j0 * ldb + p0, ldb, 1, NR, nc, kc);
 }
 
 /* The momentum SGD step on 16 rows of a tile's column, g the gradient just stored: w and s
@@ -522,17 +504,6 @@ static void epi_after(enum epi_kind kind, const struct epi *ep, float *c, size_t
     }
 }
 
-/* sum[i] = the sum over p of op(A)(i, p), in order from zero (cpu_sum_cols's order). */
-static void row_sums(float *sum, int ta, const float *a, size_t lda, size_t m, size_t k)
-{
-    for (size_t i = 0; i < m; i++) {
-        float t = 0.0f;
-        for (size_t p = 0; p < k; p++)
-            t += ta ? a[p + i * lda] : a[i + p * lda];
-        sum[i] = t;
-    }
-}
-
 static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc,
                 enum epi_kind kind, const struct epi *ep)
@@ -541,13 +512,9 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
     float *asum = kind == EPI_SGD && ep->asum ? ep->asum : NULL;
     if (M < MR && N > M && transposed(g, ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, LDC)) {
         if (asum)
-            row_sums(asum, ta, a, (size_t)lda, M, K);
+            cpu_row_sums(asum, ta, a, (size_t)lda, M, K);
         epi_after(kind, ep, c, M, N, LDC);
         return;
-    }
-    if (asum && ta) { /* the packing adds up rows only where they lie in columns */
-        row_sums(asum, ta, a, (size_t)lda, M, K);
-        asum = NULL;
     }
     /* B without transpose is read in place unless its columns lie a multiple of 4 KiB
      * apart: the NR streams would then share one set of the L1 cache (square 2048: 2 %
@@ -556,6 +523,10 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
     /* the SGD-fused weight-gradient product dW = dL/dz x^T (one k block, whole row tiles)
      * reads dL/dz in place and adds up its rows in its first column of tiles */
     int a_in = kind == EPI_SGD && !ta && tb && M % MR == 0 && K <= KC;
+    if (asum && !a_in) { /* else the in-place kernel adds them up */
+        cpu_row_sums(asum, ta, a, (size_t)lda, M, K);
+        asum = NULL;
+    }
     for (size_t jc = 0; jc < N; jc += NC) {
         size_t nc = N - jc < NC ? N - jc : NC;
         /* k in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16: a short last
@@ -573,9 +544,8 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
                 pack_b(g->bp, tb, b, (size_t)ldb, pc, jc + whole, kc, nc - whole);
             for (size_t ic = 0; ic < M; ic += MC) {
                 size_t mc = M - ic < MC ? M - ic : MC;
-                /* A's rows summed once, as the first column block packs them */
                 if (!a_in)
-                    pack_a(g->ap, ta, a, (size_t)lda, ic, pc, mc, kc, jc == 0 ? asum : NULL);
+                    pack_a(g->ap, ta, a, (size_t)lda, ic, pc, mc, kc);
                 for (size_t jr = 0; jr < nc; jr += NR)
                     for (size_t ir = 0; ir < mc; ir += MR) {
                         size_t off = (jc + jr) * LDC + ic + ir;

@@ -43,7 +43,8 @@ void cpu_gemm_run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float
  *   CPU_EPI_RELU_GRAD  C = y > 0 ? C : 0 with y = v laid out as C (ReLU's act_grad);
  *   CPU_EPI_BIAS_RELU  C = ReLU(C + bias) with the bias v, one per row (bias_act).
  * With CPU_EPI_SGD, asum (NULL: not wanted) gets the sums over k of op(A)'s rows, the
- * bits of cpu_sum_cols (A = dL/dy: the bias gradient), added up as A is packed. */
+ * bits of cpu_sum_cols (A = dL/dy: the bias gradient): inside the kernel where it reads
+ * A in place, else in cpu_row_sums's pass. */
 enum cpu_gemm_epi { CPU_EPI_SGD, CPU_EPI_RELU_GRAD, CPU_EPI_BIAS_RELU };
 void cpu_gemm_run_epi(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                       const float *a, int lda, const float *b, int ldb, float beta, float *c,

@@ -103,6 +103,20 @@ CPU_INLINE void accumulate_column(float *restrict acc, const float *restrict x, 
         acc[i] += x[i];
 }
 
+void cpu_row_sums(float *out, int ta, const float *a, size_t lda, size_t m, size_t k)
+{
+    if (!ta) {
+        cpu_sum_cols(NULL, out, a, (int)m, k, (int)lda);
+        return;
+    }
+    for (size_t i = 0; i < m; i++) { /* op(A)'s rows are a's columns */
+        float t = 0.0f;
+        for (size_t p = 0; p < k; p++)
+            t += a[p + i * lda];
+        out[i] = t;
+    }
+}
+
 void cpu_sum_cols(struct backend *b, float *out, const float *x, int rows, size_t cols, int ld)
 {
     (void)b;

@@ -92,6 +92,9 @@ void cpu_bias_act(struct backend *b, enum bk_act act, float *z, const float *bia
                   size_t cols);
 void cpu_act_grad(struct backend *b, enum bk_act act, float *dz, const float *y, size_t n);
 void cpu_sum_cols(struct backend *b, float *out, const float *x, int rows, size_t cols, int ld);
+/* out[i] = the sum over p < k of op(A)(i, p) for i < m (A(i, p) = a[i + p lda], or
+ * a[p + i lda] when ta), added in order from zero: sum_cols's bits (gemm_sgd's asum). */
+void cpu_row_sums(float *out, int ta, const float *a, size_t lda, size_t m, size_t k);
 void cpu_norm(struct backend *b, float *x, const float *mean, const float *invstd, int rows,
               size_t cols);
 /* cpu_norm from x into y (distinct) */

@@ -131,7 +131,7 @@ static void dense_backward(struct nn_layer *l, struct backend *b)
     float *s = u.s + l->param_offset;
     u.w = d->w;
     u.s = s;
-    /* the bias gradient (dz's row sums) added up as the product packs dz */
+    /* the bias gradient (dz's row sums) added up by the product on its way through dz */
     b->ops->gemm_sgd(b, BK_NOTRANS, BK_TRANS, out, in, (int)cols, 1.0f, l->dy, out, l->x, in, 0.0f,
                      d->gw, out, &u, d->has_bias ? d->gbias : NULL);
     if (d->has_bias)
@@ -181,7 +181,7 @@ static void dense_team_backward(struct nn_layer *l, struct backend *b)
                               l->dx_y ? l->dx_y - back + c0 : NULL);
     struct bk_sgd u = *l->sgd;
     float *s = u.s + l->param_offset;
-    if (c1 > c0) { /* the product packs all of dy: every row's bias gradient on the way (the
+    if (c1 > c0) { /* the product reads all of dy: every row's bias gradient on the way (the
                       gradients are each member's own memory), of which it uses its rows */
         u.w = d->w + at;
         u.s = s + at;
