@@ -198,11 +198,19 @@ static int flush(struct run *r, const struct learn_epoch *ep, struct tally *all,
     return rc;
 }
 
-/* Every rank must hold the same model after a synchronous epoch: compare checksums. */
+/* Every rank must hold the same model after a synchronous epoch: compare checksums. A
+ * team's ranks hold one model, in shared memory: nothing to compare (the checksum, 4 ms
+ * of a 0.79 s epoch of the MLP on 2 ranks, would be the same bytes on every rank). */
 static int check_models_agree(struct run *r, size_t epoch, struct pt_err *e)
 {
     if (r->workers == 1)
         return 0;
+    if (r->team) {
+        if (r->trace >= 2 && run_may_log(r))
+            pt_log_printf(r->ctx->log, "Epoch %zu: the %d ranks share one model in memory.\n",
+                          epoch + 1, r->workers);
+        return 0;
+    }
     long long *all = calloc((size_t)r->workers, sizeof *all);
     uint64_t sum = 0;
     int rc =
