@@ -162,28 +162,6 @@ static void dense_team_forward(struct nn_layer *l, struct backend *b)
                           0.0f, d->out_buf + r0, out, d->has_bias ? d->bias + r0 : NULL, d->act);
 }
 
-/* A team's backward pass of the first layer (no dx): member r takes the SGD step of rows
- * [r0, r1) of W and b, the rows it computes forward and whose dy it wrote itself, so
- * neither W nor dy crosses to the other core; one product over all the team's columns. */
-static void dense_team_backward_rows(struct nn_layer *l, struct backend *b)
-{
-    struct dense_layer *d = dense_of(l);
-    int out = l->out_dim, in = l->in_dim, k = (int)l->team_cols, r0, r1;
-    share(out, l->team_rank, l->team_size, &r0, &r1);
-    if (r1 == r0)
-        return;
-    const float *x = l->x - l->col0 * (size_t)in, *dy = d->grad_buf + r0;
-    struct bk_sgd u = *l->sgd;
-    float *s = u.s + l->param_offset;
-    u.w = d->w + r0;
-    u.s = s + r0;
-    b->ops->gemm_sgd(b, BK_NOTRANS, BK_TRANS, r1 - r0, in, k, 1.0f, dy, out, x, in, 0.0f,
-                     d->gw + r0, out, &u, d->has_bias ? d->gbias + r0 : NULL);
-    if (d->has_bias)
-        b->ops->sgd_update(b, d->bias + r0, d->gbias + r0, s + (size_t)out * (size_t)in + r0,
-                           (size_t)(r1 - r0), u.m, u.a, u.nag);
-}
-
 /* A team's backward pass of a layer whose dy is whole (all the team's columns, f' applied):
  * member r computes rows [c0, c1) of dx (its share of the input dimension: it packs only
  * W's columns c0..c1) with the previous layer's f' (dx_act, dx_y: its y), then the SGD step
@@ -193,10 +171,6 @@ static void dense_team_backward(struct nn_layer *l, struct backend *b)
 {
     struct dense_layer *d = dense_of(l);
     int out = l->out_dim, in = l->in_dim, k = (int)l->team_cols, c0, c1, r0, r1;
-    if (!l->dx) {
-        dense_team_backward_rows(l, b);
-        return;
-    }
     share(in, l->team_rank, l->team_size, &c0, &c1);
     share(out, l->team_rank, l->team_size, &r0, &r1);
     size_t back = l->col0 * (size_t)in, at = (size_t)c0 * (size_t)out;

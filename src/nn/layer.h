@@ -129,9 +129,7 @@ struct nn_layer_ops {
      * team after it. team_backward, once dy is whole
      * (all columns, f' applied): this member's share of dx, with the previous layer's f'
      * applied (dx_act, dx_y: a view of the previous y; NONE and NULL: none), and l->sgd's
-     * step of its share of the parameters; the net syncs the team after it. The first
-     * layer's (no dx) reads only the rows of dy of this member's share of y, the rows it
-     * wrote as the second layer's share of dx: no sync comes before it. */
+     * step of its share of the parameters; the net syncs the team after it. */
     void (*team_forward)(struct nn_layer *l, struct backend *b);
     void (*team_backward)(struct nn_layer *l, struct backend *b);
 };

@@ -201,10 +201,8 @@ static int run_backward(struct nn *net, struct pt_err *e)
  * alike: the team's samples and the same settings). The output layer's dy is whole once
  * every member has its part's (the criteria) with f' applied; then, last layer first,
  * every member computes its share of dx (the previous layer's dy, f' applied) and the step
- * of its share of the layer's parameters, and a sync makes that dy whole. The first layer
- * (no dx) reads only the rows of dy that this member wrote as its share of the second
- * layer's dx, so no sync comes before it. The last sync lets nobody start the next
- * forward pass before the model is whole again. */
+ * of its share of the layer's parameters, and a sync makes that dy whole. The last sync
+ * also lets nobody start the next forward pass before the model is whole again. */
 static int team_backward(struct nn *net, struct pt_err *e)
 {
     struct backend *b = net->bk;
@@ -225,8 +223,7 @@ static int team_backward(struct nn *net, struct pt_err *e)
         l->sgd = u;
         l->ops->team_backward(l, b);
         l->sgd = NULL;
-        if (i != 1)
-            rc = t->sync(t->ctx, e);
+        rc = t->sync(t->ctx, e);
     }
     return rc;
 }
