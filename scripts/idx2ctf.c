@@ -1,9 +1,11 @@
 /* idx2ctf: convert MNIST-format (IDX) image and label files, as shipped gzip'ed by Debian's
  * dataset-fashion-mnist package, to CNTK text format (CTF).
  *
- *   idx2ctf [--sequence] IMAGES.gz LABELS.gz OUT.ctf
+ *   idx2ctf [--sequence] [--raw] IMAGES.gz LABELS.gz OUT.ctf
  *
  * Dense mode: one line per image, "|labels <one-hot> |features <pixels/255>".
+ * --raw: the pixels as they are, 0..255, as CNTK's MNIST files (Train-28x28_cntk_text.txt)
+ * hold them: its example configs scale them themselves (featScale = 1/256).
  * --sequence: one sequence per image, one row per image row (28 steps of 28 features),
  * the one-hot label on the first row only: "ID |labels ... |features ...", "ID |features ...".
  * Files are read through `gzip -dc` (no zlib needed) and the output is written to a
@@ -121,12 +123,20 @@ static struct idx load(const char *path, int dims)
 
 int main(int argc, char **argv)
 {
-    int seq = argc > 1 && strcmp(argv[1], "--sequence") == 0;
-    if (argc != 4 + seq) {
-        fprintf(stderr, "usage: idx2ctf [--sequence] IMAGES.gz LABELS.gz OUT.ctf\n");
+    int seq = 0, raw = 0, at = 1;
+    for (; at < argc && argv[at][0] == '-' && argv[at][1] == '-'; at++) {
+        if (!strcmp(argv[at], "--sequence"))
+            seq = 1;
+        else if (!strcmp(argv[at], "--raw"))
+            raw = 1;
+        else
+            break;
+    }
+    if (argc - at != 3) {
+        fprintf(stderr, "usage: idx2ctf [--sequence] [--raw] IMAGES.gz LABELS.gz OUT.ctf\n");
         return 2;
     }
-    const char *ipath = argv[1 + seq], *lpath = argv[2 + seq], *out = argv[3 + seq];
+    const char *ipath = argv[at], *lpath = argv[at + 1], *out = argv[at + 2];
     struct idx im = load(ipath, 3), lb = load(lpath, 1);
     const char *bad = im.n != lb.n ? "holds another number of items than the images" : NULL;
     for (uint32_t i = 0; !bad && i < lb.n; i++)
@@ -138,10 +148,14 @@ int main(int argc, char **argv)
         die("%s: %s", lpath, bad);
     }
 
-    /* pixels/255 with 4 significant digits (error < 5e-5, far below one grey level) */
+    /* pixels/255 with 4 significant digits (error < 5e-5, far below one grey level), or
+     * the grey levels themselves */
     char pix[256][12];
     for (int v = 0; v < 256; v++)
-        snprintf(pix[v], sizeof pix[v], "%.4g", v / 255.0);
+        if (raw)
+            snprintf(pix[v], sizeof pix[v], "%d", v);
+        else
+            snprintf(pix[v], sizeof pix[v], "%.4g", v / 255.0);
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp.%ld", out, (long)getpid());
     /* a new file: never an existing one, nor through a link planted at the name */

@@ -459,6 +459,64 @@ sed 's/intentLabels = Input {labelDim}/intentLabels = Input {labelDim}\n        
 expect 1 "$T" configFile=axis.cntk WorkDir=axis
 has "$tmp/err" "Input 'slotLabels' is compared per sequence (with BS.Sequences.Last or First) but a sequence has"
 
+# ---- an image input as CNTK's MNIST examples write it (Examples/Image/GettingStarted/
+# 01_OneHidden.cntk, Classification/MLP/BrainScript/MLP_MNIST.cntk): Input {28:28:1} is
+# its pixels as one vector, first axis fastest (the reader's 784 values), scaled by a
+# number (x * featScale, a scalar product in CNTK, not Times); here 4:3:2 images of raw
+# grey levels 0..255, the class: more ink in the first half of the values than the second
+awk 'BEGIN { s = 31337; for (i = 0; i < 1200; i++) { a = 0; line = "";
+    for (j = 0; j < 24; j++) { s = (s * 1103515245 + 12345) % 2147483648;
+        v = int(256 * s / 2147483648); line = line " " v; a += (j < 12 ? v : -v) }
+    c = a > 0; printf "|features%s |labels %d %d\n", line, 1 - c, c } }' >img.ctf
+cat >img.cntk <<'CFG'
+command = trainNetwork
+trainNetwork = {
+    action = "train"
+    modelPath = "$Dir$/m"
+    BrainScriptNetworkBuilder = {
+        imageShape = 4:3:2
+        labelDim = 2
+        featScale = 1/256
+        model(x) = {
+            s1 = x * featScale
+            h1 = DenseLayer {16, activation=ReLU} (s1)
+            z = LinearLayer {labelDim} (h1)
+        }
+        features = Input {imageShape}
+        labels = Input {labelDim}
+        out = model (features)
+        ce   = CrossEntropyWithSoftmax (labels, out.z)
+        errs = ClassificationError (labels, out.z)
+        featureNodes = (features) ; labelNodes = (labels)
+        criterionNodes = (ce) ; evaluationNodes = (errs) ; outputNodes = (out.z)
+    }
+    SGD = { minibatchSize = 20 ; maxEpochs = 6 ; learningRatesPerSample = 0.02 ; momentumAsTimeConstant = 0 }
+    reader = { readerType = "CNTKTextFormatReader" ; file = "img.ctf"
+        input = { features = { dim = 24 ; format = "dense" } ; labels = { dim = 2 ; format = "dense" } } }
+}
+CFG
+# imgcrit LOG: each epoch's "ce errs"
+imgcrit() { sed -n 's/^Finished Epoch.*\[Training\] ce = \([0-9.]*\) .*errs = \([0-9.]*\)% .*/\1 \2/p' "$1"; }
+"$T" configFile=img.cntk Dir=I >img.out 2>img.err && ok || { no "the image network failed"; tail -5 img.err; }
+imgcrit img.err >img.txt
+awk 'END { exit !(NR == 6 && $2 < 10) }' img.txt && ok || { no "the image network did not learn"; cat img.txt; }
+# the same network with the input as one dimension, x .* Constant, or x / 256: the same bits
+sed 's/imageShape = 4:3:2/imageShape = 24/; s/s1 = x \* featScale/s1 = x .* Constant (featScale)/' img.cntk >flat.cntk
+sed 's|s1 = x \* featScale|s1 = x / 256|' img.cntk >div.cntk
+for v in flat div; do
+    "$T" configFile=$v.cntk Dir=$v >$v.out 2>$v.err && ok || { no "$v failed"; tail -5 $v.err; }
+    imgcrit $v.err >$v.txt
+    cmp -s img.txt $v.txt && ok || { no "$v differs from the image input"; paste img.txt $v.txt; }
+done
+# what the vector cannot stand for is refused: splicing along the first axis (CNTK
+# interleaves the images), a number over a node
+sed 's/s1 = x \* featScale/s1 = Splice (x : x)/' img.cntk >splice.cntk
+expect 1 "$T" configFile=splice.cntk Dir=B
+has "$tmp/err" "splice.cntk:10:18: error: Splice: splicing tensors of rank 3 (an Input with several dims) is not supported, only vectors"
+sed 's|s1 = x \* featScale|s1 = 1 / x|' img.cntk >recip.cntk
+expect 1 "$T" configFile=recip.cntk Dir=B
+has "$tmp/err" "recip.cntk:10:18: error: '/' with a node: only a node over a number (x / 256) is supported"
+
 # ---- errors: FILE:LINE:COL inside the block, the construct named
 bad() { # NAME LINE EXPECTED-TEXT: the network block's line replaced, the error expected
     sed "s|^        z = model (features)\$|$2|" layers.cfg >"$1.cfg"

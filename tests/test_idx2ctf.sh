@@ -18,6 +18,16 @@ printf '%s\n' \
     '1 |labels 1 0 0 0 0 0 0 0 0 0 |features 1 1 1' \
     '1 |features 1 1 1' >"$tmp/want"
 if cmp -s "$tmp/want" "$tmp/seq.ctf"; then ok; else no "sequence output differs"; diff "$tmp/want" "$tmp/seq.ctf"; fi
+# --raw: the grey levels as they are (CNTK's MNIST files), with --sequence too
+expect 0 "$C" --raw "$tmp/img.gz" "$tmp/lab.gz" "$tmp/raw.ctf"
+printf '%s\n' \
+    '|labels 0 0 0 1 0 0 0 0 0 0 |features 0 255 51 128 1 0' \
+    '|labels 1 0 0 0 0 0 0 0 0 0 |features 255 255 255 255 255 255' >"$tmp/want"
+if cmp -s "$tmp/want" "$tmp/raw.ctf"; then ok; else no "raw output differs"; diff "$tmp/want" "$tmp/raw.ctf"; fi
+expect 0 "$C" --sequence --raw "$tmp/img.gz" "$tmp/lab.gz" "$tmp/rawseq.ctf"
+[ "$(sed -n 2p "$tmp/rawseq.ctf")" = '0 |features 128 1 0' ] && ok || no "raw sequence output differs"
+expect 2 "$C" --gray "$tmp/img.gz" "$tmp/lab.gz" "$tmp/bad.ctf"
+has "$tmp/err" "usage: idx2ctf [--sequence] [--raw] IMAGES.gz LABELS.gz OUT.ctf"
 # errors: swapped files, truncated data, missing file, mismatched counts; no output left
 expect 1 "$C" "$tmp/lab.gz" "$tmp/img.gz" "$tmp/bad.ctf"
 has "$tmp/err" "not an IDX image file (magic 0x00000803 expected)"

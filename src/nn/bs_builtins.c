@@ -20,6 +20,12 @@ int bse_make_node(struct ev *v, const struct bs_node *at, const char *kind, cons
     if (id < 0)
         return k ? v->e->code
                  : pt_err_set(v->e, PT_EINTERNAL, "%s: internal: no node kind %s", where, kind);
+    /* a tensor's shape lives on through what works element by element; a product (Times:
+     * W's output rank, 1) gives a vector */
+    int rank = 0;
+    for (int i = 0; strcmp(kind, "Times") && i < nin; i++)
+        rank = v->g->nodes[in[i]].tensor_rank > rank ? v->g->nodes[in[i]].tensor_rank : rank;
+    v->g->nodes[id].tensor_rank = rank;
     *out = (struct bv){.k = BV_NODE, .node = id};
     return 0;
 }
@@ -65,6 +71,30 @@ static int get_int(struct ev *v, const struct bs_node *at, const char *what, con
                               : bs_error(v->e, at, "%s: expected a dimension in [0, 2^24], got %g",
                                          what, x->num);
     *out = (int)x->num;
+    return 0;
+}
+
+/* Input's dims: a number or an array of numbers -> rows, the product of all (a tensor's
+ * values, first axis fastest, as CNTK lays them out and the reader delivers them: an
+ * image's 28:28:1 is its 784 pixels), and the array's rank. */
+static int get_flat_dims(struct ev *v, const struct bs_node *at, const char *what,
+                         const struct bv *x, int *rows, int *rank)
+{
+    *rank = 1;
+    if (x->k != BV_ARR)
+        return get_int(v, at, what, x, rows);
+    long long n = 1;
+    for (size_t i = 0; i < x->arr->n; i++) {
+        int d = 0;
+        int rc = get_int(v, at, what, &x->arr->v[i], &d);
+        if (rc)
+            return rc;
+        n *= d;
+        if (n > (1 << 24))
+            return bs_error(v->e, at, "%s: more than 2^24 values in one sample", what);
+    }
+    *rows = (int)n;
+    *rank = (int)x->arr->n;
     return 0;
 }
 
@@ -182,8 +212,8 @@ static int bi_input(struct ev *v, const struct bs_node *at, const char *name, st
                     struct bv *out)
 {
     (void)name;
-    int rows = 0, cols = 1;
-    int rc = get_dims(v, at, "Input dims", &a[0], &rows, &cols);
+    int rows = 0, cols = 1, rank = 1;
+    int rc = get_flat_dims(v, at, "Input dims", &a[0], &rows, &rank);
     if (rc == 0 && a[3].k != BV_NONE)
         rc = get_int(v, at, "Input cols", &a[3], &cols);
     if (rc == 0 && cols != 1)
@@ -196,6 +226,7 @@ static int bi_input(struct ev *v, const struct bs_node *at, const char *name, st
         n->is_input = 1;
         n->rows = rows;
         n->sparse = a[2].k == BV_BOOL && a[2].num != 0;
+        n->tensor_rank = rank > 1 ? rank : 0;
     }
     return rc;
 }
@@ -421,6 +452,12 @@ static int bi_splice(struct ev *v, const struct bs_node *at, const char *name, s
         if ((rc = bse_as_node(v, at, name, &next)) != 0)
             break;
         int in[2] = {acc.node, next.node};
+        for (int k = 0; k < 2; k++)
+            if (v->g->nodes[in[k]].tensor_rank > 1)
+                return bs_error(v->e, at,
+                                "%s: splicing tensors of rank %d (an Input with several "
+                                "dims) is not supported, only vectors",
+                                name, v->g->nodes[in[k]].tensor_rank);
         rc = bse_make_node(v, at, "Splice", in, 2, &acc);
     }
     *out = acc;

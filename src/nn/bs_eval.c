@@ -291,13 +291,27 @@ static int eval_binop(struct ev *v, const struct bs_node *x, struct benv *env, s
         return 0;
     }
     if (a.k == BV_NODE || b.k == BV_NODE) {
-        const char *kind = !strcmp(op, "*")    ? "Times"
+        /* as CNTK: a number times a node scales it (x * 1/256); a node over a number is
+         * the node times the number's reciprocal */
+        int scale = !strcmp(op, "*") && (a.k == BV_NUM || b.k == BV_NUM);
+        if (!strcmp(op, "/")) {
+            if (b.k != BV_NUM)
+                return bs_error(v->e, x,
+                                "'/' with a node: only a node over a number (x / 256) is "
+                                "supported");
+            if (b.num == 0)
+                return bs_error(v->e, x, "division by zero");
+            b.num = 1.0 / b.num;
+            scale = 1;
+        }
+        const char *kind = scale               ? "ElementTimes"
+                           : !strcmp(op, "*")  ? "Times"
                            : !strcmp(op, "+")  ? "Plus"
                            : !strcmp(op, "-")  ? "Minus"
                            : !strcmp(op, ".*") ? "ElementTimes"
                                                : NULL;
         if (!kind)
-            return bs_error(v->e, x, "'%s' on nodes is not supported (use +, -, * or .*)", op);
+            return bs_error(v->e, x, "'%s' on nodes is not supported (use +, -, *, / or .*)", op);
         struct bv args[2] = {a, b};
         return bse_node_op(v, x, kind, args, out);
     }

@@ -72,6 +72,10 @@ struct g_node {
                * (BS.Sequences.Last / First, and what is computed from them) */
     /* Input */
     int is_input, sparse;
+    /* the rank of the tensor whose values this node's rows hold, first axis fastest, when
+     * it is more than 1 (an Input {28:28:1} and what is computed element by element from
+     * it); 0 for a vector. Splice refuses such a node (its axis 1 would interleave). */
+    int tensor_rank;
     /* Parameter (learnable) and Constant */
     int learnable, is_const;
     enum g_init init;
