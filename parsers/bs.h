@@ -23,10 +23,10 @@
  *             | '(' expr ')' | '[' body ']' | '{' body '}'     records
  *             | 'new' NAME '[' body ']'                        (a record; the NAME is kept)
  *
- * Newlines are spaces, with one exception: a '(', '{' or '[' that starts a line never
- * calls or indexes what ended the line before (so that a member may start with one). A
- * member ends where the next token cannot continue its expression (a NAME after a complete
- * expression starts the next member); ';' or ',' may separate members. Comments: '#' and
+ * Newlines are spaces, as in CNTK's parser: a '(', '{' or '[' that starts a line calls or
+ * indexes what ended the line before (model = Sequential NEWLINE ( ... )). A member ends
+ * where the next token cannot continue its expression (a NAME after a complete expression
+ * starts the next member); ';' or ',' may separate members. Comments: '#' and
  * '//' to the end of the line, '/' '*' ... '*' '/'. Strings: '...' or "..." (no escapes,
  * on one line). Numbers: decimal with optional fraction and exponent (1, 0.5, 1e-3, .5, 2.);
  * a number that runs into a letter (2x, 1e) is an error, and 2.*x is 2 .* x. NAME: a letter

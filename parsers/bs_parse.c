@@ -181,16 +181,16 @@ static struct bs_node *dot(struct parser *p, const struct bs_tok *first, struct 
 }
 
 /* postfix := primary { '(' args ')' | '{' args '}' | '[' expr ']' | '.' NAME }; a bracket
- * that starts a line does not continue. */
+ * on the next line continues too, as in CNTK (Sequential NEWLINE ( ... )). */
 static struct bs_node *postfix(struct parser *p)
 {
     const struct bs_tok *first = bsp_cur(p);
     struct bs_node *x = primary(p);
     while (x) {
         const struct bs_tok *t = bsp_cur(p);
-        if ((t->kind == TK_LPAREN || t->kind == TK_LBRACE) && !t->nl)
+        if (t->kind == TK_LPAREN || t->kind == TK_LBRACE)
             x = call(p, first, x);
-        else if (t->kind == TK_LBRACK && !t->nl)
+        else if (t->kind == TK_LBRACK)
             x = index_of(p, first, x);
         else if (t->kind == TK_DOT)
             x = dot(p, first, x);
@@ -414,7 +414,7 @@ static struct bs_node *member(struct parser *p)
  * end of the text for the outermost body), 0 at a NAME, -1 (an error) otherwise. */
 static int body_end(struct parser *p, const struct bs_tok *open)
 {
-    const struct bs_tok *t = bsp_cur(p), *prev = p->i > 0 ? t - 1 : NULL;
+    const struct bs_tok *t = bsp_cur(p);
     enum bs_tk k = t->kind;
     int closer = k == TK_RPAREN || k == TK_RBRACK || k == TK_RBRACE;
     if (open ? k == bsp_closer_of(open->kind) : k == TK_EOF)
@@ -427,15 +427,7 @@ static int body_end(struct parser *p, const struct bs_tok *open)
     }
     if (k == TK_NAME)
         return 0;
-    if ((k == TK_LPAREN || k == TK_LBRACK || k == TK_LBRACE) && t->nl && prev &&
-        prev->kind != TK_SEMI && prev->kind != TK_COMMA && prev->kind != TK_LBRACK &&
-        prev->kind != TK_LBRACE)
-        bsp_fail_at(p, t->line, t->col,
-                    "expected a member name, found '%c' (a '%c' that starts a line does not "
-                    "continue the line before)",
-                    t->s[0], t->s[0]);
-    else
-        bsp_expected_tok(p, "a member name");
+    bsp_expected_tok(p, "a member name");
     return -1;
 }
 

@@ -455,6 +455,20 @@ grep -q '\* 1500;' last.err && ok || no "per-sequence criteria count sequences: 
 sed 's/RecurrentLSTMLayer {hiddenDim} : BS.Sequences.Last :/RecurrentLSTMLayer {hiddenDim, goBackwards=true} : BS.Sequences.First :/; s/alias = "S3"/alias = "S1"/' last.cntk >first.cntk
 slu first 1 first.cntk
 below first 3
+# CNTK's ways to say that an input is sparse (Input's sparse, the deprecated SparseInput
+# that CNTK's own test configs use) train the same network: the same criteria, bit for bit
+epochs() { sed -n 's/^\(Finished Epoch.*\); epochTime=.*/\1/p' "$1.err"; }
+epochs first >first.ep
+sed 's/query        = Input {inputDim, dynamicAxis=t}/query        = SparseInput {inputDim, dynamicAxis=t}/' first.cntk >sparse1.cntk
+sed 's/query        = Input {inputDim, dynamicAxis=t}/query        = Input {inputDim, sparse=true, dynamicAxis=t}/' first.cntk >sparse2.cntk
+for v in sparse1 sparse2; do
+    slu $v 1 $v.cntk
+    epochs $v >$v.ep
+    [ -s $v.ep ] && cmp -s first.ep $v.ep && ok || { no "$v trains another network"; diff first.ep $v.ep | head -4; }
+done
+sed 's/query        = Input {inputDim, dynamicAxis=t}/query        = Input {inputDim, sparse="yes"}/' first.cntk >sparse3.cntk
+expect 1 "$T" configFile=sparse3.cntk WorkDir=sparse3
+has "$tmp/err" "Input sparse: expected true or false"
 sed 's/intentLabels = Input {labelDim}/intentLabels = Input {labelDim}\n        slotLabels = Input {$numLabels$}/; s/CrossEntropyWithSoftmax (intentLabels, z)/CrossEntropyWithSoftmax (slotLabels, Times (Parameter ($numLabels$, $numIntents$), z))/' last.cntk >axis.cntk
 expect 1 "$T" configFile=axis.cntk WorkDir=axis
 has "$tmp/err" "Input 'slotLabels' is compared per sequence (with BS.Sequences.Last or First) but a sequence has"

@@ -208,27 +208,61 @@ static int bi_parameter_tensor(struct ev *v, const struct bs_node *at, const cha
     return rc ? rc : param_node(v, at, a + 1, rows, cols, out);
 }
 
+/* Input (dims, dynamicAxis, sparse, tag) as CNTK's CNTK.core.bs declares it, and
+ * isSparse (an older spelling), cols (Input (rows, cols) of the legacy form; only 1):
+ * a[0] dims, a[1] dynamicAxis or cols when a number, a[2] sparse, a[3] tag, a[4] isSparse.
+ * The dynamic axis is derived from the input's use, so its value only has to exist. */
 static int bi_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                     struct bv *out)
 {
-    (void)name;
     int rows = 0, cols = 1, rank = 1;
     int rc = get_flat_dims(v, at, "Input dims", &a[0], &rows, &rank);
-    if (rc == 0 && a[3].k != BV_NONE)
-        rc = get_int(v, at, "Input cols", &a[3], &cols);
+    if (rc == 0 && a[1].k == BV_NUM)
+        rc = get_int(v, at, "Input cols", &a[1], &cols);
     if (rc == 0 && cols != 1)
-        return bs_error(v->e, at, "Input: only vector inputs are supported (dims %d x %d)", rows,
+        return bs_error(v->e, at, "%s: only vector inputs are supported (dims %d x %d)", name, rows,
                         cols);
     if (rc == 0 && rows <= 0)
-        return bs_error(v->e, at, "Input: the dimension must be positive");
+        return bs_error(v->e, at, "%s: the dimension must be positive", name);
+    for (int i = 2; rc == 0 && i <= 4; i += 2)
+        if (a[i].k != BV_BOOL)
+            return bse_type_error(v, at, i == 2 ? "Input sparse" : "Input isSparse",
+                                  "true or false", &a[i]);
     if (rc == 0 && (rc = bse_make_node(v, at, "Input", NULL, 0, out)) == 0) {
         struct g_node *n = &v->g->nodes[out->node];
         n->is_input = 1;
         n->rows = rows;
-        n->sparse = a[2].k == BV_BOOL && a[2].num != 0;
+        n->sparse = a[2].num != 0 || a[4].num != 0;
         n->tensor_rank = rank > 1 ? rank : 0;
     }
     return rc;
+}
+
+/* SparseInput (dims, dynamicAxis, tag): Input with sparse=true (CNTK.core.bs). */
+static int bi_sparse_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                           struct bv *out)
+{
+    struct bv in[5] = {a[0], a[1], {.k = BV_BOOL, .num = 1}, a[2], {.k = BV_BOOL, .num = 0}};
+    return bi_input(v, at, name, in, out);
+}
+
+/* ImageInput (imageWidth, imageHeight, imageChannels, imageLayout, dynamicAxis, tag): an
+ * Input of dims (W:H:C), its values in the reader's order, whichever imageLayout is named
+ * (only products and element-wise nodes use them: no convolution here). */
+static int bi_image_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                          struct bv *out)
+{
+    struct barr *dims = bse_alloc(v, sizeof *dims);
+    if (!dims || !(dims->v = bse_alloc(v, 3 * sizeof *dims->v)))
+        return v->e->code;
+    dims->n = 3;
+    for (int i = 0; i < 3; i++)
+        dims->v[i] = a[i];
+    if (!get_str(&a[3]))
+        return bse_type_error(v, at, "ImageInput imageLayout", "a string", &a[3]);
+    struct bv in[5] = {
+        {.k = BV_ARR, .arr = dims}, a[4], {.k = BV_BOOL, .num = 0}, a[5], {.k = BV_BOOL, .num = 0}};
+    return bi_input(v, at, name, in, out);
 }
 
 static int bi_constant(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
@@ -575,8 +609,15 @@ static int bi_identity(struct ev *v, const struct bs_node *at, const char *name,
 
 static const struct builtin builtins[] = {
     {"Input",
-     {"dims", "tag='feature'", "isSparse=false", "?cols=None", "dynamicAxis=None"},
+     {"dims", "?dynamicAxis=None", "sparse=false", "tag='feature'", "isSparse=false"},
      bi_input,
+     NULL,
+     0},
+    {"SparseInput", {"dims", "?dynamicAxis=None", "tag='feature'"}, bi_sparse_input, NULL, 0},
+    {"ImageInput",
+     {"imageWidth", "imageHeight", "imageChannels", "imageLayout='CHW'", "dynamicAxis=None",
+      "tag='feature'"},
+     bi_image_input,
      NULL,
      0},
     {"Parameter", {"dims", "?cols=None", PARAM_OPTS}, bi_parameter, NULL, 0},
