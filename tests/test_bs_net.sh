@@ -466,6 +466,13 @@ for v in sparse1 sparse2; do
     epochs $v >$v.ep
     [ -s $v.ep ] && cmp -s first.ep $v.ep && ok || { no "$v trains another network"; diff first.ep $v.ep | head -4; }
 done
+# ReconcileDynamicAxis (z, labels), as CNTK's sequence classification test writes it: the
+# same network
+sed 's/ce   = CrossEntropyWithSoftmax (intentLabels, z)/zp = ReconcileDynamicAxis (z, intentLabels)\n        ce   = CrossEntropyWithSoftmax (intentLabels, zp)/' sparse1.cntk >recon.cntk
+slu recon 1 recon.cntk
+epochs recon >recon.ep
+grep -q ReconcileDynamicAxis recon.cntk && [ -s recon.ep ] && cmp -s first.ep recon.ep && ok ||
+    { no "ReconcileDynamicAxis changes the network"; diff first.ep recon.ep | head -4; }
 sed 's/query        = Input {inputDim, dynamicAxis=t}/query        = Input {inputDim, sparse="yes"}/' first.cntk >sparse3.cntk
 expect 1 "$T" configFile=sparse3.cntk WorkDir=sparse3
 has "$tmp/err" "Input sparse: expected true or false"

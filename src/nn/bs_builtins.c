@@ -701,6 +701,10 @@ static const struct builtin builtins[] = {
     {"InvStdDev", {"x", "tag=''"}, bse_node_op, "InvStdDev", 0},
     {"PerDimMeanVarNormalization", {"x", "mean", "invStdDev", "tag=''"}, bi_mvn, NULL, 0},
     {"Identity", {"x"}, bi_identity, NULL, 0},
+    /* the data of the first with the sequence axis of the second: partrain derives every
+     * node's axis from its use (per step, or per sequence after BS.Sequences.Last / First)
+     * and checks the criteria's operands against each other, so the data passes through */
+    {"ReconcileDynamicAxis", {"dataInput", "layoutInput", "tag=''"}, bi_identity, NULL, 0},
     {"Pass", {"x", "tag=''"}, bi_identity, NULL, 0},
 };
 
