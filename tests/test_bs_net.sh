@@ -473,6 +473,15 @@ slu recon 1 recon.cntk
 epochs recon >recon.ep
 grep -q ReconcileDynamicAxis recon.cntk && [ -s recon.ep ] && cmp -s first.ep recon.ep && ok ||
     { no "ReconcileDynamicAxis changes the network"; diff first.ep recon.ep | head -4; }
+# cellShape equal to outputDim is the plain LSTM (CNTK's tests write it); another is refused
+sed 's/RecurrentLSTMLayer {hiddenDim, goBackwards=true}/RecurrentLSTMLayer {hiddenDim, cellShape=hiddenDim, goBackwards=true}/' first.cntk >cell.cntk
+slu cell 1 cell.cntk
+epochs cell >cell.ep
+grep -q cellShape cell.cntk && [ -s cell.ep ] && cmp -s first.ep cell.ep && ok ||
+    { no "cellShape=outputDim changes the network"; diff first.ep cell.ep | head -4; }
+sed 's/cellShape=hiddenDim/cellShape=hiddenDim+1/' cell.cntk >cell2.cntk
+expect 1 "$T" configFile=cell2.cntk WorkDir=cell2
+has "$tmp/err" "error: RecurrentLSTMLayer: a cellShape other than outputDim (24, a projection) is not supported yet"
 sed 's/query        = Input {inputDim, dynamicAxis=t}/query        = Input {inputDim, sparse="yes"}/' first.cntk >sparse3.cntk
 expect 1 "$T" configFile=sparse3.cntk WorkDir=sparse3
 has "$tmp/err" "Input sparse: expected true or false"

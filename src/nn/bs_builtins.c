@@ -364,11 +364,17 @@ static int bi_lstm(struct ev *v, const struct bs_node *at, const char *name, str
         return rc;
     if (cols != 1 || h <= 0)
         return bs_error(v->e, at, "%s: outputDim must be one positive dimension", name);
-    if (a[1].k != BV_NONE || (a[6].k == BV_BOOL && a[6].num != 0))
+    /* a cellShape equal to outputDim is the plain LSTM (CNTK's own tests write it so) */
+    int cell = h, ccols = 1;
+    if (a[1].k != BV_NONE && (rc = get_dims(v, at, name, &a[1], &cell, &ccols)) != 0)
+        return rc;
+    if (cell != h || ccols != 1)
         return bs_error(v->e, at,
-                        "%s: cellShape (a projection) and enableSelfStabilization are not "
+                        "%s: a cellShape other than outputDim (%d, a projection) is not "
                         "supported yet",
-                        name);
+                        name, h);
+    if (a[6].k == BV_BOOL && a[6].num != 0)
+        return bs_error(v->e, at, "%s: enableSelfStabilization is not supported yet", name);
     if (a[2].k != BV_BOOL || a[3].k != BV_BOOL)
         return bs_error(v->e, at, "%s: goBackwards and usePeepholes must be booleans", name);
     struct bv pw[5] = {a[4], a[5], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
