@@ -484,6 +484,13 @@ START_TEST(trainer_config_errors)
         ck_assert_str_eq(e.msg, cases[i].msg);
         cfg_free(c);
     }
+    /* no command at all (CNTK's include-only files): the default's miss said as such */
+    c = load("t.cfg", "precision = float\ntrainer = [ action = train ]\n", &e);
+    ck_assert_int_eq(train_check_config(c, cmds, 8, &n, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "error: the configuration sets no command (command = NAME[:NAME...] "
+                            "names the top-level blocks to run), and the default, command=train, "
+                            "finds no top-level block named 'train' (did you mean 'trainer'?)");
+    cfg_free(c);
 }
 END_TEST
 

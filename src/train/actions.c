@@ -181,8 +181,15 @@ int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, 
             char hint[300] = "";
             if (close)
                 snprintf(hint, sizeof hint, " (did you mean '%s'?)", close);
-            rc = cfg_error(e, corigin, "command=%s: there is no top-level block named '%s'%s",
-                           command.s, name, hint);
+            if (!command.node) /* nothing set it: say so, naming the config read */
+                rc = pt_err_set(e, PT_EUSER,
+                                "error: %s sets no command (command = NAME[:NAME...] names "
+                                "the top-level blocks to run), and the default, command=train, "
+                                "finds no top-level block named 'train'%s",
+                                cfg_file_count(cfg) ? cfg_file(cfg, 0) : "the configuration", hint);
+            else
+                rc = cfg_error(e, corigin, "command=%s: there is no top-level block named '%s'%s",
+                               command.s, name, hint);
             break;
         }
         if (!cfg_is_block(block)) {
