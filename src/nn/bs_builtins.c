@@ -63,8 +63,8 @@ int bse_node_op(struct ev *v, const struct bs_node *at, const char *name, struct
     return bse_make_node(v, at, kind, in, nin, out);
 }
 
-static int get_int(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
-                   int *out)
+int bse_get_int(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
+                int *out)
 {
     if (x->k != BV_NUM || x->num < 0 || x->num > (1 << 24) || x->num != floor(x->num))
         return x->k != BV_NUM ? bse_type_error(v, at, what, "a dimension (a whole number)", x)
@@ -82,11 +82,11 @@ static int get_flat_dims(struct ev *v, const struct bs_node *at, const char *wha
 {
     *rank = 1;
     if (x->k != BV_ARR)
-        return get_int(v, at, what, x, rows);
+        return bse_get_int(v, at, what, x, rows);
     long long n = 1;
     for (size_t i = 0; i < x->arr->n; i++) {
         int d = 0;
-        int rc = get_int(v, at, what, &x->arr->v[i], &d);
+        int rc = bse_get_int(v, at, what, &x->arr->v[i], &d);
         if (rc)
             return rc;
         n *= d;
@@ -100,15 +100,15 @@ static int get_flat_dims(struct ev *v, const struct bs_node *at, const char *wha
 
 /* dims: a number or an array of numbers -> rows (the first) and cols (the product of the
  * rest, or fixed_cols when there is no rest). */
-static int get_dims(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
-                    int *rows, int *cols)
+int bse_get_dims(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
+                 int *rows, int *cols)
 {
     if (x->k != BV_ARR)
-        return get_int(v, at, what, x, rows);
+        return bse_get_int(v, at, what, x, rows);
     long long c = 1;
     for (size_t i = 0; i < x->arr->n; i++) {
         int d = 0;
-        int rc = get_int(v, at, what, &x->arr->v[i], &d);
+        int rc = bse_get_int(v, at, what, &x->arr->v[i], &d);
         if (rc)
             return rc;
         if (i == 0)
@@ -124,7 +124,7 @@ static int get_dims(struct ev *v, const struct bs_node *at, const char *what, co
     return 0;
 }
 
-static const char *get_str(const struct bv *x)
+const char *bse_get_str(const struct bv *x)
 {
     return x->k == BV_STR ? x->str : NULL;
 }
@@ -145,10 +145,10 @@ static const struct {
 };
 
 /* Parameter args after the dims: init, initValueScale, value, initValue, lrm. */
-static int param_node(struct ev *v, const struct bs_node *at, struct bv *a, int rows, int cols,
-                      struct bv *out)
+int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int rows, int cols,
+                   struct bv *out)
 {
-    const char *init = get_str(&a[0]);
+    const char *init = bse_get_str(&a[0]);
     if (!init || a[1].k != BV_NUM || (a[2].k != BV_NUM && a[2].k != BV_NONE) ||
         (a[3].k != BV_NUM && a[3].k != BV_NONE) || a[4].k != BV_NUM)
         return bs_error(v->e, at,
@@ -193,10 +193,10 @@ static int bi_parameter(struct ev *v, const struct bs_node *at, const char *name
 {
     (void)name;
     int rows = 0, cols = 1;
-    int rc = get_dims(v, at, "Parameter rows", &a[0], &rows, &cols);
+    int rc = bse_get_dims(v, at, "Parameter rows", &a[0], &rows, &cols);
     if (rc == 0 && a[1].k != BV_NONE)
-        rc = get_int(v, at, "Parameter cols", &a[1], &cols);
-    return rc ? rc : param_node(v, at, a + 2, rows, cols, out);
+        rc = bse_get_int(v, at, "Parameter cols", &a[1], &cols);
+    return rc ? rc : bse_param_node(v, at, a + 2, rows, cols, out);
 }
 
 static int bi_parameter_tensor(struct ev *v, const struct bs_node *at, const char *name,
@@ -204,8 +204,8 @@ static int bi_parameter_tensor(struct ev *v, const struct bs_node *at, const cha
 {
     (void)name;
     int rows = 0, cols = 1;
-    int rc = get_dims(v, at, "ParameterTensor dims", &a[0], &rows, &cols);
-    return rc ? rc : param_node(v, at, a + 1, rows, cols, out);
+    int rc = bse_get_dims(v, at, "ParameterTensor dims", &a[0], &rows, &cols);
+    return rc ? rc : bse_param_node(v, at, a + 1, rows, cols, out);
 }
 
 /* Input (dims, dynamicAxis, sparse, tag) as CNTK's CNTK.core.bs declares it, and
@@ -218,7 +218,7 @@ static int bi_input(struct ev *v, const struct bs_node *at, const char *name, st
     int rows = 0, cols = 1, rank = 1;
     int rc = get_flat_dims(v, at, "Input dims", &a[0], &rows, &rank);
     if (rc == 0 && a[1].k == BV_NUM)
-        rc = get_int(v, at, "Input cols", &a[1], &cols);
+        rc = bse_get_int(v, at, "Input cols", &a[1], &cols);
     if (rc == 0 && cols != 1)
         return bs_error(v->e, at, "%s: only vector inputs are supported (dims %d x %d)", name, rows,
                         cols);
@@ -258,7 +258,7 @@ static int bi_image_input(struct ev *v, const struct bs_node *at, const char *na
     dims->n = 3;
     for (int i = 0; i < 3; i++)
         dims->v[i] = a[i];
-    if (!get_str(&a[3]))
+    if (!bse_get_str(&a[3]))
         return bse_type_error(v, at, "ImageInput imageLayout", "a string", &a[3]);
     struct bv in[5] = {
         {.k = BV_ARR, .arr = dims}, a[4], {.k = BV_BOOL, .num = 0}, a[5], {.k = BV_BOOL, .num = 0}};
@@ -272,9 +272,9 @@ static int bi_constant(struct ev *v, const struct bs_node *at, const char *name,
     if (a[0].k != BV_NUM)
         return bse_type_error(v, at, name, "a number", &a[0]);
     if (a[1].k != BV_NONE)
-        rc = get_dims(v, at, name, &a[1], &rows, &cols);
+        rc = bse_get_dims(v, at, name, &a[1], &rows, &cols);
     if (rc == 0 && a[2].k != BV_NONE)
-        rc = get_int(v, at, name, &a[2], &cols);
+        rc = bse_get_int(v, at, name, &a[2], &cols);
     if (rc == 0 && (rc = bse_make_node(v, at, "Constant", NULL, 0, out)) == 0) {
         struct g_node *n = &v->g->nodes[out->node];
         n->is_const = 1;
@@ -283,130 +283,6 @@ static int bi_constant(struct ev *v, const struct bs_node *at, const char *name,
         n->init_value = a[0].num;
     }
     return rc;
-}
-
-/* LinearLayer / DenseLayer {outDim, bias, [activation,] init, initValueScale, initBias}:
- * a function with its own W (outDim x Inferred) and b (outDim). */
-static int bi_linear(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
-                     struct bv *out)
-{
-    int dense = !strcmp(name, "DenseLayer"), rows = 0, cols = 1;
-    struct bv *opt = a + 1 + dense; /* bias, init, initValueScale, initBias after activation */
-    int rc = get_dims(v, at, name, &a[0], &rows, &cols);
-    if (rc)
-        return rc;
-    if (cols != 1 || rows <= 0)
-        return bs_error(v->e, at, "%s: outDim must be one positive dimension", name);
-    if (a[1].k != BV_BOOL || (dense && a[2].k != BV_FN && a[2].k != BV_NONE))
-        return bs_error(v->e, at, "%s: bias must be a boolean%s", name,
-                        dense ? " and activation a function" : "");
-    struct bv pa[5] = {opt[1], opt[2], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
-    struct bv w, b = {.k = BV_NONE};
-    if ((rc = param_node(v, at, pa, rows, 0, &w)) != 0)
-        return rc;
-    if (a[1].num != 0) {
-        struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
-                           {.k = BV_NUM, .num = 1},
-                           {.k = BV_NONE},
-                           opt[3],
-                           {.k = BV_NUM, .num = 1}};
-        if ((rc = param_node(v, at, pb, rows, 1, &b)) != 0)
-            return rc;
-    }
-    struct bfn *f = bse_alloc(v, sizeof *f);
-    if (!f)
-        return v->e->code;
-    f->k = FN_LINEAR;
-    f->w = w.node;
-    f->b = b.k == BV_NODE ? b.node : -1;
-    f->act = dense ? a[2] : (struct bv){.k = BV_NONE};
-    *out = (struct bv){.k = BV_FN, .fn = f};
-    return 0;
-}
-
-/* EmbeddingLayer {outDim, init, initValueScale, embeddingPath, transpose}: Times (E, x)
- * with E (outDim x Inferred), no bias. */
-static int bi_embedding(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
-                        struct bv *out)
-{
-    int rows = 0, cols = 1;
-    int rc = get_dims(v, at, name, &a[0], &rows, &cols);
-    if (rc)
-        return rc;
-    if (cols != 1 || rows <= 0)
-        return bs_error(v->e, at, "%s: outDim must be one positive dimension", name);
-    if (!get_str(&a[3]) || a[3].str[0] || a[4].k != BV_BOOL || a[4].num != 0)
-        return bs_error(v->e, at,
-                        "%s: embeddingPath and transpose=true are not supported yet (a learned "
-                        "embedding only)",
-                        name);
-    struct bv pa[5] = {a[1], a[2], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}}, w;
-    struct bfn *f = (rc = param_node(v, at, pa, rows, 0, &w)) == 0 ? bse_alloc(v, sizeof *f) : NULL;
-    if (!f)
-        return rc ? rc : v->e->code;
-    f->k = FN_LINEAR;
-    f->w = w.node;
-    f->b = -1;
-    f->act = (struct bv){.k = BV_NONE};
-    *out = (struct bv){.k = BV_FN, .fn = f};
-    return 0;
-}
-
-/* RecurrentLSTMLayer {outputDim, cellShape, goBackwards, usePeepholes, init, initValueScale,
- * enableSelfStabilization, allowOptimizedEngine}: W (4H x Inferred), H (4H x H) with init,
- * b (4H) zero, peepholes (H x 3) learned with init when usePeepholes, else zero. */
-static int bi_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
-                   struct bv *out)
-{
-    int h = 0, cols = 1;
-    int rc = get_dims(v, at, name, &a[0], &h, &cols);
-    if (rc)
-        return rc;
-    if (cols != 1 || h <= 0)
-        return bs_error(v->e, at, "%s: outputDim must be one positive dimension", name);
-    /* a cellShape equal to outputDim is the plain LSTM (CNTK's own tests write it so) */
-    int cell = h, ccols = 1;
-    if (a[1].k != BV_NONE && (rc = get_dims(v, at, name, &a[1], &cell, &ccols)) != 0)
-        return rc;
-    if (cell != h || ccols != 1)
-        return bs_error(v->e, at,
-                        "%s: a cellShape other than outputDim (%d, a projection) is not "
-                        "supported yet",
-                        name, h);
-    if (a[6].k == BV_BOOL && a[6].num != 0)
-        return bs_error(v->e, at, "%s: enableSelfStabilization is not supported yet", name);
-    if (a[2].k != BV_BOOL || a[3].k != BV_BOOL)
-        return bs_error(v->e, at, "%s: goBackwards and usePeepholes must be booleans", name);
-    struct bv pw[5] = {a[4], a[5], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
-    struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
-                       {.k = BV_NUM, .num = 1},
-                       {.k = BV_NONE},
-                       {.k = BV_NUM, .num = 0},
-                       {.k = BV_NUM, .num = 1}};
-    struct bv w, hm, b, p;
-    if ((rc = param_node(v, at, pw, 4 * h, 0, &w)) != 0 ||
-        (rc = param_node(v, at, pw, 4 * h, h, &hm)) != 0 ||
-        (rc = param_node(v, at, pb, 4 * h, 1, &b)) != 0)
-        return rc;
-    if (a[3].num != 0)
-        rc = param_node(v, at, pw, h, 3, &p);
-    else if ((rc = bse_make_node(v, at, "Constant", NULL, 0, &p)) == 0) {
-        struct g_node *c = &v->g->nodes[p.node];
-        c->is_const = 1;
-        c->rows = h;
-        c->cols = 3;
-    }
-    struct bfn *f = rc ? NULL : bse_alloc(v, sizeof *f);
-    if (!f)
-        return rc ? rc : v->e->code;
-    f->k = FN_LSTM;
-    f->w = w.node;
-    f->hm = hm.node;
-    f->b = b.node;
-    f->peep = p.node;
-    f->reverse = a[2].num != 0;
-    *out = (struct bv){.k = BV_FN, .fn = f};
-    return 0;
 }
 
 /* A delay node over x (a node value, or an argument evaluated after the definitions that
@@ -444,9 +320,9 @@ static int bi_delay(struct ev *v, const struct bs_node *at, const char *name, st
                     struct bv *out)
 {
     int rows = 0, cols = 1, steps = 0;
-    int rc = get_dims(v, at, name, &a[0], &rows, &cols);
+    int rc = bse_get_dims(v, at, name, &a[0], &rows, &cols);
     if (rc == 0)
-        rc = get_int(v, at, "timeStep", &a[2], &steps);
+        rc = bse_get_int(v, at, "timeStep", &a[2], &steps);
     if (rc)
         return rc;
     if (steps < 1 || cols != 1 || a[3].k != BV_NUM)
@@ -456,23 +332,6 @@ static int bi_delay(struct ev *v, const struct bs_node *at, const char *name, st
                         name);
     return bse_delay_node(v, at, strcmp(name, "PastValue") ? -steps : steps, a[3].num, rows, &a[1],
                           out);
-}
-
-/* DelayLayer {T, defaultHiddenActivation}: x delayed T steps (T < 0: ahead; 0: x). */
-static int bi_delay_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
-                          struct bv *out)
-{
-    if (a[0].k != BV_NUM || a[0].num != floor(a[0].num) || fabs(a[0].num) > 1e6 || a[1].k != BV_NUM)
-        return bs_error(v->e, at, "%s: T must be a whole number, defaultHiddenActivation a number",
-                        name);
-    struct bfn *f = bse_alloc(v, sizeof *f);
-    if (!f)
-        return v->e->code;
-    f->k = FN_DELAY;
-    f->delay = (int)a[0].num;
-    f->dflt = a[1].num;
-    *out = (struct bv){.k = BV_FN, .fn = f};
-    return 0;
 }
 
 /* Splice (inputs, axis): the rows of the inputs (an array of nodes) one under the other */
@@ -504,32 +363,6 @@ static int bi_splice(struct ev *v, const struct bs_node *at, const char *name, s
     return rc;
 }
 
-static int bi_parallel(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
-                       struct bv *out);
-
-/* BiRecurrentLSTMLayer {outputDim, ...}: Parallel ((RecurrentLSTMLayer {outputDim, ...} :
- * RecurrentLSTMLayer {outputDim, goBackwards=true, ...}), Splice): both directions' states
- * one under the other (2 outputDim rows). */
-static int bi_bilstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
-                     struct bv *out)
-{
-    struct bv args[8], dirs[2];
-    memcpy(args, a, sizeof args);
-    int rc = 0;
-    for (int d = 0; rc == 0 && d < 2; d++) {
-        args[2] = (struct bv){.k = BV_BOOL, .num = d};
-        rc = bi_lstm(v, at, name, args, &dirs[d]);
-    }
-    struct barr *arr = rc ? NULL : bse_alloc(v, sizeof *arr);
-    if (!arr || !(arr->v = bse_alloc(v, 2 * sizeof *arr->v)))
-        return rc ? rc : v->e->code;
-    arr->n = 2;
-    arr->v[0] = dirs[0];
-    arr->v[1] = dirs[1];
-    struct bv pa[2] = {{.k = BV_ARR, .arr = arr}, bse_builtin_value(v, "Splice")};
-    return pa[1].k == BV_FN ? bi_parallel(v, at, name, pa, out) : v->e->code;
-}
-
 /* DynamicAxis (): a named sequence axis for Input's dynamicAxis. partrain derives each
  * Input's axis from its use (per step, or per sequence next to BS.Sequences.Last / First),
  * so the value only has to exist. */
@@ -544,26 +377,6 @@ static int bi_dynamic_axis(struct ev *v, const struct bs_node *at, const char *n
     return 0;
 }
 
-/* Parallel (functions, combine): x => combine (f (x) : g (x) : ...) (CNTK.core.bs) */
-static int bi_parallel(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
-                       struct bv *out)
-{
-    if (a[0].k != BV_ARR || a[1].k != BV_FN)
-        return bs_error(v->e, at, "%s: expected an array of functions and a combining function",
-                        name);
-    for (size_t i = 0; i < a[0].arr->n; i++)
-        if (a[0].arr->v[i].k != BV_FN)
-            return bse_type_error(v, at, name, "an array of functions", &a[0].arr->v[i]);
-    struct bfn *f = bse_alloc(v, sizeof *f);
-    if (!f)
-        return v->e->code;
-    f->k = FN_PARALLEL;
-    f->seq = a[0].arr;
-    f->join = a[1];
-    *out = (struct bv){.k = BV_FN, .fn = f};
-    return 0;
-}
-
 /* PerDimMeanVarNormalization (x, mean, invStdDev) = (x - mean) .* invStdDev (CNTK.core.bs) */
 static int bi_mvn(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                   struct bv *out)
@@ -573,28 +386,6 @@ static int bi_mvn(struct ev *v, const struct bs_node *at, const char *name, stru
     int rc = bse_node_op(v, at, "Minus", a, &d);
     struct bv args[2] = {d, a[2]};
     return rc ? rc : bse_node_op(v, at, "ElementTimes", args, out);
-}
-
-static int bi_sequential(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
-                         struct bv *out)
-{
-    struct barr *arr = a[0].k == BV_ARR ? a[0].arr : NULL;
-    if (!arr) {
-        if (a[0].k != BV_FN)
-            return bse_type_error(v, at, name, "an array of functions (f : g : h)", &a[0]);
-        *out = a[0];
-        return 0;
-    }
-    for (size_t i = 0; i < arr->n; i++)
-        if (arr->v[i].k != BV_FN)
-            return bse_type_error(v, at, name, "an array of functions (f : g : h)", &arr->v[i]);
-    struct bfn *f = bse_alloc(v, sizeof *f);
-    if (!f)
-        return v->e->code;
-    f->k = FN_SEQ;
-    f->seq = arr;
-    *out = (struct bv){.k = BV_FN, .fn = f};
-    return 0;
 }
 
 static int bi_identity(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
@@ -664,19 +455,19 @@ static const struct builtin builtins[] = {
      0},
     {"SquareError", {"labels", "z", "tag='criterion'"}, bse_node_op, "SquareError", 0},
     {"Logistic", {"labels", "z", "tag='criterion'"}, bse_node_op, "Logistic", 0},
-    {"LinearLayer", {"outDim", "bias=true", LAYER_OPTS}, bi_linear, NULL, 0},
-    {"DenseLayer", {"outDim", "bias=true", "activation=None", LAYER_OPTS}, bi_linear, NULL, 0},
-    {"Sequential", {"arrayOfFunctions"}, bi_sequential, NULL, 0},
+    {"LinearLayer", {"outDim", "bias=true", LAYER_OPTS}, bse_linear, NULL, 0},
+    {"DenseLayer", {"outDim", "bias=true", "activation=None", LAYER_OPTS}, bse_linear, NULL, 0},
+    {"Sequential", {"arrayOfFunctions"}, bse_sequential, NULL, 0},
     {"EmbeddingLayer",
      {"outDim", "init='glorotUniform'", "initValueScale=1", "embeddingPath=''", "transpose=false"},
-     bi_embedding,
+     bse_embedding,
      NULL,
      0},
     {"RecurrentLSTMLayer",
      {"outputDim", "cellShape=None", "goBackwards=false", "usePeepholes=false",
       "init='glorotUniform'", "initValueScale=1", "enableSelfStabilization=false",
       "allowOptimizedEngine=false"},
-     bi_lstm,
+     bse_lstm,
      NULL,
      0},
     {"Dropout", {"x", "tag=''"}, bse_node_op, "Dropout", 0},
@@ -684,12 +475,12 @@ static const struct builtin builtins[] = {
     {"Sequences.Last", {"x", "tag=''"}, bse_node_op, "Last", 0},
     {"DynamicAxis", {"tag=''"}, bi_dynamic_axis, NULL, 0},
     {"Sequences.First", {"x", "tag=''"}, bse_node_op, "First", 0},
-    {"Parallel", {"functions", "combine"}, bi_parallel, NULL, 0},
+    {"Parallel", {"functions", "combine"}, bse_parallel, NULL, 0},
     {"BiRecurrentLSTMLayer",
      {"outputDim", "cellShape=None", "goBackwards=false", "usePeepholes=false",
       "init='glorotUniform'", "initValueScale=1", "enableSelfStabilization=false",
       "allowOptimizedEngine=false"},
-     bi_bilstm,
+     bse_bilstm,
      NULL,
      0},
     {"PastValue",
@@ -702,7 +493,7 @@ static const struct builtin builtins[] = {
      bi_delay,
      NULL,
      1},
-    {"DelayLayer", {"T=1", "defaultHiddenActivation=0"}, bi_delay_layer, NULL, 0},
+    {"DelayLayer", {"T=1", "defaultHiddenActivation=0"}, bse_delay_layer, NULL, 0},
     {"Mean", {"x", "tag=''"}, bse_node_op, "Mean", 0},
     {"InvStdDev", {"x", "tag=''"}, bse_node_op, "InvStdDev", 0},
     {"PerDimMeanVarNormalization", {"x", "mean", "invStdDev", "tag=''"}, bi_mvn, NULL, 0},

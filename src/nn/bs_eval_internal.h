@@ -143,5 +143,29 @@ int bse_node_op(struct ev *v, const struct bs_node *at, const char *name, struct
                 struct bv *out);
 int bse_delay_node(struct ev *v, const struct bs_node *at, int steps, double dflt, int rows,
                    struct bv *x, struct bv *out);
+/* argument helpers: a dimension, dims (rows, the product of the rest as cols), a string
+ * (NULL when not one), a Parameter from (init, initValueScale, value, initValue, lrm) */
+int bse_get_int(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
+                int *out);
+int bse_get_dims(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
+                 int *rows, int *cols);
+const char *bse_get_str(const struct bv *x);
+int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int rows, int cols,
+                   struct bv *out);
+/* the Layers library (bs_layers.c), built-ins as builtin_fn */
+int bse_linear(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+               struct bv *out);
+int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                  struct bv *out);
+int bse_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+             struct bv *out);
+int bse_bilstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+               struct bv *out);
+int bse_delay_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out);
+int bse_parallel(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                 struct bv *out);
+int bse_sequential(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out);
 
 #endif

@@ -1,0 +1,216 @@
+/* The Layers library of CNTK's BrainScript (CNTK.core.bs's Layers): DenseLayer,
+ * LinearLayer, EmbeddingLayer, RecurrentLSTMLayer and BiRecurrentLSTMLayer, DelayLayer,
+ * Sequential and Parallel; each a function value with its own parameters (bs_eval_internal.h,
+ * rows of builtins[] in bs_builtins.c). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/bs_eval_internal.h"
+
+/* LinearLayer / DenseLayer {outDim, bias, [activation,] init, initValueScale, initBias}:
+ * a function with its own W (outDim x Inferred) and b (outDim). */
+int bse_linear(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+               struct bv *out)
+{
+    int dense = !strcmp(name, "DenseLayer"), rows = 0, cols = 1;
+    struct bv *opt = a + 1 + dense; /* bias, init, initValueScale, initBias after activation */
+    int rc = bse_get_dims(v, at, name, &a[0], &rows, &cols);
+    if (rc)
+        return rc;
+    if (cols != 1 || rows <= 0)
+        return bs_error(v->e, at, "%s: outDim must be one positive dimension", name);
+    if (a[1].k != BV_BOOL || (dense && a[2].k != BV_FN && a[2].k != BV_NONE))
+        return bs_error(v->e, at, "%s: bias must be a boolean%s", name,
+                        dense ? " and activation a function" : "");
+    struct bv pa[5] = {opt[1], opt[2], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
+    struct bv w, b = {.k = BV_NONE};
+    if ((rc = bse_param_node(v, at, pa, rows, 0, &w)) != 0)
+        return rc;
+    if (a[1].num != 0) {
+        struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
+                           {.k = BV_NUM, .num = 1},
+                           {.k = BV_NONE},
+                           opt[3],
+                           {.k = BV_NUM, .num = 1}};
+        if ((rc = bse_param_node(v, at, pb, rows, 1, &b)) != 0)
+            return rc;
+    }
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    f->k = FN_LINEAR;
+    f->w = w.node;
+    f->b = b.k == BV_NODE ? b.node : -1;
+    f->act = dense ? a[2] : (struct bv){.k = BV_NONE};
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* EmbeddingLayer {outDim, init, initValueScale, embeddingPath, transpose}: Times (E, x)
+ * with E (outDim x Inferred), no bias. */
+int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                  struct bv *out)
+{
+    int rows = 0, cols = 1;
+    int rc = bse_get_dims(v, at, name, &a[0], &rows, &cols);
+    if (rc)
+        return rc;
+    if (cols != 1 || rows <= 0)
+        return bs_error(v->e, at, "%s: outDim must be one positive dimension", name);
+    if (!bse_get_str(&a[3]) || a[3].str[0] || a[4].k != BV_BOOL || a[4].num != 0)
+        return bs_error(v->e, at,
+                        "%s: embeddingPath and transpose=true are not supported yet (a learned "
+                        "embedding only)",
+                        name);
+    struct bv pa[5] = {a[1], a[2], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}}, w;
+    struct bfn *f =
+        (rc = bse_param_node(v, at, pa, rows, 0, &w)) == 0 ? bse_alloc(v, sizeof *f) : NULL;
+    if (!f)
+        return rc ? rc : v->e->code;
+    f->k = FN_LINEAR;
+    f->w = w.node;
+    f->b = -1;
+    f->act = (struct bv){.k = BV_NONE};
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* RecurrentLSTMLayer {outputDim, cellShape, goBackwards, usePeepholes, init, initValueScale,
+ * enableSelfStabilization, allowOptimizedEngine}: W (4H x Inferred), H (4H x H) with init,
+ * b (4H) zero, peepholes (H x 3) learned with init when usePeepholes, else zero. */
+int bse_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a, struct bv *out)
+{
+    int h = 0, cols = 1;
+    int rc = bse_get_dims(v, at, name, &a[0], &h, &cols);
+    if (rc)
+        return rc;
+    if (cols != 1 || h <= 0)
+        return bs_error(v->e, at, "%s: outputDim must be one positive dimension", name);
+    /* a cellShape equal to outputDim is the plain LSTM (CNTK's own tests write it so) */
+    int cell = h, ccols = 1;
+    if (a[1].k != BV_NONE && (rc = bse_get_dims(v, at, name, &a[1], &cell, &ccols)) != 0)
+        return rc;
+    if (cell != h || ccols != 1)
+        return bs_error(v->e, at,
+                        "%s: a cellShape other than outputDim (%d, a projection) is not "
+                        "supported yet",
+                        name, h);
+    if (a[6].k == BV_BOOL && a[6].num != 0)
+        return bs_error(v->e, at, "%s: enableSelfStabilization is not supported yet", name);
+    if (a[2].k != BV_BOOL || a[3].k != BV_BOOL)
+        return bs_error(v->e, at, "%s: goBackwards and usePeepholes must be booleans", name);
+    struct bv pw[5] = {a[4], a[5], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
+    struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
+                       {.k = BV_NUM, .num = 1},
+                       {.k = BV_NONE},
+                       {.k = BV_NUM, .num = 0},
+                       {.k = BV_NUM, .num = 1}};
+    struct bv w, hm, b, p;
+    if ((rc = bse_param_node(v, at, pw, 4 * h, 0, &w)) != 0 ||
+        (rc = bse_param_node(v, at, pw, 4 * h, h, &hm)) != 0 ||
+        (rc = bse_param_node(v, at, pb, 4 * h, 1, &b)) != 0)
+        return rc;
+    if (a[3].num != 0)
+        rc = bse_param_node(v, at, pw, h, 3, &p);
+    else if ((rc = bse_make_node(v, at, "Constant", NULL, 0, &p)) == 0) {
+        struct g_node *c = &v->g->nodes[p.node];
+        c->is_const = 1;
+        c->rows = h;
+        c->cols = 3;
+    }
+    struct bfn *f = rc ? NULL : bse_alloc(v, sizeof *f);
+    if (!f)
+        return rc ? rc : v->e->code;
+    f->k = FN_LSTM;
+    f->w = w.node;
+    f->hm = hm.node;
+    f->b = b.node;
+    f->peep = p.node;
+    f->reverse = a[2].num != 0;
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* DelayLayer {T, defaultHiddenActivation}: x delayed T steps (T < 0: ahead; 0: x). */
+int bse_delay_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out)
+{
+    if (a[0].k != BV_NUM || a[0].num != floor(a[0].num) || fabs(a[0].num) > 1e6 || a[1].k != BV_NUM)
+        return bs_error(v->e, at, "%s: T must be a whole number, defaultHiddenActivation a number",
+                        name);
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    f->k = FN_DELAY;
+    f->delay = (int)a[0].num;
+    f->dflt = a[1].num;
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* BiRecurrentLSTMLayer {outputDim, ...}: Parallel ((RecurrentLSTMLayer {outputDim, ...} :
+ * RecurrentLSTMLayer {outputDim, goBackwards=true, ...}), Splice): both directions' states
+ * one under the other (2 outputDim rows). */
+int bse_bilstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+               struct bv *out)
+{
+    struct bv args[8], dirs[2];
+    memcpy(args, a, sizeof args);
+    int rc = 0;
+    for (int d = 0; rc == 0 && d < 2; d++) {
+        args[2] = (struct bv){.k = BV_BOOL, .num = d};
+        rc = bse_lstm(v, at, name, args, &dirs[d]);
+    }
+    struct barr *arr = rc ? NULL : bse_alloc(v, sizeof *arr);
+    if (!arr || !(arr->v = bse_alloc(v, 2 * sizeof *arr->v)))
+        return rc ? rc : v->e->code;
+    arr->n = 2;
+    arr->v[0] = dirs[0];
+    arr->v[1] = dirs[1];
+    struct bv pa[2] = {{.k = BV_ARR, .arr = arr}, bse_builtin_value(v, "Splice")};
+    return pa[1].k == BV_FN ? bse_parallel(v, at, name, pa, out) : v->e->code;
+}
+
+/* Parallel (functions, combine): x => combine (f (x) : g (x) : ...) (CNTK.core.bs) */
+int bse_parallel(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                 struct bv *out)
+{
+    if (a[0].k != BV_ARR || a[1].k != BV_FN)
+        return bs_error(v->e, at, "%s: expected an array of functions and a combining function",
+                        name);
+    for (size_t i = 0; i < a[0].arr->n; i++)
+        if (a[0].arr->v[i].k != BV_FN)
+            return bse_type_error(v, at, name, "an array of functions", &a[0].arr->v[i]);
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    f->k = FN_PARALLEL;
+    f->seq = a[0].arr;
+    f->join = a[1];
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+int bse_sequential(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out)
+{
+    struct barr *arr = a[0].k == BV_ARR ? a[0].arr : NULL;
+    if (!arr) {
+        if (a[0].k != BV_FN)
+            return bse_type_error(v, at, name, "an array of functions (f : g : h)", &a[0]);
+        *out = a[0];
+        return 0;
+    }
+    for (size_t i = 0; i < arr->n; i++)
+        if (arr->v[i].k != BV_FN)
+            return bse_type_error(v, at, name, "an array of functions (f : g : h)", &arr->v[i]);
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    f->k = FN_SEQ;
+    f->seq = arr;
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
