@@ -1,10 +1,10 @@
-/* BrainScript evaluation, internal to src/nn (bs_eval.c, bs_call.c, bs_builtins.c): the
- * values, the evaluator's state, and what the three files call of each other.
+/* BrainScript evaluation, internal to src/nn (bs_eval.c, bs_call.c, bs_builtins.c,
+ * bs_layers.c): the values, the evaluator's state, and what the files call of each other.
  *
  *   bs_eval.c      the arena, records and their lazy members, expressions, the roots
  *   bs_call.c      calls: binding arguments (lazily for lambdas), the kinds of functions
- *   bs_builtins.c  the built-in functions (nodes, parameters, CNTK's Layers library) and
- *                  their table */
+ *   bs_builtins.c  the built-in functions (nodes, parameters, inputs) and the table of all
+ *   bs_layers.c    CNTK's Layers library (DenseLayer ... Sequential, Parallel) */
 #ifndef PT_NN_BS_EVAL_INTERNAL_H
 #define PT_NN_BS_EVAL_INTERNAL_H
 
