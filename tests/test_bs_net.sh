@@ -378,6 +378,36 @@ has slu1.err "Training 5046 parameters in 6 out of 6 parameter tensors"
 slu slu2 2 slu.cntk
 below slu2 2
 has slu2.err "DataParallelSGD training (myRank = 0, numNodes = 2, numGradientBits = 1), distributed reading is ENABLED."
+# a fixed embedding from a file (CNTK's EmbeddingLayer {embeddingPath, transpose}, its
+# pre-learned word vectors): a word's vector a line with transpose=true, else a dimension a
+# line; both files hold the same matrix, so both train the same network; E is not learned
+awk 'BEGIN { s = 5; for (w = 0; w < 60; w++) { line = ""; for (d = 0; d < 16; d++) {
+    s = (s * 1103515245 + 12345) % 2147483648; line = line sprintf(" %.6f", s / 2147483648 - 0.5) }
+    print substr(line, 2) } }' >emb.txt
+awk '{ for (d = 1; d <= NF; d++) m[d, NR] = $d; n = NF } END { for (d = 1; d <= n; d++) {
+    line = ""; for (w = 1; w <= NR; w++) line = line " " m[d, w]; print substr(line, 2) } }' emb.txt >embT.txt
+sed "s/EmbeddingLayer {embDim} :/EmbeddingLayer {embDim, embeddingPath='emb.txt', transpose=true} :/" slu.cntk >embf.cntk
+sed "s/EmbeddingLayer {embDim} :/EmbeddingLayer {embDim, embeddingPath='embT.txt'} :/" slu.cntk >embt.cntk
+slu embf 1 embf.cntk
+below embf 5
+# 5046 less the 60 x 16 of E
+has embf.err "Training 4086 parameters in 5 out of 5 parameter tensors"
+slu embt 1 embt.cntk
+sed -n 's/^\(Finished Epoch.*\); epochTime=.*/\1/p' embf.err >embf.ep
+sed -n 's/^\(Finished Epoch.*\); epochTime=.*/\1/p' embt.err >embt.ep
+[ -s embf.ep ] && cmp -s embf.ep embf.ep && cmp -s embf.ep embt.ep && ok ||
+    { no "the two embedding files train different networks"; diff embf.ep embt.ep | head -4; }
+# what a wrong file gets: its name and line, or what outDim wanted
+sed 's/emb.txt/none.txt/' embf.cntk >embx.cntk
+expect 1 "$T" configFile=embx.cntk WorkDir=embx
+has "$tmp/err" "error: EmbeddingLayer: cannot read 'none.txt': No such file or directory"
+sed 's/transpose=true/transpose=false/' embf.cntk >embd.cntk
+expect 1 "$T" configFile=embd.cntk WorkDir=embd
+has "$tmp/err" "error: EmbeddingLayer: emb.txt holds 60 x 16 numbers; outDim 16 wants outDim lines (transpose=false)"
+sed '3s/^/0.1 x2 /' emb.txt >embn.txt
+sed 's/emb.txt/embn.txt/' embf.cntk >embn.cntk
+expect 1 "$T" configFile=embn.cntk WorkDir=embn
+has "$tmp/err" "error: EmbeddingLayer: embn.txt:3: expected a finite number, found 'x2 "
 # the same network run backwards cannot see the previous word, nor can one without memory
 sed 's/goBackwards=false/goBackwards=true/' slu.cntk >back.cntk
 slu back 1 back.cntk

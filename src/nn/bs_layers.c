@@ -2,6 +2,7 @@
  * LinearLayer, EmbeddingLayer, RecurrentLSTMLayer and BiRecurrentLSTMLayer, DelayLayer,
  * Sequential and Parallel; each a function value with its own parameters (bs_eval_internal.h,
  * rows of builtins[] in bs_builtins.c). */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,8 +49,114 @@ int bse_linear(struct ev *v, const struct bs_node *at, const char *name, struct 
     return 0;
 }
 
+/* A matrix from a text file, one row a line, numbers separated by blanks, blank lines
+ * skipped (CNTK's initFromFilePath format): *out (row-major, malloc'ed) of *nrows x *ncols.
+ * Errors name the BrainScript position and the file's line. */
+static int read_matrix(struct ev *v, const struct bs_node *at, const char *what, const char *path,
+                       size_t *nrows, size_t *ncols, float **out)
+{
+    enum { MAX_VALUES = 1 << 26 };
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return bs_error(v->e, at, "%s: cannot read '%s': %s", what, path, strerror(errno));
+    char *line = NULL;
+    size_t cap = 0, n = 0, room = 0, lineno = 0;
+    float *m = NULL;
+    int rc = 0;
+    *nrows = *ncols = 0;
+    while (rc == 0 && getline(&line, &cap, f) >= 0) {
+        lineno++;
+        size_t count = 0;
+        for (char *p = line;;) {
+            while (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n')
+                p++;
+            if (!*p)
+                break;
+            char *end;
+            float x = strtof(p, &end);
+            if (end == p || (*end && *end != ' ' && *end != '\t' && *end != '\r' && *end != '\n') ||
+                !isfinite(x)) {
+                rc = bs_error(v->e, at, "%s: %s:%zu: expected a finite number, found '%.20s'", what,
+                              path, lineno, p);
+                break;
+            }
+            if (n == room) {
+                room = room ? 2 * room : 4096;
+                float *grown = room <= MAX_VALUES ? realloc(m, room * sizeof *m) : NULL;
+                if (!grown) {
+                    rc = bs_error(v->e, at, "%s: %s holds more than %d values", what, path,
+                                  MAX_VALUES);
+                    break;
+                }
+                m = grown;
+            }
+            m[n++] = x;
+            count++;
+            p = end;
+        }
+        if (rc || count == 0)
+            continue;
+        if (*nrows && count != *ncols)
+            rc = bs_error(v->e, at, "%s: %s:%zu: %zu numbers, the lines before %zu", what, path,
+                          lineno, count, *ncols);
+        *ncols = count;
+        ++*nrows;
+    }
+    if (rc == 0 && ferror(f))
+        rc = bs_error(v->e, at, "%s: cannot read '%s': %s", what, path, strerror(errno));
+    if (rc == 0 && *nrows == 0)
+        rc = bs_error(v->e, at, "%s: %s holds no numbers", what, path);
+    free(line);
+    fclose(f);
+    if (rc)
+        free(m);
+    *out = rc ? NULL : m;
+    return rc;
+}
+
+/* EmbeddingLayer's E from embeddingPath, fixed (CNTK: learningRateMultiplier 0): the file
+ * holds E (outDim lines), or with transpose its transpose, a word's vector a line (CNTK's
+ * TransposeTimes (E, x)); either way the Constant E (outDim x words) of Times (E, x). */
+static int embedding_from_file(struct ev *v, const struct bs_node *at, const char *name, int outdim,
+                               const char *path, int transpose, struct bv *w)
+{
+    size_t nr = 0, nc = 0;
+    float *m = NULL;
+    int rc = read_matrix(v, at, name, path, &nr, &nc, &m);
+    if (rc)
+        return rc;
+    size_t dim = transpose ? nc : nr, words = transpose ? nr : nc;
+    if (dim != (size_t)outdim || words > (1 << 24)) {
+        free(m);
+        return bs_error(v->e, at, "%s: %s holds %zu x %zu numbers; outDim %d wants %s", name, path,
+                        nr, nc, outdim,
+                        transpose ? "a line per word of outDim numbers (transpose=true)"
+                                  : "outDim lines (transpose=false)");
+    }
+    float *e = transpose ? m : malloc(nr * nc * sizeof *e);
+    if (!e) {
+        free(m);
+        return pt_err_set(v->e, PT_ENOMEM, "error: out of memory");
+    }
+    for (size_t i = 0; !transpose && i < nr; i++) /* row-major lines to column-major E */
+        for (size_t j = 0; j < nc; j++)
+            e[i + j * nr] = m[i * nc + j];
+    if (!transpose)
+        free(m);
+    if ((rc = bse_make_node(v, at, "Constant", NULL, 0, w)) != 0) {
+        free(e);
+        return rc;
+    }
+    struct g_node *n = &v->g->nodes[w->node];
+    n->is_const = 1;
+    n->rows = outdim;
+    n->cols = (int)words;
+    n->data = e;
+    return 0;
+}
+
 /* EmbeddingLayer {outDim, init, initValueScale, embeddingPath, transpose}: Times (E, x)
- * with E (outDim x Inferred), no bias. */
+ * with E (outDim x Inferred) learned, no bias; or E from embeddingPath, fixed. */
 int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                   struct bv *out)
 {
@@ -59,14 +166,19 @@ int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, stru
         return rc;
     if (cols != 1 || rows <= 0)
         return bs_error(v->e, at, "%s: outDim must be one positive dimension", name);
-    if (!bse_get_str(&a[3]) || a[3].str[0] || a[4].k != BV_BOOL || a[4].num != 0)
+    const char *path = bse_get_str(&a[3]);
+    if (!path || a[4].k != BV_BOOL)
+        return bs_error(v->e, at, "%s: embeddingPath must be a string and transpose a boolean",
+                        name);
+    if (!path[0] && a[4].num != 0)
         return bs_error(v->e, at,
-                        "%s: embeddingPath and transpose=true are not supported yet (a learned "
-                        "embedding only)",
+                        "%s: transpose=true without embeddingPath (a learned transposed "
+                        "embedding) is not supported yet",
                         name);
     struct bv pa[5] = {a[1], a[2], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}}, w;
-    struct bfn *f =
-        (rc = bse_param_node(v, at, pa, rows, 0, &w)) == 0 ? bse_alloc(v, sizeof *f) : NULL;
+    rc = path[0] ? embedding_from_file(v, at, name, rows, path, a[4].num != 0, &w)
+                 : bse_param_node(v, at, pa, rows, 0, &w);
+    struct bfn *f = rc == 0 ? bse_alloc(v, sizeof *f) : NULL;
     if (!f)
         return rc ? rc : v->e->code;
     f->k = FN_LINEAR;

@@ -275,7 +275,10 @@ static int upload_consts(struct nn_graph *g, struct pt_err *e)
         size_t k = (size_t)n->rows * (size_t)n->cols;
         n->v = g->consts + at;
         n->g = g->consts + total + at;
-        b->ops->fill(b, n->v, k, (float)n->init_value);
+        if (n->data && (rc = b->ops->upload(b, n->v, n->data, k, e)) != 0)
+            return rc;
+        if (!n->data)
+            b->ops->fill(b, n->v, k, (float)n->init_value);
         b->ops->fill(b, n->g, k, 0.0f);
         at += k;
     }
@@ -435,6 +438,8 @@ void g_free(struct nn_graph *g)
         g->bk->ops->release(g->bk, g->ws);
         g->bk->ops->release(g->bk, g->consts);
     }
+    for (int i = 0; g->nodes && i < g->n; i++)
+        free(g->nodes[i].data);
     free(g->nodes);
     free(g->order);
     free(g->units);

@@ -80,6 +80,7 @@ struct g_node {
     int learnable, is_const;
     enum g_init init;
     double init_scale, init_value;
+    float *data;   /* a Constant's values (rows x cols, column-major; owned), NULL: init_value */
     size_t offset; /* arena offset of a learnable node */
     /* RecurrentLSTM: run from the last step to the first (goBackwards) */
     int reverse;
