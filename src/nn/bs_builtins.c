@@ -74,6 +74,25 @@ int bse_get_int(struct ev *v, const struct bs_node *at, const char *what, const 
     return 0;
 }
 
+/* An array of dimensions: the first, the product of the others (capped just above 2^24)
+ * and how many there are. */
+static int dims_of(struct ev *v, const struct bs_node *at, const char *what, const struct barr *a,
+                   int *first, long long *rest)
+{
+    *rest = 1;
+    for (size_t i = 0; i < a->n; i++) {
+        int d = 0;
+        int rc = bse_get_int(v, at, what, &a->v[i], &d);
+        if (rc)
+            return rc;
+        if (i == 0)
+            *first = d;
+        else
+            *rest = *rest * d > (1 << 24) ? (1 << 24) + 1 : *rest * d;
+    }
+    return 0;
+}
+
 /* Input's dims: a number or an array of numbers -> rows, the product of all (a tensor's
  * values, first axis fastest, as CNTK lays them out and the reader delivers them: an
  * image's 28:28:1 is its 784 pixels), and the array's rank. */
@@ -83,19 +102,14 @@ static int get_flat_dims(struct ev *v, const struct bs_node *at, const char *wha
     *rank = 1;
     if (x->k != BV_ARR)
         return bse_get_int(v, at, what, x, rows);
-    long long n = 1;
-    for (size_t i = 0; i < x->arr->n; i++) {
-        int d = 0;
-        int rc = bse_get_int(v, at, what, &x->arr->v[i], &d);
-        if (rc)
-            return rc;
-        n *= d;
-        if (n > (1 << 24))
-            return bs_error(v->e, at, "%s: more than 2^24 values in one sample", what);
-    }
-    *rows = (int)n;
+    int first = 0;
+    long long rest = 1;
+    int rc = dims_of(v, at, what, x->arr, &first, &rest);
+    if (rc == 0 && first * rest > (1 << 24))
+        return bs_error(v->e, at, "%s: more than 2^24 values in one sample", what);
+    *rows = (int)(first * rest);
     *rank = (int)x->arr->n;
-    return 0;
+    return rc;
 }
 
 /* dims: a number or an array of numbers -> rows (the first) and cols (the product of the
@@ -106,22 +120,13 @@ int bse_get_dims(struct ev *v, const struct bs_node *at, const char *what, const
     if (x->k != BV_ARR)
         return bse_get_int(v, at, what, x, rows);
     long long c = 1;
-    for (size_t i = 0; i < x->arr->n; i++) {
-        int d = 0;
-        int rc = bse_get_int(v, at, what, &x->arr->v[i], &d);
-        if (rc)
-            return rc;
-        if (i == 0)
-            *rows = d;
-        else
-            c *= d;
-    }
-    if (x->arr->n > 2 && c > 0)
+    int rc = dims_of(v, at, what, x->arr, rows, &c);
+    if (rc == 0 && x->arr->n > 2 && c > 0)
         return bs_error(v->e, at, "%s: tensors of rank %zu are not supported (rank 1 or 2)", what,
                         x->arr->n);
-    if (x->arr->n > 1)
+    if (rc == 0 && x->arr->n > 1)
         *cols = (int)c;
-    return 0;
+    return rc;
 }
 
 const char *bse_get_str(const struct bv *x)
