@@ -10,18 +10,27 @@
 
 #include "nn/bs_eval_internal.h"
 
+/* A layer's output dimension (outDim, outputDim): one positive dimension. */
+static int out_dim(struct ev *v, const struct bs_node *at, const char *name, const char *what,
+                   const struct bv *x, int *n)
+{
+    int cols = 1;
+    int rc = bse_get_dims(v, at, name, x, n, &cols);
+    if (rc == 0 && (cols != 1 || *n <= 0))
+        rc = bs_error(v->e, at, "%s: %s must be one positive dimension", name, what);
+    return rc;
+}
+
 /* LinearLayer / DenseLayer {outDim, bias, [activation,] init, initValueScale, initBias}:
  * a function with its own W (outDim x Inferred) and b (outDim). */
 int bse_linear(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                struct bv *out)
 {
-    int dense = !strcmp(name, "DenseLayer"), rows = 0, cols = 1;
+    int dense = !strcmp(name, "DenseLayer"), rows = 0;
     struct bv *opt = a + 1 + dense; /* bias, init, initValueScale, initBias after activation */
-    int rc = bse_get_dims(v, at, name, &a[0], &rows, &cols);
+    int rc = out_dim(v, at, name, "outDim", &a[0], &rows);
     if (rc)
         return rc;
-    if (cols != 1 || rows <= 0)
-        return bs_error(v->e, at, "%s: outDim must be one positive dimension", name);
     if (a[1].k != BV_BOOL || (dense && a[2].k != BV_FN && a[2].k != BV_NONE))
         return bs_error(v->e, at, "%s: bias must be a boolean%s", name,
                         dense ? " and activation a function" : "");
@@ -160,12 +169,10 @@ static int embedding_from_file(struct ev *v, const struct bs_node *at, const cha
 int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                   struct bv *out)
 {
-    int rows = 0, cols = 1;
-    int rc = bse_get_dims(v, at, name, &a[0], &rows, &cols);
+    int rows = 0;
+    int rc = out_dim(v, at, name, "outDim", &a[0], &rows);
     if (rc)
         return rc;
-    if (cols != 1 || rows <= 0)
-        return bs_error(v->e, at, "%s: outDim must be one positive dimension", name);
     const char *path = bse_get_str(&a[3]);
     if (!path || a[4].k != BV_BOOL)
         return bs_error(v->e, at, "%s: embeddingPath must be a string and transpose a boolean",
@@ -194,12 +201,10 @@ int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, stru
  * b (4H) zero, peepholes (H x 3) learned with init when usePeepholes, else zero. */
 int bse_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a, struct bv *out)
 {
-    int h = 0, cols = 1;
-    int rc = bse_get_dims(v, at, name, &a[0], &h, &cols);
+    int h = 0;
+    int rc = out_dim(v, at, name, "outputDim", &a[0], &h);
     if (rc)
         return rc;
-    if (cols != 1 || h <= 0)
-        return bs_error(v->e, at, "%s: outputDim must be one positive dimension", name);
     /* a cellShape equal to outputDim is the plain LSTM (CNTK's own tests write it so) */
     int cell = h, ccols = 1;
     if (a[1].k != BV_NONE && (rc = bse_get_dims(v, at, name, &a[1], &cell, &ccols)) != 0)
