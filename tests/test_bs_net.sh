@@ -398,6 +398,14 @@ sed -n 's/^\(Finished Epoch\[ *[0-9]*\) of [0-9]*\(.*\); epochTime=.*/\1\2/p' em
 sed -n 's/^\(Finished Epoch\[ *[0-9]*\) of [0-9]*\(.*\); epochTime=.*/\1\2/p' embt.err >embt.ep
 [ "$(wc -l <embt.ep)" -eq 2 ] && cmp -s embf.ep embt.ep && ok ||
     { no "the two embedding files train different networks"; diff embf.ep embt.ep | head -4; }
+# the same embeddingPath holding other numbers for another rank (each rank run in its own
+# directory): refused before training, on every rank, naming the difference
+mkdir -p r0 r1 && cp emb.txt r0/emb.txt && sed '1s/^[^ ]*/0.25/' emb.txt >r1/emb.txt
+mpi -n 1 --wdir "$tmp/r0" "$T" configFile="$tmp/embf.cntk" DataDir="$tmp" : \
+    -n 1 --wdir "$tmp/r1" "$T" configFile="$tmp/embf.cntk" DataDir="$tmp" >emb2.out 2>emb2.err &&
+    no "ranks with different embedding files trained" || ok
+has emb2.err "error: rank 1: network's values from files (checksum "
+hasnt emb2.err "Finished Epoch"
 # refused NAME SOURCE SED-SCRIPT TEXT: SOURCE edited by SED-SCRIPT fails, saying TEXT
 refused() {
     sed "$3" "$2" >"$1.cntk"

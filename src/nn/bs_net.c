@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/blob.h"
 #include "data/minibatch.h"
 #include "nn/bs_eval.h"
 #include "nn/graph.h"
@@ -381,4 +382,15 @@ int nn_graph_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
             rc = net->grad_ready(net->grad_ready_ctx, 0, e);
     }
     return rc ? rc : nn_read_criteria(b, g->stats, st, e);
+}
+
+uint64_t nn_fixed_values_hash(const struct nn *net, uint64_t h)
+{
+    const struct nn_graph *g = net->graph;
+    for (int i = 0; g && i < g->n; i++) {
+        const struct g_node *n = &g->nodes[i];
+        if (n->data)
+            h = blob_fnv1a(h, n->data, (size_t)n->rows * (size_t)n->cols * sizeof *n->data);
+    }
+    return h;
 }

@@ -124,6 +124,10 @@ int nn_config_write(const struct nn_config *c, char *buf, size_t size);
 
 /* Floats in the parameter arena (and in the gradient arena). */
 size_t nn_param_count(const struct nn *net);
+/* h (an FNV-1a 64 state) continued over the values the network read from files beside its
+ * description (a BrainScript EmbeddingLayer's embeddingPath); h itself where there are
+ * none. The ranks compare it before training: equal descriptions, different files. */
+uint64_t nn_fixed_values_hash(const struct nn *net, uint64_t h);
 
 /* The arenas (device pointers owned by the network, stable for its lifetime). The learner
  * updates params in place; grads hold the last nn_train_step's gradient sums. */
