@@ -105,6 +105,44 @@ mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=M2/m.dnn \
 lrcrit two.err >two.txt
 close one.txt two.txt && ok || { no "2 ranks differ from 1"; paste one.txt two.txt; }
 
+# CNTK's node groups by tag instead of criterionNodes and the others (CNTK's older configs
+# write them so): every top-level member is evaluated, the tagged nodes fill the groups
+# ("eval" is CNTK's legacy name); the same network, the same criteria
+sed -e '/Nodes *= (/d' -e "s/lr = Logistic (labels, p)/lr = Logistic (labels, p, tag='criterion')/" \
+    -e 's/err = SquareError (labels, p)/err = SquareError (labels, p, tag="eval")/' \
+    -e "s/p = Sigmoid (w \* features + b)/p = Sigmoid (w * features + b, tag='output')/" \
+    lr_bs.cntk >tags.cntk
+mpi -n 1 "$T" configFile=tags.cntk modelPath=MT/m.dnn >tags.out 2>tags.err && ok ||
+    { no "lr_bs with tags failed"; tail -5 tags.err; }
+hasnt tags.cntk "criterionNodes"
+has tags.err "Training criterion:   lr = Logistic"
+has tags.err "Evaluation criterion: err = SquareError"
+lrcrit tags.err >tags.txt
+awk 'END { exit !(NR == 10 && $1 < 0.1) }' tags.txt && ok || { no "tags: did not learn"; cat tags.txt; }
+# the parameters are made (and drawn) in the order the members are evaluated: here b
+# before w, where criterionNodes reached w first; with w's line first, bit for bit the
+# network of the first run
+awk '/^        b = Parameter/ { b = $0; next } { print } /^        w = Parameter/ { print b }' \
+    tags.cntk >tagsw.cntk
+mpi -n 1 "$T" configFile=tagsw.cntk modelPath=MTW/m.dnn >tagsw.out 2>tagsw.err && ok ||
+    { no "lr_bs with tags (w first) failed"; tail -5 tagsw.err; }
+lrcrit tagsw.err >tagsw.txt
+cmp -s one.txt tagsw.txt && ok || { no "tags train another network"; paste one.txt tagsw.txt; }
+# tagged but never used by another member: still the evaluation node, as in CNTK
+sed -e 's/err = SquareError (labels, p, tag="eval")/err = SquareError (labels, p, tag="evaluation")/' \
+    tags.cntk >tags2.cntk
+mpi -n 1 "$T" configFile=tags2.cntk modelPath=MT2/m.dnn >tags2.out 2>tags2.err && ok ||
+    { no "lr_bs with tag=evaluation failed"; tail -5 tags2.err; }
+has tags2.err "Evaluation criterion: err = SquareError"
+# two criteria tagged, or a tag that is no node group: refused, naming where
+sed "s/err = SquareError (labels, p, tag=\"eval\")/err = SquareError (labels, p, tag='criterion')/" \
+    tags.cntk >tags3.cntk
+expect 1 "$T" configFile=tags3.cntk modelPath=MT3/m.dnn
+has "$tmp/err" "tags3.cntk:27:15: error: 'err' is tagged 'criterion' as 'lr' is (tags3.cntk:26:14): more than one criterion node is not supported yet"
+sed 's/tag="eval"/tag="evaluate"/' tags.cntk >tags4.cntk
+expect 1 "$T" configFile=tags4.cntk modelPath=MT4/m.dnn
+has "$tmp/err" "tags4.cntk:27:15: error: SquareError: tag='evaluate' is not a node group: expected 'feature', 'label', 'criterion', 'evaluation', 'output' or ''"
+
 # the model file keeps the graph: action=test reads it back and evaluates the same network
 mpi -n 1 "$T" configFile=lr_bs.cntk command=Test >test.out 2>test.err && ok ||
     { no "action=test on the BrainScript model failed"; tail -5 test.err; }
@@ -602,5 +640,5 @@ bad shape '        z = model (features) + Parameter (3, 1)' "shape.cfg:15:13: er
 bad args '        z = model (features, labels)' "args.cfg:15:13: error: Sequential's function takes one argument, got 2"
 sed '/criterionNodes/d' layers.cfg >nocrit.cfg
 expect 1 "$T" configFile=nocrit.cfg Dir=B
-has "$tmp/err" "the network has no criterionNodes"
+has "$tmp/err" "the network has no criterionNodes and no node tagged 'criterion'"
 finish bs_net

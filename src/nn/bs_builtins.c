@@ -393,6 +393,19 @@ static int bi_mvn(struct ev *v, const struct bs_node *at, const char *name, stru
     return rc ? rc : bse_node_op(v, at, "ElementTimes", args, out);
 }
 
+/* Length (x): an array's elements or a string's characters (CNTK's NumericFunction). */
+static int bi_length(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out)
+{
+    if (a[0].k == BV_ARR)
+        *out = (struct bv){.k = BV_NUM, .num = (double)a[0].arr->n};
+    else if (a[0].k == BV_STR)
+        *out = (struct bv){.k = BV_NUM, .num = (double)strlen(a[0].str)};
+    else
+        return bse_type_error(v, at, name, "an array or a string", &a[0]);
+    return 0;
+}
+
 static int bi_identity(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                        struct bv *out)
 {
@@ -444,22 +457,22 @@ static const struct builtin builtins[] = {
     {"Log", {"x", "tag=''"}, bse_node_op, "Log", 0},
     {"Softmax", {"x", "axis=0", "tag=''"}, bse_node_op, "Softmax", 0},
     {"CrossEntropyWithSoftmax",
-     {"labels", "z", "axis=0", "tag='criterion'"},
+     {"labels", "z", "axis=0", "tag=''"},
      bse_node_op,
      "CrossEntropyWithSoftmax",
      0},
     {"ClassificationError",
-     {"labels", "z", "topN=1", "axis=0", "tag='evaluation'"},
+     {"labels", "z", "topN=1", "axis=0", "tag=''"},
      bse_node_op,
      "ClassificationError",
      0},
     {"ErrorPrediction",
-     {"labels", "z", "topN=1", "axis=0", "tag='evaluation'"},
+     {"labels", "z", "topN=1", "axis=0", "tag=''"},
      bse_node_op,
      "ClassificationError",
      0},
-    {"SquareError", {"labels", "z", "tag='criterion'"}, bse_node_op, "SquareError", 0},
-    {"Logistic", {"labels", "z", "tag='criterion'"}, bse_node_op, "Logistic", 0},
+    {"SquareError", {"labels", "z", "tag=''"}, bse_node_op, "SquareError", 0},
+    {"Logistic", {"labels", "z", "tag=''"}, bse_node_op, "Logistic", 0},
     {"LinearLayer", {"outDim", "bias=true", LAYER_OPTS}, bse_linear, NULL, 0},
     {"DenseLayer", {"outDim", "bias=true", "activation=None", LAYER_OPTS}, bse_linear, NULL, 0},
     {"Sequential", {"arrayOfFunctions"}, bse_sequential, NULL, 0},
@@ -508,6 +521,7 @@ static const struct builtin builtins[] = {
      * and checks the criteria's operands against each other, so the data passes through */
     {"ReconcileDynamicAxis", {"dataInput", "layoutInput", "tag=''"}, bi_identity, NULL, 0},
     {"Pass", {"x", "tag=''"}, bi_identity, NULL, 0},
+    {"Length", {"x"}, bi_length, NULL, 0},
 };
 
 const struct builtin *bse_find_builtin(const char *name)

@@ -143,6 +143,34 @@ static int call_lambda(struct ev *v, const struct bs_node *at, struct bfn *f, st
     return bse_eval(v, lam->a, r, out);
 }
 
+/* A built-in's tag= (CNTK's node groups; "criteria" and "eval" are CNTK's legacy names) on
+ * the node it made. */
+static int apply_tag(struct ev *v, const struct bs_node *at, const struct builtin *bi,
+                     const struct bv *args, const struct bv *out)
+{
+    static const char *const names[] = {"",          "feature",    "label",
+                                        "criterion", "evaluation", "output"};
+    size_t i = 0;
+    while (i < 12 && bi->sig[i] && strncmp(bi->sig[i], "tag=", 4))
+        i++;
+    if (i == 12 || !bi->sig[i] || out->k != BV_NODE)
+        return 0;
+    if (args[i].k != BV_STR)
+        return bse_type_error(v, at, "tag", "a string", &args[i]);
+    const char *t = args[i].str;
+    t = !strcmp(t, "criteria") ? "criterion" : !strcmp(t, "eval") ? "evaluation" : t;
+    for (int k = 0; k < (int)(sizeof names / sizeof *names); k++)
+        if (!strcmp(t, names[k])) {
+            if (k)
+                v->g->nodes[out->node].tag = (enum g_tag)k;
+            return 0;
+        }
+    return bs_error(v->e, at,
+                    "%s: tag='%s' is not a node group: expected 'feature', 'label', 'criterion', "
+                    "'evaluation', 'output' or ''",
+                    bi->name, args[i].str);
+}
+
 int bse_apply1(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv x, struct bv *out)
 {
     return bse_call(v, at, fn, &x, 1, NULL, NULL, 0, out);
@@ -204,6 +232,8 @@ int bse_call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv *p
         rc = bind_builtin(v, at, f->bi, pos, npos, named, nval, nnamed, args);
         if (rc == 0)
             rc = f->bi->fn(v, at, f->bi->name, args, out);
+        if (rc == 0)
+            rc = apply_tag(v, at, f->bi, args, out);
     } else if (nnamed)
         rc = bs_error(v->e, named[0], "a layer takes no named arguments");
     else if (f->k == FN_LINEAR)

@@ -447,6 +447,50 @@ static int root_node(struct ev *v, struct benv *root, const char *key, int *out)
     return 0;
 }
 
+/* The groups that no criterionNodes, evaluationNodes or outputNodes names, from the nodes'
+ * tags, as CNTK makes them: the nodes tagged 'criterion' (one at most), 'evaluation' (one
+ * at most) and 'output' (the first) fill the groups not named. Without criterionNodes
+ * (`all`), every top-level member is evaluated first, as each is a root of CNTK's network;
+ * with it, the tagged nodes are those its nodes reach (a network that names its criterion
+ * keeps the nodes, and the order they are made in, that it always had). */
+static int tagged_roots(struct ev *v, struct benv *root, int all, int roots[5])
+{
+    for (size_t i = 0; all && i < root->n; i++) {
+        struct bv val;
+        int rc = bse_force(v, root->slots[i].expr, root, &root->slots[i], &val);
+        if (rc)
+            return rc;
+    }
+    static const struct {
+        int root;
+        enum g_tag tag;
+        const char *name;
+    } groups[] = {{2, G_TAG_CRITERION, "criterion"},
+                  {3, G_TAG_EVALUATION, "evaluation"},
+                  {4, G_TAG_OUTPUT, "output"}};
+    for (size_t k = 0; k < sizeof groups / sizeof *groups; k++) {
+        if (roots[groups[k].root] >= 0)
+            continue;
+        for (int i = 0; i < v->g->n; i++) {
+            const struct g_node *n = &v->g->nodes[i];
+            if (n->tag != groups[k].tag)
+                continue;
+            int first = roots[groups[k].root];
+            if (first >= 0 && groups[k].tag != G_TAG_OUTPUT)
+                return pt_err_set(v->e, PT_EUSER,
+                                  "%s: error: '%s' is tagged '%s' as '%s' is (%s): more than one "
+                                  "%s node is not supported yet",
+                                  n->where, n->name[0] ? n->name : n->kind->name, groups[k].name,
+                                  v->g->nodes[first].name[0] ? v->g->nodes[first].name
+                                                             : v->g->nodes[first].kind->name,
+                                  v->g->nodes[first].where, groups[k].name);
+            if (first < 0)
+                roots[groups[k].root] = i;
+        }
+    }
+    return 0;
+}
+
 int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
 {
     struct ev v = {.g = g, .e = e, .root = bs_tree_root(tree)};
@@ -457,6 +501,8 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
     int roots[5] = {-1, -1, -1, -1, -1};
     for (int i = 0; rc == 0 && i < 5; i++)
         rc = root_node(&v, root, keys[i], &roots[i]);
+    if (rc == 0 && (roots[2] < 0 || roots[3] < 0 || roots[4] < 0))
+        rc = tagged_roots(&v, root, roots[2] < 0, roots);
     /* the delays' inputs, now that the definitions they close a loop over exist (an input
      * may make more delays: the list grows while it is walked) */
     for (size_t i = 0; rc == 0 && i < v.nfix; i++) {
@@ -471,8 +517,8 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
     free(v.fix);
     if (rc == 0 && roots[2] < 0)
         rc = bs_error(e, v.root,
-                      "the network has no criterionNodes (say criterionNodes = (ce) in the "
-                      "BrainScriptNetworkBuilder block)");
+                      "the network has no criterionNodes and no node tagged 'criterion' (say "
+                      "criterionNodes = (ce) in the BrainScriptNetworkBuilder block)");
     if (rc == 0 && !g->nodes[roots[2]].kind->crit)
         rc = bs_error(e, v.root, "criterionNodes: '%s' is a %s node, not a criterion",
                       g->nodes[roots[2]].name, g->nodes[roots[2]].kind->name);

@@ -31,6 +31,17 @@ struct nn_graph;
 struct g_node;
 
 /* Parameter initializations (CNTK's init= names; bs_builtins.c maps them). */
+/* BrainScript's tag= on a node: the node group it joins (CNTK's feature, label, criterion,
+ * evaluation and output groups), for a network that names no criterionNodes, ... */
+enum g_tag {
+    G_TAG_NONE,
+    G_TAG_FEATURE,
+    G_TAG_LABEL,
+    G_TAG_CRITERION,
+    G_TAG_EVALUATION,
+    G_TAG_OUTPUT
+};
+
 enum g_init {
     G_INIT_UNIFORM,        /* U(-0.05 s, 0.05 s) */
     G_INIT_GAUSSIAN,       /* N(0, 0.2 s / sqrt(fanIn)) */
@@ -68,8 +79,9 @@ struct g_node {
     const struct g_kind *src_kind; /* the kind and inputs as written (fusion changes */
     int src_in[G_MAX_IN];          /* kind and in; these stay, for descriptions) */
     int rows, cols;
-    int seq1; /* a data node (cols 0) with one column per sequence, not per step
-               * (BS.Sequences.Last / First, and what is computed from them) */
+    enum g_tag tag; /* tag= as written (BrainScript), G_TAG_NONE without */
+    int seq1;       /* a data node (cols 0) with one column per sequence, not per step
+                     * (BS.Sequences.Last / First, and what is computed from them) */
     /* Input */
     int is_input, sparse;
     /* the rank of the tensor whose values this node's rows hold, first axis fastest, when
