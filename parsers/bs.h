@@ -8,6 +8,7 @@
  *   member   := NAME '=' expr
  *             | NAME '(' params ')' '=' expr                 a function definition
  *             | NAME '{' params '}' '=' expr                 (the same, braces)
+ *             | NAME '[' NAME ':' or '..' or ']' '=' expr    an array definition
  *   params   := [ param { ',' param } ]   param := NAME | NAME '=' expr (a default)
  *   expr     := lambda | 'if' expr 'then' expr 'else' expr | array
  *   lambda   := NAME '=>' expr | '(' [NAME {',' NAME}] ')' '=>' expr
@@ -73,7 +74,9 @@ enum bs_kind {
     BS_IF,     /* if a then b else c */
     BS_BINOP,  /* a op b; op: "+", "-", "*", "/", ".*", "==", "!=", "<", "<=", ">", ">=",
                 * "&&", "||" */
-    BS_UNOP    /* op a; op: "-", "+", "!" */
+    BS_UNOP,   /* op a; op: "-", "+", "!" */
+    BS_FOR     /* an array definition's value, NAME[i:a..b] = c: str: the index's name i; a and
+                * b: the first and last index; c: each element's expression (it sees i) */
 };
 
 struct bs_node {

@@ -49,6 +49,7 @@ enum bs_tk {
     TK_SLASH,
     TK_DOTSTAR,
     TK_DOT,
+    TK_DOTDOT, /* .. (an array definition's index range) */
     TK_NOT
 };
 

@@ -198,7 +198,7 @@ static size_t exponent_end(const struct lexer *lx, size_t j)
 }
 
 /* The end of the digits, fraction and exponent from the cursor; *bad_exp when an 'e' has no
- * digits. "1." is a number unless a name or '*' follows the dot (1.x, 1.*x). */
+ * digits. "1." is a number unless a name, '*' or '.' follows the dot (1.x, 1.*x, 1..n). */
 static size_t number_end(const struct lexer *lx, int *bad_exp)
 {
     const char *s = lx->s;
@@ -210,7 +210,7 @@ static size_t number_end(const struct lexer *lx, int *bad_exp)
             j = skip_digits(lx, j + 1);
         else if ((d == 'e' || d == 'E') && exponent_end(lx, j + 1) > j + 1)
             j++;
-        else if (!is_name_char(d) && d != '*')
+        else if (!is_name_char(d) && d != '*' && d != '.')
             j++;
     }
     if (j < lx->n && (s[j] == 'e' || s[j] == 'E')) {
@@ -305,13 +305,13 @@ static int scan_punct(struct lexer *lx)
     static const struct {
         const char *text;
         enum bs_tk kind;
-    } puncts[] = {{"==", TK_EQ},    {"!=", TK_NE},    {"<=", TK_LE},    {">=", TK_GE},
-                  {"&&", TK_AND},   {"||", TK_OR},    {"=>", TK_ARROW}, {".*", TK_DOTSTAR},
-                  {"(", TK_LPAREN}, {")", TK_RPAREN}, {"[", TK_LBRACK}, {"]", TK_RBRACK},
-                  {"{", TK_LBRACE}, {"}", TK_RBRACE}, {",", TK_COMMA},  {";", TK_SEMI},
-                  {":", TK_COLON},  {"=", TK_ASSIGN}, {"<", TK_LT},     {">", TK_GT},
-                  {"+", TK_PLUS},   {"-", TK_MINUS},  {"*", TK_STAR},   {"/", TK_SLASH},
-                  {".", TK_DOT},    {"!", TK_NOT}};
+    } puncts[] = {{"==", TK_EQ},     {"!=", TK_NE},    {"<=", TK_LE},    {">=", TK_GE},
+                  {"&&", TK_AND},    {"||", TK_OR},    {"=>", TK_ARROW}, {".*", TK_DOTSTAR},
+                  {"..", TK_DOTDOT}, {"(", TK_LPAREN}, {")", TK_RPAREN}, {"[", TK_LBRACK},
+                  {"]", TK_RBRACK},  {"{", TK_LBRACE}, {"}", TK_RBRACE}, {",", TK_COMMA},
+                  {";", TK_SEMI},    {":", TK_COLON},  {"=", TK_ASSIGN}, {"<", TK_LT},
+                  {">", TK_GT},      {"+", TK_PLUS},   {"-", TK_MINUS},  {"*", TK_STAR},
+                  {"/", TK_SLASH},   {".", TK_DOT},    {"!", TK_NOT}};
     size_t start = lx->i;
     int line = lx->line, col = lx->col;
     for (size_t k = 0; k < sizeof puncts / sizeof puncts[0]; k++) {

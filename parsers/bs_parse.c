@@ -393,7 +393,40 @@ static struct bs_node *function(struct parser *p, const struct bs_tok *name)
     return bsp_seal(p, n);
 }
 
-/* member := NAME '=' expr | NAME '(' params ')' '=' expr | NAME '{' params '}' '=' expr */
+/* NAME '[' NAME ':' or '..' or ']' '=' expr, at the '[': the array definition's BS_FOR. */
+static struct bs_node *array_def(struct parser *p, const struct bs_tok *name)
+{
+    const struct bs_tok *open = bsp_next(p);
+    char ex[64];
+    if (!bsp_is(p, TK_NAME))
+        return bsp_expected(p, "the index's name in the array definition '%s[i:first..last]'",
+                            bsp_tok_text(name, ex, sizeof ex));
+    const struct bs_tok *index = bsp_next(p);
+    struct bs_node *n = bsp_named(p, BS_FOR, index, index->s, index->len);
+    if (!n)
+        return NULL;
+    if (!bsp_is(p, TK_COLON))
+        return bsp_expected(p, "':' after the index '%s' (NAME[i:first..last] = ...)",
+                            bsp_tok_text(index, ex, sizeof ex));
+    bsp_next(p);
+    if (!(n->a = binary(p, OR)))
+        return NULL;
+    if (!bsp_is(p, TK_DOTDOT))
+        return bsp_expected(p, "'..' between the first and the last index");
+    bsp_next(p);
+    if (!(n->b = binary(p, OR)) || bsp_expect_closer(p, open, ""))
+        return NULL;
+    if (!bsp_is(p, TK_ASSIGN))
+        return bsp_expected(p, "'=' after the array definition '%s[...]'",
+                            bsp_tok_text(name, ex, sizeof ex));
+    bsp_next(p);
+    if (!(n->c = expr(p)))
+        return NULL;
+    return bsp_seal(p, n);
+}
+
+/* member := NAME '=' expr | NAME '(' params ')' '=' expr | NAME '{' params '}' '=' expr
+ *         | NAME '[' NAME ':' or '..' or ']' '=' expr */
 static struct bs_node *member(struct parser *p)
 {
     const struct bs_tok *name = bsp_next(p);
@@ -404,6 +437,8 @@ static struct bs_node *member(struct parser *p)
         v = expr(p);
     } else if (bsp_is(p, TK_LPAREN) || bsp_is(p, TK_LBRACE)) {
         v = function(p, name);
+    } else if (bsp_is(p, TK_LBRACK)) {
+        v = array_def(p, name);
     } else {
         return bsp_expected(p, "'=' after '%s'", bsp_tok_text(name, ex, sizeof ex));
     }

@@ -216,6 +216,24 @@ START_TEST(definitions_and_records)
 }
 END_TEST
 
+/* CNTK's array definition: NAME[i:first..last] = element; 1..n is 1 .. n, not 1. .n */
+START_TEST(array_definitions)
+{
+    struct bs_tree *t = parse_ok("layers[k:1..L-1] = if k > 1\n"
+                                 "    then SBFF (layers[k-1].Eh, 2, 3)\n"
+                                 "    else SBFF (x, 2, 3)\n"
+                                 "c[i : 0 .. 2] = i * 2 ; d[j:2..1.5e1]=j\n");
+    const struct bs_node *root = bs_tree_root(t);
+    ck_assert_str_eq(shape(t, "layers"),
+                     "(for k 1 (- L 1) (if (> k 1) (call SBFF (. (index layers (- k 1)) Eh) 2 3) "
+                     "(call SBFF x 2 3)))");
+    AT(member(root, "layers")->a, 1, 8);
+    ck_assert_str_eq(shape(t, "c"), "(for i 0 2 (* i 2))");
+    ck_assert_str_eq(shape(t, "d"), "(for j 2 15 j)");
+    bs_tree_free(t);
+}
+END_TEST
+
 START_TEST(newline_rule)
 {
     struct bs_tree *t = parse_ok("a = f\n"
@@ -380,6 +398,7 @@ static Suite *suite(void)
     tcase_add_test(t, precedence);
     tcase_add_test(t, lambdas);
     tcase_add_test(t, definitions_and_records);
+    tcase_add_test(t, array_definitions);
     tcase_add_test(t, newline_rule);
     tcase_add_test(t, literals_and_comments);
     tcase_add_test(t, positions_from_an_offset);

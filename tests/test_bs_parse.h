@@ -36,7 +36,8 @@ static inline void dump_items(struct sbuf *b, const struct bs_node *n, const cha
 }
 
 /* An s-expression: (op a b), (call f args), (call{} F args), (fn (params) body), (: items),
- * (index a b), (. a name), (if a b c), [members] or Name[members], $var$, "str". */
+ * (index a b), (. a name), (if a b c), (for i first last element), [members] or
+ * Name[members], $var$, "str". */
 static inline void dump_node(struct sbuf *b, const struct bs_node *n)
 {
     switch (n->kind) {
@@ -104,6 +105,15 @@ static inline void dump_node(struct sbuf *b, const struct bs_node *n)
     case BS_UNOP:
         put(b, "(%s ", n->op);
         dump_node(b, n->a);
+        put(b, ")");
+        break;
+    case BS_FOR:
+        put(b, "(for %s ", n->str);
+        dump_node(b, n->a);
+        put(b, " ");
+        dump_node(b, n->b);
+        put(b, " ");
+        dump_node(b, n->c);
         put(b, ")");
         break;
     }

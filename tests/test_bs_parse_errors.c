@@ -37,6 +37,16 @@ START_TEST(member_errors)
     err_is("f (a, 1) = a", "t.bs:1:7: error: expected a parameter name, found '1'");
     err_is("f (a) a", "t.bs:1:7: error: expected '=' after the parameters of 'f', found 'a'");
     err_is("f {a,} = a", "t.bs:1:6: error: expected a parameter name, found '}'");
+    err_is("a[1:2..3] = 0", "t.bs:1:3: error: expected the index's name in the array definition "
+                            "'a[i:first..last]', found '1'");
+    err_is("a[i 1..3] = 0",
+           "t.bs:1:5: error: expected ':' after the index 'i' (NAME[i:first..last] = ...), found "
+           "'1'");
+    err_is("a[i:1:3] = 0", "t.bs:1:6: error: expected '..' between the first and the last index, "
+                           "found ':'");
+    err_is("a[i:1..3 = 0", "t.bs:1:10: error: expected ']' to close the '[' at 1:2, found '='");
+    err_is("a[i:1..3] i", "t.bs:1:11: error: expected '=' after the array definition 'a[...]', "
+                          "found 'i'");
 }
 END_TEST
 

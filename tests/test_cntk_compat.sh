@@ -40,8 +40,19 @@ speechTrain = [
         needPrior = true
     ]
     ExperimentalNetworkBuilder = [    // the same with BrainScript. Not active
-        L = Length(layerSizes)-1    // number of model layers
-        features = Input(layerSizes[0], 1, tag='feature')
+        dims = 363:512:512:132
+        n = Length (dims) - 1    // layers with weights
+        features = Input (dims[0], 1, tag='feature') ; labels = Input (dims[n], 1, tag='label')
+        normed = MeanVarNorm (features)
+        hidden[k:1..n-1] = if k == 1 then SBFF (normed, dims[k], dims[k-1])
+                           else SBFF (hidden[k-1].Eh, dims[k], dims[k-1])
+        top = BFF (hidden[n-1].Eh, dims[n], dims[n-1])
+        criterion = 'CE'
+        CE = if criterion == 'CE' then CrossEntropyWithSoftmax (labels, top.z, tag='criterion')
+             else Fail ('no criterion called ' + criterion)
+        Err = ClassificationError (labels, top.z, tag='evaluation')
+        logPrior = LogPrior (labels)
+        ScaledLogLikelihood = Minus (top.z, logPrior, tag='output')
     ]
     SGD = [
         epochSize = 0
@@ -129,8 +140,32 @@ hasnt "$tmp/err" "DataParallelSGD training"
 crit "$tmp/err" >off.txt
 if close one.txt off.txt; then ok; else no "parallelTrain=false differs from one worker"; paste one.txt off.txt; fi
 
-# ---- a BrainScript network alone is the network: this one names no criterion
+# ---- the BrainScript network is the network once the SimpleNetworkBuilder is gone (as
+# CNTK's comment says): CNTK's older style, the node groups by tag (no criterionNodes), an
+# array definition whose elements refer to each other (hidden[k-1]), CNTK.core.bs's SBFF,
+# BFF, MeanVarNorm and LogPrior, if/Fail on a string; the same parameters as the
+# SimpleNetworkBuilder's, both statistics taken before the first epoch
 sed '/SimpleNetworkBuilder = \[/,/^    \]/d' speech.cfg >bs.cfg
-expect 1 "$T" configFile=bs.cfg
-has "$tmp/err" "bs.cfg:10:39: error: the network has no criterionNodes"
+expect 0 "$T" configFile=bs.cfg speechTrain.modelPath=bs/m.dnn
+for s in "Training criterion:   CE = CrossEntropyWithSoftmax" "Evaluation criterion: Err = ClassificationError" \
+    "Training 516740 parameters in 6 out of 6 parameter tensors" "Finished Epoch[ 2 of 2]: [Training] CE = "; do
+    has "$tmp/err" "$s"
+done
+# LogPrior is the log of the labels' frequencies: here 96 samples of classes 0..95, once
+# each, so the output -LogPrior is log 96 for those and +inf for the 36 never seen
+sed 's/ScaledLogLikelihood = Minus (top.z, logPrior/ScaledLogLikelihood = Minus (top.z * 0, logPrior/' bs.cfg >prior.cfg
+cat >>prior.cfg <<'CFG'
+write = [ action = "write" ; modelPath = "prior/m.dnn" ; outputPath = "prior/out"
+    reader = [ readerType = CNTKTextFormatReader ; file = speech.ctf ; randomize = false
+        input = [ features = [ dim = 363 ; format = dense ] ; labels = [ dim = 132 ; format = dense ] ] ] ]
+CFG
+expect 0 "$T" configFile=prior.cfg speechTrain.modelPath=prior/m.dnn 'command=speechTrain:write'
+awk '{ for (i = 1; i <= 96; i++) if ($i < 4.5643 || $i > 4.5645) bad = 1
+       for (i = 97; i <= 132; i++) if ($i != "inf") bad = 1; n++ }
+     END { exit bad || n != 96 || NF != 132 }' prior/out.ScaledLogLikelihood && ok ||
+    { no "the label prior is not the labels' frequencies"; head -c 600 prior/out.ScaledLogLikelihood; }
+# what the network itself fails with, where it says so
+sed "s/criterion = 'CE'/criterion = 'MSE'/" bs.cfg >fail.cfg
+expect 1 "$T" configFile=fail.cfg speechTrain.modelPath=fail/m.dnn
+has "$tmp/err" "fail.cfg:20:19: error: Fail: no criterion called MSE"
 finish cntk_compat

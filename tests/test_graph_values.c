@@ -323,6 +323,53 @@ START_TEST(criterion_errors)
 }
 END_TEST
 
+/* CNTK's array definition, NAME[i:first..last] = ...: each element made once, when first
+ * used, seeing the others (h[k-1]); indices from `first`; CNTK.core.bs's BrainScript
+ * definitions (SBFF, BFF, Max) as the outer scope, which the network's own names shadow. */
+START_TEST(array_definitions)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b,
+                                 IO "L = Max (1, 2)\n"
+                                    "h[k:1..L] = if k == 1 then SBFF (features, 4, 3)\n"
+                                    "            else SBFF (h[k-1].Eh, 4, 4)\n"
+                                    "top = BFF (h[L].Eh, 4, 4)\n" CE("top.z"),
+                                 1);
+    size_t n = 0, floats = 0;
+    const struct nn_tensor *t = nn_tensors(net, &n);
+    for (size_t i = 0; i < n; i++)
+        floats += (size_t)t[i].rows * (size_t)t[i].cols;
+    ck_assert_uint_eq(n, 6); /* W and B of h[1], h[2] and top: each once */
+    ck_assert_uint_eq(floats, 4 * 3 + 4 + 4 * 4 + 4 + 4 * 4 + 4);
+    nn_free(net);
+    /* the network's own Max wins over CNTK.core.bs's: L = 1, one hidden layer */
+    net = make_bs_net(b,
+                      IO "Max (a, b) = a\nL = Max (1, 2)\n"
+                         "h[k:1..L] = SBFF (features, 4, 3)\n"
+                         "top = BFF (h[L].Eh, 4, 4)\n" CE("top.z"),
+                      1);
+    nn_tensors(net, &n);
+    ck_assert_uint_eq(n, 4);
+    nn_free(net);
+    backend_free(b);
+    const char *msg = bs_error_of(IO "h[k:1..2] = Tanh (features)\nz = h[0]\n" CE("z"));
+    ck_assert_str_eq(msg, "g.cfg:5:7: error: index out of range: the array's indices are 1..2");
+    msg = bs_error_of(IO "h[k:1..2.5] = features\nz = h[1]\n" CE("z"));
+    ck_assert_str_eq(msg, "g.cfg:4:8: error: the last index: expected a whole number in "
+                          "[-1e6, 1e6], got 2.5");
+    msg = bs_error_of(IO "h[k:3..1] = features\nz = h[1]\n" CE("z"));
+    ck_assert_str_eq(msg, "g.cfg:4:3: error: array definition k:3..1: expected first <= last + 1 "
+                          "and at most 65536 elements");
+    msg = bs_error_of(IO "h[k:1..2] = Tanh (h[k])\nz = h[1]\n" CE("z"));
+    ck_assert_str_eq(msg, "g.cfg:4:19: error: 'h[1]' is defined in terms of itself (recurrence "
+                          "through PastValue / FutureValue is not supported yet)");
+    msg = bs_error_of(IO "z = if 1 > 2 then features else Fail ('no ' + 'way')\n" CE("z"));
+    ck_assert_str_eq(msg, "g.cfg:4:33: error: Fail: no way");
+    msg = bs_error_of(IO "n = Length (3)\nz = Parameter (4, n) * features\n" CE("z"));
+    ck_assert_str_eq(msg, "g.cfg:4:5: error: Length: expected an array or a string, got a number");
+}
+END_TEST
+
 /* Inputs are bound by name: a missing one and one of another dimension are errors that
  * name the Input's definition. */
 START_TEST(input_binding_errors)
@@ -362,4 +409,5 @@ void graph_value_tests(TCase *tc)
     tcase_add_test(tc, shape_errors);
     tcase_add_test(tc, criterion_errors);
     tcase_add_test(tc, input_binding_errors);
+    tcase_add_test(tc, array_definitions);
 }

@@ -406,6 +406,16 @@ static int bi_length(struct ev *v, const struct bs_node *at, const char *name, s
     return 0;
 }
 
+/* Fail (what): the network's own error (CNTK's FailAction), where it is evaluated. */
+static int bi_fail(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out)
+{
+    (void)out;
+    if (a[0].k != BV_STR)
+        return bse_type_error(v, at, name, "a string", &a[0]);
+    return bs_error(v->e, at, "Fail: %s", a[0].str);
+}
+
 static int bi_identity(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                        struct bv *out)
 {
@@ -522,6 +532,7 @@ static const struct builtin builtins[] = {
     {"ReconcileDynamicAxis", {"dataInput", "layoutInput", "tag=''"}, bi_identity, NULL, 0},
     {"Pass", {"x", "tag=''"}, bi_identity, NULL, 0},
     {"Length", {"x"}, bi_length, NULL, 0},
+    {"Fail", {"what"}, bi_fail, NULL, 0},
 };
 
 const struct builtin *bse_find_builtin(const char *name)

@@ -230,6 +230,8 @@ int bse_call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv *p
     else if (f->k == FN_BUILTIN) {
         struct bv args[12];
         rc = bind_builtin(v, at, f->bi, pos, npos, named, nval, nnamed, args);
+        for (size_t i = 0; rc == 0 && i < 12 && f->bi->sig[i]; i++)
+            rc = bse_arr_force(v, at, &args[i]); /* the built-ins read arrays' values */
         if (rc == 0)
             rc = f->bi->fn(v, at, f->bi->name, args, out);
         if (rc == 0)

@@ -109,6 +109,8 @@ int bse_force(struct ev *v, const struct bs_node *at, struct benv *r, struct bsl
     if (rc)
         return rc;
     name_node(v, r, s->name, &s->val);
+    if (s->val.k == BV_ARR && s->val.arr->lazy && !s->val.arr->name)
+        s->val.arr->name = s->name;
     s->state = SLOT_DONE;
     *out = s->val;
     return 0;
@@ -180,6 +182,86 @@ static int eval_dot(struct ev *v, const struct bs_node *x, struct benv *env, str
     return bse_force(v, x, rec.rec, s, out);
 }
 
+int bse_arr_at(struct ev *v, const struct bs_node *at, struct barr *a, size_t k, struct bv *out)
+{
+    if (a->lazy && a->v[k].k == BV_THUNK) {
+        struct bslot *s = &a->lazy[k];
+        if (!s->name) {
+            char buf[64];
+            int len =
+                snprintf(buf, sizeof buf, "%s[%ld]", a->name ? a->name : "", a->first + (long)k);
+            char *name = bse_alloc(v, (size_t)len + 1);
+            if (!name)
+                return v->e->code;
+            memcpy(name, buf, (size_t)len + 1);
+            s->name = name;
+        }
+        int rc = bse_force(v, at, s->env, s, &a->v[k]);
+        if (rc)
+            return rc;
+    }
+    *out = a->v[k];
+    return 0;
+}
+
+int bse_arr_force(struct ev *v, const struct bs_node *at, const struct bv *x)
+{
+    if (x->k != BV_ARR || !x->arr->lazy)
+        return 0;
+    for (size_t k = 0; k < x->arr->n; k++) {
+        struct bv el;
+        int rc = bse_arr_at(v, at, x->arr, k, &el);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+/* NAME[i:first..last] = expr: an array of first..last whose elements are expr with i bound
+ * to their index, each evaluated when first used (CNTK's array definition). */
+static int eval_for(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out)
+{
+    struct bv lim[2];
+    const struct bs_node *at[2] = {x->a, x->b};
+    for (int i = 0; i < 2; i++) {
+        int rc = bse_eval(v, at[i], env, &lim[i]);
+        if (rc)
+            return rc;
+        if (lim[i].k != BV_NUM)
+            return bse_type_error(v, at[i], i ? "the last index" : "the first index",
+                                  "a whole number", &lim[i]);
+        if (lim[i].num != floor(lim[i].num) || fabs(lim[i].num) > 1e6)
+            return bs_error(v->e, at[i], "%s: expected a whole number in [-1e6, 1e6], got %g",
+                            i ? "the last index" : "the first index", lim[i].num);
+    }
+    if (lim[1].num < lim[0].num - 1 || lim[1].num - lim[0].num >= 65536)
+        return bs_error(v->e, x,
+                        "array definition %s:%g..%g: expected first <= last + 1 and at most "
+                        "65536 elements",
+                        x->str, lim[0].num, lim[1].num);
+    size_t n = (size_t)(lim[1].num - lim[0].num + 1);
+    struct barr *arr = bse_alloc(v, sizeof *arr);
+    if (!arr || !(arr->v = bse_alloc(v, (n ? n : 1) * sizeof *arr->v)) ||
+        !(arr->lazy = bse_alloc(v, (n ? n : 1) * sizeof *arr->lazy)))
+        return v->e->code;
+    arr->n = n;
+    arr->first = (long)lim[0].num;
+    for (size_t k = 0; k < n; k++) {
+        struct benv *e = bse_new_env(v, env, 1, env ? env->path : "");
+        if (!e)
+            return v->e->code;
+        e->slots[0] = (struct bslot){
+            .name = x->str,
+            .state = SLOT_DONE,
+            .val = {.k = BV_NUM, .num = (double)(arr->first + (long)k)},
+        };
+        arr->lazy[k] = (struct bslot){.expr = x->c, .env = e, .state = SLOT_TODO};
+        arr->v[k] = (struct bv){.k = BV_THUNK};
+    }
+    *out = (struct bv){.k = BV_ARR, .arr = arr};
+    return 0;
+}
+
 static int eval_array(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out)
 {
     struct barr *arr = bse_alloc(v, sizeof *arr);
@@ -195,6 +277,8 @@ static int eval_array(struct ev *v, const struct bs_node *x, struct benv *env, s
             arr->v[arr->n++] = el;
             continue;
         }
+        if ((rc = bse_arr_force(v, x->items[i], &el)) != 0)
+            return rc;
         struct bv *grown = bse_alloc(v, (cap + el.arr->n) * sizeof *grown); /* a : (b : c) */
         if (!grown)
             return v->e->code;
@@ -385,10 +469,14 @@ static int eval_inner(struct ev *v, const struct bs_node *x, struct benv *env, s
             return rc;
         if (a.k != BV_ARR)
             return bse_type_error(v, x, "'[ ]' indexing", "an array", &a);
-        if (i.k != BV_NUM || i.num < 0 || i.num >= (double)a.arr->n || i.num != floor(i.num))
+        double k = i.k == BV_NUM ? i.num - (double)a.arr->first : -1;
+        if (k < 0 || k >= (double)a.arr->n || k != floor(k)) {
+            if (a.arr->first)
+                return bs_error(v->e, x->b, "index out of range: the array's indices are %ld..%ld",
+                                a.arr->first, a.arr->first + (long)a.arr->n - 1);
             return bs_error(v->e, x->b, "index out of range: the array has %zu elements", a.arr->n);
-        *out = a.arr->v[(size_t)i.num];
-        return 0;
+        }
+        return bse_arr_at(v, x, a.arr, (size_t)k, out);
     }
     case BS_IF: {
         struct bv c;
@@ -401,6 +489,7 @@ static int eval_inner(struct ev *v, const struct bs_node *x, struct benv *env, s
     }
     case BS_BINOP: return eval_binop(v, x, env, out);
     case BS_UNOP: return eval_unop(v, x, env, out);
+    case BS_FOR: return eval_for(v, x, env, out);
     case BS_DEF: break;
     }
     return bs_error(v->e, x, "unexpected definition here");
@@ -431,6 +520,8 @@ static int root_node(struct ev *v, struct benv *root, const char *key, int *out)
     if (rc)
         return rc;
     if (val.k == BV_ARR) {
+        if ((rc = bse_arr_force(v, s->expr, &val)) != 0)
+            return rc;
         for (size_t i = 0; i < val.arr->n; i++)
             if (val.arr->v[i].k != BV_NODE)
                 return bse_type_error(v, s->expr, key, "nodes", &val.arr->v[i]);
@@ -494,8 +585,11 @@ static int tagged_roots(struct ev *v, struct benv *root, int all, int roots[5])
 int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
 {
     struct ev v = {.g = g, .e = e, .root = bs_tree_root(tree)};
-    struct benv *root = bse_record_env(&v, v.root, NULL, "");
-    int rc = root ? 0 : e->code;
+    struct bs_tree *pre = NULL; /* the outer scope: bs_prelude.c */
+    int rc = bs_parse(bs_prelude, strlen(bs_prelude), bs_prelude_file, 1, 1, &pre, e);
+    struct benv *outer = rc == 0 ? bse_record_env(&v, bs_tree_root(pre), NULL, "") : NULL;
+    struct benv *root = outer ? bse_record_env(&v, v.root, outer, "") : NULL;
+    rc = rc ? rc : root ? 0 : e->code;
     const char *keys[] = {"featureNodes", "labelNodes", "criterionNodes", "evaluationNodes",
                           "outputNodes"};
     int roots[5] = {-1, -1, -1, -1, -1};
@@ -550,5 +644,6 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
         free(v.mem);
         v.mem = next;
     }
+    bs_tree_free(pre);
     return rc;
 }

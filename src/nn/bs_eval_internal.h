@@ -35,6 +35,12 @@ struct bv {
 struct barr {
     size_t n;
     struct bv *v;
+    long first; /* the index of v[0]: 0, or the first index of NAME[i:first..last] = ... */
+    /* NAME[i:first..last] = ...: each element's definition, evaluated when first used (the
+     * elements may refer to each other, layers[i-1]); v[k] is BV_THUNK until then. NULL
+     * for an array of values. */
+    struct bslot *lazy;
+    const char *name; /* the array definition's NAME (its elements' nodes' names) */
 };
 
 enum { SLOT_TODO, SLOT_BUSY, SLOT_DONE };
@@ -117,6 +123,13 @@ const char *bse_kind_name(enum bv_kind k);
 int bse_type_error(struct ev *v, const struct bs_node *at, const char *what, const char *want,
                    const struct bv *got);
 int bse_eval(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out);
+/* bs_prelude.c: CNTK.core.bs's definitions written in BrainScript, the network's outer scope */
+extern const char bs_prelude[];
+extern const char bs_prelude_file[];
+/* Element k of a (0-based, whatever a->first is), evaluated if it was not yet. */
+int bse_arr_at(struct ev *v, const struct bs_node *at, struct barr *a, size_t k, struct bv *out);
+/* Every element of x evaluated, where x is an array (else nothing). */
+int bse_arr_force(struct ev *v, const struct bs_node *at, const struct bv *x);
 /* records: a new scope of n slots, a record's members as lazy slots, a slot by name (the
  * last definition wins), a slot's value (evaluated once) */
 struct benv *bse_new_env(struct ev *v, struct benv *parent, size_t n, const char *path);

@@ -110,6 +110,20 @@ int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_e
         const struct g_node *n = &g->nodes[i], *x = &g->nodes[n->in[0]];
         if (strcmp(n->kind->name, "Mean") && strcmp(n->kind->name, "InvStdDev"))
             continue;
+        if (x == lab) { /* the labels' mean: the label prior (LogPrior), as needPrior makes it */
+            if (strcmp(n->kind->name, "Mean"))
+                rc = pt_err_set(e, PT_EUSER,
+                                "%s: error: InvStdDev of the labels ('%s') is not supported "
+                                "(their Mean is the label prior)",
+                                n->where, x->name);
+            else if (x->rows != pred->rows)
+                rc = pt_err_set(e, PT_EUSER,
+                                "%s: error: Mean of the labels ('%s', %d rows) is the label "
+                                "prior, which has the output's %d rows",
+                                n->where, x->name, x->rows, pred->rows);
+            out->need_prior = 1;
+            continue;
+        }
         if (out->norm_input[0] && strcmp(out->norm_input, x->name))
             rc = pt_err_set(e, PT_EUSER,
                             "%s: error: %s: the statistics of one Input only ('%s' and '%s')",
@@ -150,9 +164,14 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
     b->ops->fill(b, net->grads, np, 0.0f);
     if (net->cfg.mean_var_norm && (rc = nn_alloc_norm(net, e)) != 0)
         return rc;
+    if (net->cfg.need_prior && (rc = nn_alloc_prior(net, e)) != 0)
+        return rc;
+    const struct g_node *lab = &g->nodes[g->nodes[g->crit].in[0]];
     for (int i = 0; i < g->n; i++) { /* Mean / InvStdDev: the network's statistics */
         struct g_node *n = &g->nodes[i];
-        if (!strcmp(n->kind->name, "Mean"))
+        if (!strcmp(n->kind->name, "Mean") && &g->nodes[n->in[0]] == lab)
+            n->v = net->prior_dev;
+        else if (!strcmp(n->kind->name, "Mean"))
             n->v = net->mean_dev;
         else if (!strcmp(n->kind->name, "InvStdDev"))
             n->v = net->invstd_dev;

@@ -140,6 +140,22 @@ int nn_alloc_norm(struct nn *net, struct pt_err *e)
     return rc;
 }
 
+int nn_alloc_prior(struct nn *net, struct pt_err *e)
+{
+    int dim = net->cfg.sizes[net->cfg.nsizes - 1];
+    struct backend *b = net->bk;
+    float *u = pt_malloc((size_t)dim * sizeof *u, e);
+    if (!u)
+        return e ? e->code : PT_ENOMEM;
+    for (int i = 0; i < dim; i++)
+        u[i] = 1.0f / (float)dim;
+    int rc = b->ops->alloc(b, (size_t)dim, &net->prior_dev, e);
+    if (rc == 0)
+        rc = b->ops->upload(b, net->prior_dev, u, (size_t)dim, e);
+    free(u);
+    return rc;
+}
+
 static int check_config(const struct nn_config *c, struct pt_err *e)
 {
     const struct nn_rnn_kind *t = nn_rnn_kind(c->rnn);
@@ -247,6 +263,7 @@ void nn_free(struct nn *net)
     b->ops->release(b, net->grads);
     b->ops->release(b, net->mean_dev);
     b->ops->release(b, net->invstd_dev);
+    b->ops->release(b, net->prior_dev);
     free(net->mean);
     free(net->invstd);
     free(net->prior);
@@ -549,6 +566,12 @@ int nn_set_prior(struct nn *net, const float *prior, int dim, struct pt_err *e)
     float *p = pt_malloc((size_t)dim * sizeof *p, e);
     if (!p)
         return e ? e->code : PT_ENOMEM;
+    int rc =
+        net->prior_dev ? net->bk->ops->upload(net->bk, net->prior_dev, prior, (size_t)dim, e) : 0;
+    if (rc) {
+        free(p);
+        return rc;
+    }
     memcpy(p, prior, (size_t)dim * sizeof *p);
     free(net->prior);
     net->prior = p;

@@ -43,7 +43,9 @@ struct nn {
     struct nn_tensor tensors[NN_MAX_TENSORS];
     /* normalization (applyMeanVarNorm): host copies and device copies, input size each */
     float *mean, *invstd, *mean_dev, *invstd_dev;
-    float *prior; /* host, prior_dim floats, or NULL */
+    float *prior;     /* host, prior_dim floats, or NULL */
+    float *prior_dev; /* a BrainScript network's Mean of its labels (LogPrior): the prior on
+                       * the device, uniform until set; NULL without */
     int prior_dim;
     /* workspace: one device block carved for up to cap_steps x cap_nseq */
     float *ws;
@@ -84,6 +86,8 @@ int nn_read_criteria(struct backend *b, const float *sums_dev, struct nn_stats *
 
 /* applyMeanVarNorm's mean (0) and 1/stddev (1), sizes[0] each, host and device (net.c). */
 int nn_alloc_norm(struct nn *net, struct pt_err *e);
+/* prior_dev, uniform until nn_set_prior(). */
+int nn_alloc_prior(struct nn *net, struct pt_err *e);
 int nn_graph_param_count(const struct nn_config *cfg, size_t *count, struct pt_err *e);
 
 /* The parameter count a description gives, without building the network (checks the

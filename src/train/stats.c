@@ -68,16 +68,20 @@ int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prio
     struct acc a = {0};
     int rc = reader_start_epoch(r, 0, 0, 0, 1, e), fdim = 0, ldim = 0;
     /* a BrainScript network's Mean / InvStdDev name their input */
-    const char *norm = nn_get_config(net)->norm_input, *fname = norm[0] ? norm : "features";
+    const struct nn_config *c = nn_get_config(net);
+    const char *fname = c->norm_input[0] ? c->norm_input : "features";
+    const char *lname = c->labels_input[0] ? c->labels_input : "labels";
     while (rc == 0 && (rc = reader_next(r, 4096, &mb, e)) == 0 && mb.global_samples) {
-        struct mb_input *f = mb_find(&mb, fname), *l = mb_find(&mb, "labels");
-        if (!f || (prior && !l)) {
-            rc = pt_err_set(e, PT_EUSER, "error: the reader needs inputs named '%s'%s", fname,
-                            prior ? " and 'labels'" : "");
+        struct mb_input *f = mean_var ? mb_find(&mb, fname) : NULL, *l = mb_find(&mb, lname);
+        if ((mean_var && !f) || (prior && !l)) {
+            rc = pt_err_set(e, PT_EUSER, "error: the reader needs %s named '%s'%s%s%s",
+                            mean_var && prior ? "inputs" : "an input", mean_var ? fname : lname,
+                            mean_var && prior ? " and '" : "", mean_var && prior ? lname : "",
+                            mean_var && prior ? "'" : "");
             break;
         }
         if (!a.sum) {
-            fdim = f->dim;
+            fdim = f ? f->dim : 1;
             ldim = l ? l->dim : 1;
             a.sum = calloc((size_t)fdim, sizeof *a.sum);
             a.sq = calloc((size_t)fdim, sizeof *a.sq);
@@ -86,7 +90,8 @@ int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prio
                 rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
         }
         if (rc == 0) {
-            add_features(&a, f, mb.nseq);
+            if (f)
+                add_features(&a, f, mb.nseq);
             if (l)
                 add_labels(&a, l, mb.nseq);
         }

@@ -1,0 +1,28 @@
+/* The definitions of CNTK's CNTK.core.bs that are written in BrainScript itself and that
+ * partrain takes as they are: the NDL book's macros that CNTK keeps for its older configs
+ * (BFF, SBFF, MeanVarNorm, LogPrior), the layers CNTK defines as them, and its numeric
+ * helpers. bs_build_graph() evaluates a network inside this record, so a network's own
+ * definition of one of these names wins, as it does in CNTK. */
+#include "nn/bs_eval_internal.h"
+
+const char bs_prelude_file[] = "CNTK.core.bs (built into partrain)";
+
+const char bs_prelude[] =
+    "# an affine layer: z = W in + B, B starting at zero\n"
+    "BFF (in, rows, cols) = [\n"
+    "    B = Parameter (rows, 1, initValue = 0)\n"
+    "    W = Parameter (rows, cols)\n"
+    "    z = W * in + B\n"
+    "]\n"
+    "# the same through a sigmoid\n"
+    "SBFF (in, rows, cols) = [ Eh = Sigmoid (BFF (in, rows, cols).z) ]\n"
+    "# the features' mean and deviation over the corpus, before the first epoch\n"
+    "MeanVarNorm (feat) = PerDimMeanVarNormalization (feat, Mean (feat), InvStdDev (feat))\n"
+    "# the log of the labels' mean over the corpus\n"
+    "LogPrior (labels) = Log (Mean (labels))\n"
+    "FeatureMVNLayer {} = MeanVarNorm\n"
+    "LogPriorLayer {} = LogPrior\n"
+    "Sign (x) = if x > 0 then 1 else if x < 0 then -1 else 0\n"
+    "Min (a, b) = if a < b then a else b\n"
+    "Max (a, b) = if a > b then a else b\n"
+    "Fac (n) = if n > 1 then Fac (n - 1) * n else 1\n";
