@@ -341,6 +341,21 @@ START_TEST(array_definitions)
         floats += (size_t)t[i].rows * (size_t)t[i].cols;
     ck_assert_uint_eq(n, 6); /* W and B of h[1], h[2] and top: each once */
     ck_assert_uint_eq(floats, 4 * 3 + 4 + 4 * 4 + 4 + 4 * 4 + 4);
+    /* named as CNTK names them: by the members that led to them */
+    const char *names[] = {"h[1].Eh.W", "h[1].Eh.B", "h[2].Eh.W", "h[2].Eh.B", "top.W", "top.B"};
+    for (size_t i = 0; i < 6; i++)
+        ck_assert_msg(tensor_named(net, names[i]), "no tensor %s", names[i]);
+    ck_assert_int_eq(tensor_named(net, "h[2].Eh.W")->cols, 4);
+    nn_free(net);
+    /* layers' parameters inside the member that made them; a name two would share gets a
+     * '_' in front on the later one (CNTK's makeUniqueName) */
+    net = make_bs_net(
+        b, IO "m = Sequential (DenseLayer {4} : DenseLayer {4})\nz = m (features)\n" CE("z"), 1);
+    const char *names2[] = {"m.W", "m.b", "_m.W", "_m.b"};
+    for (size_t i = 0; i < 4; i++)
+        ck_assert_msg(tensor_named(net, names2[i]), "no tensor %s", names2[i]);
+    ck_assert_int_eq(tensor_named(net, "m.W")->cols, 3);
+    ck_assert_int_eq(tensor_named(net, "_m.W")->cols, 4);
     nn_free(net);
     /* the network's own Max wins over CNTK.core.bs's: L = 1, one hidden layer */
     net = make_bs_net(b,

@@ -97,7 +97,7 @@ static int call_lambda(struct ev *v, const struct bs_node *at, struct bfn *f, st
                        struct bv *out)
 {
     const struct bs_node *lam = f->lam;
-    struct benv *r = bse_new_env(v, f->env, lam->nitems, f->env ? f->env->path : "");
+    struct benv *r = bse_new_env(v, f->env, lam->nitems, v->path); /* named where called */
     if (!r)
         return v->e->code;
     size_t used = 0;

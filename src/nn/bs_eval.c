@@ -78,18 +78,24 @@ struct bslot *bse_find_local(struct benv *r, const char *name)
     return NULL;
 }
 
-/* Give a new, unnamed node the name of the definition that made it. */
-static void name_node(struct ev *v, struct benv *r, const char *name, const struct bv *val)
+/* dst = "path.member", or "member" when path is "", cut to size - 1 bytes. */
+static void path_join(char *dst, size_t size, const char *path, const char *member)
 {
-    if (val->k != BV_NODE)
-        return;
-    struct g_node *n = &v->g->nodes[val->node];
-    if (n->name[0])
-        return;
-    if (r->path[0])
-        snprintf(n->name, sizeof n->name, "%s.%s", r->path, name);
-    else
-        snprintf(n->name, sizeof n->name, "%s", name);
+    size_t k = 0;
+    for (const char *s = path; *s && k + 1 < size; s++)
+        dst[k++] = *s;
+    if (path[0] && k + 1 < size)
+        dst[k++] = '.';
+    for (const char *s = member; *s && k + 1 < size; s++)
+        dst[k++] = *s;
+    dst[k] = '\0';
+}
+
+void bse_name_new(struct ev *v, int node, const char *member)
+{
+    struct g_node *n = &v->g->nodes[node];
+    if (!n->name[0])
+        path_join(n->name, sizeof n->name, v->path, member);
 }
 
 int bse_force(struct ev *v, const struct bs_node *at, struct benv *r, struct bslot *s,
@@ -105,10 +111,16 @@ int bse_force(struct ev *v, const struct bs_node *at, struct benv *r, struct bsl
                         "FutureValue is not supported yet)",
                         s->name);
     s->state = SLOT_BUSY;
+    /* the path of what is made meanwhile: the member's, inside its record's */
+    char outer[sizeof v->path];
+    memcpy(outer, v->path, sizeof outer);
+    path_join(v->path, sizeof v->path, r->path, s->name);
     int rc = bse_eval(v, s->expr, s->env ? s->env : r, &s->val);
+    if (rc == 0 && s->val.k == BV_NODE && !v->g->nodes[s->val.node].name[0]) /* a new node */
+        path_join(v->g->nodes[s->val.node].name, sizeof v->g->nodes[0].name, "", v->path);
+    memcpy(v->path, outer, sizeof outer);
     if (rc)
         return rc;
-    name_node(v, r, s->name, &s->val);
     if (s->val.k == BV_ARR && s->val.arr->lazy && !s->val.arr->name)
         s->val.arr->name = s->name;
     s->state = SLOT_DONE;
@@ -441,7 +453,7 @@ static int eval_inner(struct ev *v, const struct bs_node *x, struct benv *env, s
         if (x->str)
             return bs_error(v->e, x, "'new %s [...]' is CNTK's internal form; not supported",
                             x->str);
-        struct benv *r = bse_record_env(v, x, env, env ? env->path : "");
+        struct benv *r = bse_record_env(v, x, env, v->path);
         if (!r)
             return v->e->code;
         *out = (struct bv){.k = BV_REC, .rec = r};
@@ -582,6 +594,41 @@ static int tagged_roots(struct ev *v, struct benv *root, int all, int roots[5])
     return 0;
 }
 
+/* Names as CNTK gives them: a top-level member's node is called by the member's name (the
+ * last such member, in the order written; not featureNodes and the other groups), and a name that
+ * two nodes would share gets a
+ * '_' in front on the later one until it is the only one (CNTK's makeUniqueName). */
+static void name_roots(struct ev *v, struct benv *root)
+{
+    struct nn_graph *g = v->g;
+    for (size_t i = 0; i < root->n; i++) {
+        const struct bslot *s = &root->slots[i];
+        size_t len = strlen(s->name); /* not featureNodes, criterionNodes, ... */
+        int group = len > 5 && !strcmp(s->name + len - 5, "Nodes");
+        if (s->state == SLOT_DONE && s->val.k == BV_NODE && !group)
+            path_join(g->nodes[s->val.node].name, sizeof g->nodes[0].name, "", s->name);
+    }
+    for (int i = 0; i < g->n; i++) {
+        char *name = g->nodes[i].name;
+        for (int tries = 0; name[0];) {
+            int j = 0;
+            while (j < g->n && (j == i || strcmp(g->nodes[j].name, name)))
+                j++;
+            if (j == g->n)
+                break;
+            if (j > i) /* the later node gets the '_' */
+                break;
+            if (++tries > 8) { /* too long to grow: its index makes it unique */
+                snprintf(name, sizeof g->nodes[0].name, "_%d", i);
+                break;
+            }
+            memmove(name + 1, name, sizeof g->nodes[0].name - 2);
+            name[0] = '_';
+            name[sizeof g->nodes[0].name - 1] = '\0';
+        }
+    }
+}
+
 int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
 {
     struct ev v = {.g = g, .e = e, .root = bs_tree_root(tree)};
@@ -637,6 +684,8 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
                             "got %s",
                             c->where, c->kind->name, y->kind->name);
     }
+    if (rc == 0)
+        name_roots(&v, root);
     if (rc == 0)
         rc = g_finish(g, e);
     while (v.mem) {

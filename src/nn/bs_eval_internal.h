@@ -57,7 +57,7 @@ struct benv {
     struct benv *parent;
     size_t n;
     struct bslot *slots;
-    char path[48]; /* "" at the root, "h1" inside h1's record: node names */
+    char path[64]; /* "" at the root, "h1" inside h1's record: node names */
 };
 
 struct ev;
@@ -114,6 +114,9 @@ struct ev {
     const struct bs_node *root;
     struct fixup *fix;
     size_t nfix, capfix;
+    /* where the evaluation is, as CNTK names nodes: "h", "L1.W", "layers[2].Eh" (the
+     * member being evaluated, inside the records and calls that led to it) */
+    char path[64];
 };
 
 #define MAX_DEPTH 400
@@ -123,6 +126,8 @@ const char *bse_kind_name(enum bv_kind k);
 int bse_type_error(struct ev *v, const struct bs_node *at, const char *what, const char *want,
                    const struct bv *got);
 int bse_eval(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out);
+/* Name node (when it has no name yet) `member` inside the current path (v->path). */
+void bse_name_new(struct ev *v, int node, const char *member);
 /* bs_prelude.c: CNTK.core.bs's definitions written in BrainScript, the network's outer scope */
 extern const char bs_prelude[];
 extern const char bs_prelude_file[];

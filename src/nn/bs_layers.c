@@ -50,6 +50,9 @@ int bse_linear(struct ev *v, const struct bs_node *at, const char *name, struct 
     struct bfn *f = bse_alloc(v, sizeof *f);
     if (!f)
         return v->e->code;
+    bse_name_new(v, w.node, "W"); /* CNTK's names inside the layer: W, b */
+    if (b.k == BV_NODE)
+        bse_name_new(v, b.node, "b");
     f->k = FN_LINEAR;
     f->w = w.node;
     f->b = b.k == BV_NODE ? b.node : -1;
@@ -188,6 +191,7 @@ int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, stru
     struct bfn *f = rc == 0 ? bse_alloc(v, sizeof *f) : NULL;
     if (!f)
         return rc ? rc : v->e->code;
+    bse_name_new(v, w.node, "E");
     f->k = FN_LINEAR;
     f->w = w.node;
     f->b = -1;
@@ -240,6 +244,10 @@ int bse_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv
     struct bfn *f = rc ? NULL : bse_alloc(v, sizeof *f);
     if (!f)
         return rc ? rc : v->e->code;
+    bse_name_new(v, w.node, "W");
+    bse_name_new(v, hm.node, "H");
+    bse_name_new(v, b.node, "b");
+    bse_name_new(v, p.node, "peep");
     f->k = FN_LSTM;
     f->w = w.node;
     f->hm = hm.node;
