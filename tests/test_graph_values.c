@@ -380,6 +380,9 @@ START_TEST(array_definitions)
                           "through PastValue / FutureValue is not supported yet)");
     msg = bs_error_of(IO "z = if 1 > 2 then features else Fail ('no ' + 'way')\n" CE("z"));
     ck_assert_str_eq(msg, "g.cfg:4:33: error: Fail: no way");
+    msg = bs_error_of(IO "z = BS.RNNs.RecurrentLSTMPStack (4, features)\n" CE("z"));
+    ck_assert_str_eq(msg, "g.cfg:4:5: error: BS.RNNs.RecurrentLSTMPStack is not supported yet by "
+                          "partrain's BrainScript");
     msg = bs_error_of(IO "n = Length (3)\nz = Parameter (4, n) * features\n" CE("z"));
     ck_assert_str_eq(msg, "g.cfg:4:5: error: Length: expected an array or a string, got a number");
 }

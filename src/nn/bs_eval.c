@@ -177,7 +177,8 @@ static int eval_dot(struct ev *v, const struct bs_node *x, struct benv *env, str
         int rc = lookup(v, &id, NULL, out);
         if (rc && v->e->code == PT_EUSER && !bse_find_builtin(x->str)) {
             pt_err_clear(v->e);
-            return bs_error(v->e, x, "BS...%s: not supported yet by partrain's BrainScript",
+            return bs_error(v->e, x, "BS.%s%s%s is not supported yet by partrain's BrainScript",
+                            x->a->kind == BS_DOT ? x->a->str : "", x->a->kind == BS_DOT ? "." : "",
                             x->str);
         }
         return rc;
