@@ -169,6 +169,30 @@ expect 0 "$T" configFile=c.cfg Dir=full command=out out.outputPath=fmt/O out.out
     no "category line: $(sed -n 2p fmt/O.PosteriorProb)"
 [ "$(tail -c 3 fmt/O.PosteriorProb)" = "END" ] && ok || no "epilogue"
 
+# CNTK's Simple2d output (Tests/EndToEndTests/Simple2d/OneHidden.cntk): the predicted class
+# and the true one (the labels input) side by side, as labels from labelMappingFile; the
+# lines that differ are the test errors, as that config's comment counts them
+printf 'lower\nupper\n' >map.txt
+expect 0 "$T" configFile=c.cfg Dir=full command=out out.outputPath=cat/O 'out.outputNodeNames=PosteriorProb:labels' \
+    'out.format=[type=category; labelMappingFile=map.txt; sequenceEpilogue="\t// %s\n"]'
+awk '{ print ($3 > $2) ? "upper" : "lower" }' test.txt >want.txt
+cut -f1 cat/O.labels | cmp -s - want.txt && ok || no "the labels written are not test.txt's classes"
+grep -qx "lower	// labels" cat/O.labels && grep -qx "upper	// PosteriorProb" cat/O.PosteriorProb && ok ||
+    no "sequenceEpilogue: $(head -1 cat/O.labels)"
+[ "$(wc -l <cat/O.PosteriorProb)" -eq 300 ] && ok || no "not 300 lines in cat/O.PosteriorProb"
+expect 0 "$T" configFile=c.cfg Dir=full command=test 'test=[action=test; reader=[readerType=CNTKTextFormatReader; file=test.txt; input=$input2d$]]'
+errs=$(simple2d_err "$tmp/err")
+paste cat/O.PosteriorProb cat/O.labels | awk -v e="$errs" '$1 != $4 { bad++ } END { exit !(bad / NR - e < 1e-6 && e - bad / NR < 1e-6) }' &&
+    ok || no "the written classes do not give the test error $errs"
+printf 'lower\n' >map1.txt
+expect 1 "$T" configFile=c.cfg Dir=full command=out out.outputPath=m1/O 'out.format=[type=category; labelMappingFile=map1.txt]'
+has "$tmp/err" "labelMappingFile 'map1.txt' has 1 labels, fewer than the 2 rows of 'HLast'"
+expect 1 "$T" configFile=c.cfg Dir=full command=out out.outputPath=m2/O 'out.format=[type=category; labelMappingFile=none.txt]'
+has "$tmp/err" "labelMappingFile: cannot read 'none.txt': No such file or directory"
+expect 1 "$T" configFile=c.cfg Dir=full command=out out.outputPath=m3/O out.outputNodeNames=PosteriorProb:labelz
+has "$tmp/err" "outputNodeNames: 'labelz' is neither a node of the network in 'full/model.dnn' nor an input of the reader"
+[ ! -e m3 ] || [ -z "$(ls -A m3)" ] && ok || no "files left after a refused write: $(ls m3)"
+
 # sequences (an LSTM over frames): CNTK's per-sequence layout, %d and %x
 awk 'BEGIN { s = 5; for (q = 0; q < 40; q++) { L = 2 + q % 4; for (t = 0; t < L; t++) {
     s = (s * 16807) % 2147483647; x = s / 2147483647; c = (x > 0.5)

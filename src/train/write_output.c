@@ -13,7 +13,9 @@
  * return, tab and space, %s the node name and %n the minibatch number; in sequencePrologue
  * and sampleSeparator %d is the sequence's number (from 0, in file order) and %x its shape
  * ("rows steps"). type=category
- * prints the index of each sample's largest value.
+ * prints the index of each sample's largest value, or its line of labelMappingFile.
+ * outputNodeNames may also name the reader's inputs (CNTK writes an input node's values:
+ * "labels", one-hot, written as category gives the true class beside the predicted one).
  *
  * Only rank 0 writes (CNTK's writer has no MPI: every rank would write the same files);
  * the other ranks wait for its outcome. Each file is written to a temporary and renamed
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <ctype.h>
+#include <errno.h>
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
@@ -31,9 +34,10 @@
 #include "math/backend.h"
 #include "train/train_internal.h"
 
-#define WRITE_MAX_NODES 3
+#define WRITE_MAX_NODES 16
 
-enum write_node { NODE_HLAST, NODE_POSTERIOR, NODE_SCALED_LL };
+/* NODE_INPUT: one of the reader's inputs, as the minibatch holds it */
+enum write_node { NODE_HLAST, NODE_POSTERIOR, NODE_SCALED_LL, NODE_INPUT };
 static const char *const node_names[] = {"HLast", "PosteriorProb", "ScaledLogLikelihood"};
 
 int write_output_node(const char *name)
@@ -52,6 +56,9 @@ struct write_format {
     int transpose;
     const char *prologue, *epilogue, *seq_sep, *seq_prologue, *seq_epilogue, *elem_sep, *sample_sep,
         *precision;
+    const char *label_file; /* labelMappingFile, or NULL */
+    char **labels;          /* its lines (open_outputs reads them) */
+    size_t nlabels;
 };
 
 struct write_settings {
@@ -139,8 +146,10 @@ static const struct cfg_key format_keys[] = {
      .valid = precision_valid,
      WF(precision)},
     {.name = "labelMappingFile",
-     .type = CFG_UNSUPPORTED,
-     .help = "category labels are written as indices; label mapping files are not supported"},
+     .type = CFG_PATH,
+     .help = "with type=category, a text file whose line i names class i: the label is written "
+             "instead of the index",
+     WF(label_file)},
     {.name = NULL},
 };
 
@@ -172,7 +181,7 @@ static const struct cfg_key write_cmd_keys[] = {
      .type = CFG_STRING_LIST,
      .help = "nodes to write: HLast, PosteriorProb, ScaledLogLikelihood of a SimpleNetworkBuilder "
              "network (default: ScaledLogLikelihood when the model has a prior, else HLast); a "
-             "BrainScript network's output node (its default)",
+             "BrainScript network's output node (its default); the reader's inputs (labels)",
      WS(nodes)},
     {.name = "minibatchSize",
      .type = CFG_INT,
@@ -314,7 +323,9 @@ static void put_sequence(FILE *f, const struct write_format *fm, const struct fr
             if (b > 0)
                 put_fragment(f, fm->elem_sep ? fm->elem_sep : " ", &plain);
             double v = fm->transpose ? buf[a * rows + b] : buf[b * rows + a];
-            if (fm->category)
+            if (fm->category && fm->labels)
+                fputs(fm->labels[(size_t)v], f); /* the rows were checked against nlabels */
+            else if (fm->category)
                 fprintf(f, "%u", (unsigned)v);
             else
                 put_value(f, fm, v);
@@ -324,11 +335,12 @@ static void put_sequence(FILE *f, const struct write_format *fm, const struct fr
 }
 
 /* One minibatch into every file. The output's columns: one per sequence (sequence labels),
- * else t * nseq + s for the rows of each sequence. */
+ * else t * nseq + s for the rows of each sequence; an input's, t * nseq + s. */
 static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *outs, size_t nout,
-                         const struct write_format *fm, size_t mbi, const float *prior,
+                         const struct write_settings *ws, size_t mbi, const float *prior,
                          size_t *seqs_written, struct pt_err *e)
 {
+    const struct write_format *fm = &ws->fmt;
     size_t rows = 0, cols = 0, cap = 0;
     int rc = nn_get_output(net, NULL, 0, &rows, &cols, e);
     if (rc == PT_EUSER && rows && cols) { /* asked for the size */
@@ -336,28 +348,59 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
         rc = 0;
     }
     cap = rows * cols;
-    float *z = malloc((cap ? cap : 1) * sizeof *z);
-    const float **colp = malloc((cols ? cols : 1) * sizeof *colp);
+    size_t ncap = cols; /* columns of one sequence, at most */
+    for (size_t o = 0; o < nout; o++) {
+        struct mb_input *src = outs[o].node == NODE_INPUT ? mb_find(mb, outs[o].name) : NULL;
+        const char *graph_out = nn_output_name(net);
+        char writes[192];
+        snprintf(writes, sizeof writes, "%s%.64s%s",
+                 graph_out ? "the BrainScript network's output node, '"
+                           : "HLast, PosteriorProb, "
+                             "ScaledLogLikelihood",
+                 graph_out ? graph_out : "", graph_out ? "'," : "");
+        if (outs[o].node == NODE_INPUT && !src)
+            return cfg_error(e, cfg_value_origin(ws->nodes.node),
+                             "outputNodeNames: '%s' is neither a node of the network in '%s' nor "
+                             "an input of the reader (partrain writes %s and the inputs)",
+                             outs[o].name, ws->model, writes);
+        size_t r = src ? (size_t)src->dim : rows;
+        if (fm->category && fm->labels && r > fm->nlabels)
+            return pt_err_set(e, PT_EUSER,
+                              "error: labelMappingFile '%s' has %zu labels, fewer than the %zu "
+                              "rows of '%s'",
+                              fm->label_file, fm->nlabels, r, outs[o].name);
+        if (src && src->dim * src->steps > cap)
+            cap = (size_t)src->dim * src->steps;
+        if (src && src->steps > ncap)
+            ncap = src->steps;
+    }
+    size_t zn = rows * cols;
+    float *z = malloc((zn ? zn : 1) * sizeof *z);
+    const float **colp = malloc((ncap ? ncap : 1) * sizeof *colp);
     double *buf = malloc((cap ? cap : 1) * sizeof *buf);
     if (!z || !colp || !buf)
         rc = pt_err_set(e, PT_ESYS, "error: out of memory for the outputs of a minibatch");
     if (rc == 0)
-        rc = nn_get_output(net, z, cap, &rows, &cols, e);
+        rc = nn_get_output(net, z, zn, &rows, &cols, e);
     struct mb_input *in = mb_find(mb, "features");
     if (!in)
         in = &mb->in[0];
     int per_seq = cols == mb->nseq;
     for (size_t o = 0; rc == 0 && o < nout; o++) {
         const char *name = outs[o].name;
+        struct mb_input *src = outs[o].node == NODE_INPUT ? mb_find(mb, name) : NULL;
+        const float *base = src ? src->data : z;
+        size_t r = src ? (size_t)src->dim : rows;
+        int one = src ? 0 : per_seq;
         for (size_t s = 0; s < mb->nseq; s++) {
-            size_t n = per_seq ? 1 : in->len[s];
+            size_t n = one ? 1 : src ? src->len[s] : in->len[s];
             for (size_t t = 0; t < n; t++)
-                colp[t] = z + (per_seq ? s : t * mb->nseq + s) * rows;
-            struct frag c = {name, mbi, -1, rows, n};
+                colp[t] = base + (one ? s : t * mb->nseq + s) * r;
+            struct frag c = {name, mbi, -1, r, n};
             if (*seqs_written + s > 0)
                 put_fragment(outs[o].f, fm->seq_sep, &c);
             c.seq = (long long)(*seqs_written + s);
-            put_sequence(outs[o].f, fm, &c, outs[o].node, colp, n, rows, prior, buf);
+            put_sequence(outs[o].f, fm, &c, outs[o].node, colp, n, r, prior, buf);
         }
         if (ferror(outs[o].f))
             rc = pt_err_set(e, PT_ESYS, "error: writing '%s' failed", outs[o].out.path);
@@ -369,6 +412,52 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
     return rc;
 }
 
+/* labelMappingFile's lines (without their line ends) into fm->labels. */
+static int read_labels(struct write_format *fm, struct pt_err *e)
+{
+    FILE *f = fopen(fm->label_file, "r");
+    if (!f)
+        return pt_err_set(e, PT_EUSER, "error: labelMappingFile: cannot read '%s': %s",
+                          fm->label_file, strerror(errno));
+    char line[4096];
+    size_t cap = 0;
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        size_t len = strcspn(line, "\r\n");
+        line[len] = '\0';
+        if (fm->nlabels == cap) {
+            size_t c = cap ? 2 * cap : 64;
+            char **v = realloc(fm->labels, c * sizeof *v);
+            if (!v) {
+                rc = pt_err_set(e, PT_ESYS, "error: out of memory reading '%s'", fm->label_file);
+                break;
+            }
+            fm->labels = v;
+            cap = c;
+        }
+        if (!(fm->labels[fm->nlabels] = strdup(line)))
+            rc = pt_err_set(e, PT_ESYS, "error: out of memory reading '%s'", fm->label_file);
+        else
+            fm->nlabels++;
+    }
+    if (rc == 0 && ferror(f))
+        rc = pt_err_set(e, PT_ESYS, "error: labelMappingFile: reading '%s' failed", fm->label_file);
+    fclose(f);
+    if (rc == 0 && fm->nlabels == 0)
+        rc = pt_err_set(e, PT_EUSER, "error: labelMappingFile '%s' holds no labels (one a line)",
+                        fm->label_file);
+    return rc;
+}
+
+static void free_labels(struct write_format *fm)
+{
+    for (size_t i = 0; i < fm->nlabels; i++)
+        free(fm->labels[i]);
+    free(fm->labels);
+    fm->labels = NULL;
+    fm->nlabels = 0;
+}
+
 static int open_outputs(const struct write_settings *ws, struct nn *net, struct out_file *outs,
                         size_t *nout, struct pt_err *e)
 {
@@ -376,29 +465,36 @@ static int open_outputs(const struct write_settings *ws, struct nn *net, struct 
     int has_prior = nn_get_prior(net, &dim) != NULL;
     const char *graph_out = nn_output_name(net);
     *nout = 0;
-    if (graph_out) { /* a BrainScript network: its output node (outputNodes' first) */
-        for (size_t i = 0; ws->nodes.node && i < ws->nodes.slist.n; i++)
-            if (strcmp(ws->nodes.slist.items[i], graph_out) != 0)
-                return cfg_error(e, cfg_value_origin(ws->nodes.node),
-                                 "outputNodeNames: '%s' is not the output node of the BrainScript "
-                                 "network in '%s' (partrain writes its output node, '%s')",
-                                 ws->nodes.slist.items[i], ws->model, graph_out);
+    if (ws->nodes.node && ws->nodes.slist.n > WRITE_MAX_NODES)
+        return cfg_error(e, cfg_value_origin(ws->nodes.node),
+                         "outputNodeNames: %zu nodes, more than the %d partrain writes at once",
+                         ws->nodes.slist.n, WRITE_MAX_NODES);
+    if (ws->nodes.node) {
+        /* the network's nodes by name (a BrainScript network's output node; HLast,
+         * PosteriorProb, ScaledLogLikelihood of a SimpleNetworkBuilder one), any other name
+         * an input of the reader (put_minibatch checks it) */
+        for (size_t i = 0; i < ws->nodes.slist.n; i++) {
+            const char *want = ws->nodes.slist.items[i];
+            int k = 0;
+            while (!graph_out && k < 3 && strcasecmp(want, node_names[k]))
+                k++;
+            if (graph_out && !strcmp(want, graph_out))
+                outs[*nout] = (struct out_file){.node = NODE_HLAST, .name = graph_out};
+            else if (!graph_out && k < 3)
+                outs[*nout] = (struct out_file){.node = (enum write_node)k, .name = node_names[k]};
+            else
+                outs[*nout] = (struct out_file){.node = NODE_INPUT, .name = want};
+            outs[*nout].out.fd = -1;
+            for (size_t j = 0; j < *nout; j++)
+                if (!strcmp(outs[j].name, outs[*nout].name))
+                    return cfg_error(e, cfg_value_origin(ws->nodes.node),
+                                     "outputNodeNames: '%s' is named twice", want);
+            (*nout)++;
+        }
+    } else if (graph_out) { /* a BrainScript network: its output node (outputNodes' first) */
         outs[0].node = NODE_HLAST;
         outs[0].name = graph_out;
         *nout = 1;
-    } else if (ws->nodes.node) {
-        for (size_t i = 0; i < ws->nodes.slist.n && *nout < WRITE_MAX_NODES; i++) {
-            int k = 0;
-            while (k < WRITE_MAX_NODES && strcasecmp(ws->nodes.slist.items[i], node_names[k]))
-                k++;
-            if (k == WRITE_MAX_NODES)
-                return cfg_error(e, cfg_value_origin(ws->nodes.node),
-                                 "outputNodeNames: '%s' is not a node of a SimpleNetworkBuilder "
-                                 "network (HLast, PosteriorProb, ScaledLogLikelihood)",
-                                 ws->nodes.slist.items[i]);
-            outs[*nout].node = (enum write_node)k;
-            outs[(*nout)++].name = node_names[k];
-        }
     } else {
         outs[0].node = has_prior ? NODE_SCALED_LL : NODE_HLAST;
         outs[0].name = node_names[outs[0].node];
@@ -449,7 +545,7 @@ static int close_outputs(struct out_file *outs, size_t nout, const struct write_
 }
 
 /* Rank 0's part: the whole reader, in file order. */
-static int write_all(struct pt_ctx *ctx, const struct write_settings *ws, struct nn *net,
+static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct nn *net,
                      struct reader *r, struct pt_err *e)
 {
     struct out_file outs[WRITE_MAX_NODES];
@@ -459,7 +555,9 @@ static int write_all(struct pt_ctx *ctx, const struct write_settings *ws, struct
     size_t nout = 0, mbi = 0, total = 0, seqs = 0;
     int dim = 0;
     const float *prior = nn_get_prior(net, &dim);
-    int rc = open_outputs(ws, net, outs, &nout, e);
+    int rc = ws->fmt.label_file && ws->fmt.category ? read_labels(&ws->fmt, e) : 0;
+    if (rc == 0)
+        rc = open_outputs(ws, net, outs, &nout, e);
     if (rc == 0)
         rc = reader_start_epoch(r, 0, (size_t)ws->epoch_size, 0, 1, e);
     struct minibatch mb = {0};
@@ -468,13 +566,14 @@ static int write_all(struct pt_ctx *ctx, const struct write_settings *ws, struct
            mb.global_samples) {
         rc = nn_evaluate(net, &mb, &st, e);
         if (rc == 0)
-            rc = put_minibatch(net, &mb, outs, nout, &ws->fmt, mbi, prior, &seqs, e);
+            rc = put_minibatch(net, &mb, outs, nout, ws, mbi, prior, &seqs, e);
         if (rc == 0)
             pt_log_printf(ctx->log, "Minibatch[%zu]: ActualMBSize = %zu\n", mbi, mb.samples);
         total += mb.samples;
         mbi++;
     }
     mb_free(&mb);
+    free_labels(&ws->fmt);
     rc = close_outputs(outs, nout, ws, rc, e);
     if (rc == 0)
         pt_log_printf(ctx->log, "Written to %s*\nTotal Samples Evaluated = %zu\n", ws->output,
