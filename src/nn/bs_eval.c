@@ -1,6 +1,7 @@
 /* BrainScript evaluation: syntax tree -> node graph (see bs_eval.h). This file: the
- * arena, records and their lazy members, expressions and the roots; calls are in
- * bs_call.c, the built-ins in bs_builtins.c (map in bs_eval_internal.h).
+ * arena, records and their lazy members, expressions and the roots; arrays are in
+ * bs_array.c, calls in bs_call.c, the built-ins in bs_builtins.c (map in
+ * bs_eval_internal.h).
  *
  * Values are numbers, booleans, strings, nodes (graph indices), records, arrays and
  * functions. Everything the evaluation allocates comes from one arena freed at the end;
@@ -195,116 +196,6 @@ static int eval_dot(struct ev *v, const struct bs_node *x, struct benv *env, str
     return bse_force(v, x, rec.rec, s, out);
 }
 
-int bse_arr_at(struct ev *v, const struct bs_node *at, struct barr *a, size_t k, struct bv *out)
-{
-    if (a->lazy && a->v[k].k == BV_THUNK) {
-        struct bslot *s = &a->lazy[k];
-        if (!s->name) {
-            char buf[64];
-            int len =
-                snprintf(buf, sizeof buf, "%s[%ld]", a->name ? a->name : "", a->first + (long)k);
-            char *name = bse_alloc(v, (size_t)len + 1);
-            if (!name)
-                return v->e->code;
-            memcpy(name, buf, (size_t)len + 1);
-            s->name = name;
-        }
-        int rc = bse_force(v, at, s->env, s, &a->v[k]);
-        if (rc)
-            return rc;
-    }
-    *out = a->v[k];
-    return 0;
-}
-
-int bse_arr_force(struct ev *v, const struct bs_node *at, const struct bv *x)
-{
-    if (x->k != BV_ARR || !x->arr->lazy)
-        return 0;
-    for (size_t k = 0; k < x->arr->n; k++) {
-        struct bv el;
-        int rc = bse_arr_at(v, at, x->arr, k, &el);
-        if (rc)
-            return rc;
-    }
-    return 0;
-}
-
-/* NAME[i:first..last] = expr: an array of first..last whose elements are expr with i bound
- * to their index, each evaluated when first used (CNTK's array definition). */
-static int eval_for(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out)
-{
-    struct bv lim[2];
-    const struct bs_node *at[2] = {x->a, x->b};
-    for (int i = 0; i < 2; i++) {
-        int rc = bse_eval(v, at[i], env, &lim[i]);
-        if (rc)
-            return rc;
-        if (lim[i].k != BV_NUM)
-            return bse_type_error(v, at[i], i ? "the last index" : "the first index",
-                                  "a whole number", &lim[i]);
-        if (lim[i].num != floor(lim[i].num) || fabs(lim[i].num) > 1e6)
-            return bs_error(v->e, at[i], "%s: expected a whole number in [-1e6, 1e6], got %g",
-                            i ? "the last index" : "the first index", lim[i].num);
-    }
-    if (lim[1].num < lim[0].num - 1 || lim[1].num - lim[0].num >= 65536)
-        return bs_error(v->e, x,
-                        "array definition %s:%g..%g: expected first <= last + 1 and at most "
-                        "65536 elements",
-                        x->str, lim[0].num, lim[1].num);
-    size_t n = (size_t)(lim[1].num - lim[0].num + 1);
-    struct barr *arr = bse_alloc(v, sizeof *arr);
-    if (!arr || !(arr->v = bse_alloc(v, (n ? n : 1) * sizeof *arr->v)) ||
-        !(arr->lazy = bse_alloc(v, (n ? n : 1) * sizeof *arr->lazy)))
-        return v->e->code;
-    arr->n = n;
-    arr->first = (long)lim[0].num;
-    for (size_t k = 0; k < n; k++) {
-        struct benv *e = bse_new_env(v, env, 1, env ? env->path : "");
-        if (!e)
-            return v->e->code;
-        e->slots[0] = (struct bslot){
-            .name = x->str,
-            .state = SLOT_DONE,
-            .val = {.k = BV_NUM, .num = (double)(arr->first + (long)k)},
-        };
-        arr->lazy[k] = (struct bslot){.expr = x->c, .env = e, .state = SLOT_TODO};
-        arr->v[k] = (struct bv){.k = BV_THUNK};
-    }
-    *out = (struct bv){.k = BV_ARR, .arr = arr};
-    return 0;
-}
-
-static int eval_array(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out)
-{
-    struct barr *arr = bse_alloc(v, sizeof *arr);
-    size_t cap = x->nitems;
-    if (!arr || !(arr->v = bse_alloc(v, cap * sizeof *arr->v)))
-        return v->e->code;
-    for (size_t i = 0; i < x->nitems; i++) {
-        struct bv el;
-        int rc = bse_eval(v, x->items[i], env, &el);
-        if (rc)
-            return rc;
-        if (el.k != BV_ARR) {
-            arr->v[arr->n++] = el;
-            continue;
-        }
-        if ((rc = bse_arr_force(v, x->items[i], &el)) != 0)
-            return rc;
-        struct bv *grown = bse_alloc(v, (cap + el.arr->n) * sizeof *grown); /* a : (b : c) */
-        if (!grown)
-            return v->e->code;
-        memcpy(grown, arr->v, arr->n * sizeof *grown);
-        memcpy(grown + arr->n, el.arr->v, el.arr->n * sizeof *grown);
-        arr->v = grown;
-        arr->n += el.arr->n;
-        cap += el.arr->n;
-    }
-    *out = (struct bv){.k = BV_ARR, .arr = arr};
-    return 0;
-}
-
 static int num_binop(struct ev *v, const struct bs_node *x, double a, double b, struct bv *out)
 {
     const char *op = x->op;
@@ -470,27 +361,10 @@ static int eval_inner(struct ev *v, const struct bs_node *x, struct benv *env, s
         *out = (struct bv){.k = BV_FN, .fn = f};
         return 0;
     }
-    case BS_ARRAY: return eval_array(v, x, env, out);
+    case BS_ARRAY: return bse_eval_array(v, x, env, out);
     case BS_CALL: return bse_eval_call(v, x, env, out);
     case BS_DOT: return eval_dot(v, x, env, out);
-    case BS_INDEX: {
-        struct bv a, i;
-        int rc = bse_eval(v, x->a, env, &a);
-        if (rc == 0)
-            rc = bse_eval(v, x->b, env, &i);
-        if (rc)
-            return rc;
-        if (a.k != BV_ARR)
-            return bse_type_error(v, x, "'[ ]' indexing", "an array", &a);
-        double k = i.k == BV_NUM ? i.num - (double)a.arr->first : -1;
-        if (k < 0 || k >= (double)a.arr->n || k != floor(k)) {
-            if (a.arr->first)
-                return bs_error(v->e, x->b, "index out of range: the array's indices are %ld..%ld",
-                                a.arr->first, a.arr->first + (long)a.arr->n - 1);
-            return bs_error(v->e, x->b, "index out of range: the array has %zu elements", a.arr->n);
-        }
-        return bse_arr_at(v, x, a.arr, (size_t)k, out);
-    }
+    case BS_INDEX: return bse_eval_index(v, x, env, out);
     case BS_IF: {
         struct bv c;
         int rc = bse_eval(v, x->a, env, &c);
@@ -502,7 +376,7 @@ static int eval_inner(struct ev *v, const struct bs_node *x, struct benv *env, s
     }
     case BS_BINOP: return eval_binop(v, x, env, out);
     case BS_UNOP: return eval_unop(v, x, env, out);
-    case BS_FOR: return eval_for(v, x, env, out);
+    case BS_FOR: return bse_eval_for(v, x, env, out);
     case BS_DEF: break;
     }
     return bs_error(v->e, x, "unexpected definition here");

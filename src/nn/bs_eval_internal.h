@@ -1,10 +1,14 @@
-/* BrainScript evaluation, internal to src/nn (bs_eval.c, bs_call.c, bs_builtins.c,
- * bs_layers.c): the values, the evaluator's state, and what the files call of each other.
+/* BrainScript evaluation, internal to src/nn (bs_eval.c, bs_array.c, bs_call.c,
+ * bs_builtins.c, bs_layers.c, bs_prelude.c): the values, the evaluator's state, and what
+ * the files call of each other.
  *
- *   bs_eval.c      the arena, records and their lazy members, expressions, the roots
+ *   bs_eval.c      the arena, records and their lazy members, expressions, the roots, the
+ *                  node groups (criterionNodes or tags) and CNTK's node names
+ *   bs_array.c     arrays: a : b : c, NAME[i:first..last] = ... (lazy elements), a[i]
  *   bs_call.c      calls: binding arguments (lazily for lambdas), the kinds of functions
  *   bs_builtins.c  the built-in functions (nodes, parameters, inputs) and the table of all
- *   bs_layers.c    CNTK's Layers library (DenseLayer ... Sequential, Parallel) */
+ *   bs_layers.c    CNTK's Layers library (DenseLayer ... Sequential, Parallel)
+ *   bs_prelude.c   CNTK.core.bs's definitions written in BrainScript: the outer scope */
 #ifndef PT_NN_BS_EVAL_INTERNAL_H
 #define PT_NN_BS_EVAL_INTERNAL_H
 
@@ -131,6 +135,10 @@ void bse_name_new(struct ev *v, int node, const char *member);
 /* bs_prelude.c: CNTK.core.bs's definitions written in BrainScript, the network's outer scope */
 extern const char bs_prelude[];
 extern const char bs_prelude_file[];
+/* bs_array.c: a : b : c, NAME[i:first..last] = ..., a[i] */
+int bse_eval_array(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out);
+int bse_eval_for(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out);
+int bse_eval_index(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out);
 /* Element k of a (0-based, whatever a->first is), evaluated if it was not yet. */
 int bse_arr_at(struct ev *v, const struct bs_node *at, struct barr *a, size_t k, struct bv *out);
 /* Every element of x evaluated, where x is an array (else nothing). */
