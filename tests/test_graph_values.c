@@ -357,6 +357,16 @@ START_TEST(array_definitions)
     ck_assert_int_eq(tensor_named(net, "m.W")->cols, 3);
     ck_assert_int_eq(tensor_named(net, "_m.W")->cols, 4);
     nn_free(net);
+    /* without criterionNodes every top-level member is evaluated (CNTK's roots), but what no
+     * root reaches is not part of the network: a layer function never applied */
+    net = make_bs_net(b,
+                      IO WB "unused = DenseLayer {7}\nz = W * features + b\n"
+                            "ce = CrossEntropyWithSoftmax (labels, z, tag='criterion')\n",
+                      1);
+    nn_tensors(net, &n);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_ptr_null(tensor_named(net, "unused.W"));
+    nn_free(net);
     /* the network's own Max wins over CNTK.core.bs's: L = 1, one hidden layer */
     net = make_bs_net(b,
                       IO "Max (a, b) = a\nL = Max (1, 2)\n"

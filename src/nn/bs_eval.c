@@ -504,6 +504,45 @@ static void name_roots(struct ev *v, struct benv *root)
     }
 }
 
+/* CNTK's network is what its roots reach: the groups' nodes and every top-level member
+ * that is a node. The rest was made on the way and is not part of it (a layer function
+ * never applied, its parameters): dead, neither a parameter nor a constant. */
+static int drop_unreached(struct ev *v, struct benv *root)
+{
+    struct nn_graph *g = v->g;
+    int *stack = pt_calloc((size_t)g->n + 1, sizeof *stack, v->e);
+    char *seen = pt_calloc((size_t)g->n + 1, 1, v->e);
+    int top = 0, rc = stack && seen ? 0 : v->e->code;
+    for (size_t i = 0; rc == 0 && i < root->n; i++)
+        if (root->slots[i].state == SLOT_DONE && root->slots[i].val.k == BV_NODE &&
+            !seen[root->slots[i].val.node]) {
+            seen[root->slots[i].val.node] = 1;
+            stack[top++] = root->slots[i].val.node;
+        }
+    int groups[3] = {g->crit, g->eval, g->out};
+    for (int k = 0; rc == 0 && k < 3; k++)
+        if (!seen[groups[k]]) {
+            seen[groups[k]] = 1;
+            stack[top++] = groups[k];
+        }
+    while (rc == 0 && top > 0) {
+        const struct g_node *n = &g->nodes[stack[--top]];
+        for (int k = 0; k < n->kind->nin; k++)
+            if (!seen[n->in[k]]) {
+                seen[n->in[k]] = 1;
+                stack[top++] = n->in[k];
+            }
+    }
+    for (int i = 0; rc == 0 && i < g->n; i++)
+        if (!seen[i]) {
+            g->nodes[i].dead = 1;
+            g->nodes[i].learnable = g->nodes[i].is_const = 0;
+        }
+    free(stack);
+    free(seen);
+    return rc;
+}
+
 int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
 {
     struct ev v = {.g = g, .e = e, .root = bs_tree_root(tree)};
@@ -561,6 +600,8 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
     }
     if (rc == 0)
         name_roots(&v, root);
+    if (rc == 0)
+        rc = drop_unreached(&v, root);
     if (rc == 0)
         rc = g_finish(g, e);
     while (v.mem) {

@@ -103,12 +103,12 @@ int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_e
     out->nsizes = 2;
     out->sizes[0] = 0;
     for (int i = 0; i < g->n; i++)
-        if (g->nodes[i].is_input && i != crit->in[0] && !out->sizes[0])
+        if (g->nodes[i].is_input && !g->nodes[i].dead && i != crit->in[0] && !out->sizes[0])
             out->sizes[0] = g->nodes[i].rows;
     out->sizes[1] = pred->rows;
     for (int i = 0; rc == 0 && i < g->n; i++) {
         const struct g_node *n = &g->nodes[i], *x = &g->nodes[n->in[0]];
-        if (strcmp(n->kind->name, "Mean") && strcmp(n->kind->name, "InvStdDev"))
+        if (n->dead || (strcmp(n->kind->name, "Mean") && strcmp(n->kind->name, "InvStdDev")))
             continue;
         if (x == lab) { /* the labels' mean: the label prior (LogPrior), as needPrior makes it */
             if (strcmp(n->kind->name, "Mean"))

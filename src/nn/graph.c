@@ -193,6 +193,8 @@ int g_finish(struct nn_graph *g, struct pt_err *e)
     g->nparams = 0;
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
+        if (n->dead) /* fused into another, or reached by no root */
+            continue;
         if (n->rows <= 0 || ((n->learnable || n->is_const) && n->cols <= 0))
             return pt_err_set(e, PT_EUSER,
                               "%s: error: %s%s%s: its dimensions could not be inferred (use it "
