@@ -35,6 +35,19 @@ static inline void dump_items(struct sbuf *b, const struct bs_node *n, const cha
     }
 }
 
+/* "(HEAD a b c)" with those of a, b and c that n has. */
+static inline void dump_kids(struct sbuf *b, const char *head, const struct bs_node *n)
+{
+    const struct bs_node *kids[] = {n->a, n->b, n->c};
+    put(b, "(%s", head);
+    for (int k = 0; k < 3; k++)
+        if (kids[k]) {
+            put(b, " ");
+            dump_node(b, kids[k]);
+        }
+    put(b, ")");
+}
+
 /* An s-expression: (op a b), (call f args), (call{} F args), (fn (params) body), (: items),
  * (index a b), (. a name), (if a b c), (for i first last element), [members] or
  * Name[members], $var$, "str". */
@@ -86,36 +99,15 @@ static inline void dump_node(struct sbuf *b, const struct bs_node *n)
         dump_node(b, n->a);
         put(b, " %s)", n->str);
         break;
-    case BS_IF:
-        put(b, "(if ");
-        dump_node(b, n->a);
-        put(b, " ");
-        dump_node(b, n->b);
-        put(b, " ");
-        dump_node(b, n->c);
-        put(b, ")");
-        break;
+    case BS_IF: dump_kids(b, "if", n); break;
     case BS_BINOP:
-        put(b, "(%s ", n->op);
-        dump_node(b, n->a);
-        put(b, " ");
-        dump_node(b, n->b);
-        put(b, ")");
+    case BS_UNOP: dump_kids(b, n->op, n); break;
+    case BS_FOR: {
+        char head[96];
+        snprintf(head, sizeof head, "for %s", n->str);
+        dump_kids(b, head, n);
         break;
-    case BS_UNOP:
-        put(b, "(%s ", n->op);
-        dump_node(b, n->a);
-        put(b, ")");
-        break;
-    case BS_FOR:
-        put(b, "(for %s ", n->str);
-        dump_node(b, n->a);
-        put(b, " ");
-        dump_node(b, n->b);
-        put(b, " ");
-        dump_node(b, n->c);
-        put(b, ")");
-        break;
+    }
     }
 }
 
