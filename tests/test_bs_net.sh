@@ -617,7 +617,8 @@ awk 'END { exit !(NR == 6 && $2 < 10) }' img.txt && ok || { no "the image networ
 # the same network with the input as one dimension, x .* Constant, or x / 256: the same bits
 sed 's/imageShape = 4:3:2/imageShape = 24/; s/s1 = x \* featScale/s1 = x .* Constant (featScale)/' img.cntk >flat.cntk
 sed 's|s1 = x \* featScale|s1 = x / 256|' img.cntk >div.cntk
-for v in flat div; do
+sed 's|s1 = x \* featScale|s1 = Scale (Constant (featScale), x)|' img.cntk >scale.cntk
+for v in flat div scale; do
     "$T" configFile=$v.cntk Dir=$v >$v.out 2>$v.err && ok || { no "$v failed"; tail -5 $v.err; }
     imgcrit $v.err >$v.txt
     cmp -s img.txt $v.txt && ok || { no "$v differs from the image input"; paste img.txt $v.txt; }

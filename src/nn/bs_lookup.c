@@ -48,7 +48,6 @@ static const char *const not_yet_names[] = {
     "CosDistance",
     "CrossEntropy",
     "SumElements",
-    "Scale",
     "FeatureMVNLayer",
     "LogPriorLayer",
     "Stabilizer",

@@ -1,7 +1,7 @@
 /* The definitions of CNTK's CNTK.core.bs that are written in BrainScript itself and that
  * partrain takes as they are: the NDL book's macros that CNTK keeps for its older configs
- * (BFF, SBFF, MeanVarNorm, LogPrior), the layers CNTK defines as them, and its numeric
- * helpers. bs_build_graph() evaluates a network inside this record, so a network's own
+ * (BFF, SBFF, MeanVarNorm, LogPrior), the layers CNTK defines as them, Scale, and its
+ * numeric helpers. bs_build_graph() evaluates a network inside this record, so a network's own
  * definition of one of these names wins, as it does in CNTK. */
 #include "nn/bs_eval_internal.h"
 
@@ -22,6 +22,9 @@ const char bs_prelude[] =
     "LogPrior (labels) = Log (Mean (labels))\n"
     "FeatureMVNLayer {} = MeanVarNorm\n"
     "LogPriorLayer {} = LogPrior\n"
+    "# a node times a scalar (a number or a one-value Constant)\n"
+    "Scale (scalarScalingFactor, matrix, tag = '') =\n"
+    "    ElementTimes (scalarScalingFactor, matrix, tag = tag)\n"
     "Sign (x) = if x > 0 then 1 else if x < 0 then -1 else 0\n"
     "Min (a, b) = if a < b then a else b\n"
     "Max (a, b) = if a > b then a else b\n"
