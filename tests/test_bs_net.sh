@@ -128,6 +128,15 @@ mpi -n 1 "$T" configFile=tagsw.cntk modelPath=MTW/m.dnn >tagsw.out 2>tagsw.err &
     { no "lr_bs with tags (w first) failed"; tail -5 tagsw.err; }
 lrcrit tagsw.err >tagsw.txt
 cmp -s one.txt tagsw.txt && ok || { no "tags train another network"; paste one.txt tagsw.txt; }
+# a top-level alias of an Input (featNorm = features, as CNTK's configs write it when they
+# switch normalisation off) keeps the Input's name, by which the reader's input finds it
+sed -e 's/^        features = Input (SDim)$/        features = Input (SDim)\n        featNorm = features/' \
+    -e 's/w \* features + b/w * featNorm + b/' tagsw.cntk >alias.cntk
+mpi -n 1 "$T" configFile=alias.cntk modelPath=MA/m.dnn >alias.out 2>alias.err && ok ||
+    { no "an alias of the features failed"; tail -3 alias.err; }
+lrcrit alias.err >alias.txt
+grep -q "featNorm = features" alias.cntk && cmp -s one.txt alias.txt && ok ||
+    { no "an alias of the features trains another network"; paste one.txt alias.txt; }
 # tagged but never used by another member: still the evaluation node, as in CNTK
 sed -e 's/err = SquareError (labels, p, tag="eval")/err = SquareError (labels, p, tag="evaluation")/' \
     tags.cntk >tags2.cntk

@@ -469,10 +469,12 @@ static int tagged_roots(struct ev *v, struct benv *root, int all, int roots[5])
     return 0;
 }
 
-/* Names as CNTK gives them: a top-level member's node is called by the member's name (the
- * last such member, in the order written; not featureNodes and the other groups), and a name that
- * two nodes would share gets a
- * '_' in front on the later one until it is the only one (CNTK's makeUniqueName). */
+/* Names as CNTK gives them: a top-level member's node is called by the member's name (not
+ * featureNodes and the other groups), unless it has a top-level name already (the first
+ * member that made or named it, in the order written: `x = features` leaves the Input
+ * called features, which is how the reader's inputs find it); a name that two nodes would
+ * share gets a '_' in front on the later one until it is the only one (CNTK's
+ * makeUniqueName). */
 static void name_roots(struct ev *v, struct benv *root)
 {
     struct nn_graph *g = v->g;
@@ -480,8 +482,11 @@ static void name_roots(struct ev *v, struct benv *root)
         const struct bslot *s = &root->slots[i];
         size_t len = strlen(s->name); /* not featureNodes, criterionNodes, ... */
         int group = len > 5 && !strcmp(s->name + len - 5, "Nodes");
-        if (s->state == SLOT_DONE && s->val.k == BV_NODE && !group)
-            path_join(g->nodes[s->val.node].name, sizeof g->nodes[0].name, "", s->name);
+        if (s->state != SLOT_DONE || s->val.k != BV_NODE || group)
+            continue;
+        char *name = g->nodes[s->val.node].name;
+        if (!name[0] || strpbrk(name, ".["))
+            path_join(name, sizeof g->nodes[0].name, "", s->name);
     }
     for (int i = 0; i < g->n; i++) {
         char *name = g->nodes[i].name;
