@@ -48,6 +48,15 @@ static const struct grad_case cases[] = {
     {"Exp", STD, IO WB HID "z = V * Exp (W * features + b) + c\n" CE("z")},
     {"Log", STD, IO WB HID "z = V * Log (Sigmoid (W * features + b)) + c\n" CE("z")},
     {"Log_Exp", STD, IO WB "z = Log (Exp (W * features + b) + 1)\n" CE("z")},
+    {"Sqrt", STD, IO WB HID "z = V * Sqrt (Sigmoid (W * features + b)) + c\n" CE("z")},
+    {"Abs", STD " away=2e-3",
+     IO WB HID "a = W * features + b\nz = V * Abs (a) + c\noutputNodes = (a)\n" CE("z")},
+    {"Reciprocal", STD,
+     IO WB HID "z = V * Reciprocal (Sigmoid (W * features + b) + 1) + c\n" CE("z")},
+    /* ElementDivide (CNTK.core.bs: times the Reciprocal) and '/' between nodes */
+    {"ElementDivide", STD,
+     IO WB HID "z = ElementDivide (W * features, Exp (V * Tanh (W * features)))\n" CE("z")},
+    {"Divide_nodes", STD, IO WB "z = (W * features) / (Sigmoid (b) + 1)\n" CE("z")},
     {"Softmax", STD, IO WB "p = Softmax (W * features + b)\n" SE("p")},
     {"Log_Softmax", STD, IO WB "z = Log (Softmax (W * features + b))\n" CE("z")},
     /* Constants: numbers in expressions, and Constant with its rows inferred */

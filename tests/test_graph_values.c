@@ -151,7 +151,8 @@ START_TEST(values_elementwise)
                                  "W = Parameter (2, 2)\nb = Parameter (2)\nc = Parameter (2)\n"
                                  "h = W * features + b\n"
                                  "o = Exp (h) .* c - ReLU (h) + Log (Sigmoid (h)) - "
-                                 "Negate (Tanh (h)) + (1 - h) .* 0.5\n"
+                                 "Negate (Tanh (h)) + (1 - h) .* 0.5 + Sqrt (Exp (h)) + Abs (h)"
+                                 " - 1 / (2 + Abs (h)) + ElementDivide (h, c) + h / Exp (h)\n"
                                  "se = SquareError (labels, o)\ncriterionNodes = (se)\n"
                                  "outputNodes = (o)\n",
                                  5);
@@ -177,7 +178,8 @@ START_TEST(values_elementwise)
         affine(w, bias, x + 2 * j, 2, 2, h);
         for (int i = 0; i < 2; i++) {
             double o = exp(h[i]) * c[i] - fmax(h[i], 0) + log(sigmoid(h[i])) + tanh(h[i]) +
-                       (1 - h[i]) * 0.5;
+                       (1 - h[i]) * 0.5 + sqrt(exp(h[i])) + fabs(h[i]) - 1 / (2 + fabs(h[i])) +
+                       h[i] / c[i] + h[i] / exp(h[i]);
             ck_assert_msg(fabs(out[2 * j + i] - o) < 1e-5 * fmax(1, fabs(o)), "o[%d,%d] %g want %g",
                           i, j, out[2 * j + i], o);
             se += (o - y[2 * j + i]) * (o - y[2 * j + i]);

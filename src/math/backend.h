@@ -89,16 +89,25 @@ enum bk_crit_kind {
 enum bk_trans { BK_NOTRANS = 0, BK_TRANS = 1 };
 
 /* Element-wise operations (ewise): y = a OP b for the binary ones, y = OP(a) for the unary
- * ones (b unused). */
+ * ones (b unused), which are those from BK_EW_EXP on. */
 enum bk_ew {
     BK_EW_ADD,
     BK_EW_SUB,
     BK_EW_MUL,
     BK_EW_DIV,
-    BK_EW_EXP, /* unary */
-    BK_EW_LOG, /* unary */
+    BK_EW_EXP,   /* unary */
+    BK_EW_LOG,   /* unary */
+    BK_EW_SQRT,  /* unary */
+    BK_EW_ABS,   /* unary */
+    BK_EW_SIGN,  /* unary: -1, 0 or 1 */
+    BK_EW_RECIP, /* unary: 1 / a */
     BK_EW_COUNT
 };
+
+static inline int bk_ew_unary(enum bk_ew op)
+{
+    return op >= BK_EW_EXP;
+}
 
 /* One criterion evaluation over a (rows x cols) output, contiguous (ld = rows). */
 struct bk_crit {

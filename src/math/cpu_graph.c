@@ -35,6 +35,22 @@ static void ew_column(enum bk_ew op, float *y, const float *a, const float *b, s
         for (size_t i = 0; i < r; i++)
             y[i] = logf(a[i]);
         break;
+    case BK_EW_SQRT:
+        for (size_t i = 0; i < r; i++)
+            y[i] = sqrtf(a[i]);
+        break;
+    case BK_EW_ABS:
+        for (size_t i = 0; i < r; i++)
+            y[i] = fabsf(a[i]);
+        break;
+    case BK_EW_SIGN:
+        for (size_t i = 0; i < r; i++)
+            y[i] = (float)((a[i] > 0.0f) - (a[i] < 0.0f));
+        break;
+    case BK_EW_RECIP:
+        for (size_t i = 0; i < r; i++)
+            y[i] = 1.0f / a[i];
+        break;
     default: break;
     }
 }
@@ -44,7 +60,7 @@ void cpu_ewise(struct backend *be, enum bk_ew op, float *y, const float *a, cons
 {
     (void)be;
     size_t r = (size_t)rows;
-    int unary = op == BK_EW_EXP || op == BK_EW_LOG;
+    int unary = bk_ew_unary(op);
     if (unary || bcols == cols) { /* same shapes: one long run */
         ew_column(op, y, a, unary ? NULL : x, r * cols);
         return;

@@ -358,7 +358,11 @@ __global__ static void ewise_k(int op, float *y, const float *a, const float *x,
         case BK_EW_MUL: r = u * v; break;
         case BK_EW_DIV: r = u / v; break;
         case BK_EW_EXP: r = expf(u); break;
-        default: r = logf(u); break;
+        case BK_EW_LOG: r = logf(u); break;
+        case BK_EW_SQRT: r = sqrtf(u); break;
+        case BK_EW_ABS: r = fabsf(u); break;
+        case BK_EW_SIGN: r = (float)((u > 0.0f) - (u < 0.0f)); break;
+        default: r = 1.0f / u; break; /* BK_EW_RECIP */
         }
         y[i] = r;
     }
@@ -370,7 +374,7 @@ void cu_ewise(struct backend *b, enum bk_ew op, float *y, const float *a, const 
     size_t n = (size_t)rows * cols;
     if (!n || op >= BK_EW_COUNT)
         return;
-    int unary = op == BK_EW_EXP || op == BK_EW_LOG;
+    int unary = bk_ew_unary(op);
     ewise_k LAUNCH(b, n)((int)op, y, a, unary ? NULL : x, (size_t)rows, n, !unary && bcols != cols);
     cu_launched(b, "ewise");
 }

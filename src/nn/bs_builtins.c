@@ -48,6 +48,29 @@ int bse_as_node(struct ev *v, const struct bs_node *at, const char *what, struct
     return rc;
 }
 
+/* Sqrt, Abs or Reciprocal of a one-value Constant whose rows its use fixes (Constant (256),
+ * a number): that value's Constant, as a number would be (x / Constant (256) is x / 256). */
+static int fold_scalar(struct ev *v, const struct bs_node *at, const char *kind, int x,
+                       struct bv *out, int *folded)
+{
+    const struct g_node *n = &v->g->nodes[x];
+    *folded = 0;
+    if (!n->is_const || n->data || n->rows != 0 || n->cols != 1)
+        return 0;
+    double c = n->init_value;
+    if (!strcmp(kind, "Sqrt") && c >= 0)
+        c = sqrt(c);
+    else if (!strcmp(kind, "Abs"))
+        c = fabs(c);
+    else if (!strcmp(kind, "Reciprocal") && c != 0)
+        c = 1.0 / c;
+    else
+        return 0;
+    *out = (struct bv){.k = BV_NUM, .num = c};
+    *folded = 1;
+    return bse_as_node(v, at, kind, out);
+}
+
 int bse_node_op(struct ev *v, const struct bs_node *at, const char *name, struct bv *args,
                 struct bv *out)
 {
@@ -60,6 +83,9 @@ int bse_node_op(struct ev *v, const struct bs_node *at, const char *name, struct
             return rc;
         in[i] = args[i].node;
     }
+    int folded = 0, rc = nin == 1 ? fold_scalar(v, at, kind, in[0], out, &folded) : 0;
+    if (rc || folded)
+        return rc;
     return bse_make_node(v, at, kind, in, nin, out);
 }
 

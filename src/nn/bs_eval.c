@@ -280,16 +280,17 @@ static int eval_binop(struct ev *v, const struct bs_node *x, struct benv *env, s
     }
     if (a.k == BV_NODE || b.k == BV_NODE) {
         /* as CNTK: a number times a node scales it (x * 1/256); a node over a number is
-         * the node times the number's reciprocal */
+         * the node times the number's reciprocal; over a node, ElementDivide: times the
+         * node's Reciprocal */
         int scale = !strcmp(op, "*") && (a.k == BV_NUM || b.k == BV_NUM);
-        if (!strcmp(op, "/")) {
-            if (b.k != BV_NUM)
-                return bs_error(v->e, x,
-                                "'/' with a node: only a node over a number (x / 256) is "
-                                "supported");
+        if (!strcmp(op, "/") && b.k == BV_NUM) {
             if (b.num == 0)
                 return bs_error(v->e, x, "division by zero");
             b.num = 1.0 / b.num;
+            scale = 1;
+        } else if (!strcmp(op, "/")) {
+            if ((rc = bse_node_op(v, x, "Reciprocal", &b, &b)) != 0)
+                return rc;
             scale = 1;
         }
         const char *kind = scale               ? "ElementTimes"

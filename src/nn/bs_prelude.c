@@ -25,6 +25,8 @@ const char bs_prelude[] =
     "# a node times a scalar (a number or a one-value Constant)\n"
     "Scale (scalarScalingFactor, matrix, tag = '') =\n"
     "    ElementTimes (scalarScalingFactor, matrix, tag = tag)\n"
+    "# CNTK's ElementDivide, a product with the reciprocal\n"
+    "ElementDivide (_, y, tag = '') = ElementTimes (_, Reciprocal (y), tag = tag)\n"
     "Sign (x) = if x > 0 then 1 else if x < 0 then -1 else 0\n"
     "Min (a, b) = if a < b then a else b\n"
     "Max (a, b) = if a > b then a else b\n"

@@ -287,6 +287,37 @@ static void backward_log(struct nn_graph *g, struct g_node *n) /* dx = dy ./ x *
     g_add_grad(g, x, g->tmp, n, 1.0f);
 }
 
+/* Sqrt, Abs, Reciprocal: y = op (x) */
+static void forward_pointwise(struct nn_graph *g, struct g_node *n)
+{
+    const char *k = n->kind->name;
+    enum bk_ew op = !strcmp(k, "Sqrt") ? BK_EW_SQRT : !strcmp(k, "Abs") ? BK_EW_ABS : BK_EW_RECIP;
+    g->bk->ops->ewise(g->bk, op, g_val(g, n), g_val(g, IN(g, n, 0)), NULL, n->rows, g_cols(g, n),
+                      0);
+}
+
+/* dx = dy .* f'(x): Sqrt 0.5 dy ./ y, Abs dy .* sign (x), Reciprocal -dy .* y .* y */
+static void backward_pointwise(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *x = IN(g, n, 0);
+    struct backend *b = g->bk;
+    const char *k = n->kind->name;
+    size_t cols = g_cols(g, n);
+    float factor = 1.0f;
+    if (!strcmp(k, "Sqrt")) {
+        b->ops->ewise(b, BK_EW_DIV, g->tmp, g_grad(g, n), g_val(g, n), n->rows, cols, cols);
+        factor = 0.5f;
+    } else if (!strcmp(k, "Abs")) {
+        b->ops->ewise(b, BK_EW_SIGN, g->tmp, g_val(g, x), NULL, n->rows, cols, 0);
+        b->ops->ewise(b, BK_EW_MUL, g->tmp, g->tmp, g_grad(g, n), n->rows, cols, cols);
+    } else {
+        b->ops->ewise(b, BK_EW_MUL, g->tmp, g_grad(g, n), g_val(g, n), n->rows, cols, cols);
+        b->ops->ewise(b, BK_EW_MUL, g->tmp, g->tmp, g_val(g, n), n->rows, cols, cols);
+        factor = -1.0f;
+    }
+    g_add_grad(g, x, g->tmp, n, factor);
+}
+
 static void forward_softmax(struct nn_graph *g, struct g_node *n)
 {
     g->bk->ops->softmax(g->bk, g_val(g, n), g_val(g, IN(g, n, 0)), n->rows, g_cols(g, n));
@@ -451,6 +482,9 @@ static const struct g_kind kinds[] = {
     KINDW("ReLU", 1, 0, shape_unary, forward_act, backward_act, 1),
     KINDW("Exp", 1, 0, shape_unary, forward_exp, backward_exp, 1),
     KINDW("Log", 1, 0, shape_unary, forward_log, backward_log, 1),
+    KINDW("Sqrt", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
+    KINDW("Abs", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
+    KINDW("Reciprocal", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     KINDW("Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax, 1),
     KINDW("Splice", 2, 0, shape_splice, forward_splice, backward_splice, 3),
     CRITERION("CrossEntropyWithSoftmax", BK_CRIT_CE_SOFTMAX),
