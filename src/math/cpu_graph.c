@@ -8,6 +8,16 @@
 
 /* r values: y = a OP b (b NULL for the unary ops). One loop per op, so that each
  * vectorizes (y may be a: the compiler checks the overlap at run time). */
+static float rare_unary(enum bk_ew op, float u)
+{
+    switch (op) {
+    case BK_EW_SQRT: return sqrtf(u);
+    case BK_EW_ABS: return fabsf(u);
+    case BK_EW_SIGN: return (float)((u > 0.0f) - (u < 0.0f));
+    default: return 1.0f / u; /* BK_EW_RECIP */
+    }
+}
+
 static void ew_column(enum bk_ew op, float *y, const float *a, const float *b, size_t r)
 {
     switch (op) {
@@ -36,20 +46,11 @@ static void ew_column(enum bk_ew op, float *y, const float *a, const float *b, s
             y[i] = logf(a[i]);
         break;
     case BK_EW_SQRT:
-        for (size_t i = 0; i < r; i++)
-            y[i] = sqrtf(a[i]);
-        break;
     case BK_EW_ABS:
-        for (size_t i = 0; i < r; i++)
-            y[i] = fabsf(a[i]);
-        break;
     case BK_EW_SIGN:
+    case BK_EW_RECIP: /* BrainScript's rarer nodes: one loop */
         for (size_t i = 0; i < r; i++)
-            y[i] = (float)((a[i] > 0.0f) - (a[i] < 0.0f));
-        break;
-    case BK_EW_RECIP:
-        for (size_t i = 0; i < r; i++)
-            y[i] = 1.0f / a[i];
+            y[i] = rare_unary(op, a[i]);
         break;
     default: break;
     }
