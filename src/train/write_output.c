@@ -351,18 +351,18 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
     size_t ncap = cols; /* columns of one sequence, at most */
     for (size_t o = 0; o < nout; o++) {
         struct mb_input *src = outs[o].node == NODE_INPUT ? mb_find(mb, outs[o].name) : NULL;
-        const char *graph_out = nn_output_name(net);
-        char writes[192];
-        snprintf(writes, sizeof writes, "%s%.64s%s",
-                 graph_out ? "the BrainScript network's output node, '"
-                           : "HLast, PosteriorProb, "
-                             "ScaledLogLikelihood",
-                 graph_out ? graph_out : "", graph_out ? "'," : "");
-        if (outs[o].node == NODE_INPUT && !src)
+        if (outs[o].node == NODE_INPUT && !src) {
+            const char *graph_out = nn_output_name(net);
+            char writes[192];
+            snprintf(writes, sizeof writes, "%s%.64s%s",
+                     graph_out ? "the BrainScript network's output node, '"
+                               : "HLast, PosteriorProb, ScaledLogLikelihood",
+                     graph_out ? graph_out : "", graph_out ? "'," : "");
             return cfg_error(e, cfg_value_origin(ws->nodes.node),
                              "outputNodeNames: '%s' is neither a node of the network in '%s' nor "
                              "an input of the reader (partrain writes %s and the inputs)",
                              outs[o].name, ws->model, writes);
+        }
         size_t r = src ? (size_t)src->dim : rows;
         if (fm->category && fm->labels && r > fm->nlabels)
             return pt_err_set(e, PT_EUSER,
