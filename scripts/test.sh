@@ -8,9 +8,12 @@
 #   4. `make check-cluster`: every method across a simulated cluster of 2 hosts (network
 #      namespaces, scripts/cluster.sh), and the example Slurm batch script on a local Slurm
 #      over it (scripts/slurm-cluster.sh); skipped (77) without root or namespaces;
-#   5. `make check` again in build-asan/, built with AddressSanitizer + UBSan, so every
-#      error path is also checked for leaks and undefined behaviour (the long tier is not
-#      repeated there: it trains for minutes and its code paths are in the first tier).
+#   5. `make check-sanitized` in build-asan/, built with AddressSanitizer + UBSan: every
+#      test of the first tier but three (tests/local.mk, SANITIZED_SKIP: training runs
+#      whose code the others run too), so every error path is also checked for leaks and
+#      undefined behaviour (the long tier is not repeated there: it trains for minutes and
+#      its code paths are in the first tier).
+# Each tier's header line gives the time it starts.
 # SKIP_FUZZ=1 skips the second pass, SKIP_LONG=1 the third, SKIP_CLUSTER=1 the fourth,
 # SKIP_ASAN=1 the fifth.
 set -eu
@@ -39,6 +42,7 @@ fast_logs() {
     done
 }
 status=0
+echo "== make check $(date +%T)"
 make -j"$(nproc)" check || status=$?
 # shellcheck disable=SC2046
 summary "" $(fast_logs)
@@ -46,7 +50,7 @@ summary "" $(fast_logs)
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
     # A short run on every CI pass keeps the fuzzers building and catches what a change
     # makes easy to find; long runs stay manual (scripts/fuzz.sh cfg 600).
-    echo "== fuzz smoke (scripts/fuzz.sh cfg and ctf, ${FUZZ_SECONDS:-15} s each)"
+    echo "== fuzz smoke (scripts/fuzz.sh cfg and ctf, ${FUZZ_SECONDS:-15} s each) $(date +%T)"
     flog=$(mktemp)
     for target in cfg ctf; do
         if ! scripts/fuzz.sh "$target" "${FUZZ_SECONDS:-15}" >"$flog" 2>&1; then
@@ -62,14 +66,14 @@ if [ "${SKIP_FUZZ:-0}" != 1 ]; then
     rm -f "$flog"
 fi
 if [ "${SKIP_LONG:-0}" != 1 ]; then
-    echo "== long tier (make check-long)"
+    echo "== long tier (make check-long) $(date +%T)"
     make -j"$(nproc)" check-long || status=$?
     # shellcheck disable=SC2086
     summary "long " $long_logs
     [ $status -eq 0 ] || { tail -60 test-suite-long.log 2>/dev/null; exit $status; }
 fi
 if [ "${SKIP_CLUSTER:-0}" != 1 ]; then
-    echo "== cluster tier (make check-cluster)"
+    echo "== cluster tier (make check-cluster) $(date +%T)"
     make check-cluster || status=$?
     summary "cluster " tests/test_cluster.log tests/test_slurm.log
     [ $status -eq 0 ] || { tail -60 test-suite-cluster.log 2>/dev/null; exit $status; }
@@ -77,7 +81,7 @@ fi
 
 if [ "${SKIP_ASAN:-0}" != 1 ]; then
     # Built from the release tarball (which also proves the tarball is complete).
-    echo "== AddressSanitizer + UBSan build (build-asan/, from make dist)"
+    echo "== AddressSanitizer + UBSan build (build-asan/, from make dist) $(date +%T)"
     make dist >/dev/null
     rm -rf build-asan
     mkdir -p build-asan
@@ -93,9 +97,9 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
         export ASAN_OPTIONS="detect_leaks=1:exitcode=86"
         export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1:exitcode=86"
         make -j"$(nproc)" >/dev/null
-        make -j"$(nproc)" check || { tail -80 test-suite.log; exit 1; }
+        make -j"$(nproc)" check-sanitized || { tail -80 test-suite.log; exit 1; }
         # shellcheck disable=SC2046
         summary "asan " $(fast_logs)
     )
 fi
-echo "scripts/test.sh: all tests passed"
+echo "scripts/test.sh: all tests passed $(date +%T)"
