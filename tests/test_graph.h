@@ -13,6 +13,8 @@
 #define IO    "features = Input (3)\nlabels = Input (4)\n"
 #define WB    "W = Parameter (4, 3)\nb = Parameter (4, 1)\n"
 #define HID   "V = Parameter (4, 4)\nc = Parameter (4)\n"
+#define IMG   "features:40 labels:4:hot" /* IMGIO's: images of 5 x 4 pixels, 2 channels */
+#define IMGIO "features = Input {5:4:2}\nlabels = Input (4)\n"
 #define CE(z) "ce = CrossEntropyWithSoftmax (labels, " z ")\ncriterionNodes = (ce)\n"
 #define SE(z) "se = SquareError (labels, " z ")\ncriterionNodes = (se)\n"
 

@@ -180,6 +180,46 @@ static const struct grad_case cases[] = {
     {"Sequential_sequences", STD " seqs",
      IO "model = Sequential (DenseLayer {5, activation = Tanh} : LinearLayer {4})\n"
         "z = model (features)\n" CE("z")},
+    /* convolution and pooling over images of 5 x 4 pixels, 2 channels (CNTK's layout):
+     * padding, strides, a bias per map, two layers (the second's input gradient), windows
+     * cut by the edge, and every pooling kind */
+    {"ConvolutionalLayer", IMG,
+     IMGIO "c = ConvolutionalLayer {3, (3:3), pad = true, activation = Tanh} (features)\n"
+           "z = LinearLayer {4} (c)\n" CE("z")},
+    {"ConvolutionalLayer_stride_no_bias", IMG,
+     IMGIO "c = ConvolutionalLayer {3, (2:3), stride = (2:1), bias = false} (features)\n"
+           "z = LinearLayer {4} (Tanh (c))\n" CE("z")},
+    {"ConvolutionalLayer_two", IMG,
+     IMGIO "m = Sequential (ConvolutionalLayer {3, (3:3), pad = true, activation = Tanh} :\n"
+           "    ConvolutionalLayer {2, (3:2), stride = 2, pad = true} : Sigmoid : "
+           "LinearLayer {4})\n"
+           "z = m (features)\n" CE("z")},
+    {"ConvolutionalLayer_lower_upper_pad", IMG,
+     IMGIO "c = ConvolutionalLayer {2, (3:3), lowerPad = (1:0), upperPad = (2:1), stride = 2} "
+           "(features)\n"
+           "z = LinearLayer {4} (Tanh (c))\n" CE("z")},
+    {"MaxPoolingLayer", IMG,
+     IMGIO "c = ConvolutionalLayer {3, (3:3), pad = true, activation = Tanh} (features)\n"
+           "p = MaxPoolingLayer {(2:2), stride = (2:2)} (c)\n"
+           "z = LinearLayer {4} (p)\n" CE("z")},
+    {"MaxPoolingLayer_padded_overlapping", IMG,
+     IMGIO "c = ConvolutionalLayer {2, (2:2), activation = Tanh} (features)\n"
+           "p = MaxPoolingLayer {(3:3), stride = 2, pad = true} (c)\n"
+           "z = LinearLayer {4} (p)\n" CE("z")},
+    {"AveragePoolingLayer", IMG,
+     IMGIO "c = ConvolutionalLayer {3, (3:3), pad = true, activation = Tanh} (features)\n"
+           "p = AveragePoolingLayer {(3:2), stride = (2:1), pad = true} (c)\n"
+           "z = LinearLayer {4} (p)\n" CE("z")},
+    {"Pooling_include_pad_ceil", IMG,
+     IMGIO "c = ConvolutionalLayer {2, (3:3), pad = true, activation = Tanh} (features)\n"
+           "p = Pooling (c, \"average\", (2:2), stride = 2, autoPadding = false,\n"
+           "    ceilOutDim = true, includePad = true)\n"
+           "q = Pooling (c, \"max\", (3:3), stride = 2, ceilOutDim = true, autoPadding = false)\n"
+           "z = LinearLayer {4} (p) + LinearLayer {4} (q)\n" CE("z")},
+    {"MaxPooling_legacy", IMG,
+     IMGIO
+     "c = ConvolutionalLayer {2, (3:3), activation = Tanh} (features)\n"
+     "z = LinearLayer {4} (AveragePooling (MaxPooling (c, 2, 1, 1, 1), 2, 2, 1, 1))\n" CE("z")},
     {"Inferred", STD,
      IO "W = Parameter (4, Inferred)\nb = ParameterTensor (Inferred)\n"
         "z = W * features + b\n" CE("z")},

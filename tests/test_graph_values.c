@@ -430,8 +430,73 @@ START_TEST(input_binding_errors)
 }
 END_TEST
 
+/* Convolution and pooling shapes as CNTK's ConvolveGeometry gives them (the kernels'
+ * Inferred channels, the dense layer's inferred input: every output's cells), and the
+ * errors that name what is wrong. */
+START_TEST(convolution_shapes)
+{
+    struct backend *b = make_backend();
+    /* CNTK's ConvNet_MNIST: 28 -> 28 (5 x 5, pad) -> 13 (3 x 3, stride 2) -> 11 (3 x 3) -> 5
+     * -> 3 */
+    struct nn *net =
+        make_bs_net(b,
+                    "features = Input {28:28:1}\nlabels = Input (10)\n"
+                    "c1 = ConvolutionalLayer {32, (5:5), pad = true} (features)\n"
+                    "p1 = MaxPoolingLayer {(3:3), stride = (2:2)} (ReLU (c1))\n"
+                    "c2 = ConvolutionalLayer {48, (3:3), pad = false} (p1)\n"
+                    "p2 = MaxPoolingLayer {(3:3), stride = (2:2)} (ReLU (c2))\n"
+                    "c3 = ConvolutionalLayer {64, (3:3)} (p2)\n"
+                    "d = DenseLayer {96} (ReLU (c3))\nz = LinearLayer {10} (d)\n" CE("z"),
+                    1);
+    static const struct {
+        const char *name;
+        int rows, cols;
+    } want[] = {{"c1.W", 25, 32},  {"c1.b", 32, 1},  {"c2.W", 288, 48},
+                {"c3.W", 432, 64}, {"d.W", 96, 576}, {"z.W", 10, 96}};
+    for (size_t i = 0; i < COUNT(want); i++) {
+        const struct nn_tensor *t = tensor_named(net, want[i].name);
+        ck_assert_msg(t, "no tensor %s", want[i].name);
+        ck_assert_msg(t->rows == want[i].rows && t->cols == want[i].cols, "%s: %d x %d",
+                      want[i].name, t->rows, t->cols);
+    }
+    nn_free(net);
+    /* autoPadding with strides: ceil (7 / 2) x ceil (5 / 2); pooling keeps the channels */
+    net = make_bs_net(b,
+                      "features = Input {7:5:3}\nlabels = Input (4)\n"
+                      "c = ConvolutionalLayer {2, (3:3), pad = true, stride = 2} (features)\n"
+                      "p = AveragePoolingLayer {(2:2), pad = true} (features)\n"
+                      "z = LinearLayer {4} (c) + LinearLayer {4} (p)\n" CE("z"),
+                      1);
+    ck_assert_int_eq(tensor_named(net, "c.W")->rows, 27);
+    ck_assert_int_eq(tensor_named(net, "z.W")->cols, 4 * 3 * 2);
+    ck_assert_int_eq(tensor_named(net, "_z.W")->cols, 7 * 5 * 3);
+    nn_free(net);
+    backend_free(b);
+    const char *msg = bs_error_of(
+        IO "c = ConvolutionalLayer {2, (3:3)} (features)\nz = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "g.cfg:4:5:") && strstr(msg, "must be an image") &&
+                      strstr(msg, "a vector of 3 values"),
+                  "%s", msg);
+    msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, (5:5)} (features)\n"
+                            "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "the window (5 cells along y) is larger than the input (4)"), "%s",
+                  msg);
+    msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, (3:3:3)} (features)\n"
+                            "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "along the channels (the third value) the window must be 2"), "%s",
+                  msg);
+    msg = bs_error_of(IMGIO
+                      "p = Pooling (features, \"min\", (2:2))\nz = LinearLayer {4} (p)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "poolKind must be \"max\" or \"average\""), "%s", msg);
+    msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, (3:3), stride = 0} (features)\n"
+                            "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "ConvolutionalLayer stride: expected at least 1, got 0"), "%s", msg);
+}
+END_TEST
+
 void graph_value_tests(TCase *tc)
 {
+    tcase_add_test(tc, convolution_shapes);
     tcase_add_test(tc, values_sigmoid_square_logistic);
     tcase_add_test(tc, values_softmax_ce_errors);
     tcase_add_test(tc, values_elementwise);

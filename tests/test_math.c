@@ -666,6 +666,7 @@ START_TEST(lstm_step_backward_sums_and_padding)
 END_TEST
 
 TCase *math_update_tcase(void); /* test_math_update.c */
+TCase *math_conv_tcase(void);   /* test_math_conv.c */
 
 int main(void)
 {
@@ -689,5 +690,6 @@ int main(void)
     tcase_add_test(tc, lstm_step_backward_sums_and_padding);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, math_update_tcase());
+    suite_add_tcase(s, math_conv_tcase());
     return run_suite(s);
 }

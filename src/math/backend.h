@@ -176,6 +176,26 @@ struct bk_columns {
     int zero_threshold; /* 1 bit: the threshold is 0 (else the column mean) */
 };
 
+/* A 2-D convolution or pooling of images, one image a column of iw x ih x ic values (CNTK's
+ * layout: x fastest, then y, then the channel). Output cell (ox, oy) reads the window of
+ * kw x kh cells from (ox sw - pw, oy sh - ph); cells outside the image are zero padding
+ * (pooling leaves them out). The output is ow x oh x oc per column: oc maps for a
+ * convolution, whose kernel w is (kw kh ic) x oc (CNTK's kw:kh:ic:oc, column-major), and
+ * ic for pooling. */
+enum bk_pool { BK_POOL_NONE, BK_POOL_MAX, BK_POOL_AVERAGE };
+struct bk_conv {
+    int iw, ih, ic;
+    int kw, kh, sw, sh, pw, ph;
+    int ow, oh, oc;
+    enum bk_pool pool;
+    int include_pad; /* average pooling: divide by the whole window, padding included */
+};
+/* conv_forward's and conv_backward's scratch: one image unfolded, and its gradient. */
+static inline size_t bk_conv_ws(const struct bk_conv *c)
+{
+    return 2 * (size_t)c->ow * (size_t)c->oh * (size_t)c->kw * (size_t)c->kh * (size_t)c->ic;
+}
+
 struct backend;
 
 /* rmsprop_update's parameters (CNTK's rms_gamma, rms_wgt_inc/dec/max/min). */
@@ -277,6 +297,21 @@ struct backend_ops {
     void (*softmax)(struct backend *b, float *y, const float *x, int rows, size_t cols);
     void (*softmax_grad)(struct backend *b, float *dx, const float *dy, const float *y, int rows,
                          size_t cols);
+    /* Optional (NULL where the backend has none; the graph refuses the node there).
+     * conv_forward: y = w * x (+ bias, one per map) over cols images; ws: bk_conv_ws floats.
+     * conv_backward ADDS dL/dw, dL/dbias and dL/dx (each NULL: not wanted) from dy.
+     * pool_forward: y from x; a max pooling also writes into arg (the output's cells x
+     * cols) which cell of its image each maximum is (the first, -1 for a window wholly in
+     * the padding). pool_backward ADDS dL/dx from dy (to those cells for a max pooling). */
+    void (*conv_forward)(struct backend *b, const struct bk_conv *c, float *y, const float *x,
+                         const float *w, const float *bias, size_t cols, float *ws);
+    void (*conv_backward)(struct backend *b, const struct bk_conv *c, const float *dy,
+                          const float *x, const float *w, float *dx, float *dw, float *dbias,
+                          size_t cols, float *ws);
+    void (*pool_forward)(struct backend *b, const struct bk_conv *c, float *y, const float *x,
+                         size_t cols, int32_t *arg);
+    void (*pool_backward)(struct backend *b, const struct bk_conv *c, float *dx, const float *dy,
+                          const int32_t *arg, size_t cols);
     void (*lstm_forward)(struct backend *b, const struct bk_lstm_fwd *s);
     void (*lstm_backward)(struct backend *b, const struct bk_lstm_bwd *s);
 

@@ -151,4 +151,14 @@ void cpu_block_momentum(struct backend *b, float *w, float *prev, float *d, cons
 void cpu_lstm_forward(struct backend *b, const struct bk_lstm_fwd *s);
 void cpu_lstm_backward(struct backend *b, const struct bk_lstm_bwd *s);
 
+/* cpu_conv.c */
+void cpu_conv_forward(struct backend *b, const struct bk_conv *c, float *y, const float *x,
+                      const float *w, const float *bias, size_t cols, float *ws);
+void cpu_conv_backward(struct backend *b, const struct bk_conv *c, const float *dy, const float *x,
+                       const float *w, float *dx, float *dw, float *dbias, size_t cols, float *ws);
+void cpu_pool_forward(struct backend *b, const struct bk_conv *c, float *y, const float *x,
+                      size_t cols, int32_t *arg);
+void cpu_pool_backward(struct backend *b, const struct bk_conv *c, float *dx, const float *dy,
+                       const int32_t *arg, size_t cols);
+
 #endif

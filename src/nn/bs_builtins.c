@@ -22,10 +22,12 @@ int bse_make_node(struct ev *v, const struct bs_node *at, const char *kind, cons
                  : pt_err_set(v->e, PT_EINTERNAL, "%s: internal: no node kind %s", where, kind);
     /* a tensor's shape lives on through what works element by element; a product (Times:
      * W's output rank, 1) gives a vector */
-    int rank = 0;
+    struct g_node *n = &v->g->nodes[id];
     for (int i = 0; strcmp(kind, "Times") && i < nin; i++)
-        rank = v->g->nodes[in[i]].tensor_rank > rank ? v->g->nodes[in[i]].tensor_rank : rank;
-    v->g->nodes[id].tensor_rank = rank;
+        if (v->g->nodes[in[i]].tensor_rank > n->tensor_rank) {
+            n->tensor_rank = v->g->nodes[in[i]].tensor_rank;
+            memcpy(n->tdims, v->g->nodes[in[i]].tdims, sizeof n->tdims);
+        }
     *out = (struct bv){.k = BV_NODE, .node = id};
     return 0;
 }
@@ -123,11 +125,18 @@ static int dims_of(struct ev *v, const struct bs_node *at, const char *what, con
  * values, first axis fastest, as CNTK lays them out and the reader delivers them: an
  * image's 28:28:1 is its 784 pixels), and the array's rank. */
 static int get_flat_dims(struct ev *v, const struct bs_node *at, const char *what,
-                         const struct bv *x, int *rows, int *rank)
+                         const struct bv *x, int *rows, int *rank, int tdims[3])
 {
     *rank = 1;
+    tdims[0] = tdims[1] = tdims[2] = 1;
     if (x->k != BV_ARR)
         return bse_get_int(v, at, what, x, rows);
+    /* an image's x, y and channels (the product of the dims beyond the second) */
+    for (size_t i = 0; i < x->arr->n; i++) {
+        int d = 0;
+        if (x->arr->v[i].k == BV_NUM && bse_get_int(v, at, what, &x->arr->v[i], &d) == 0 && d > 0)
+            tdims[i < 2 ? i : 2] *= d;
+    }
     int first = 0;
     long long rest = 1;
     int rc = dims_of(v, at, what, x->arr, &first, &rest);
@@ -246,8 +255,8 @@ static int bi_parameter_tensor(struct ev *v, const struct bs_node *at, const cha
 static int bi_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                     struct bv *out)
 {
-    int rows = 0, cols = 1, rank = 1;
-    int rc = get_flat_dims(v, at, "Input dims", &a[0], &rows, &rank);
+    int rows = 0, cols = 1, rank = 1, tdims[3];
+    int rc = get_flat_dims(v, at, "Input dims", &a[0], &rows, &rank, tdims);
     if (rc == 0 && a[1].k == BV_NUM)
         rc = bse_get_int(v, at, "Input cols", &a[1], &cols);
     if (rc == 0 && cols != 1)
@@ -265,6 +274,7 @@ static int bi_input(struct ev *v, const struct bs_node *at, const char *name, st
         n->rows = rows;
         n->sparse = a[2].num != 0 || a[4].num != 0;
         n->tensor_rank = rank > 1 ? rank : 0;
+        memcpy(n->tdims, tdims, sizeof n->tdims);
     }
     return rc;
 }
@@ -525,6 +535,31 @@ static const struct builtin builtins[] = {
      NULL,
      0},
     {"Dropout", {"x", "tag=''"}, bse_node_op, "Dropout", 0},
+    {"ConvolutionalLayer",
+     {"numOutputChannels", "filterShape", "bias=true", "activation=None", "init='glorotUniform'",
+      "initValueScale=1", "initBias=0", "stride=1", "pad=false", "lowerPad=0", "upperPad=0",
+      "dilation=1", "maxTempMemSizeInSamples=0"},
+     bse_conv_layer,
+     NULL,
+     0},
+    {"Pooling",
+     {"input", "poolKind", "kernelDims", "stride=1", "autoPadding=true", "lowerPad=0", "upperPad=0",
+      "ceilOutDim=false", "includePad=false", "imageLayout='CHW'", "tag=''"},
+     bse_pooling,
+     NULL,
+     0},
+    {"MaxPooling",
+     {"input", "windowWidth", "windowHeight", "horizontalSubsample", "verticalSubsample",
+      "imageLayout='CHW'", "tag=''"},
+     bse_pooling_legacy,
+     NULL,
+     0},
+    {"AveragePooling",
+     {"input", "windowWidth", "windowHeight", "horizontalSubsample", "verticalSubsample",
+      "imageLayout='CHW'", "tag=''"},
+     bse_pooling_legacy,
+     NULL,
+     0},
     {"Splice", {"inputs", "axis=1", "tag=''"}, bi_splice, NULL, 0},
     {"Sequences.Last", {"x", "tag=''"}, bse_node_op, "Last", 0},
     {"DynamicAxis", {"tag=''"}, bi_dynamic_axis, NULL, 0},

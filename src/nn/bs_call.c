@@ -36,8 +36,8 @@ static int bind_builtin(struct ev *v, const struct bs_node *at, const struct bui
                         size_t nnamed, struct bv *args)
 {
     size_t np = 0, used_pos = 0;
-    int given[12] = {0};
-    while (np < 12 && bi->sig[np])
+    int given[BS_MAX_SIG] = {0};
+    while (np < BS_MAX_SIG && bi->sig[np])
         np++;
     for (size_t i = 0; i < np; i++) {
         const char *p = bi->sig[i];
@@ -151,9 +151,9 @@ static int apply_tag(struct ev *v, const struct bs_node *at, const struct builti
     static const char *const names[] = {"",          "feature",    "label",
                                         "criterion", "evaluation", "output"};
     size_t i = 0;
-    while (i < 12 && bi->sig[i] && strncmp(bi->sig[i], "tag=", 4))
+    while (i < BS_MAX_SIG && bi->sig[i] && strncmp(bi->sig[i], "tag=", 4))
         i++;
-    if (i == 12 || !bi->sig[i] || out->k != BV_NODE)
+    if (i == BS_MAX_SIG || !bi->sig[i] || out->k != BV_NODE)
         return 0;
     if (args[i].k != BV_STR)
         return bse_type_error(v, at, "tag", "a string", &args[i]);
@@ -228,9 +228,9 @@ int bse_call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv *p
     if (f->k == FN_LAMBDA)
         rc = call_lambda(v, at, f, pos, npos, named, nval, nnamed, out);
     else if (f->k == FN_BUILTIN) {
-        struct bv args[12];
+        struct bv args[BS_MAX_SIG];
         rc = bind_builtin(v, at, f->bi, pos, npos, named, nval, nnamed, args);
-        for (size_t i = 0; rc == 0 && i < 12 && f->bi->sig[i]; i++)
+        for (size_t i = 0; rc == 0 && i < BS_MAX_SIG && f->bi->sig[i]; i++)
             rc = bse_arr_force(v, at, &args[i]); /* the built-ins read arrays' values */
         if (rc == 0)
             rc = f->bi->fn(v, at, f->bi->name, args, out);
@@ -242,6 +242,8 @@ int bse_call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv *p
         rc = call_linear(v, at, f, pos, npos, out);
     else if (f->k == FN_LSTM)
         rc = call_lstm(v, at, f, pos, npos, out);
+    else if (f->k == FN_CONV)
+        rc = bse_conv_apply(v, at, f, pos, npos, out);
     else if (f->k == FN_PARALLEL) {
         struct barr *res = npos == 1 ? bse_alloc(v, sizeof *res) : NULL;
         if (npos != 1)

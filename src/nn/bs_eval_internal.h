@@ -71,29 +71,32 @@ typedef int (*builtin_fn)(struct ev *v, const struct bs_node *at, const char *na
 /* A built-in's parameters: "name" (positional, required), "name=DEFAULT" (named, with a
  * default: a number, 'string', true, false or None), "?name=DEFAULT" (positional with a
  * default). */
+#define BS_MAX_SIG 14 /* a built-in's parameters, at most */
 struct builtin {
     const char *name;
-    const char *sig[12];
+    const char *sig[BS_MAX_SIG];
     builtin_fn fn;
     const char *kind; /* the node kind it makes, where one */
     int lazy;         /* PastValue / FutureValue: the input (2nd argument) is evaluated later */
 };
 
-enum fn_kind { FN_LAMBDA, FN_BUILTIN, FN_SEQ, FN_LINEAR, FN_LSTM, FN_DELAY, FN_PARALLEL };
+enum fn_kind { FN_LAMBDA, FN_BUILTIN, FN_SEQ, FN_LINEAR, FN_LSTM, FN_DELAY, FN_PARALLEL, FN_CONV };
+struct bconv; /* bs_conv.c */
 
 struct bfn {
     enum fn_kind k;
     const struct bs_node *lam; /* FN_LAMBDA: a BS_LAMBDA */
     struct benv *env;
     const struct builtin *bi;
-    struct barr *seq; /* FN_SEQ, FN_PARALLEL: the functions */
-    struct bv join;   /* FN_PARALLEL: the function that combines their results */
-    int w, b;         /* FN_LINEAR, FN_LSTM: parameter nodes (b < 0: no bias) */
-    int hm, peep;     /* FN_LSTM: the recurrent weights and the peepholes */
-    int reverse;      /* FN_LSTM: goBackwards */
-    int delay;        /* FN_DELAY: DelayLayer's T */
-    double dflt;      /* FN_DELAY: its defaultHiddenActivation */
-    struct bv act;    /* FN_LINEAR: the activation function, or BV_NONE */
+    struct barr *seq;   /* FN_SEQ, FN_PARALLEL: the functions */
+    struct bv join;     /* FN_PARALLEL: the function that combines their results */
+    int w, b;           /* FN_LINEAR, FN_LSTM, FN_CONV: parameter nodes (b < 0: no bias) */
+    int hm, peep;       /* FN_LSTM: the recurrent weights and the peepholes */
+    int reverse;        /* FN_LSTM: goBackwards */
+    int delay;          /* FN_DELAY: DelayLayer's T */
+    double dflt;        /* FN_DELAY: its defaultHiddenActivation */
+    struct bv act;      /* FN_LINEAR, FN_CONV: the activation function, or BV_NONE */
+    struct bconv *conv; /* FN_CONV: the window, stride and padding */
 };
 
 struct chunk {
@@ -193,5 +196,14 @@ int bse_parallel(struct ev *v, const struct bs_node *at, const char *name, struc
                  struct bv *out);
 int bse_sequential(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                    struct bv *out);
+/* convolution and pooling (bs_conv.c) */
+int bse_conv_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out);
+int bse_conv_apply(struct ev *v, const struct bs_node *at, struct bfn *f, struct bv *pos,
+                   size_t npos, struct bv *out);
+int bse_pooling(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                struct bv *out);
+int bse_pooling_legacy(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out);
 
 #endif

@@ -145,6 +145,17 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
         return rc;
     net->graph = g;
     g->bk = net->bk;
+    for (int i = 0; i < g->n; i++) { /* nodes the backend cannot run */
+        const struct g_node *n = &g->nodes[i];
+        const struct backend_ops *o = net->bk->ops;
+        int conv = n->kind == &g_kind_conv || n->kind == &g_kind_conv_b;
+        if (!n->dead &&
+            ((conv && !o->conv_forward) || (n->kind == &g_kind_pool && !o->pool_forward)))
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: %s runs on the CPU only in this version (deviceId=-1; "
+                              "this backend: %s)",
+                              n->where, n->kind->name, o->name);
+    }
     net->nparams = g->nparams;
     for (int i = 0; i < g->n; i++) {
         const struct g_node *n = &g->nodes[i];

@@ -220,6 +220,10 @@ static void init_one(const struct g_node *n, float *w, struct pt_rng *rng)
 {
     size_t count = (size_t)n->rows * (size_t)n->cols;
     double fan_in = n->cols, fan_out = n->rows, s = n->init_scale, r = 0.0, sd = 0.0;
+    if (n->fan_filter > 0) { /* a convolution kernel (window cells x channels) x maps */
+        fan_in = n->rows;
+        fan_out = (double)n->cols * n->fan_filter;
+    }
     switch (n->init) {
     case G_INIT_FIXED:
         for (size_t i = 0; i < count; i++)

@@ -88,9 +88,14 @@ struct g_node {
      * it is more than 1 (an Input {28:28:1} and what is computed element by element from
      * it); 0 for a vector. Splice refuses such a node (its axis 1 would interleave). */
     int tensor_rank;
+    int tdims[3]; /* with tensor_rank > 1: the image's dims (x, y, channels; 1 beyond rank) */
+    /* Convolution and Pooling: the geometry (x's image to this node's) */
+    struct bk_conv conv;
     /* Parameter (learnable) and Constant */
     int learnable, is_const;
     enum g_init init;
+    int fan_filter; /* a convolution kernel: its window's cells (rows are the fan-in, cols
+                     * times this the fan-out, as CNTK's initFilterRank) */
     double init_scale, init_value;
     float *data;   /* a Constant's values (rows x cols, column-major; owned), NULL: init_value */
     size_t offset; /* arena offset of a learnable node */
@@ -173,6 +178,9 @@ extern const struct g_kind g_kind_past;    /* PastValue: input x (graph_delay.c)
 extern const struct g_kind g_kind_future;  /* FutureValue: input x */
 extern const struct g_kind g_kind_last;    /* BS.Sequences.Last: input x */
 extern const struct g_kind g_kind_first;   /* BS.Sequences.First: input x */
+extern const struct g_kind g_kind_conv;    /* Convolution: inputs W, x (graph_conv.c) */
+extern const struct g_kind g_kind_conv_b;  /* Convolution with a bias per map: W, x, b */
+extern const struct g_kind g_kind_pool;    /* Pooling: input x */
 
 /* Whether a node's open dimensions may be fixed by the operations that use it
  * (parameters, constants, delays: CNTK's Inferred). */

@@ -493,9 +493,10 @@ static const struct g_kind kinds[] = {
     CRITERION("Logistic", BK_CRIT_LOGISTIC),
 };
 
-/* Kinds with their own file (graph_rnn.c, graph_delay.c). */
+/* Kinds with their own file (graph_rnn.c, graph_delay.c, graph_conv.c). */
 static const struct g_kind *const more[] = {&g_kind_lstm,   &g_kind_dropout, &g_kind_past,
-                                            &g_kind_future, &g_kind_last,    &g_kind_first};
+                                            &g_kind_future, &g_kind_last,    &g_kind_first,
+                                            &g_kind_conv,   &g_kind_pool};
 
 const struct g_kind *g_kind_find(const char *name)
 {

@@ -1,0 +1,253 @@
+/* Convolution and pooling in BrainScript (bs_eval_internal.h): CNTK's ConvolutionalLayer,
+ * the Pooling node (MaxPoolingLayer and AveragePoolingLayer are the prelude's, over it) and
+ * the legacy MaxPooling / AveragePooling. Each fixes its node's geometry (struct bk_conv)
+ * from its input's image dims, as CNTK's ConvolveGeometry does: along x and y, a window of
+ * k cells every s cells; with autoPadding the output has ceil(n / s) cells and the windows
+ * are centred (padding (k - 1) / 2 minus half the cells the last window leaves over),
+ * without it n + lowerPad + upperPad cells are covered by whole windows. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/bs_eval_internal.h"
+
+/* What a convolution or pooling is asked for, per axis x and y. */
+struct bconv {
+    int maps; /* a convolution's output channels, 0 for pooling */
+    int k[2], s[2], autopad[2], lo[2], hi[2];
+    int k3, s3; /* the kernel's and the stride's third value (the channel axis), 0: none */
+    int ceil_out;
+    enum bk_pool pool;
+    int include_pad;
+};
+
+/* A number or an array of them (x, y and, for the channel axis, a third) into out[0],
+ * out[1] (a scalar is both) and *third (0 without one). */
+static int pair(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
+                int boolean, int min, int out[2], int *third)
+{
+    const struct bv *e0 = x, *e1 = x;
+    *third = 0;
+    if (x->k == BV_ARR) {
+        if (x->arr->n < 1 || x->arr->n > 3)
+            return bs_error(v->e, at, "%s: expected 1 to 3 values (x, y, channels), got %zu", what,
+                            x->arr->n);
+        e0 = &x->arr->v[0];
+        e1 = x->arr->n > 1 ? &x->arr->v[1] : e0;
+    }
+    for (int i = 0; i < 2; i++) {
+        const struct bv *e = i ? e1 : e0;
+        if (boolean) {
+            if (e->k != BV_BOOL)
+                return bse_type_error(v, at, what, "true or false (or an array of them)", e);
+            out[i] = e->num != 0;
+            continue;
+        }
+        int rc = bse_get_int(v, at, what, e, &out[i]);
+        if (rc)
+            return rc;
+        if (out[i] < min)
+            return bs_error(v->e, at, "%s: expected at least %d, got %d", what, min, out[i]);
+    }
+    if (x->k == BV_ARR && x->arr->n == 3 && !boolean)
+        return bse_get_int(v, at, what, &x->arr->v[2], third);
+    return 0;
+}
+
+/* The common arguments: kernel, stride, autoPadding, lowerPad, upperPad, ceilOutDim. */
+static int read_geometry(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                         struct bconv *c)
+{
+    char what[96];
+    static const char *const args[] = {"kernel", "stride", "autoPadding", "lowerPad", "upperPad"};
+    int *dst[] = {c->k, c->s, c->autopad, c->lo, c->hi}, unused;
+    int *third[] = {&c->k3, &c->s3, &unused, &unused, &unused};
+    for (int i = 0; i < 5; i++) {
+        snprintf(what, sizeof what, "%s %s", name, args[i]);
+        int rc = pair(v, at, what, &a[i], i == 2, i < 2 ? 1 : 0, dst[i], third[i]);
+        if (rc)
+            return rc;
+    }
+    if (a[5].k != BV_BOOL)
+        return bse_type_error(v, at, "ceilOutDim", "true or false", &a[5]);
+    c->ceil_out = a[5].num != 0;
+    return 0;
+}
+
+/* One axis: n input cells -> *out cells, *pad cells of padding before the first. */
+static int axis(struct ev *v, const struct bs_node *at, const char *name, const struct bconv *c,
+                int i, int n, int *out, int *pad)
+{
+    int k = c->k[i], s = c->s[i];
+    long long span = c->autopad[i] ? n : (long long)n + c->lo[i] + c->hi[i];
+    if (k > span)
+        return bs_error(v->e, at,
+                        "%s: the window (%d cells along %c) is larger than the input (%lld)", name,
+                        k, "xy"[i], span);
+    double cells = (double)((c->autopad[i] ? n + k - 1 : span) - k) / s + 1;
+    *out = (int)(c->ceil_out ? ceil(cells) : floor(cells));
+    *pad = c->autopad[i] ? (k - 1) / 2 - (n - ((*out - 1) * s + 1)) / 2 : c->lo[i];
+    return 0;
+}
+
+/* The node of kind (Convolution or Pooling) over x with geometry c: checks that x is an
+ * image and gives the node its geometry and image dims. */
+static int make(struct ev *v, const struct bs_node *at, const char *name, const struct bconv *c,
+                const char *kind, const int *in, int nin, struct bv *out)
+{
+    const struct g_node *x = &v->g->nodes[in[nin - 1 - (nin == 3)]];
+    if (x->tensor_rank < 2)
+        return bs_error(v->e, at,
+                        "%s: the input must be an image (an Input {W:H:C} or what is computed "
+                        "from one), got a vector of %d values",
+                        name, x->rows);
+    struct bk_conv g = {.iw = x->tdims[0], .ih = x->tdims[1], .ic = x->tdims[2]};
+    /* along the channels a convolution's window is all of them; pooling's is one channel,
+     * every channel (CNTK's kernel (kW:kH:C) and (kW:kH:1), strides (sW:sH:anything) and
+     * (sW:sH:1)) */
+    int k3 = c->pool ? 1 : g.ic;
+    if ((c->k3 && c->k3 != k3) || (c->pool && c->s3 > 1))
+        return bs_error(v->e, at,
+                        "%s: along the channels (the third value) the window must be %d and "
+                        "a pooling's stride 1, got window %d and stride %d",
+                        name, k3, c->k3 ? c->k3 : k3, c->s3 ? c->s3 : 1);
+    int rc = axis(v, at, name, c, 0, g.iw, &g.ow, &g.pw);
+    if (rc == 0)
+        rc = axis(v, at, name, c, 1, g.ih, &g.oh, &g.ph);
+    if (rc)
+        return rc;
+    g.kw = c->k[0];
+    g.kh = c->k[1];
+    g.sw = c->s[0];
+    g.sh = c->s[1];
+    g.pool = c->pool;
+    g.include_pad = c->include_pad;
+    g.oc = c->pool ? g.ic : c->maps;
+    if ((long long)g.ow * g.oh * g.oc > (1 << 24) ||
+        (long long)g.ow * g.oh * g.kw * g.kh * g.ic > (1 << 26))
+        return bs_error(v->e, at, "%s: the output (or its unfolded input) is too large", name);
+    if ((rc = bse_make_node(v, at, kind, in, nin > 2 ? 2 : nin, out)) != 0)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    if (nin == 3) { /* the bias per map */
+        n->kind = n->src_kind = &g_kind_conv_b;
+        n->in[2] = in[2];
+    }
+    n->conv = g;
+    n->rows = g.ow * g.oh * g.oc;
+    n->tensor_rank = 3;
+    n->tdims[0] = g.ow;
+    n->tdims[1] = g.oh;
+    n->tdims[2] = g.oc;
+    return 0;
+}
+
+/* ConvolutionalLayer {numOutputChannels, filterShape, bias, activation, init,
+ * initValueScale, initBias, stride, pad, lowerPad, upperPad, dilation,
+ * maxTempMemSizeInSamples}: a function with its own kernel W (window cells x Inferred
+ * input channels, by the maps) and b (one per map). */
+int bse_conv_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out)
+{
+    struct bconv *c = bse_alloc(v, sizeof *c);
+    if (!c)
+        return v->e->code;
+    int rc = bse_get_int(v, at, "ConvolutionalLayer numOutputChannels", &a[0], &c->maps);
+    if (rc)
+        return rc;
+    if (c->maps <= 0)
+        return bs_error(v->e, at, "%s: numOutputChannels must be positive", name);
+    struct bv geo[6] = {a[1], a[7], a[8], a[9], a[10], {.k = BV_BOOL, .num = 0}};
+    if ((rc = read_geometry(v, at, name, geo, c)) != 0)
+        return rc;
+    int dil[2], dil3;
+    if ((rc = pair(v, at, "ConvolutionalLayer dilation", &a[11], 0, 1, dil, &dil3)) != 0)
+        return rc;
+    if (dil[0] != 1 || dil[1] != 1 || dil3 > 1)
+        return bs_error(v->e, at, "%s: dilation other than 1 is not supported yet", name);
+    if (a[2].k != BV_BOOL || (a[3].k != BV_FN && a[3].k != BV_NONE))
+        return bs_error(v->e, at, "%s: bias must be a boolean and activation a function", name);
+    struct bv pa[5] = {a[4], a[5], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
+    struct bv w, b = {.k = BV_NONE};
+    if ((rc = bse_param_node(v, at, pa, 0, c->maps, &w)) != 0)
+        return rc;
+    v->g->nodes[w.node].fan_filter = c->k[0] * c->k[1];
+    if (a[2].num != 0) {
+        struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
+                           {.k = BV_NUM, .num = 1},
+                           {.k = BV_NONE},
+                           a[6],
+                           {.k = BV_NUM, .num = 1}};
+        if ((rc = bse_param_node(v, at, pb, c->maps, 1, &b)) != 0)
+            return rc;
+    }
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!f)
+        return v->e->code;
+    bse_name_new(v, w.node, "W");
+    if (b.k == BV_NODE)
+        bse_name_new(v, b.node, "b");
+    f->k = FN_CONV;
+    f->w = w.node;
+    f->b = b.k == BV_NODE ? b.node : -1;
+    f->act = a[3];
+    f->conv = c;
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+int bse_conv_apply(struct ev *v, const struct bs_node *at, struct bfn *f, struct bv *pos,
+                   size_t npos, struct bv *out)
+{
+    if (npos != 1)
+        return bs_error(v->e, at, "a layer takes one argument, got %zu", npos);
+    struct bv x = pos[0];
+    int rc = bse_as_node(v, at, "layer input", &x);
+    int in[3] = {f->w, x.node, f->b};
+    if (rc == 0)
+        rc = make(v, at, "ConvolutionalLayer", f->conv, "Convolution", in, f->b >= 0 ? 3 : 2, out);
+    if (rc == 0 && f->act.k == BV_FN)
+        rc = bse_apply1(v, at, &f->act, *out, out);
+    return rc;
+}
+
+/* Pooling (input, poolKind, kernelDims, stride, autoPadding, lowerPad, upperPad,
+ * ceilOutDim, includePad, imageLayout, tag) */
+int bse_pooling(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                struct bv *out)
+{
+    struct bconv c = {0};
+    const char *kind = bse_get_str(&a[1]);
+    if (!kind || (strcmp(kind, "max") && strcmp(kind, "average")))
+        return bs_error(v->e, at, "%s: poolKind must be \"max\" or \"average\"", name);
+    c.pool = strcmp(kind, "max") ? BK_POOL_AVERAGE : BK_POOL_MAX;
+    int rc = read_geometry(v, at, name, a + 2, &c);
+    if (rc == 0 && a[8].k != BV_BOOL)
+        return bse_type_error(v, at, "includePad", "true or false", &a[8]);
+    c.include_pad = a[8].num != 0;
+    struct bv x = a[0];
+    if (rc == 0)
+        rc = bse_as_node(v, at, name, &x);
+    return rc ? rc : make(v, at, name, &c, "Pooling", &x.node, 1, out);
+}
+
+/* MaxPooling / AveragePooling (input, windowWidth, windowHeight, horizontalSubsample,
+ * verticalSubsample, imageLayout, tag): CNTK's older nodes, windows without padding. */
+int bse_pooling_legacy(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out)
+{
+    struct bconv c = {.pool = strcmp(name, "MaxPooling") ? BK_POOL_AVERAGE : BK_POOL_MAX};
+    static const char *const what[] = {"windowWidth", "windowHeight", "horizontalSubsample",
+                                       "verticalSubsample"};
+    int *dst[] = {&c.k[0], &c.k[1], &c.s[0], &c.s[1]};
+    for (int i = 0; i < 4; i++) {
+        int rc = bse_get_int(v, at, what[i], &a[1 + i], dst[i]);
+        if (rc)
+            return rc;
+        if (*dst[i] < 1)
+            return bs_error(v->e, at, "%s: %s must be at least 1", name, what[i]);
+    }
+    struct bv x = a[0];
+    int rc = bse_as_node(v, at, name, &x);
+    return rc ? rc : make(v, at, name, &c, "Pooling", &x.node, 1, out);
+}

@@ -1,0 +1,143 @@
+/* Convolution and pooling nodes (graph.h) over images: each column of the input is one
+ * image of n->conv's iw x ih x ic values. The geometry is fixed where BrainScript makes
+ * the node (bs_conv.c), from the input's image dims; the shapes here check the operands
+ * against it. The arithmetic is the backend's (conv_forward, pool_forward, ...). */
+#include <stdint.h>
+
+#include "nn/graph.h"
+
+static struct g_node *IN(struct nn_graph *g, struct g_node *n, int i)
+{
+    return &g->nodes[n->in[i]];
+}
+
+/* x: one image a column, of the geometry's input size. */
+static int check_image(struct g_node *n, const struct g_node *x, struct pt_err *e)
+{
+    const struct bk_conv *c = &n->conv;
+    if (x->cols != 0 || x->seq1)
+        return pt_err_set(e, PT_EUSER, "%s: error: %s: the input must be one image per sample",
+                          n->where, n->kind->name);
+    if (x->rows != c->iw * c->ih * c->ic)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: %s: the input has %d values per sample, not an image of "
+                          "%d x %d x %d",
+                          n->where, n->kind->name, x->rows, c->iw, c->ih, c->ic);
+    n->cols = 0;
+    n->seq1 = 0;
+    return 0;
+}
+
+static int shape_conv(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1);
+    const struct bk_conv *c = &n->conv;
+    int k = c->kw * c->kh * c->ic, rc = check_image(n, x, e);
+    if (rc)
+        return rc;
+    if (w->rows == 0 && w->learnable)
+        w->rows = k; /* the kernel's Inferred input channels */
+    if (w->rows != k || w->cols != c->oc)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: Convolution: the kernel is %d x %d, expected %d x %d "
+                          "(%d x %d window cells x %d input channels, by %d maps)",
+                          n->where, w->rows, w->cols, k, c->oc, c->kw, c->kh, c->ic, c->oc);
+    if (n->kind->nin == 3) {
+        const struct g_node *b = IN(g, n, 2);
+        if (b->rows != c->oc || b->cols != 1)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: Convolution: the bias is %d x %d, expected %d x 1 (one "
+                              "per map)",
+                              n->where, b->rows, b->cols, c->oc);
+    }
+    n->rows = c->ow * c->oh * c->oc;
+    return 0;
+}
+
+static void forward_conv(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1);
+    const float *bias = n->kind->nin == 3 ? g_val(g, IN(g, n, 2)) : NULL;
+    g->bk->ops->conv_forward(g->bk, &n->conv, g_val(g, n), g_val(g, x), g_val(g, w), bias,
+                             g_cols(g, n), n->ws);
+}
+
+static void backward_conv(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1);
+    struct g_node *b = n->kind->nin == 3 ? IN(g, n, 2) : NULL;
+    g->bk->ops->conv_backward(g->bk, &n->conv, g_grad(g, n), g_val(g, x), g_val(g, w),
+                              x->needs_grad ? g_grad(g, x) : NULL,
+                              w->needs_grad ? g_grad(g, w) : NULL,
+                              b && b->needs_grad ? g_grad(g, b) : NULL, g_cols(g, n), n->ws);
+}
+
+static size_t ws_conv(const struct g_node *n, size_t ncols, size_t nseq)
+{
+    (void)ncols;
+    (void)nseq;
+    return bk_conv_ws(&n->conv);
+}
+
+static int shape_pool(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    int rc = check_image(n, IN(g, n, 0), e);
+    n->rows = n->conv.ow * n->conv.oh * n->conv.ic;
+    return rc;
+}
+
+/* A max pooling's workspace: which cell each maximum came from, an int32 in each float's
+ * room (its value columns; a recurrent loop's window starts at c0 as the values do). */
+static int32_t *pool_arg(struct nn_graph *g, struct g_node *n)
+{
+    if (n->conv.pool != BK_POOL_MAX)
+        return NULL;
+    return (int32_t *)(void *)n->ws + g->c0 * (size_t)n->rows;
+}
+
+static void forward_pool(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->pool_forward(g->bk, &n->conv, g_val(g, n), g_val(g, IN(g, n, 0)), g_cols(g, n),
+                             pool_arg(g, n));
+}
+
+static void backward_pool(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *x = IN(g, n, 0);
+    if (x->needs_grad)
+        g->bk->ops->pool_backward(g->bk, &n->conv, g_grad(g, x), g_grad(g, n), pool_arg(g, n),
+                                  g_cols(g, n));
+}
+
+static size_t ws_pool(const struct g_node *n, size_t ncols, size_t nseq)
+{
+    (void)nseq;
+    return n->conv.pool == BK_POOL_MAX ? (size_t)n->rows * ncols : 0;
+}
+
+const struct g_kind g_kind_conv = {
+    .name = "Convolution",
+    .nin = 2,
+    .shape = shape_conv,
+    .forward = forward_conv,
+    .backward = backward_conv,
+    .workspace = ws_conv,
+};
+
+const struct g_kind g_kind_conv_b = {
+    .name = "Convolution",
+    .nin = 3,
+    .shape = shape_conv,
+    .forward = forward_conv,
+    .backward = backward_conv,
+    .workspace = ws_conv,
+};
+
+const struct g_kind g_kind_pool = {
+    .name = "Pooling",
+    .nin = 1,
+    .shape = shape_pool,
+    .forward = forward_pool,
+    .backward = backward_pool,
+    .workspace = ws_pool,
+};
