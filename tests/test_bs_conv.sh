@@ -3,7 +3,8 @@
 # ConvolutionalLayer, MaxPoolingLayer, AveragePoolingLayer over an Input {W:H:C}), on
 # 6 x 6 images whose class is the half a bright square lies in: training on 1 and 2 ranks
 # (the same updates), the model file (action=test and action=write rebuild the network
-# from it), a makeMode restart, and the errors that name the file, line and column.
+# from it), a makeMode restart, a node of the network's own as the criterion, and the
+# errors that name the file, line and column.
 # The arithmetic itself is checked by tests/test_math_conv.c (against direct sums) and
 # tests/test_graph.c (gradients against finite differences).
 set -u
@@ -79,6 +80,18 @@ expect 0 "$T" configFile=conv.cfg Dir=one command=write
 expect 0 "$T" configFile=conv.cfg Dir=one train.SGD.maxEpochs=6
 has "$tmp/err" "Starting from checkpoint. Loading network from 'one/m.dnn.4'."
 [ "$(errs "$tmp/err" | wc -l)" -eq 2 ] && ok || no "epochs 5 and 6 expected"
+# a node of the network's own as the criterion (CNTK's 05_OneConvRegr): the RMSE of the
+# outputs against the labels through ReduceSum, shown once where it is both groups
+sed -e 's/ce = CrossEntropyWithSoftmax (labels, z) ; errs = ClassificationError (labels, z)/d = labels - z ; rmse = Sqrt (ReduceSum (d .* d) \/ 2)/' \
+    -e 's/criterionNodes = (ce) ; evaluationNodes = (errs)/criterionNodes = (rmse) ; evaluationNodes = (rmse)/' \
+    conv.cfg >regr.cfg
+expect 0 "$T" configFile=regr.cfg Dir=regr
+has "$tmp/err" "Training criterion:   rmse = Sqrt"
+hasnt "$tmp/err" "Evaluation criterion"
+sed -n 's/^Finished Epoch.*\[Training\] rmse = \([0-9.]*\) \* 600; totalSamplesSeen.*/\1/p' "$tmp/err" >regr.txt
+[ "$(wc -l <regr.txt)" -eq 4 ] && ok || no "4 epochs of one rmse each expected: $(grep 'Finished Epoch' "$tmp/err")"
+awk 'NR == 1 { a = $1 } END { exit !(NR == 4 && $1 < a / 2) }' regr.txt && ok || no "rmse did not halve: $(cat regr.txt)"
+has "$tmp/err" "Final Results: Minibatch[1-1]: rmse = "
 # errors name the place: a window larger than the image, pooling a vector, a kernel
 # whose channels are not the input's (at the layer's use: where its input is known); on
 # 2 ranks both fail, and rank 0 says why

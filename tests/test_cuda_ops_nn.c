@@ -150,7 +150,7 @@ END_TEST
 /* ---- criteria ---- */
 
 static const char *const crit_names[BK_CRIT_COUNT] = {"ce_softmax", "square_err", "class_err",
-                                                      "logistic"};
+                                                      "logistic", "sum"};
 
 /* z and y of one criterion case; `soft`: targets that are not one-hot. Classification
  * error gets small integers in both, so that maxima tie (the first one wins). */

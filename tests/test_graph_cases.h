@@ -220,6 +220,15 @@ static const struct grad_case cases[] = {
      IMGIO
      "c = ConvolutionalLayer {2, (3:3), activation = Tanh} (features)\n"
      "z = LinearLayer {4} (AveragePooling (MaxPooling (c, 2, 1, 1, 1), 2, 2, 1, 1))\n" CE("z")},
+    /* a node of the network's own as the criterion (CNTK's 05_OneConvRegr: an RMSE through
+     * ReduceSum and Sqrt), for training and evaluation alike */
+    {"own_criterion", "features:3 labels:4",
+     IO WB "d = labels - Tanh (W * features + b)\nr = Sqrt (ReduceSum (d .* d) / 4)\n"
+           "criterionNodes = (r)\nevaluationNodes = (r)\n"},
+    {"own_criterion_ReduceSum_axis", "features:3 labels:4:prob",
+     IO WB "p = Sigmoid (W * features + b)\n"
+           "nll = Negate (ReduceSum (labels .* Log (p) + (1 - labels) .* Log (1 - p), axis = 1))\n"
+           "errs = SquareError (labels, p)\ncriterionNodes = (nll)\nevaluationNodes = (errs)\n"},
     {"Inferred", STD,
      IO "W = Parameter (4, Inferred)\nb = ParameterTensor (Inferred)\n"
         "z = W * features + b\n" CE("z")},

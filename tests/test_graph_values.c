@@ -311,9 +311,20 @@ START_TEST(criterion_errors)
     ck_assert_msg(strstr(msg, "g.cfg:8:7: error: SquareError: the first operand (labels) must be "
                               "an Input node, got Tanh"),
                   "%s", msg);
-    /* criterionNodes must name a criterion */
+    /* a node of the network's own as the criterion: one value per sample */
     msg = bs_error_of(IO WB "z = W * features + b\ncriterionNodes = (z)\n");
-    ck_assert_msg(strstr(msg, "criterionNodes: 'z' is a Plus node, not a criterion"), "%s", msg);
+    ck_assert_msg(strstr(msg, "g.cfg:6:5: error: 'z' (Plus) is used as a criterion, which is one "
+                              "value per sample; it has 4 values per sample (ReduceSum makes one "
+                              "of a vector)"),
+                  "%s", msg);
+    msg = bs_error_of(IO WB "z = ReduceSum (W * features + b)\ne = Tanh (b)\n"
+                            "criterionNodes = (z)\nevaluationNodes = (e)\n");
+    ck_assert_msg(strstr(msg, "'e' (Tanh) is used as a criterion, which is one value per sample; "
+                              "it is 4 x 1, computed from parameters alone"),
+                  "%s", msg);
+    msg = bs_error_of(IMGIO "z = ReduceSum (features, axis = 1)\ncriterionNodes = (z)\n");
+    ck_assert_msg(strstr(msg, "ReduceSum: only the sum of all of a sample's values is supported"),
+                  "%s", msg);
     /* a criterion is not an operand */
     msg = bs_error_of(IO WB "z = W * features + b\nce = CrossEntropyWithSoftmax (labels, z)\n"
                             "x = Tanh (ce)\ncriterionNodes = (ce)\noutputNodes = (x)\n");

@@ -83,6 +83,8 @@ enum bk_crit_kind {
     BK_CRIT_CLASS_ERR,  /* 1 when argmax z != argmax y (first maximum wins), else 0 */
     BK_CRIT_LOGISTIC,   /* -sum_i [y_i log p_i + (1 - y_i) log(1 - p_i)], z = p (CNTK Logistic;
                          * p clamped to [1e-7, 1 - 1e-7] in the value and the gradient) */
+    BK_CRIT_SUM,        /* sum_i z_i per column, dL/dz_i = 1 (y unused): a network's own node
+                         * as its criterion, one value per sample, summed over the samples */
     BK_CRIT_COUNT
 };
 

@@ -74,11 +74,25 @@ static double logistic_column(const float *z, const float *y, float *g, size_t r
     return sum;
 }
 
+/* A network's own criterion node: its values as they are, gradient 1. */
+static double sum_column(const float *z, const float *y, float *g, size_t rows)
+{
+    (void)y;
+    double sum = 0.0;
+    for (size_t i = 0; i < rows; i++) {
+        sum += z[i];
+        if (g)
+            g[i] = 1.0f;
+    }
+    return sum;
+}
+
 static double (*const crit_column[BK_CRIT_COUNT])(const float *, const float *, float *, size_t) = {
     [BK_CRIT_CE_SOFTMAX] = ce_softmax_column,
     [BK_CRIT_SQUARE_ERR] = square_error_column,
     [BK_CRIT_CLASS_ERR] = class_error_column,
     [BK_CRIT_LOGISTIC] = logistic_column,
+    [BK_CRIT_SUM] = sum_column,
 };
 
 void cpu_criterion(struct backend *b, enum bk_crit_kind kind, const struct bk_crit *c)

@@ -292,6 +292,14 @@ __global__ static void criterion_k(int kind, int rows, size_t cols, const float 
         total = warp_sum(sum);
     } else if (kind == BK_CRIT_CLASS_ERR) {
         total = warp_argmax(zj, rows, lane) != warp_argmax(yj, rows, lane) ? 1.0 : 0.0;
+    } else if (kind == BK_CRIT_SUM) {
+        double sum = 0.0;
+        for (int i = lane; i < rows; i += 32) {
+            sum += zj[i];
+            if (gj)
+                gj[i] = 1.0f;
+        }
+        total = warp_sum(sum);
     } else { // BK_CRIT_LOGISTIC
         double sum = 0.0;
         for (int i = lane; i < rows; i += 32) {

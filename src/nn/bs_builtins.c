@@ -404,6 +404,33 @@ static int bi_splice(struct ev *v, const struct bs_node *at, const char *name, s
     return rc;
 }
 
+/* ReduceSum (z, axis): the values of each sample summed into one (CNTK's ReduceElements
+ * over all of them, or over axis 1 of a vector, which is all of them): a product with a
+ * constant row of ones whose length the product infers. */
+static int bi_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                         struct bv *out)
+{
+    struct bv x = a[0], ones;
+    int rc = bse_as_node(v, at, name, &x);
+    if (rc)
+        return rc;
+    int vector = v->g->nodes[x.node].tensor_rank <= 1;
+    if (a[1].k != BV_NONE && !(a[1].k == BV_NUM && a[1].num == 1 && vector))
+        return bs_error(v->e, at,
+                        "%s: only the sum of all of a sample's values is supported (no axis, or "
+                        "axis=1 of a vector)",
+                        name);
+    if ((rc = bse_make_node(v, at, "Constant", NULL, 0, &ones)) != 0)
+        return rc;
+    struct g_node *n = &v->g->nodes[ones.node];
+    n->is_const = 1;
+    n->rows = 1;
+    n->cols = 0;
+    n->init_value = 1.0;
+    int in[2] = {ones.node, x.node};
+    return bse_make_node(v, at, "Times", in, 2, out);
+}
+
 /* DynamicAxis (): a named sequence axis for Input's dynamicAxis. partrain derives each
  * Input's axis from its use (per step, or per sequence next to BS.Sequences.Last / First),
  * so the value only has to exist. */
@@ -561,6 +588,7 @@ static const struct builtin builtins[] = {
      NULL,
      0},
     {"Splice", {"inputs", "axis=1", "tag=''"}, bi_splice, NULL, 0},
+    {"ReduceSum", {"z", "axis=None", "tag=''"}, bi_reduce_sum, NULL, 0},
     {"Sequences.Last", {"x", "tag=''"}, bse_node_op, "Last", 0},
     {"DynamicAxis", {"tag=''"}, bi_dynamic_axis, NULL, 0},
     {"Sequences.First", {"x", "tag=''"}, bse_node_op, "First", 0},

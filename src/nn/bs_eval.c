@@ -580,17 +580,32 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
         rc = bs_error(e, v.root,
                       "the network has no criterionNodes and no node tagged 'criterion' (say "
                       "criterionNodes = (ce) in the BrainScriptNetworkBuilder block)");
-    if (rc == 0 && !g->nodes[roots[2]].kind->crit)
-        rc = bs_error(e, v.root, "criterionNodes: '%s' is a %s node, not a criterion",
-                      g->nodes[roots[2]].name, g->nodes[roots[2]].kind->name);
+    /* a node of the network's own as the criterion: its values summed over the samples
+     * (one criterion node for both groups when they name the same node) */
+    int own[2] = {-1, -1};
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        int *r = &roots[2 + i];
+        if (*r < 0 || g->nodes[*r].kind->crit)
+            continue;
+        if (i == 1 && own[0] >= 0 && *r == own[0]) {
+            own[1] = own[0];
+            *r = roots[2];
+            continue;
+        }
+        char where[sizeof g->nodes[0].where]; /* g_add may move the nodes */
+        memcpy(where, g->nodes[*r].where, sizeof where);
+        int in[2] = {*r, *r};
+        int id = g_add(g, &g_kind_own_crit, in, 2, where, e);
+        if (id < 0)
+            rc = e->code;
+        own[i] = *r;
+        *r = id;
+    }
     if (rc == 0 && g->nodes[roots[2]].kind->crit == BK_CRIT_CLASS_ERR + 1)
         rc = bs_error(e, v.root,
                       "criterionNodes: '%s' (ClassificationError) has no gradient to train with; "
                       "make it an evaluationNodes",
                       g->nodes[roots[2]].name);
-    if (rc == 0 && roots[3] >= 0 && !g->nodes[roots[3]].kind->crit)
-        rc = bs_error(e, v.root, "evaluationNodes: '%s' is a %s node, not a criterion",
-                      g->nodes[roots[3]].name, g->nodes[roots[3]].kind->name);
     if (rc == 0) {
         g->crit = roots[2];
         g->eval = roots[3] >= 0 ? roots[3] : roots[2];
@@ -598,7 +613,7 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
     }
     for (int i = 0; rc == 0 && i < 2; i++) { /* before g_finish fuses nodes */
         const struct g_node *c = &g->nodes[i ? g->eval : g->crit], *y = &g->nodes[c->in[0]];
-        if (!y->is_input)
+        if (!y->is_input && c->kind != &g_kind_own_crit)
             rc = pt_err_set(e, PT_EUSER,
                             "%s: error: %s: the first operand (labels) must be an Input node, "
                             "got %s",
@@ -606,6 +621,9 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
     }
     if (rc == 0)
         name_roots(&v, root);
+    for (int i = 0; rc == 0 && i < 2; i++) /* an own criterion goes by its node's name */
+        if (own[i] >= 0)
+            memcpy(g->nodes[roots[2 + i]].name, g->nodes[own[i]].name, sizeof g->nodes[0].name);
     if (rc == 0)
         rc = drop_unreached(&v, root);
     if (rc == 0)

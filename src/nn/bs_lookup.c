@@ -28,7 +28,6 @@ static const char *const not_yet_names[] = {
     "LSTMP",
     "RowSlice",
     "Reshape",
-    "ReduceSum",
     "Transpose",
     "TransposeTimes",
     "Convolution",

@@ -99,7 +99,13 @@ int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_e
     out->eval_crit = crit_of(ev);
     copy_cut(out->train_name, sizeof out->train_name, crit->name);
     copy_cut(out->eval_name, sizeof out->eval_name, ev->name);
-    copy_cut(out->labels_input, sizeof out->labels_input, lab->name);
+    if (crit->kind != &g_kind_own_crit) /* else no labels: the node is the criterion */
+        copy_cut(out->labels_input, sizeof out->labels_input, lab->name);
+    for (int i = 0; i < 2; i++) {
+        const struct g_node *c = i ? ev : crit;
+        const struct g_node *k = c->kind == &g_kind_own_crit ? &g->nodes[c->in[1]] : c;
+        copy_cut(i ? out->eval_kind : out->train_kind, sizeof out->train_kind, k->src_kind->name);
+    }
     out->nsizes = 2;
     out->sizes[0] = 0;
     for (int i = 0; i < g->n; i++)
@@ -245,9 +251,10 @@ int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)
     *nodes = *with_grad = 0;
     if (!g)
         return 0;
-    *nodes = g->n;
-    for (int i = 0; i < g->n; i++)
-        *with_grad += g->nodes[i].needs_grad;
+    for (int i = 0; i < g->n; i++) { /* an own criterion is its node, not one more */
+        *nodes += g->nodes[i].kind != &g_kind_own_crit;
+        *with_grad += g->nodes[i].needs_grad && g->nodes[i].kind != &g_kind_own_crit;
+    }
     return 1;
 }
 

@@ -171,16 +171,18 @@ static inline float *g_grad(const struct nn_graph *g, const struct g_node *n)
 int g_same_axis(struct g_node *a, struct g_node *b);
 
 /* Kinds defined in their own files (graph_rnn.c). */
-extern const struct g_kind g_kind_lstm;    /* RecurrentLSTM: inputs x, W, H, b, peepholes */
-extern const struct g_kind g_kind_dropout; /* Dropout: input x */
-extern const struct g_kind g_kind_affine;  /* act (W x + b): inputs W, x, b (graph_nodes.c) */
-extern const struct g_kind g_kind_past;    /* PastValue: input x (graph_delay.c) */
-extern const struct g_kind g_kind_future;  /* FutureValue: input x */
-extern const struct g_kind g_kind_last;    /* BS.Sequences.Last: input x */
-extern const struct g_kind g_kind_first;   /* BS.Sequences.First: input x */
-extern const struct g_kind g_kind_conv;    /* Convolution: inputs W, x (graph_conv.c) */
-extern const struct g_kind g_kind_conv_b;  /* Convolution with a bias per map: W, x, b */
-extern const struct g_kind g_kind_pool;    /* Pooling: input x */
+extern const struct g_kind g_kind_lstm;     /* RecurrentLSTM: inputs x, W, H, b, peepholes */
+extern const struct g_kind g_kind_dropout;  /* Dropout: input x */
+extern const struct g_kind g_kind_affine;   /* act (W x + b): inputs W, x, b (graph_nodes.c) */
+extern const struct g_kind g_kind_past;     /* PastValue: input x (graph_delay.c) */
+extern const struct g_kind g_kind_future;   /* FutureValue: input x */
+extern const struct g_kind g_kind_last;     /* BS.Sequences.Last: input x */
+extern const struct g_kind g_kind_first;    /* BS.Sequences.First: input x */
+extern const struct g_kind g_kind_conv;     /* Convolution: inputs W, x (graph_conv.c) */
+extern const struct g_kind g_kind_conv_b;   /* Convolution with a bias per map: W, x, b */
+extern const struct g_kind g_kind_pool;     /* Pooling: input x */
+extern const struct g_kind g_kind_own_crit; /* a node of the network as its criterion: the
+                                             * node twice (graph_nodes.c) */
 
 /* Whether a node's open dimensions may be fixed by the operations that use it
  * (parameters, constants, delays: CNTK's Inferred). */

@@ -454,6 +454,27 @@ static int shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     return 0;
 }
 
+/* A network's own node as its criterion (criterionNodes = (rmse), rmse computed by the
+ * network): one value per sample, summed over the samples; in[0] and in[1] are that node. */
+static int shape_own_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *z = IN(g, n, 1);
+    const char *name = z->name[0] ? z->name : z->kind->name;
+    if (z->cols != 0)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: '%s' (%s) is used as a criterion, which is one value per "
+                          "sample; it is %d x %d, computed from parameters alone",
+                          n->where, name, z->kind->name, z->rows, z->cols);
+    if (z->rows != 1)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: '%s' (%s) is used as a criterion, which is one value per "
+                          "sample; it has %d values per sample (ReduceSum makes one of a vector)",
+                          n->where, name, z->kind->name, z->rows);
+    n->rows = 1;
+    n->cols = 1;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ the table */
 
 #define CRIT(k) ((int)(k) + 1)
@@ -492,6 +513,9 @@ static const struct g_kind kinds[] = {
     CRITERION("SquareError", BK_CRIT_SQUARE_ERR),
     CRITERION("Logistic", BK_CRIT_LOGISTIC),
 };
+
+const struct g_kind g_kind_own_crit =
+    KIND("Criterion", 2, CRIT(BK_CRIT_SUM), shape_own_crit, forward_none, backward_none);
 
 /* Kinds with their own file (graph_rnn.c, graph_delay.c, graph_conv.c). */
 static const struct g_kind *const more[] = {&g_kind_lstm,   &g_kind_dropout, &g_kind_past,

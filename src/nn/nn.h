@@ -63,6 +63,9 @@ struct nn_config {
     int bs_line, bs_col;
     char labels_input[64];
     char norm_input[64]; /* NN_GRAPH: the Input whose Mean / InvStdDev the network uses */
+    /* NN_GRAPH: the criteria's node kinds, as the summary names them ("Sqrt" for a node of
+     * the network's own as the criterion, else the criterion's kind) */
+    char train_kind[32], eval_kind[32];
     char bs_text[NN_BS_MAX];
 };
 

@@ -91,6 +91,12 @@ void train_eval_name(const struct nn *net, char *buf, size_t size)
              nn_eval_criterion_name(net));
 }
 
+int train_crit_count(const struct nn *net)
+{
+    const struct nn_config *c = nn_get_config(net);
+    return c->rnn == NN_GRAPH && !strcmp(c->train_name, c->eval_name) ? 1 : 2;
+}
+
 int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int in_order,
                      struct train_model_reader *mr, struct pt_err *e)
 {
@@ -150,7 +156,7 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         size_t n = (size_t)sums[2];
         struct logfmt_crit c[2] = {{eval_name, sums[1], n}, {tname, sums[0], n}};
         int ce = nn_get_config(net)->train_crit == BK_CRIT_CE_SOFTMAX ? 1 : -1;
-        logfmt_final(line, sizeof line, 1, (int)nmb, c, 2, ce);
+        logfmt_final(line, sizeof line, 1, (int)nmb, c, train_crit_count(net), ce);
         pt_log_printf(ctx->log, "%s\n", line);
     }
     train_close_model(&mr);

@@ -58,15 +58,12 @@ void run_print_summary(struct run *r)
     pt_log_plain(log, "\n");
     pt_log_printf(log, "Model has %d nodes. Using CPU.\n", nodes);
     pt_log_plain(log, "\n");
-    static const char *const kind[] = {"CrossEntropyWithSoftmax", "SquareError",
-                                       "ClassificationError", "Logistic"};
     int graph = c->rnn == NN_GRAPH;
     const char *train = nn_train_criterion_name(r->net);
-    pt_log_printf(log, "Training criterion:   %s = %s\n", train,
-                  graph ? kind[c->train_crit] : train);
-    if (c->train_crit != c->eval_crit)
+    pt_log_printf(log, "Training criterion:   %s = %s\n", train, graph ? c->train_kind : train);
+    if (c->train_crit != c->eval_crit || strcmp(c->train_name, c->eval_name))
         pt_log_printf(log, "Evaluation criterion: %s = %s\n", r->eval_name,
-                      graph ? kind[c->eval_crit] : nn_eval_criterion_name(r->net));
+                      graph ? c->eval_kind : nn_eval_criterion_name(r->net));
     size_t n = 0;
     const struct nn_tensor *t = nn_tensors(r->net, &n);
     const struct nn_tensor **sorted = calloc(n ? n : 1, sizeof *sorted);

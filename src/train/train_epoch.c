@@ -66,7 +66,8 @@ static void progress(struct run *r, size_t epoch, size_t mb, struct window *w)
     char line[1024];
     double now = pt_now();
     logfmt_progress(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, (int)w->first_mb,
-                    (int)mb, pct, digits, c, 2, now - w->t0, (double)w->samples);
+                    (int)mb, pct, digits, c, train_crit_count(r->net), now - w->t0,
+                    (double)w->samples);
     pt_log_printf(r->ctx->log, "%s\n", line);
     *w = (struct window){.t0 = now, .first_mb = mb + 1};
 }
@@ -247,7 +248,8 @@ static int validate(struct run *r, size_t epoch, const struct learn_epoch *ep, s
     struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), sums[0], n},
                                {r->eval_name, sums[1], n}};
     char line[1024];
-    logfmt_validate(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, 2);
+    logfmt_validate(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c,
+                    train_crit_count(r->net));
     r->crit.cv_train = n ? sums[0] / (double)n : NAN;
     r->crit.cv_eval = n ? sums[1] / (double)n : NAN;
     if (run_may_log(r))
@@ -358,8 +360,9 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
                                {r->eval_name, all.eval, all.samples}};
     char line[1024];
     double t1 = pt_now();
-    logfmt_epoch_end(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, 2,
-                     (size_t)r->st.samples_seen, (float)ep->lr_per_sample, t1 - t0);
+    logfmt_epoch_end(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c,
+                     train_crit_count(r->net), (size_t)r->st.samples_seen, (float)ep->lr_per_sample,
+                     t1 - t0);
     if (r->timeline) {
         struct pt_trace_arg a[3] = {
             {"epoch", (double)epoch + 1}, {"minibatches", (double)nmb}, {"samples", all.samples}};

@@ -69,6 +69,10 @@ int train_agree(struct comm *comm, int rc, const char *what, struct pt_err *e);
 /* The evaluation criterion's name in progress and result lines ("EvalClassificationError",
  * or a BrainScript node's own name, "errs"). */
 void train_eval_name(const struct nn *net, char *buf, size_t size);
+/* How many criteria the log lines show: 1 where the evaluation node is the training
+ * criterion's node (a BrainScript network that names one node for both, or no
+ * evaluationNodes), as CNTK shows it once; else 2. */
+int train_crit_count(const struct nn *net);
 
 /* What every rank must have alike (train_ident.c): a name for messages ("layerSizes"),
  * a hash of the exact value, a short text for people, and what else the hash covers (for
