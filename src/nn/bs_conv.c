@@ -167,20 +167,10 @@ int bse_conv_layer(struct ev *v, const struct bs_node *at, const char *name, str
         return bs_error(v->e, at, "%s: dilation other than 1 is not supported yet", name);
     if (a[2].k != BV_BOOL || (a[3].k != BV_FN && a[3].k != BV_NONE))
         return bs_error(v->e, at, "%s: bias must be a boolean and activation a function", name);
-    struct bv pa[5] = {a[4], a[5], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
-    struct bv w, b = {.k = BV_NONE};
-    if ((rc = bse_param_node(v, at, pa, 0, c->maps, &w)) != 0)
+    struct bv w, b; /* W: window cells x Inferred channels, by the maps */
+    if ((rc = bse_layer_params(v, at, a + 4, 0, c->maps, a[2].num != 0, &a[6], &w, &b)) != 0)
         return rc;
     v->g->nodes[w.node].fan_filter = c->k[0] * c->k[1];
-    if (a[2].num != 0) {
-        struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
-                           {.k = BV_NUM, .num = 1},
-                           {.k = BV_NONE},
-                           a[6],
-                           {.k = BV_NUM, .num = 1}};
-        if ((rc = bse_param_node(v, at, pb, c->maps, 1, &b)) != 0)
-            return rc;
-    }
     struct bfn *f = bse_alloc(v, sizeof *f);
     if (!f)
         return v->e->code;

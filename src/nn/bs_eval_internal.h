@@ -182,6 +182,11 @@ const char *bse_get_str(const struct bv *x);
 int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int rows, int cols,
                    struct bv *out);
 /* the Layers library (bs_layers.c), built-ins as builtin_fn */
+/* A layer's W (rows x cols, init[0] and init[1] its init and initValueScale) and, with
+ * bias, its b (one per row, or per column where rows is 0: a kernel's maps) starting at
+ * *init_bias; *b is BV_NONE without. */
+int bse_layer_params(struct ev *v, const struct bs_node *at, const struct bv *init, int rows,
+                     int cols, int bias, const struct bv *init_bias, struct bv *w, struct bv *b);
 int bse_linear(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                struct bv *out);
 int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,

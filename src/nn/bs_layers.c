@@ -21,6 +21,22 @@ static int out_dim(struct ev *v, const struct bs_node *at, const char *name, con
     return rc;
 }
 
+int bse_layer_params(struct ev *v, const struct bs_node *at, const struct bv *init, int rows,
+                     int cols, int bias, const struct bv *init_bias, struct bv *w, struct bv *b)
+{
+    struct bv pa[5] = {init[0], init[1], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
+    *b = (struct bv){.k = BV_NONE};
+    int rc = bse_param_node(v, at, pa, rows, cols, w);
+    if (rc || !bias)
+        return rc;
+    struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
+                       {.k = BV_NUM, .num = 1},
+                       {.k = BV_NONE},
+                       *init_bias,
+                       {.k = BV_NUM, .num = 1}};
+    return bse_param_node(v, at, pb, rows ? rows : cols, 1, b);
+}
+
 /* LinearLayer / DenseLayer {outDim, bias, [activation,] init, initValueScale, initBias}:
  * a function with its own W (outDim x Inferred) and b (outDim). */
 int bse_linear(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
@@ -34,19 +50,9 @@ int bse_linear(struct ev *v, const struct bs_node *at, const char *name, struct 
     if (a[1].k != BV_BOOL || (dense && a[2].k != BV_FN && a[2].k != BV_NONE))
         return bs_error(v->e, at, "%s: bias must be a boolean%s", name,
                         dense ? " and activation a function" : "");
-    struct bv pa[5] = {opt[1], opt[2], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
-    struct bv w, b = {.k = BV_NONE};
-    if ((rc = bse_param_node(v, at, pa, rows, 0, &w)) != 0)
+    struct bv w, b;
+    if ((rc = bse_layer_params(v, at, opt + 1, rows, 0, a[1].num != 0, &opt[3], &w, &b)) != 0)
         return rc;
-    if (a[1].num != 0) {
-        struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
-                           {.k = BV_NUM, .num = 1},
-                           {.k = BV_NONE},
-                           opt[3],
-                           {.k = BV_NUM, .num = 1}};
-        if ((rc = bse_param_node(v, at, pb, rows, 1, &b)) != 0)
-            return rc;
-    }
     struct bfn *f = bse_alloc(v, sizeof *f);
     if (!f)
         return v->e->code;
