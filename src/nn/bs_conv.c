@@ -17,6 +17,7 @@ struct bconv {
     int k[2], s[2], autopad[2], lo[2], hi[2];
     int k3, s3; /* the kernel's and the stride's third value (the channel axis), 0: none */
     int ceil_out;
+    const char *layer; /* the layer's name in its errors */
     enum bk_pool pool;
     int include_pad;
 };
@@ -54,12 +55,18 @@ static int pair(struct ev *v, const struct bs_node *at, const char *what, const 
     return 0;
 }
 
-/* The common arguments: kernel, stride, autoPadding, lowerPad, upperPad, ceilOutDim. */
+/* The arguments' names, as the nodes and as the layers call them. */
+static const char *const node_args[] = {"kernelDims", "stride",   "autoPadding",
+                                        "lowerPad",   "upperPad", "ceilOutDim"};
+static const char *const layer_args[] = {"filterShape", "stride",   "pad",
+                                         "lowerPad",    "upperPad", "ceilOutDim"};
+
+/* The common arguments a[0..5]: window, stride, autopadding, lower and upper padding,
+ * ceilOutDim (called args[0..5]). */
 static int read_geometry(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
-                         struct bconv *c)
+                         const char *const *args, struct bconv *c)
 {
     char what[96];
-    static const char *const args[] = {"kernel", "stride", "autoPadding", "lowerPad", "upperPad"};
     int *dst[] = {c->k, c->s, c->autopad, c->lo, c->hi}, unused;
     int *third[] = {&c->k3, &c->s3, &unused, &unused, &unused};
     for (int i = 0; i < 5; i++) {
@@ -68,8 +75,9 @@ static int read_geometry(struct ev *v, const struct bs_node *at, const char *nam
         if (rc)
             return rc;
     }
+    snprintf(what, sizeof what, "%s %s", name, args[5]);
     if (a[5].k != BV_BOOL)
-        return bse_type_error(v, at, "ceilOutDim", "true or false", &a[5]);
+        return bse_type_error(v, at, what, "true or false", &a[5]);
     c->ceil_out = a[5].num != 0;
     return 0;
 }
@@ -158,8 +166,9 @@ int bse_conv_layer(struct ev *v, const struct bs_node *at, const char *name, str
     if (c->maps <= 0)
         return bs_error(v->e, at, "%s: numOutputChannels must be positive", name);
     struct bv geo[6] = {a[1], a[7], a[8], a[9], a[10], {.k = BV_BOOL, .num = 0}};
-    if ((rc = read_geometry(v, at, name, geo, c)) != 0)
+    if ((rc = read_geometry(v, at, name, geo, layer_args, c)) != 0)
         return rc;
+    c->layer = name;
     int dil[2], dil3;
     if ((rc = pair(v, at, "ConvolutionalLayer dilation", &a[11], 0, 1, dil, &dil3)) != 0)
         return rc;
@@ -194,10 +203,33 @@ int bse_conv_apply(struct ev *v, const struct bs_node *at, struct bfn *f, struct
     struct bv x = pos[0];
     int rc = bse_as_node(v, at, "layer input", &x);
     int in[3] = {f->w, x.node, f->b};
-    if (rc == 0)
-        rc = make(v, at, "ConvolutionalLayer", f->conv, "Convolution", in, f->b >= 0 ? 3 : 2, out);
+    if (rc == 0 && f->conv->pool)
+        rc = make(v, at, f->conv->layer, f->conv, "Pooling", &x.node, 1, out);
+    else if (rc == 0)
+        rc = make(v, at, f->conv->layer, f->conv, "Convolution", in, f->b >= 0 ? 3 : 2, out);
     if (rc == 0 && f->act.k == BV_FN)
         rc = bse_apply1(v, at, &f->act, *out, out);
+    return rc;
+}
+
+/* MaxPoolingLayer / AveragePoolingLayer {filterShape, stride, pad, lowerPad, upperPad,
+ * ceilOutDim[, includePad]} (CNTK.core.bs's, over Pooling): a function of one input. Its
+ * arguments are checked here, where they are written. */
+int bse_pool_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out)
+{
+    struct bconv *c = bse_alloc(v, sizeof *c);
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!c || !f)
+        return v->e->code;
+    c->pool = strcmp(name, "MaxPoolingLayer") ? BK_POOL_AVERAGE : BK_POOL_MAX;
+    c->layer = name;
+    int rc = read_geometry(v, at, name, a, layer_args, c);
+    if (rc == 0 && c->pool == BK_POOL_AVERAGE && a[6].k != BV_BOOL)
+        return bse_type_error(v, at, "AveragePoolingLayer includePad", "true or false", &a[6]);
+    c->include_pad = c->pool == BK_POOL_AVERAGE && a[6].num != 0;
+    *f = (struct bfn){.k = FN_CONV, .w = -1, .b = -1, .act = {.k = BV_NONE}, .conv = c};
+    *out = (struct bv){.k = BV_FN, .fn = f};
     return rc;
 }
 
@@ -211,9 +243,9 @@ int bse_pooling(struct ev *v, const struct bs_node *at, const char *name, struct
     if (!kind || (strcmp(kind, "max") && strcmp(kind, "average")))
         return bs_error(v->e, at, "%s: poolKind must be \"max\" or \"average\"", name);
     c.pool = strcmp(kind, "max") ? BK_POOL_AVERAGE : BK_POOL_MAX;
-    int rc = read_geometry(v, at, name, a + 2, &c);
+    int rc = read_geometry(v, at, name, a + 2, node_args, &c);
     if (rc == 0 && a[8].k != BV_BOOL)
-        return bse_type_error(v, at, "includePad", "true or false", &a[8]);
+        return bse_type_error(v, at, "Pooling includePad", "true or false", &a[8]);
     c.include_pad = a[8].num != 0;
     struct bv x = a[0];
     if (rc == 0)

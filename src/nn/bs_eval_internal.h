@@ -208,6 +208,8 @@ int bse_conv_apply(struct ev *v, const struct bs_node *at, struct bfn *f, struct
                    size_t npos, struct bv *out);
 int bse_pooling(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                 struct bv *out);
+int bse_pool_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out);
 int bse_pooling_legacy(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                        struct bv *out);
 

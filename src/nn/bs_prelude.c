@@ -1,9 +1,8 @@
 /* The definitions of CNTK's CNTK.core.bs that are written in BrainScript itself and that
  * partrain takes as they are: the NDL book's macros that CNTK keeps for its older configs
- * (BFF, SBFF, MeanVarNorm, LogPrior), the layers CNTK defines as them, Scale, its
- * numeric helpers, and the pooling layers (CNTK's _PoolingLayer). bs_build_graph() evaluates a
- * network inside this record, so a network's own definition of one of these names wins, as it does
- * in CNTK. */
+ * (BFF, SBFF, MeanVarNorm, LogPrior), the layers CNTK defines as them, Scale, and its
+ * numeric helpers. bs_build_graph() evaluates a network inside this record, so a network's own
+ * definition of one of these names wins, as it does in CNTK. */
 #include "nn/bs_eval_internal.h"
 
 const char bs_prelude_file[] = "CNTK.core.bs (built into partrain)";
@@ -31,14 +30,4 @@ const char bs_prelude[] =
     "Sign (x) = if x > 0 then 1 else if x < 0 then -1 else 0\n"
     "Min (a, b) = if a < b then a else b\n"
     "Max (a, b) = if a > b then a else b\n"
-    "Fac (n) = if n > 1 then Fac (n - 1) * n else 1\n"
-    "# pooling layers over the Pooling node\n"
-    "MaxPoolingLayer {filterShape, stride = 1, pad = false, lowerPad = 0, upperPad = 0,\n"
-    "                 ceilOutDim = false} =\n"
-    "    x => Pooling (x, \"max\", filterShape, stride = stride, autoPadding = pad,\n"
-    "                  lowerPad = lowerPad, upperPad = upperPad, ceilOutDim = ceilOutDim)\n"
-    "AveragePoolingLayer {filterShape, stride = 1, pad = false, lowerPad = 0, upperPad = 0,\n"
-    "                     ceilOutDim = false, includePad = false} =\n"
-    "    x => Pooling (x, \"average\", filterShape, stride = stride, autoPadding = pad,\n"
-    "                  lowerPad = lowerPad, upperPad = upperPad, ceilOutDim = ceilOutDim,\n"
-    "                  includePad = includePad)\n";
+    "Fac (n) = if n > 1 then Fac (n - 1) * n else 1\n";
