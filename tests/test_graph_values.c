@@ -501,7 +501,12 @@ START_TEST(convolution_shapes)
     ck_assert_msg(strstr(msg, "poolKind must be \"max\" or \"average\""), "%s", msg);
     msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, (3:3), stride = 0} (features)\n"
                             "z = LinearLayer {4} (c)\n" CE("z"));
-    ck_assert_msg(strstr(msg, "ConvolutionalLayer stride: expected at least 1, got 0"), "%s", msg);
+    ck_assert_msg(strstr(msg, "ConvolutionalLayer stride: expected 1 to 4096, got 0"), "%s", msg);
+    /* a window whose cells would not fit an int (found by a stress run under UBSan) */
+    msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, 100000} (features)\n"
+                            "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "ConvolutionalLayer filterShape: expected 1 to 4096, got 100000"),
+                  "%s", msg);
 }
 END_TEST
 

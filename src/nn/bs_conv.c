@@ -11,6 +11,9 @@
 
 #include "nn/bs_eval_internal.h"
 
+/* The largest window, stride or padding along an axis (a window's cells fit an int). */
+#define MAX_CELLS 4096
+
 /* What a convolution or pooling is asked for, per axis x and y. */
 struct bconv {
     int maps; /* a convolution's output channels, 0 for pooling */
@@ -47,8 +50,9 @@ static int pair(struct ev *v, const struct bs_node *at, const char *what, const 
         int rc = bse_get_int(v, at, what, e, &out[i]);
         if (rc)
             return rc;
-        if (out[i] < min)
-            return bs_error(v->e, at, "%s: expected at least %d, got %d", what, min, out[i]);
+        if (out[i] < min || out[i] > MAX_CELLS)
+            return bs_error(v->e, at, "%s: expected %d to %d, got %d", what, min, MAX_CELLS,
+                            out[i]);
     }
     if (x->k == BV_ARR && x->arr->n == 3 && !boolean)
         return bse_get_int(v, at, what, &x->arr->v[2], third);
@@ -266,8 +270,8 @@ int bse_pooling_legacy(struct ev *v, const struct bs_node *at, const char *name,
         int rc = bse_get_int(v, at, what[i], &a[1 + i], dst[i]);
         if (rc)
             return rc;
-        if (*dst[i] < 1)
-            return bs_error(v->e, at, "%s: %s must be at least 1", name, what[i]);
+        if (*dst[i] < 1 || *dst[i] > MAX_CELLS)
+            return bs_error(v->e, at, "%s: %s must be 1 to %d", name, what[i], MAX_CELLS);
     }
     struct bv x = a[0];
     int rc = bse_as_node(v, at, name, &x);
