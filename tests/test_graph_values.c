@@ -502,6 +502,12 @@ START_TEST(convolution_shapes)
     msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, (3:3), stride = 0} (features)\n"
                             "z = LinearLayer {4} (c)\n" CE("z"));
     ck_assert_msg(strstr(msg, "ConvolutionalLayer stride: expected 1 to 4096, got 0"), "%s", msg);
+    /* the primitive Convolution is not built: refused by name, not taken as its node kind */
+    msg =
+        bs_error_of(IMGIO "W = ParameterTensor {(3:3:2:4)}\nc = Convolution (W, features, (3:3))\n"
+                          "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "Convolution is not supported yet by partrain's BrainScript"), "%s",
+                  msg);
     /* a window whose cells would not fit an int (found by a stress run under UBSan) */
     msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, 100000} (features)\n"
                             "z = LinearLayer {4} (c)\n" CE("z"));

@@ -14,16 +14,24 @@ int bse_make_node(struct ev *v, const struct bs_node *at, const char *kind, cons
                   struct bv *out)
 {
     const struct g_kind *k = g_kind_find(kind);
+    if (!k)
+        return pt_err_set(v->e, PT_EINTERNAL, "%s:%d:%d: internal: no node kind %s", at->file,
+                          at->line, at->col, kind);
+    return bse_make_kind(v, at, k, in, nin, out);
+}
+
+int bse_make_kind(struct ev *v, const struct bs_node *at, const struct g_kind *k, const int *in,
+                  int nin, struct bv *out)
+{
     char where[320];
     snprintf(where, sizeof where, "%s:%d:%d", at->file, at->line, at->col);
-    int id = k ? g_add(v->g, k, in, nin, where, v->e) : -1;
+    int id = g_add(v->g, k, in, nin, where, v->e);
     if (id < 0)
-        return k ? v->e->code
-                 : pt_err_set(v->e, PT_EINTERNAL, "%s: internal: no node kind %s", where, kind);
+        return v->e->code;
     /* a tensor's shape lives on through what works element by element; a product (Times:
      * W's output rank, 1) gives a vector */
     struct g_node *n = &v->g->nodes[id];
-    for (int i = 0; strcmp(kind, "Times") && i < nin; i++)
+    for (int i = 0; strcmp(k->name, "Times") && i < nin; i++)
         if (v->g->nodes[in[i]].tensor_rank > n->tensor_rank) {
             n->tensor_rank = v->g->nodes[in[i]].tensor_rank;
             memcpy(n->tdims, v->g->nodes[in[i]].tdims, sizeof n->tdims);

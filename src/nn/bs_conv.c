@@ -105,7 +105,7 @@ static int axis(struct ev *v, const struct bs_node *at, const char *name, const 
 /* The node of kind (Convolution or Pooling) over x with geometry c: checks that x is an
  * image and gives the node its geometry and image dims. */
 static int make(struct ev *v, const struct bs_node *at, const char *name, const struct bconv *c,
-                const char *kind, const int *in, int nin, struct bv *out)
+                const struct g_kind *kind, const int *in, int nin, struct bv *out)
 {
     const struct g_node *x = &v->g->nodes[in[nin - 1 - (nin == 3)]];
     if (x->tensor_rank < 2)
@@ -138,13 +138,9 @@ static int make(struct ev *v, const struct bs_node *at, const char *name, const 
     if ((long long)g.ow * g.oh * g.oc > (1 << 24) ||
         (long long)g.ow * g.oh * g.kw * g.kh * g.ic > (1 << 26))
         return bs_error(v->e, at, "%s: the output (or its unfolded input) is too large", name);
-    if ((rc = bse_make_node(v, at, kind, in, nin > 2 ? 2 : nin, out)) != 0)
+    if ((rc = bse_make_kind(v, at, kind, in, nin, out)) != 0)
         return rc;
     struct g_node *n = &v->g->nodes[out->node];
-    if (nin == 3) { /* the bias per map */
-        n->kind = n->src_kind = &g_kind_conv_b;
-        n->in[2] = in[2];
-    }
     n->conv = g;
     n->rows = g.ow * g.oh * g.oc;
     n->tensor_rank = 3;
@@ -208,9 +204,10 @@ int bse_conv_apply(struct ev *v, const struct bs_node *at, struct bfn *f, struct
     int rc = bse_as_node(v, at, "layer input", &x);
     int in[3] = {f->w, x.node, f->b};
     if (rc == 0 && f->conv->pool)
-        rc = make(v, at, f->conv->layer, f->conv, "Pooling", &x.node, 1, out);
+        rc = make(v, at, f->conv->layer, f->conv, &g_kind_pool, &x.node, 1, out);
     else if (rc == 0)
-        rc = make(v, at, f->conv->layer, f->conv, "Convolution", in, f->b >= 0 ? 3 : 2, out);
+        rc = make(v, at, f->conv->layer, f->conv, f->b >= 0 ? &g_kind_conv_b : &g_kind_conv, in,
+                  f->b >= 0 ? 3 : 2, out);
     if (rc == 0 && f->act.k == BV_FN)
         rc = bse_apply1(v, at, &f->act, *out, out);
     return rc;
@@ -254,7 +251,7 @@ int bse_pooling(struct ev *v, const struct bs_node *at, const char *name, struct
     struct bv x = a[0];
     if (rc == 0)
         rc = bse_as_node(v, at, name, &x);
-    return rc ? rc : make(v, at, name, &c, "Pooling", &x.node, 1, out);
+    return rc ? rc : make(v, at, name, &c, &g_kind_pool, &x.node, 1, out);
 }
 
 /* MaxPooling / AveragePooling (input, windowWidth, windowHeight, horizontalSubsample,
@@ -275,5 +272,5 @@ int bse_pooling_legacy(struct ev *v, const struct bs_node *at, const char *name,
     }
     struct bv x = a[0];
     int rc = bse_as_node(v, at, name, &x);
-    return rc ? rc : make(v, at, name, &c, "Pooling", &x.node, 1, out);
+    return rc ? rc : make(v, at, name, &c, &g_kind_pool, &x.node, 1, out);
 }

@@ -167,6 +167,10 @@ int bse_builtin_lookup(struct ev *v, const char *name, struct bv *out, int *foun
 int bse_not_yet(const char *name); /* a CNTK name partrain refuses by name */
 int bse_make_node(struct ev *v, const struct bs_node *at, const char *kind, const int *in, int nin,
                   struct bv *out);
+/* the same for a kind that BrainScript cannot name (Convolution and Pooling, made only
+ * through their built-ins) */
+int bse_make_kind(struct ev *v, const struct bs_node *at, const struct g_kind *k, const int *in,
+                  int nin, struct bv *out);
 int bse_as_node(struct ev *v, const struct bs_node *at, const char *what, struct bv *x);
 int bse_node_op(struct ev *v, const struct bs_node *at, const char *name, struct bv *args,
                 struct bv *out);

@@ -517,10 +517,10 @@ static const struct g_kind kinds[] = {
 const struct g_kind g_kind_own_crit =
     KIND("Criterion", 2, CRIT(BK_CRIT_SUM), shape_own_crit, forward_none, backward_none);
 
-/* Kinds with their own file (graph_rnn.c, graph_delay.c, graph_conv.c). */
+/* Kinds with their own file (graph_rnn.c, graph_delay.c) that BrainScript names by kind
+ * (graph_conv.c's are made by their built-ins only: bs_conv.c). */
 static const struct g_kind *const more[] = {&g_kind_lstm,   &g_kind_dropout, &g_kind_past,
-                                            &g_kind_future, &g_kind_last,    &g_kind_first,
-                                            &g_kind_conv,   &g_kind_pool};
+                                            &g_kind_future, &g_kind_last,    &g_kind_first};
 
 const struct g_kind *g_kind_find(const char *name)
 {
