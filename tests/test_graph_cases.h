@@ -229,6 +229,9 @@ static const struct grad_case cases[] = {
      IO WB "p = Sigmoid (W * features + b)\n"
            "nll = Negate (ReduceSum (labels .* Log (p) + (1 - labels) .* Log (1 - p), axis = 1))\n"
            "errs = SquareError (labels, p)\ncriterionNodes = (nll)\nevaluationNodes = (errs)\n"},
+    {"ReduceMean", "features:3 labels:4",
+     IO WB "d = labels - Tanh (W * features + b)\nr = ReduceMean (d .* d)\n"
+           "criterionNodes = (r)\n"},
     {"Inferred", STD,
      IO "W = Parameter (4, Inferred)\nb = ParameterTensor (Inferred)\n"
         "z = W * features + b\n" CE("z")},

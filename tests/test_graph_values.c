@@ -193,6 +193,38 @@ START_TEST(values_elementwise)
 }
 END_TEST
 
+/* ReduceSum and ReduceMean as a network's own criterion and evaluation node: the squared
+ * error's sum and mean over the rows, summed over the samples, against SquareError. */
+START_TEST(values_reduce)
+{
+    struct backend *b = make_backend();
+    static const char *const body[2] = {
+        "features = Input (3)\nlabels = Input (4)\nW = Parameter (4, 3)\n"
+        "d = labels - W * features\ns = ReduceSum (d .* d)\nm = ReduceMean (d .* d, axis = 1)\n"
+        "criterionNodes = (s)\nevaluationNodes = (m)\n",
+        "features = Input (3)\nlabels = Input (4)\nW = Parameter (4, 3)\n"
+        "se = SquareError (labels, W * features)\ncriterionNodes = (se)\n"};
+    struct nn_stats st[2];
+    for (int k = 0; k < 2; k++) {
+        struct nn *net = make_bs_net(b, body[k], 5);
+        struct minibatch mb = {0};
+        uint64_t rng = 11;
+        fill_input(&mb, "features", 3, 6, 1, NULL, 0, &rng);
+        fill_input(&mb, "labels", 4, 6, 1, NULL, 0, &rng);
+        struct pt_err e = {0};
+        ck_assert_msg(nn_evaluate(net, &mb, &st[k], &e) == 0, "%s", e.msg);
+        mb_free(&mb);
+        nn_free(net);
+    }
+    ck_assert_msg(st[1].train_crit > 0 &&
+                      fabs(st[0].train_crit - st[1].train_crit) < 1e-5 * st[1].train_crit,
+                  "ReduceSum %g, SquareError %g", st[0].train_crit, st[1].train_crit);
+    ck_assert_msg(fabs(4 * st[0].eval_crit - st[1].train_crit) < 1e-5 * st[1].train_crit,
+                  "ReduceMean %g, SquareError / 4 %g", st[0].eval_crit, st[1].train_crit / 4);
+    backend_free(b);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ shapes and errors */
 
 START_TEST(inferred_dimensions)
@@ -519,6 +551,7 @@ END_TEST
 void graph_value_tests(TCase *tc)
 {
     tcase_add_test(tc, convolution_shapes);
+    tcase_add_test(tc, values_reduce);
     tcase_add_test(tc, values_sigmoid_square_logistic);
     tcase_add_test(tc, values_softmax_ce_errors);
     tcase_add_test(tc, values_elementwise);

@@ -412,9 +412,10 @@ static int bi_splice(struct ev *v, const struct bs_node *at, const char *name, s
     return rc;
 }
 
-/* ReduceSum (z, axis): the values of each sample summed into one (CNTK's ReduceElements
- * over all of them, or over axis 1 of a vector, which is all of them): a product with a
- * constant row of ones whose length the product infers. */
+/* ReduceSum / ReduceMean (z, axis): the values of each sample summed (averaged) into one
+ * (CNTK's ReduceElements over all of them, or over axis 1 of a vector, which is all of
+ * them): a product with a constant row of ones (of 1 / its length) whose length the
+ * product infers. */
 static int bi_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                          struct bv *out)
 {
@@ -435,6 +436,7 @@ static int bi_reduce_sum(struct ev *v, const struct bs_node *at, const char *nam
     n->rows = 1;
     n->cols = 0;
     n->init_value = 1.0;
+    n->mean_row = !strcmp(name, "ReduceMean");
     int in[2] = {ones.node, x.node};
     return bse_make_node(v, at, "Times", in, 2, out);
 }
@@ -608,6 +610,7 @@ static const struct builtin builtins[] = {
      0},
     {"Splice", {"inputs", "axis=1", "tag=''"}, bi_splice, NULL, 0},
     {"ReduceSum", {"z", "axis=None", "tag=''"}, bi_reduce_sum, NULL, 0},
+    {"ReduceMean", {"z", "axis=None", "tag=''"}, bi_reduce_sum, NULL, 0},
     {"Sequences.Last", {"x", "tag=''"}, bse_node_op, "Last", 0},
     {"DynamicAxis", {"tag=''"}, bi_dynamic_axis, NULL, 0},
     {"Sequences.First", {"x", "tag=''"}, bse_node_op, "First", 0},

@@ -42,7 +42,6 @@ static const char *const not_yet_names[] = {
     "CrossEntropy",
     "SumElements",
     "Stabilizer",
-    "ReduceMean",
     "ReduceMax",
     "ReduceMin",
     "ReduceLogSum",

@@ -283,8 +283,8 @@ static int upload_consts(struct nn_graph *g, struct pt_err *e)
         n->g = g->consts + total + at;
         if (n->data && (rc = b->ops->upload(b, n->v, n->data, k, e)) != 0)
             return rc;
-        if (!n->data)
-            b->ops->fill(b, n->v, k, (float)n->init_value);
+        if (!n->data) /* ReduceMean's row: 1 / its inferred length */
+            b->ops->fill(b, n->v, k, n->mean_row ? 1.0f / (float)n->cols : (float)n->init_value);
         b->ops->fill(b, n->g, k, 0.0f);
         at += k;
     }

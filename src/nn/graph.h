@@ -98,6 +98,7 @@ struct g_node {
                      * times this the fan-out, as CNTK's initFilterRank) */
     double init_scale, init_value;
     float *data;   /* a Constant's values (rows x cols, column-major; owned), NULL: init_value */
+    int mean_row;  /* a Constant row of 1 / cols (ReduceMean), cols inferred */
     size_t offset; /* arena offset of a learnable node */
     /* RecurrentLSTM: run from the last step to the first (goBackwards) */
     int reverse;
