@@ -165,11 +165,10 @@ static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, stru
             pt_log_printf(log,
                           "Configuration (merged, variables resolved, with origins):\n%s"
                           "Using %d BLAS thread%s per rank (%d rank%s on this node); matrix "
-                          "products: %s%s%s\n",
+                          "products: %s%s\n",
                           text, n, n == 1 ? "" : "s", comm_local_size(comm),
                           comm_local_size(comm) == 1 ? "" : "s",
-                          own ? "partrain's AVX-512 kernel" : "OpenBLAS", backend_cpu_gemm_note(),
-                          hosts);
+                          own ? "partrain's AVX-512 kernel" : "OpenBLAS", hosts);
         free(text);
     }
     return rc;

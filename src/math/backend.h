@@ -42,15 +42,11 @@ const char *backend_cpu_describe(char *buf, size_t size);
 int backend_cpu_set_threads(int requested, int ranks_on_node);
 
 /* Matrix products of the CPU backends created from now on (cpuGemm, see cpu_gemm.h):
- * 0 auto (OpenBLAS without AVX-512F or with several BLAS threads; partrain's AVX-512
- * kernel where OpenBLAS runs a non-AVX-512 kernel; the faster of the two, measured once,
- * where both are AVX-512 kernels), 1 OpenBLAS, 2 the AVX-512 kernel (PT_EUSER without
- * AVX-512F). */
+ * 0 auto (partrain's AVX-512 kernel with AVX-512F and one BLAS thread, else OpenBLAS:
+ * cpu_gemm_auto_own), 1 OpenBLAS, 2 the AVX-512 kernel (PT_EUSER without AVX-512F). */
 int backend_cpu_set_gemm(int mode, struct pt_err *e);
 /* Whether a CPU backend created now uses partrain's kernel. */
 int backend_cpu_own_gemm(void);
-/* For the log: " (measured at start-up: ...)" when auto measured its choice, else "". */
-const char *backend_cpu_gemm_note(void);
 
 /* CUDA: number of usable devices (0 when none or not built with CUDA); the first device's
  * name in name (may be empty). Never fails: a broken driver counts as no device, and the

@@ -7,7 +7,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "config.h"
 #include "math/cpu_gemm.h"
@@ -285,95 +284,17 @@ int backend_cpu_set_gemm(int mode, struct pt_err *e)
     return 0;
 }
 
-/* cpuGemm=auto where both kernels are AVX-512 ones: time each on two of the MLP's products
- * (forward 512 x 256 x 512 and a weight gradient 512 x 512 x 256), alternating, best of 10
- * after a warm-up (about 30 ms in all), and keep the faster; within 2 %, which is the
- * measurement's spread, partrain's kernel (the one auto takes on other AVX-512 set-ups, so
- * a choice that would flip between runs does not). */
-static int auto_measured = -1, auto_threads;
-static char auto_note[160];
-
-static double seconds(struct cpu_gemm *own, int tb, int m, int n, int k, const float *a,
-                      const float *b, float *c)
-{
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    if (own)
-        cpu_gemm_run(own, 0, tb, m, n, k, 1.0f, a, m, b, tb ? n : k, 0.0f, c, m);
-    else
-        cblas_sgemm(CblasColMajor, CblasNoTrans, tb ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
-                    m, b, tb ? n : k, 0.0f, c, m);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    return (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
-}
-
-static int measure_own_faster(const char *core)
-{
-    enum { D = 512, B = 256 };
-    float *a = malloc(sizeof(float) * D * D), *b = malloc(sizeof(float) * D * D);
-    float *c = malloc(sizeof(float) * D * D);
-    struct cpu_gemm *own = cpu_gemm_new();
-    int faster = 0;
-    if (a && b && c && own) {
-        for (size_t i = 0; i < (size_t)D * D; i++) {
-            a[i] = (float)(i % 7) * 0.01f;
-            b[i] = (float)(i % 5) * 0.01f;
-        }
-        double t_own = 0, t_ob = 0;
-        for (int tb = 0; tb < 2; tb++) {
-            int n = tb ? D : B, k = tb ? B : D;
-            double best_own = 1e30, best_ob = 1e30;
-            for (int rep = 0; rep < 11; rep++) { /* the first warms caches and pages */
-                double x = seconds(own, tb, D, n, k, a, b, c),
-                       y = seconds(NULL, tb, D, n, k, a, b, c);
-                if (rep > 0 && x < best_own)
-                    best_own = x;
-                if (rep > 0 && y < best_ob)
-                    best_ob = y;
-            }
-            t_own += best_own;
-            t_ob += best_ob;
-        }
-        double flop = 2.0 * 2 * D * (double)D * B;
-        faster = t_own <= 1.02 * t_ob;
-        snprintf(auto_note, sizeof auto_note,
-                 " (measured at start-up: %.1f GFLOP/s against OpenBLAS %s %.1f)",
-                 flop / t_own / 1e9, core ? core : "", flop / t_ob / 1e9);
-    }
-    free(a);
-    free(b);
-    free(c);
-    cpu_gemm_free(own);
-    return faster;
-}
-
 int backend_cpu_own_gemm(void)
 {
     if (gemm_mode == CPU_GEMM_OPENBLAS || !cpu_gemm_supported())
         return 0;
     if (gemm_mode == CPU_GEMM_AVX512)
         return 1;
-    const char *core = NULL;
     int threads = 1;
-#ifdef HAVE_OPENBLAS_GET_CORENAME
-    core = openblas_get_corename();
-#endif
 #ifdef HAVE_OPENBLAS_SET_NUM_THREADS
     threads = openblas_get_num_threads();
 #endif
-    int rule = cpu_gemm_auto_own(1, core, threads);
-    if (rule != 2)
-        return rule;
-    if (auto_measured < 0 || auto_threads != threads) {
-        auto_measured = measure_own_faster(core);
-        auto_threads = threads;
-    }
-    return auto_measured;
-}
-
-const char *backend_cpu_gemm_note(void)
-{
-    return gemm_mode == CPU_GEMM_AUTO && auto_measured >= 0 ? auto_note : "";
+    return cpu_gemm_auto_own(1, threads);
 }
 
 int backend_cpu_new(struct backend **out, struct pt_err *e)

@@ -31,7 +31,6 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "math/backend.h"
 #include "math/cpu_gemm.h"
@@ -83,16 +82,9 @@ int cpu_gemm_supported(void)
 #endif
 }
 
-int cpu_gemm_auto_own(int has_avx512, const char *corename, int threads)
+int cpu_gemm_auto_own(int has_avx512, int threads)
 {
-    /* OpenBLAS's AVX-512 sgemm kernels (its names, lower case as openblas_get_corename) */
-    static const char *const avx512_kernels[] = {"skylakex", "cooperlake", "sapphirerapids"};
-    if (!has_avx512 || threads > 1)
-        return 0;
-    for (size_t i = 0; corename && i < sizeof avx512_kernels / sizeof avx512_kernels[0]; i++)
-        if (strcasecmp(corename, avx512_kernels[i]) == 0)
-            return 2;
-    return 1;
+    return has_avx512 && threads <= 1;
 }
 
 struct cpu_gemm *cpu_gemm_new(void)

@@ -22,11 +22,13 @@ enum cpu_gemm_mode { CPU_GEMM_AUTO, CPU_GEMM_OPENBLAS, CPU_GEMM_AVX512 };
 /* Does this CPU (and this build) run the kernel? */
 int cpu_gemm_supported(void);
 
-/* cpuGemm=auto's rule: 0 (OpenBLAS), 1 (this kernel) or 2 (measure both) on a CPU with
- * (has_avx512) or without AVX-512F, given OpenBLAS's kernel name (openblas_get_corename();
- * NULL or "" when unknown: then only the CPU decides) and its thread count (threads > 1:
- * OpenBLAS's threads beat one core). Pure, so the rule is tested on every machine. */
-int cpu_gemm_auto_own(int has_avx512, const char *corename, int threads);
+/* cpuGemm=auto's rule: 1 (this kernel) on a CPU with AVX-512F (has_avx512) and BLAS on one
+ * thread, else 0 (OpenBLAS: its threads beat one core). A rule, not a measurement at
+ * start-up, so that every run of a config (a resumed one too) computes the same bits; it
+ * holds on the CPUs measured (bench/RESULTS.md: this kernel 1.01-1.08x OpenBLAS's own
+ * AVX-512 kernels at the MLP's shapes, 1.6-4.7x its AVX2 and SSE3 ones). Pure, so it is
+ * tested on every machine. */
+int cpu_gemm_auto_own(int has_avx512, int threads);
 
 /* Packing buffers for one backend; NULL when out of memory. */
 struct cpu_gemm *cpu_gemm_new(void);

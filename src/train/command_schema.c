@@ -85,10 +85,8 @@ static const struct cfg_key top_keys[] = {
      .type = CFG_ENUM,
      .def = "auto",
      .choices = "auto|openblas|avx512",
-     .help = "partrain extension: CPU matrix products; auto = on a CPU with AVX-512F and BLAS "
-             "on 1 thread partrain's AVX-512 kernel, unless OpenBLAS runs one of its AVX-512 "
-             "kernels (SkylakeX, Cooperlake, SapphireRapids): then the faster of the two, "
-             "measured at start-up; else OpenBLAS; openblas; avx512"},
+     .help = "partrain extension: CPU matrix products; auto = partrain's AVX-512 kernel on a "
+             "CPU with AVX-512F and BLAS on 1 thread, else OpenBLAS; openblas; avx512"},
     {.name = "parallelTrain",
      .type = CFG_ENUM,
      .def = "auto",
