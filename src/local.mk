@@ -22,7 +22,7 @@ libpartrain_a_SOURCES = \
 	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/prefetch.c src/reader/dense_store.h src/reader/dense_store.c src/reader/timeline.h src/reader/timeline.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c src/parallel/engine.c \
 	src/parallel/dpsgd.c src/parallel/dpsgd_quant.h src/parallel/dpsgd_quant.c src/parallel/masgd.c \
-	src/parallel/asgd.c \
+	src/parallel/asgd.c src/parallel/asgd_config.h src/parallel/asgd_config.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
 	src/train/logfmt.h src/train/logfmt.c src/train/banner.c src/train/summary.c src/train/train_internal.h src/train/train_loop.c \
 	src/train/evaluate.c src/train/write_output.c src/train/dump_node.c src/train/checkpoint.c src/train/stats.c src/train/files.c src/train/train_run.h src/train/train_setup.c src/train/train_ident.c src/train/train_epoch.c src/train/train_save.c src/train/train_adjust.c src/train/train_stage.c src/train/train_team.c src/train/device.c \

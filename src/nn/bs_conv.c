@@ -1,6 +1,6 @@
 /* Convolution and pooling in BrainScript (bs_eval_internal.h): CNTK's ConvolutionalLayer,
- * the Pooling node (MaxPoolingLayer and AveragePoolingLayer are the prelude's, over it) and
- * the legacy MaxPooling / AveragePooling. Each fixes its node's geometry (struct bk_conv)
+ * MaxPoolingLayer and AveragePoolingLayer, the Pooling node and the legacy MaxPooling /
+ * AveragePooling. Each fixes its node's geometry (struct bk_conv)
  * from its input's image dims, as CNTK's ConvolveGeometry does: along x and y, a window of
  * k cells every s cells; with autoPadding the output has ceil(n / s) cells and the windows
  * are centred (padding (k - 1) / 2 minus half the cells the last window leaves over),
