@@ -290,6 +290,51 @@ START_TEST(own_gemm_matches_double_reference)
 }
 END_TEST
 
+/* Products whose A is held (cpu_gemm_hold: packed once, then read from the packs) give the
+ * bits of the same products without: across row, k and column blocks (300 x 600, n 3080 >
+ * NC), a second B, the other transpose of the same A (packed anew), and A changed after
+ * the hold ends. */
+START_TEST(own_gemm_held_a_same_bits)
+{
+    if (!cpu_gemm_supported()) {
+        printf("no AVX-512F on this CPU: partrain's kernel is not used\n");
+        return;
+    }
+    enum { M = 300, K = 600, N = 3080 };
+    uint64_t s = 11;
+    float *a = malloc(sizeof(float) * M * K), *b1 = malloc(sizeof(float) * K * N);
+    float *b2 = malloc(sizeof(float) * K * N), *want = malloc(sizeof(float) * M * N);
+    float *got = malloc(sizeof(float) * M * N);
+    for (int i = 0; i < M * K; i++)
+        a[i] = (float)uni(&s);
+    for (int i = 0; i < K * N; i++) {
+        b1[i] = (float)uni(&s);
+        b2[i] = (float)uni(&s);
+    }
+    struct cpu_gemm *g = cpu_gemm_new(), *ref = cpu_gemm_new();
+    ck_assert(g && ref);
+    /* (ta, B): ta 1 reads a as a K x M matrix, transposed (another shape: packed anew) */
+    const int order[][2] = {{0, 1}, {0, 2}, {1, 1}, {0, 2}, {0, 1}};
+    cpu_gemm_hold(g, a);
+    for (int r = 0; r < 5; r++) {
+        int ta = order[r][0];
+        const float *b = order[r][1] == 1 ? b1 : b2;
+        cpu_gemm_run(ref, ta, 0, M, N, K, 0.5f, a, ta ? K : M, b, K, 0.0f, want, M);
+        cpu_gemm_run(g, ta, 0, M, N, K, 0.5f, a, ta ? K : M, b, K, 0.0f, got, M);
+        ck_assert_msg(memcmp(want, got, sizeof(float) * M * N) == 0, "product %d differs", r);
+    }
+    cpu_gemm_hold(g, NULL);
+    for (int i = 0; i < M * K; i++)
+        a[i] = -a[i];
+    cpu_gemm_run(ref, 0, 0, M, N, K, 0.5f, a, M, b1, K, 0.0f, want, M);
+    cpu_gemm_run(g, 0, 0, M, N, K, 0.5f, a, M, b1, K, 0.0f, got, M);
+    ck_assert(memcmp(want, got, sizeof(float) * M * N) == 0);
+    cpu_gemm_free(g);
+    cpu_gemm_free(ref);
+    free(a), free(b1), free(b2), free(want), free(got);
+}
+END_TEST
+
 /* n uniform floats in [-1, 1) (malloc'd; the caller frees them). */
 static float *uni_floats(size_t n, uint64_t *s)
 {
@@ -546,7 +591,7 @@ static double sig(double v)
 }
 
 /* One LSTM step: H cells, N columns, column 2 is padding. */
-enum { H = 11, N = 3 };
+enum { H = 37, N = 3 }; /* two of the kernels' 16-cell blocks and a tail */
 static struct {
     float gates[4 * H * N], pre[4 * H * N], cp[H * N], hp[H * N], c[H * N], h[H * N];
     float tc[H * N], bias[4 * H], peep[3 * H], mask[N];
@@ -650,6 +695,27 @@ START_TEST(lstm_step_backward_sums_and_padding)
     ck_assert(dc[2 * H + 4] == dc_in);
     ck_assert(dprev[2 * H + 4] == 1.0f + dh[2 * H + 4]);
     ck_assert(dprev[0] == 1.0f); /* real columns leave dh_prev to the recurrent gemm */
+    /* in place (dgates over the gates, as the LSTM layer runs it): the same bits */
+    float g2[4 * H * N], dc2[H * N], db2[4 * H], dp2[3 * H];
+    memcpy(g2, ls.gates, sizeof g2);
+    s = 10;
+    for (int k = 0; k < H * N; k++) {
+        (void)uni(&s);
+        dc2[k] = (float)uni(&s);
+    }
+    for (int k = 0; k < 4 * H; k++)
+        db2[k] = 1.0f;
+    memset(dp2, 0, sizeof dp2);
+    b.gates = b.dgates = g2;
+    b.dc = dc2;
+    b.dbias = db2;
+    b.dpeep = dp2;
+    b.dh_prev = NULL;
+    bk->ops->lstm_backward(bk, &b);
+    ck_assert(memcmp(g2, dg, sizeof dg) == 0);
+    ck_assert(memcmp(dc2, dc, sizeof dc) == 0);
+    ck_assert(memcmp(db2, db, sizeof db) == 0);
+    ck_assert(memcmp(dp2, dp, sizeof dp) == 0);
 }
 END_TEST
 
@@ -669,6 +735,7 @@ int main(void)
     tcase_add_test(tc, activation_gradients);
     tcase_add_test(tc, gemm_all_transposes);
     tcase_add_test(tc, own_gemm_matches_double_reference);
+    tcase_add_test(tc, own_gemm_held_a_same_bits);
     tcase_add_test(tc, auto_gemm_rule);
     tcase_add_test(tc, gemm_sgd_matches_gemm_then_update);
     tcase_add_test(tc, column_sums_and_norm);

@@ -157,7 +157,9 @@ struct bk_lstm_bwd {
     const float *dh;     /* H x n: dL/dh_t, everything that reaches h_t */
     float *dc;           /* H x n: in dL/dc_t from step t+1; out dL/dc_{t-1} (in place) */
     float *dh_prev;      /* H x n: the carry of padding columns is ADDED here; NULL at t=0 */
-    float *dgates;       /* 4H x n out: dL/d(pre-activations); padding columns 0 */
+    float *dgates;       /* 4H x n out: dL/d(pre-activations); padding columns 0. May be
+                          * gates itself (each cell's gates are read before its gradients
+                          * are written over them) */
     float *dbias;        /* 4H: dL/dbias of this step ADDED */
     float *dpeep;        /* H x 3: dL/dpeep of this step ADDED */
 };
@@ -252,6 +254,10 @@ struct backend_ops {
     void (*gemm_act_grad)(struct backend *b, enum bk_trans ta, enum bk_trans tb, int m, int n,
                           int k, float alpha, const float *a, int lda, const float *x, int ldx,
                           float beta, float *c, int ldc, enum bk_act act, const float *y);
+    /* Optional (NULL: nothing to gain): until gemm_hold(b, NULL), the matrix at a is not
+     * written, so products with it as their A may keep work on it (the CPU kernel's packed
+     * copy) from one call to the next: a recurrent layer's weights over its time steps. */
+    void (*gemm_hold)(struct backend *b, const float *a);
     void (*fill)(struct backend *b, float *x, size_t n, float value);
     void (*scale)(struct backend *b, float *x, size_t n, float alpha);            /* x *= a */
     void (*axpy)(struct backend *b, float *y, const float *x, size_t n, float a); /* y += ax */

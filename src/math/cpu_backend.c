@@ -148,6 +148,12 @@ static void cpu_gemm(struct backend *b, enum bk_trans ta, enum bk_trans tb, int 
                 ldc);
 }
 
+static void cpu_gemm_hold_a(struct backend *b, const float *a)
+{
+    if (b->impl)
+        cpu_gemm_hold(b->impl, a);
+}
+
 /* A product with more done to it (the fused ops below): on partrain's kernel inside its
  * tiles when `inside` (the kernel has that epilogue), else the product and then the pass,
  * column by column (C's rows are the pass's vectors; the same bits either way). */
@@ -236,6 +242,7 @@ static const struct backend_ops cpu_ops = {
     .gemm_sgd = cpu_gemm_sgd,
     .gemm_act_grad = cpu_gemm_act_grad,
     .gemm_bias_act = cpu_gemm_bias_act,
+    .gemm_hold = cpu_gemm_hold_a,
     .fill = cpu_fill,
     .scale = cpu_scale,
     .axpy = cpu_axpy,

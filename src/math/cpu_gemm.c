@@ -62,6 +62,16 @@ struct cpu_gemm {
     float *bp; /* KC x NC, rounded up to whole panels */
     float *t;  /* C transposed, for products with fewer than MR rows */
     size_t t_cap;
+    /* cpu_gemm_hold's A: its whole packed form (k block pc's row block ic at
+     * pc * (m rounded up to MR) + ic * kc) once `packed` says which product packed it */
+    const float *held;
+    float *hp;
+    size_t hp_cap;
+    struct {
+        int ta;
+        size_t lda, m, k;
+    } packed;
+    int hp_valid;
 };
 
 #if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
@@ -101,10 +111,17 @@ struct cpu_gemm *cpu_gemm_new(void)
     return g;
 }
 
+void cpu_gemm_hold(struct cpu_gemm *g, const float *a)
+{
+    g->held = a;
+    g->hp_valid = 0;
+}
+
 void cpu_gemm_free(struct cpu_gemm *g)
 {
     if (!g)
         return;
+    free(g->hp);
     free(g->ap);
     free(g->bp);
     free(g->t);
@@ -496,6 +513,29 @@ static void epi_after(enum epi_kind kind, const struct epi *ep, float *c, size_t
     }
 }
 
+/* The buffer for the held A's packs, for a product with this A (NULL: out of memory, or
+ * the held A was packed for another product's shape and cannot be reused: packed anew). */
+static float *held_packs(struct cpu_gemm *g, int ta, size_t lda, size_t m, size_t k, size_t mpad)
+{
+    if (g->hp_valid &&
+        (g->packed.ta != ta || g->packed.lda != lda || g->packed.m != m || g->packed.k != k))
+        g->hp_valid = 0;
+    if (mpad * k > g->hp_cap) {
+        float *p = aligned_alloc(64, (mpad * k * sizeof(float) + 63) / 64 * 64);
+        if (!p)
+            return NULL;
+        free(g->hp);
+        g->hp = p;
+        g->hp_cap = mpad * k;
+        g->hp_valid = 0;
+    }
+    g->packed.ta = ta;
+    g->packed.lda = lda;
+    g->packed.m = m;
+    g->packed.k = k;
+    return g->hp;
+}
+
 static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc,
                 enum epi_kind kind, const struct epi *ep)
@@ -519,6 +559,10 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
         cpu_row_sums(asum, ta, a, (size_t)lda, M, K);
         asum = NULL;
     }
+    /* the held A: packed once (the first product with it), then read from there */
+    size_t mpad = (M + MR - 1) / MR * MR;
+    float *hp = !a_in && a == g->held ? held_packs(g, ta, (size_t)lda, M, K, mpad) : NULL;
+    int have = hp && g->hp_valid;
     for (size_t jc = 0; jc < N; jc += NC) {
         size_t nc = N - jc < NC ? N - jc : NC;
         /* k in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16: a short last
@@ -536,8 +580,9 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
                 pack_b(g->bp, tb, b, (size_t)ldb, pc, jc + whole, kc, nc - whole);
             for (size_t ic = 0; ic < M; ic += MC) {
                 size_t mc = M - ic < MC ? M - ic : MC;
-                if (!a_in)
-                    pack_a(g->ap, ta, a, (size_t)lda, ic, pc, mc, kc);
+                float *ablk = hp ? hp + pc * mpad + ic * kc : g->ap;
+                if (!a_in && !have)
+                    pack_a(ablk, ta, a, (size_t)lda, ic, pc, mc, kc);
                 for (size_t jr = 0; jr < nc; jr += NR)
                     for (size_t ir = 0; ir < mc; ir += MR) {
                         size_t off = (jc + jr) * LDC + ic + ir;
@@ -549,7 +594,7 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
                             continue;
                         }
                         const float *bt = b + (jc + jr) * (size_t)ldb + pc;
-                        const float *ap = g->ap + ir * kc, *bpt = g->bp + (jr - whole) * kc;
+                        const float *ap = ablk + ir * kc, *bpt = g->bp + (jr - whole) * kc;
                         if (jr < whole)
                             kernels[1][now](kc, ap, bt, (size_t)ldb, c + off, LDC, mc - ir, NR,
                                             alpha, bet, ep, off);
@@ -559,7 +604,10 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
                     }
             }
         }
+        have = hp != NULL; /* the next column block reads the packs this one made */
     }
+    if (hp)
+        g->hp_valid = 1;
 }
 #endif
 

@@ -4,11 +4,9 @@
  * environment pins it. On an AVX-512 CPU whose OpenBLAS kernel is not an AVX-512 one
  * (pinned to Haswell, or a CPU newer than the OpenBLAS build, which then takes its Zen,
  * Haswell or even Prescott kernel) this kernel runs 1.6-4.7x OpenBLAS at the MLP's shapes;
- * against OpenBLAS's own AVX-512 kernels (SkylakeX, Cooperlake, SapphireRapids) it is
- * level, a few per cent either way depending on the CPU (bench/RESULTS.md). So
- * cpuGemm=auto (the default) takes OpenBLAS without AVX-512F or with several BLAS threads,
- * this kernel where OpenBLAS's is not an AVX-512 one, and where it is, whichever of the two
- * measures faster at start-up (cpu_backend.c: a few milliseconds on the MLP's shapes).
+ * against OpenBLAS's own AVX-512 kernels (SkylakeX, Cooperlake) it is level or a few per
+ * cent ahead (bench/RESULTS.md). So cpuGemm=auto (the default) takes this kernel on a CPU
+ * with AVX-512F and BLAS on one thread (cpu_gemm_auto_own), else OpenBLAS.
  * cpuGemm=openblas always uses OpenBLAS, cpuGemm=avx512 always this kernel. */
 #ifndef PT_MATH_CPU_GEMM_H
 #define PT_MATH_CPU_GEMM_H
@@ -33,6 +31,11 @@ int cpu_gemm_auto_own(int has_avx512, int threads);
 /* Packing buffers for one backend; NULL when out of memory. */
 struct cpu_gemm *cpu_gemm_new(void);
 void cpu_gemm_free(struct cpu_gemm *g);
+
+/* Until cpu_gemm_hold(g, NULL) (or another a), the matrix at a is not written: products
+ * whose A is a keep its packed form and later ones with the same op(A) shape read it from
+ * there (a recurrent layer's weights, packed once for all the time steps of a pass). */
+void cpu_gemm_hold(struct cpu_gemm *g, const float *a);
 
 /* C = alpha op(A) op(B) + beta C, column-major (BLAS's sgemm), m, n, k > 0; beta == 0
  * never reads C. Only when cpu_gemm_supported(). */

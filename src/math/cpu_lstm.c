@@ -8,6 +8,13 @@
  * CPU_IVDEP tells gcc, so the CPU_BLOCK inner loops vectorize without alias checks. */
 #include "math/cpu_kernels.h"
 
+#define LSTM_BLOCK 16
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
+#define LSTM_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define LSTM_CLONES
+#endif
+
 /* Forward rows of one column: gates 4 x H (pre-activations in, activations out). */
 struct lstm_fwd_col {
     float *i, *f, *o, *g;
@@ -62,7 +69,7 @@ static struct lstm_fwd_col lstm_forward_rows(const struct bk_lstm_fwd *s, size_t
     };
 }
 
-CPU_CLONES void cpu_lstm_forward(struct backend *b, const struct bk_lstm_fwd *s)
+LSTM_CLONES void cpu_lstm_forward(struct backend *b, const struct bk_lstm_fwd *s)
 {
     (void)b;
     const size_t hid = (size_t)s->hidden;
@@ -75,8 +82,8 @@ CPU_CLONES void cpu_lstm_forward(struct backend *b, const struct bk_lstm_fwd *s)
         }
         const struct lstm_fwd_col r = lstm_forward_rows(s, j);
         size_t k = 0;
-        for (; k + CPU_BLOCK <= hid; k += CPU_BLOCK)
-            lstm_forward_cells(&r, k, k + CPU_BLOCK);
+        for (; k + LSTM_BLOCK <= hid; k += LSTM_BLOCK)
+            lstm_forward_cells(&r, k, k + LSTM_BLOCK);
         lstm_forward_cells(&r, k, hid);
     }
 }
@@ -151,7 +158,7 @@ static struct lstm_bwd_col lstm_backward_rows(const struct bk_lstm_bwd *s, size_
     };
 }
 
-CPU_CLONES void cpu_lstm_backward(struct backend *b, const struct bk_lstm_bwd *s)
+LSTM_CLONES void cpu_lstm_backward(struct backend *b, const struct bk_lstm_bwd *s)
 {
     (void)b;
     const size_t hid = (size_t)s->hidden;
@@ -167,8 +174,8 @@ CPU_CLONES void cpu_lstm_backward(struct backend *b, const struct bk_lstm_bwd *s
         }
         const struct lstm_bwd_col r = lstm_backward_rows(s, j);
         size_t k = 0;
-        for (; k + CPU_BLOCK <= hid; k += CPU_BLOCK)
-            lstm_backward_cells(&r, k, k + CPU_BLOCK);
+        for (; k + LSTM_BLOCK <= hid; k += LSTM_BLOCK)
+            lstm_backward_cells(&r, k, k + LSTM_BLOCK);
         lstm_backward_cells(&r, k, hid);
     }
 }
