@@ -34,16 +34,16 @@ static int lstm_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     return 0;
 }
 
-/* gates, dgates (4H x C each), cell and hid (H x (C + n) each), tanh_c and dy (H x C each),
- * dc (H x n) */
+/* gates (4H x C: pre-activations, activations, then the backward pass's dG written over
+ * them), cell and hid (H x (C + n) each), tanh_c and dy (H x C each), dc (H x n) */
 static size_t lstm_ws(const struct g_node *n, size_t ncols, size_t nseq)
 {
     size_t h = (size_t)n->rows;
-    return 8 * h * ncols + 2 * h * (ncols + nseq) + 2 * h * ncols + h * nseq;
+    return 4 * h * ncols + 2 * h * (ncols + nseq) + 2 * h * ncols + h * nseq;
 }
 
 struct lstm_bufs {
-    float *gates, *dgates, *cell, *hid, *tanh_c, *dy, *dc;
+    float *gates, *cell, *hid, *tanh_c, *dy, *dc;
 };
 
 static struct lstm_bufs bufs(const struct g_node *n, size_t ncols, size_t nseq)
@@ -51,8 +51,7 @@ static struct lstm_bufs bufs(const struct g_node *n, size_t ncols, size_t nseq)
     size_t h = (size_t)n->rows;
     struct lstm_bufs s;
     s.gates = n->ws;
-    s.dgates = s.gates + 4 * h * ncols;
-    s.cell = s.dgates + 4 * h * ncols;
+    s.cell = s.gates + 4 * h * ncols;
     s.hid = s.cell + h * (ncols + nseq);
     s.tanh_c = s.hid + h * (ncols + nseq);
     s.dy = s.tanh_c + h * ncols;
@@ -76,6 +75,8 @@ static void lstm_forward(struct nn_graph *g, struct g_node *n)
                  x->rows, 0.0f, s.gates, g4);
     b->ops->fill(b, s.cell, blk, 0.0f);
     b->ops->fill(b, s.hid, blk, 0.0f);
+    if (b->ops->gemm_hold) /* H is packed once for all steps */
+        b->ops->gemm_hold(b, HM(n)->v);
     for (size_t k = 0; k < steps; k++) {
         size_t t = time_of(n, k, steps);
         float *gt = s.gates + t * 4 * blk;
@@ -97,6 +98,8 @@ static void lstm_forward(struct nn_graph *g, struct g_node *n)
         b->ops->lstm_forward(b, &f);
         b->ops->copy(b, n->v + t * blk, s.hid + (k + 1) * blk, blk);
     }
+    if (b->ops->gemm_hold)
+        b->ops->gemm_hold(b, NULL);
 }
 
 static void lstm_backward(struct nn_graph *g, struct g_node *n)
@@ -108,6 +111,8 @@ static void lstm_backward(struct nn_graph *g, struct g_node *n)
     struct g_node *x = X(n), *w = W(n), *hm = HM(n);
     b->ops->copy(b, s.dy, n->g, (size_t)hd * cols);
     b->ops->fill(b, s.dc, blk, 0.0f);
+    if (b->ops->gemm_hold)
+        b->ops->gemm_hold(b, hm->v);
     for (size_t k = steps; k-- > 0;) {
         size_t t = time_of(n, k, steps);
         float *dprev = k > 0 ? s.dy + time_of(n, k - 1, steps) * blk : NULL;
@@ -123,7 +128,7 @@ static void lstm_backward(struct nn_graph *g, struct g_node *n)
             .dh = s.dy + t * blk,
             .dc = s.dc,
             .dh_prev = dprev,
-            .dgates = s.dgates + t * 4 * blk,
+            .dgates = s.gates + t * 4 * blk, /* in place */
             .dbias = B(n)->g,
             .dpeep = P(n)->g,
         };
@@ -131,14 +136,21 @@ static void lstm_backward(struct nn_graph *g, struct g_node *n)
         if (dprev)
             b->ops->gemm(b, BK_TRANS, BK_NOTRANS, hd, (int)ns, g4, 1.0f, hm->v, g4, d.dgates, g4,
                          1.0f, dprev, hd);
-        /* dH += dG_t h_prev^T (h_prev of step k is hid block k) */
-        b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, hd, (int)ns, 1.0f, d.dgates, g4, s.hid + k * blk,
-                     hd, 1.0f, hm->g, g4);
+        /* dH += dG_t h_prev^T (h_prev of step k is hid block k); forwards, block t of dG
+         * and block k of hid are the same columns: one product after the loop */
+        if (n->reverse)
+            b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, hd, (int)ns, 1.0f, d.dgates, g4,
+                         s.hid + k * blk, hd, 1.0f, hm->g, g4);
     }
-    b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, x->rows, (int)cols, 1.0f, s.dgates, g4, x->v, x->rows,
+    if (b->ops->gemm_hold)
+        b->ops->gemm_hold(b, NULL);
+    if (!n->reverse)
+        b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, hd, (int)cols, 1.0f, s.gates, g4, s.hid, hd, 1.0f,
+                     hm->g, g4);
+    b->ops->gemm(b, BK_NOTRANS, BK_TRANS, g4, x->rows, (int)cols, 1.0f, s.gates, g4, x->v, x->rows,
                  w->g_over ? 0.0f : 1.0f, w->g, g4);
     if (x->needs_grad)
-        b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, (int)cols, g4, 1.0f, w->v, g4, s.dgates, g4,
+        b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, (int)cols, g4, 1.0f, w->v, g4, s.gates, g4,
                      x->g_over ? 0.0f : 1.0f, x->g, x->rows);
 }
 
