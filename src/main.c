@@ -22,7 +22,8 @@ static int exit_code(int rc)
 {
     switch (rc) {
     case PT_OK: return 0;
-    case PT_EUSER: return 1;
+    case PT_EUSER:
+    case PT_EDEVICE: return 1;
     case PT_ESYS:
     case PT_ENOMEM: return 3;
     default: return 4;

@@ -21,6 +21,8 @@
 #       (from epoch 2's checkpoint), whose criterion is an all-GPU run's within 1e-4; and
 #       the reverse against an all-CPU run
 #   (e) deviceId=7 (no such device) fails with exit 1, naming deviceId and the devices
+#   (f) a convolutional network (CPU only): deviceId=auto trains it on the CPU, saying why in
+#       the log; deviceId=0 fails with exit 1, naming the node
 # Every compared number is printed. Part of `make check-gpu`; about 1-2 minutes on a
 # 16-core machine with a GPU.
 #
@@ -178,5 +180,21 @@ echo "# deviceId=$BAD: $(grep -m 1 'error' "$tmp/err")"
 has "$tmp/err" "deviceId=$BAD"
 if [ "$ndev" -gt 0 ]; then has "$tmp/err" "deviceId=0"; fi
 [ ! -e "$tmp/bad/model.dnn" ] && ok || no "deviceId=$BAD wrote a model"
+
+# (f): a network with nodes only the CPU runs (fashion-conv-bs.cfg: convolution, pooling):
+# deviceId=auto computes on the CPU and says why; deviceId=N is an error naming the node
+cv="$T configFile=$S/configs/fashion-conv-bs.cfg DataDir=$tmp/d command=train
+    train.SGD.maxEpochs=1 train.SGD.epochSize=1280"
+expect 0 $cv ModelDir="$tmp/conv-auto" deviceId=auto
+if [ "$G" != cpu ]; then
+    echo "# deviceId=auto: $(grep -m 1 'deviceId=auto' "$tmp/err")"
+    has "$tmp/err" "runs on the CPU only in this version; computing on the CPU instead."
+    has "$tmp/err" "Convolution"
+    [ -e "$tmp/conv-auto/model.dnn" ] && ok || no "deviceId=auto wrote no conv model"
+    expect 1 $cv ModelDir="$tmp/conv-gpu" deviceId="$G"
+    echo "# deviceId=$G: $(grep -m 1 'error' "$tmp/err")"
+    has "$tmp/err" "Convolution runs on the CPU only in this version"
+    [ ! -e "$tmp/conv-gpu/model.dnn" ] && ok || no "deviceId=$G wrote a conv model"
+fi
 
 finish gpu_train

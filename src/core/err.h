@@ -14,10 +14,12 @@
 
 enum {
     PT_OK = 0,
-    PT_EUSER = -1,    /* bad input: config, command line, data or model file */
-    PT_ESYS = -2,     /* the system failed us: I/O, MPI */
-    PT_ENOMEM = -3,   /* allocation failed */
-    PT_EINTERNAL = -4 /* a bug */
+    PT_EUSER = -1,     /* bad input: config, command line, data or model file */
+    PT_ESYS = -2,      /* the system failed us: I/O, MPI */
+    PT_ENOMEM = -3,    /* allocation failed */
+    PT_EINTERNAL = -4, /* a bug */
+    PT_EDEVICE = -5    /* the network has nodes this backend cannot run (a user error, but
+                        * deviceId=auto takes the CPU instead: train_backend_fallback) */
 };
 
 #define PT_ERR_MSG 2048

@@ -157,7 +157,7 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
         int conv = n->kind == &g_kind_conv || n->kind == &g_kind_conv_b;
         if (!n->dead &&
             ((conv && !o->conv_forward) || (n->kind == &g_kind_pool && !o->pool_forward)))
-            return pt_err_set(e, PT_EUSER,
+            return pt_err_set(e, PT_EDEVICE,
                               "%s: error: %s runs on the CPU only in this version (deviceId=-1; "
                               "this backend: %s)",
                               n->where, n->kind->name, o->name);

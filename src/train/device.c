@@ -3,7 +3,8 @@
  *   cpu, -1   the CPU backend (OpenBLAS)
  *   auto      a GPU when this build has CUDA and the machine has one, else the CPU; the
  *             ranks of one node take the node's GPUs in turn (local rank mod GPUs), as
- *             CNTK's auto spreads its workers
+ *             CNTK's auto spreads its workers; the CPU after all when the network has
+ *             nodes the GPU backend does not run (convolution, pooling), said in the log
  *   N         GPU N, on every rank that reads it (ranks may share a GPU); an error when
  *             there is no GPU N or the build has no CUDA
  *
@@ -35,6 +36,23 @@ int train_device_read(struct cfg_node *command, struct train_device *d, struct p
     else
         d->id = atoi(v.s) < 0 ? TRAIN_DEVICE_CPU : atoi(v.s); /* the schema checked it */
     return 0;
+}
+
+int train_backend_fallback(const struct train_device *d, struct pt_log *log, struct backend **be,
+                           int rc, struct pt_err *e)
+{
+    if (rc != PT_EDEVICE || d->id != TRAIN_DEVICE_AUTO)
+        return rc;
+    if (log) {
+        const char *at = strstr(e->msg, "error: ");
+        size_t head = at ? (size_t)(at - e->msg) : 0;
+        pt_log_printf(log, "deviceId=auto: %.*s%s; computing on the CPU instead.\n", (int)head,
+                      e->msg, at ? at + 7 : e->msg);
+    }
+    backend_free(*be);
+    *be = NULL;
+    pt_err_clear(e);
+    return backend_cpu_new(be, e);
 }
 
 int train_backend_open(const struct train_device *d, struct comm *comm, struct pt_log *log,

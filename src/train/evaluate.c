@@ -116,6 +116,10 @@ int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *m
                                 &mr->be, e);
     if (rc == 0)
         rc = nn_load(model, mr->be, &mr->net, e);
+    if (rc == PT_EDEVICE &&
+        (rc = train_backend_fallback(&dev, comm_rank(ctx->comm) == 0 ? ctx->log : NULL, &mr->be, rc,
+                                     e)) == 0)
+        rc = nn_load(model, mr->be, &mr->net, e);
     if (rc == 0)
         train_mark_labels(nn_get_config(mr->net), &rcfg, NULL);
     if (rc == 0) /* the reader's lines from rank 0 (the others would interleave) */

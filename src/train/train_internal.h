@@ -123,6 +123,11 @@ struct train_device {
 int train_device_read(struct cfg_node *command, struct train_device *d, struct pt_err *e);
 struct backend;
 struct pt_log;
+/* After building the network on a backend failed with rc: where that was PT_EDEVICE and
+ * deviceId is auto, the CPU backend replaces *be (the log says why) and 0 is returned (build
+ * the network again); otherwise rc, the error left as it is. */
+int train_backend_fallback(const struct train_device *d, struct pt_log *log, struct backend **be,
+                           int rc, struct pt_err *e);
 int train_backend_open(const struct train_device *d, struct comm *comm, struct pt_log *log,
                        struct backend **out, struct pt_err *e);
 

@@ -168,6 +168,8 @@ static int open_inputs(struct run *r, struct pt_err *e)
         char path[4200];
         run_model_name(r, path, sizeof path, r->resume);
         rc = stage_load_model(r, path, e);
+        if (rc == PT_EDEVICE && (rc = train_backend_fallback(&r->device, log, &r->be, rc, e)) == 0)
+            rc = stage_load_model(r, path, e);
         if (rc == 0)
             rc = ckp_check_network(path, nn_get_config(r->net), &r->ncfg, e);
         if (rc == 0 && run_may_log(r))
@@ -177,6 +179,8 @@ static int open_inputs(struct run *r, struct pt_err *e)
         if (r->trace > 0 && run_may_log(r))
             pt_log_printf(r->ctx->log, "Creating virgin network.\n");
         rc = stage_new_model(r, e);
+        if (rc == PT_EDEVICE && (rc = train_backend_fallback(&r->device, log, &r->be, rc, e)) == 0)
+            rc = stage_new_model(r, e);
     }
     if (rc == 0)
         rc = make_model_dir(r, e);
