@@ -127,6 +127,12 @@ static const struct bk_conv pools[] = {
     {7, 5, 3, 3, 3, 2, 2, 1, 1, 4, 3, 3, BK_POOL_AVERAGE, 0}, /* over the cells inside */
     {7, 5, 3, 3, 3, 2, 2, 1, 1, 4, 3, 3, BK_POOL_AVERAGE, 1}, /* over the whole window */
     {28, 28, 2, 3, 3, 2, 2, 0, 0, 13, 13, 2, BK_POOL_MAX, 0}, /* CNTK's ConvNet_MNIST */
+    /* 2 x 2 at a stride of 2, wholly inside: 14 cells a row (a block of 8 and the last 8
+     * again), 5 (shorter than a block); 3 x 3 at strides 1 and 3 through the general rows */
+    {28, 28, 2, 2, 2, 2, 2, 0, 0, 14, 14, 2, BK_POOL_MAX, 0},
+    {10, 6, 1, 2, 2, 2, 2, 0, 0, 5, 3, 1, BK_POOL_MAX, 0},
+    {12, 7, 2, 3, 3, 1, 1, 0, 0, 10, 5, 2, BK_POOL_MAX, 0},
+    {12, 7, 2, 3, 3, 3, 3, 0, 0, 4, 2, 2, BK_POOL_AVERAGE, 0},
 };
 
 START_TEST(pooling_matches_direct_windows)
@@ -137,6 +143,9 @@ START_TEST(pooling_matches_direct_windows)
     const struct bk_conv *c = &pools[_i];
     size_t cols = 2, in = (size_t)(c->iw * c->ih * c->ic), out = (size_t)(c->ow * c->oh * c->ic);
     float *x = rnd_floats(in * cols), *dy = rnd_floats(out * cols), *y = zeros(out * cols);
+    if (_i % 2) /* values in steps of 0.5: windows with equal maxima, of which the first wins */
+        for (size_t i = 0; i < in * cols; i++)
+            x[i] = isnan(x[i]) ? x[i] : floorf(x[i] * 2.0f) / 2.0f;
     float *dx = zeros(in * cols);
     int32_t *arg = malloc(out * cols * sizeof *arg);
     ck_assert_ptr_nonnull(arg);

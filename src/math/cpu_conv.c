@@ -119,8 +119,7 @@ void cpu_conv_forward(struct backend *b, const struct bk_conv *c, float *y, cons
         float *yj = y + j * out;
         unfold(c, ws, x + j * in);
         for (int m = 0; bias && m < c->oc; m++)
-            for (int i = 0; i < cells; i++)
-                yj[(size_t)cells * (size_t)m + (size_t)i] = bias[m];
+            b->ops->fill(b, yj + (size_t)cells * (size_t)m, (size_t)cells, bias[m]);
         b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, cells, c->oc, k, 1.0f, ws, cells, w, k,
                      bias ? 1.0f : 0.0f, yj, cells);
     }
@@ -162,8 +161,132 @@ static inline void window(const struct bk_conv *c, int ox, int oy, int *x0, int 
     *y0 = *y0 > 0 ? *y0 : 0;
 }
 
-void cpu_pool_forward(struct backend *b, const struct bk_conv *c, float *y, const float *x,
-                      size_t cols, int32_t *arg)
+#define POOL_RUN 64 /* output cells of a row pooled together */
+
+/* Pooling of n <= POOL_RUN output cells of one row whose windows lie wholly inside the
+ * image, the first at x[base] and the next ones sw cells further: the window's cells
+ * visited in the scalar path's order (row by row), each step for all n cells at once (loops
+ * gcc vectorizes; sw a constant in each caller), so the same maxima, the same first cell
+ * among equal ones, and the same sums. */
+CPU_INLINE void pool_run(const struct bk_conv *c, const float *xp, int32_t base, int sw, int n,
+                         float *yo, int32_t *ao)
+{
+    float best[POOL_RUN];
+    int32_t at[POOL_RUN];
+    for (int i = 0; i < n; i++) { /* a sum from 0.0f, as the scalar path's (-0.0f + 0.0f) */
+        best[i] = c->pool == BK_POOL_AVERAGE ? 0.0f + xp[base + i * sw] : xp[base + i * sw];
+        at[i] = base + i * sw;
+    }
+    for (int ky = 0; ky < c->kh; ky++)
+        for (int kx = 0; kx < c->kw; kx++) {
+            if (ky == 0 && kx == 0)
+                continue;
+            int32_t k0 = base + c->iw * ky + kx;
+            const float *src = xp + k0;
+            if (c->pool == BK_POOL_AVERAGE) {
+                for (int i = 0; i < n; i++)
+                    best[i] += src[i * sw];
+                continue;
+            }
+            for (int i = 0; i < n; i++) { /* masks, not branches: a coin toss each */
+                float v = src[i * sw];
+                int32_t m = -(int32_t)(v > best[i]);
+                best[i] = v > best[i] ? v : best[i];
+                at[i] = (at[i] & ~m) | ((k0 + i * sw) & m);
+            }
+        }
+    if (c->pool == BK_POOL_AVERAGE) {
+        float cnt = (float)(c->kw * c->kh);
+        for (int i = 0; i < n; i++)
+            yo[i] = best[i] / cnt;
+        return;
+    }
+    memcpy(yo, best, (size_t)n * sizeof *yo);
+    if (ao)
+        memcpy(ao, at, (size_t)n * sizeof *ao);
+}
+
+/* The interior cells [lo, hi) of output row oy (windows wholly inside the image) through
+ * pool_run; returns 0 when the row has none. */
+static int pool_interior(const struct bk_conv *c, int oy, int *lo, int *hi)
+{
+    int y0 = oy * c->sh - c->ph;
+    if (y0 < 0 || y0 + c->kh > c->ih)
+        return 0;
+    *lo = (c->pw + c->sw - 1) / c->sw; /* ox sw - pw >= 0 */
+    *hi = c->iw - c->kw + c->pw < 0 ? 0 : (c->iw - c->kw + c->pw) / c->sw + 1;
+    *hi = *hi < c->ow ? *hi : c->ow;
+    return *lo < *hi;
+}
+
+/* pool_run's maximum for the commonest window, 2 x 2 at a stride of 2: each cell's four
+ * candidates in the same order, straight-line code (a row of a small image has few cells,
+ * too few for loops over the window's cells to pay). */
+/* Cells [lo, hi) of pool_max_2x2 (with ao; without, only the maxima). */
+CPU_INLINE void max_2x2_cells(const float *restrict xp, size_t base, size_t iw, int lo, int hi,
+                              float *restrict yo, int32_t *restrict ao)
+{
+    for (int i = lo; i < hi; i++) {
+        size_t k = base + 2 * (size_t)i;
+        float best = xp[k], a = xp[k + 1], b = xp[k + iw], c = xp[k + iw + 1];
+        int32_t at = (int32_t)k, m;
+        m = -(int32_t)(a > best);
+        best = a > best ? a : best;
+        at = (at & ~m) | ((int32_t)(k + 1) & m);
+        m = -(int32_t)(b > best);
+        best = b > best ? b : best;
+        at = (at & ~m) | ((int32_t)(k + iw) & m);
+        m = -(int32_t)(c > best);
+        best = c > best ? c : best;
+        at = (at & ~m) | ((int32_t)(k + iw + 1) & m);
+        yo[i] = best;
+        if (ao)
+            ao[i] = at;
+    }
+}
+
+/* pool_run's maximum for the commonest window, 2 x 2 at a stride of 2: each cell's four
+ * candidates in the same order, the row's cells CPU_BLOCK at a time (a fixed trip count,
+ * so gcc vectorizes across cells; a last partial block is done again as the row's last
+ * CPU_BLOCK cells, which computes a few cells twice with the same result). */
+CPU_INLINE void pool_max_2x2(const float *xp, int32_t base, int32_t iw, int n, float *yo,
+                             int32_t *ao)
+{
+    size_t b0 = (size_t)base, w = (size_t)iw;
+    int i = 0;
+    for (; i + CPU_BLOCK <= n; i += CPU_BLOCK) {
+        if (ao)
+            max_2x2_cells(xp, b0, w, i, i + CPU_BLOCK, yo, ao);
+        else
+            max_2x2_cells(xp, b0, w, i, i + CPU_BLOCK, yo, NULL);
+    }
+    if (i < n && n >= CPU_BLOCK)
+        max_2x2_cells(xp, b0, w, n - CPU_BLOCK, n, yo, ao);
+    else if (i < n)
+        max_2x2_cells(xp, b0, w, i, n, yo, ao);
+}
+
+CPU_CLONES static void pool_row_interior(const struct bk_conv *c, const float *xp, int oy, int lo,
+                                         int hi, float *yp, int32_t *ap)
+{
+    int32_t row = c->iw * (oy * c->sh - c->ph) - c->pw;
+    for (int ox = lo; ox < hi; ox += POOL_RUN) {
+        int n = hi - ox < POOL_RUN ? hi - ox : POOL_RUN, o = c->ow * oy + ox;
+        int32_t base = row + ox * c->sw;
+        int32_t *ao = ap ? ap + o : NULL;
+        if (c->pool == BK_POOL_MAX && c->kw == 2 && c->kh == 2 && c->sw == 2)
+            pool_max_2x2(xp, base, c->iw, n, yp + o, ao);
+        else if (c->sw == 1)
+            pool_run(c, xp, base, 1, n, yp + o, ao);
+        else if (c->sw == 2)
+            pool_run(c, xp, base, 2, n, yp + o, ao);
+        else
+            pool_run(c, xp, base, c->sw, n, yp + o, ao);
+    }
+}
+
+CPU_CLONES void cpu_pool_forward(struct backend *b, const struct bk_conv *c, float *y,
+                                 const float *x, size_t cols, int32_t *arg)
 {
     (void)b;
     size_t plane = (size_t)c->iw * (size_t)c->ih, oplane = (size_t)c->ow * (size_t)c->oh;
@@ -171,8 +294,15 @@ void cpu_pool_forward(struct backend *b, const struct bk_conv *c, float *y, cons
         const float *xp = x + j * plane;
         float *yp = y + j * oplane;
         int32_t *ap = arg ? arg + j * oplane : NULL;
-        for (int oy = 0; oy < c->oh; oy++)
+        for (int oy = 0; oy < c->oh; oy++) {
+            int lo = 0, hi = 0;
+            if (pool_interior(c, oy, &lo, &hi))
+                pool_row_interior(c, xp, oy, lo, hi, yp, ap);
             for (int ox = 0; ox < c->ow; ox++) {
+                if (ox == lo && hi > lo) { /* done above */
+                    ox = hi - 1;
+                    continue;
+                }
                 int x0, x1, y0, y1, o = c->ow * oy + ox;
                 window(c, ox, oy, &x0, &x1, &y0, &y1);
                 if (x1 <= x0 || y1 <= y0) { /* a window wholly in the padding (ceilOutDim) */
@@ -203,6 +333,7 @@ void cpu_pool_forward(struct backend *b, const struct bk_conv *c, float *y, cons
                 if (ap)
                     ap[o] = at;
             }
+        }
     }
 }
 
