@@ -139,7 +139,15 @@ START_TEST(activation_gradients)
         }
         float before[N];
         memcpy(before, dz, sizeof dz);
+        float dx[N], fx[N], fz[N];
+        bk->ops->act_grad_to(bk, a, dx, dz, y, N); /* out of place: dz is left as it was */
+        ck_assert(memcmp(dz, before, sizeof dz) == 0);
+        memcpy(fz, y, sizeof fz); /* y as an input: act_to against copy + bias_act */
+        bk->ops->act_to(bk, a, fx, y, N);
+        bk->ops->bias_act(bk, a, fz, NULL, N, 1);
+        ck_assert(memcmp(fx, fz, sizeof fx) == 0);
         bk->ops->act_grad(bk, a, dz, y, N);
+        ck_assert(memcmp(dx, dz, sizeof dx) == 0); /* the same bits as in place */
         for (int k = 0; k < N; k++) {
             double d = a == BK_ACT_SIGMOID ? y[k] * (1.0 - y[k])
                        : a == BK_ACT_TANH  ? 1.0 - (double)y[k] * y[k]

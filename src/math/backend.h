@@ -268,6 +268,11 @@ struct backend_ops {
                      size_t cols);
     /* dz *= f'(z) computed from the activation output y (n values). */
     void (*act_grad)(struct backend *b, enum bk_act act, float *dz, const float *y, size_t n);
+    /* Optional (NULL: copy, then bias_act or act_grad in place): y = f(x), and dx = dy f'
+     * from the output y, out of place (n values; the same bits as the two calls). */
+    void (*act_to)(struct backend *b, enum bk_act act, float *y, const float *x, size_t n);
+    void (*act_grad_to)(struct backend *b, enum bk_act act, float *dx, const float *dy,
+                        const float *y, size_t n);
     /* out[i] = sum_j x[i + j*ld], j < cols (bias gradients); overwrites out (rows). */
     void (*sum_cols)(struct backend *b, float *out, const float *x, int rows, size_t cols, int ld);
     /* x (rows x cols) = (x - mean) * invstd per row, in place. */

@@ -92,6 +92,51 @@ CPU_CLONES void cpu_act_grad(struct backend *b, enum bk_act act, float *dz, cons
     }
 }
 
+/* y = f(x) and dx = f'(dy, y), out of place (the graph's activation nodes) */
+CPU_INLINE void act_to_range(enum bk_act act, float *restrict y, const float *restrict x, size_t n)
+{
+    size_t i = 0;
+    for (; i + CPU_BLOCK <= n; i += CPU_BLOCK)
+        for (size_t k = i; k < i + CPU_BLOCK; k++)
+            y[k] = act_value(act, x[k]);
+    for (; i < n; i++)
+        y[i] = act_value(act, x[i]);
+}
+
+CPU_CLONES void cpu_act_to(struct backend *b, enum bk_act act, float *y, const float *x, size_t n)
+{
+    (void)b;
+    switch (act) {
+    case BK_ACT_SIGMOID: act_to_range(BK_ACT_SIGMOID, y, x, n); break;
+    case BK_ACT_TANH: act_to_range(BK_ACT_TANH, y, x, n); break;
+    case BK_ACT_RELU: act_to_range(BK_ACT_RELU, y, x, n); break;
+    default: memcpy(y, x, n * sizeof *y); break;
+    }
+}
+
+CPU_INLINE void act_grad_to_range(enum bk_act act, float *restrict dx, const float *restrict dy,
+                                  const float *restrict y, size_t n)
+{
+    size_t i = 0;
+    for (; i + CPU_BLOCK <= n; i += CPU_BLOCK)
+        for (size_t k = i; k < i + CPU_BLOCK; k++)
+            dx[k] = act_derivative(act, dy[k], y[k]);
+    for (; i < n; i++)
+        dx[i] = act_derivative(act, dy[i], y[i]);
+}
+
+CPU_CLONES void cpu_act_grad_to(struct backend *b, enum bk_act act, float *dx, const float *dy,
+                                const float *y, size_t n)
+{
+    (void)b;
+    switch (act) {
+    case BK_ACT_SIGMOID: act_grad_to_range(BK_ACT_SIGMOID, dx, dy, y, n); break;
+    case BK_ACT_TANH: act_grad_to_range(BK_ACT_TANH, dx, dy, y, n); break;
+    case BK_ACT_RELU: act_grad_to_range(BK_ACT_RELU, dx, dy, y, n); break;
+    default: memcpy(dx, dy, n * sizeof *dx); break;
+    }
+}
+
 /* acc[i] += x[i] for i < rows. */
 CPU_INLINE void accumulate_column(float *restrict acc, const float *restrict x, size_t rows)
 {

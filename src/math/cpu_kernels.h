@@ -91,6 +91,9 @@ static inline float cpu_tanh(float x)
 void cpu_bias_act(struct backend *b, enum bk_act act, float *z, const float *bias, int rows,
                   size_t cols);
 void cpu_act_grad(struct backend *b, enum bk_act act, float *dz, const float *y, size_t n);
+void cpu_act_to(struct backend *b, enum bk_act act, float *y, const float *x, size_t n);
+void cpu_act_grad_to(struct backend *b, enum bk_act act, float *dx, const float *dy, const float *y,
+                     size_t n);
 void cpu_sum_cols(struct backend *b, float *out, const float *x, int rows, size_t cols, int ld);
 /* out[i] = the sum over p < k of op(A)(i, p) for i < m (A(i, p) = a[i + p lda], or
  * a[p + i lda] when ta), added in order from zero: sum_cols's bits (gemm_sgd's asum). */

@@ -237,15 +237,26 @@ static enum bk_act act_of(const struct g_node *n)
 static void forward_act(struct nn_graph *g, struct g_node *n)
 {
     struct backend *b = g->bk;
+    if (b->ops->act_to) {
+        b->ops->act_to(b, act_of(n), g_val(g, n), g_val(g, IN(g, n, 0)), numel(g, n));
+        return;
+    }
     b->ops->copy(b, g_val(g, n), g_val(g, IN(g, n, 0)), numel(g, n));
     b->ops->bias_act(b, act_of(n), g_val(g, n), NULL, n->rows, g_cols(g, n));
 }
 
 static void backward_act(struct nn_graph *g, struct g_node *n)
 {
-    struct backend *b = g->bk; /* dx = dy .* f'(x), from y, in place: dy is not read again */
+    struct backend *b = g->bk;
+    struct g_node *x = IN(g, n, 0);
+    /* dx = dy .* f'(x), from y: straight into x's gradient where this is its one writer */
+    if (b->ops->act_grad_to && x->needs_grad && x->g_over && g_cols(g, x) == g_cols(g, n)) {
+        b->ops->act_grad_to(b, act_of(n), g_grad(g, x), g_grad(g, n), g_val(g, n), numel(g, n));
+        return;
+    }
+    /* in place: dy is not read again */
     b->ops->act_grad(b, act_of(n), g_grad(g, n), g_val(g, n), numel(g, n));
-    g_add_grad(g, IN(g, n, 0), g_grad(g, n), n, 1.0f);
+    g_add_grad(g, x, g_grad(g, n), n, 1.0f);
 }
 
 static void forward_negate(struct nn_graph *g, struct g_node *n)
