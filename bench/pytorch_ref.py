@@ -1,9 +1,10 @@
 #!/usr/bin/python3
 """Reference training throughput of PyTorch (Debian's python3-torch) on Fashion-MNIST.
 
-    /usr/bin/python3 bench/pytorch_ref.py mlp|lstm [MINIBATCHES [SEGMENTS]]
+    /usr/bin/python3 bench/pytorch_ref.py mlp|lstm|conv [MINIBATCHES [SEGMENTS]]
 
-Trains the same networks as configs/fashion-mlp.cfg / fashion-lstm.cfg on the same values
+Trains the same networks as configs/fashion-mlp.cfg / fashion-lstm.cfg /
+fashion-conv-bs.cfg (CNTK's 02_OneConv) on the same values
 (pixels/255 to 4 significant digits, as scripts/idx2ctf writes them), one thread, momentum
 SGD, and prints one line:  model samples_per_second peak_rss_kib seconds minibatches
 Data loading is outside the timed region; the first 5 minibatches are warm-up. With
@@ -39,6 +40,21 @@ class LSTMNet(torch.nn.Module):
         return self.out(h[:, -1, :])
 
 
+class ConvNet(torch.nn.Module):
+    """fashion-conv-bs.cfg: ConvolutionalLayer {16, (5:5), pad = true} : ReLU :
+    MaxPoolingLayer {(2:2), stride = (2:2)} : DenseLayer {64} : ReLU : LinearLayer {10}"""
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(1, 16, 5, padding=2)
+        self.pool = torch.nn.MaxPool2d(2, 2)
+        self.hidden = torch.nn.Linear(16 * 14 * 14, 64)
+        self.out = torch.nn.Linear(64, 10)
+
+    def forward(self, x):
+        h = self.pool(torch.relu(self.conv(x.view(-1, 1, 28, 28))))
+        return self.out(torch.relu(self.hidden(h.flatten(1))))
+
+
 def main():
     model_name = sys.argv[1]
     steps = int(sys.argv[2]) if len(sys.argv) > 2 else 200
@@ -49,11 +65,13 @@ def main():
                                   torch.nn.Linear(512, 512), torch.nn.ReLU(),
                                   torch.nn.Linear(512, 10))
         batch, lr_per_sample = 256, 0.004
+        momentum = 0.9
+    elif model_name == "conv":  # momentumAsTimeConstant = 0: no momentum
+        net, batch, lr_per_sample, momentum = ConvNet(), 64, 0.001, 0.0
     else:
-        net, batch, lr_per_sample = LSTMNet(), 128, 0.02
+        net, batch, lr_per_sample, momentum = LSTMNet(), 128, 0.02, 0.9
     # CNTK's unit-gain momentum with per-sample rates on summed gradients equals PyTorch's
     # SGD on mean gradients with lr = lr_per_sample * batch * (1 - momentum)
-    momentum = 0.9
     opt = torch.optim.SGD(net.parameters(), lr=lr_per_sample * batch * (1 - momentum),
                           momentum=momentum)
     loss_fn = torch.nn.CrossEntropyLoss()

@@ -6,10 +6,11 @@
 Runs in one invocation, on this machine, with the same data and hyper-parameters:
   1. bench/sgemm_peak 1            the single-thread sgemm rates at the MLP's shapes (the
                                    bound): OpenBLAS's detected kernel and partrain's own;
-  2. trainer on configs/fashion-mlp.cfg and fashion-lstm.cfg, numCPUThreads=1, 4 epochs;
+  2. trainer on configs/fashion-mlp.cfg, fashion-lstm.cfg and fashion-conv-bs.cfg (CNTK's
+     02_OneConv in BrainScript; no target, for the record), numCPUThreads=1, 4 epochs;
      throughput = the median over epochs 2-4 of samples / epochTime (epoch 1 warms up);
-  3. bench/pytorch_ref.py mlp|lstm (Debian python3-torch, 1 thread): 200 (MLP) or 100
-     (LSTM) minibatches timed three times in a row, the median of the three rates.
+  3. bench/pytorch_ref.py mlp|lstm|conv (Debian python3-torch, 1 thread): 200 (MLP), 100
+     (LSTM) or 300 (conv) minibatches timed three times in a row, the median of the rates.
 Medians of three on both sides: on a shared host a burst of load moves one measurement,
 not the result (the bound is the best of sgemm_peak's rounds, a rate of hot caches). The
 cpuGemm=openblas rows (not a target) time one epoch and one segment.
@@ -33,8 +34,13 @@ from benchlib import FORCE_KERNELS, HERE, clean_env, run, slow_kernel
 # gradients of every layer but the first (nobody needs d/d input).
 _MLP_W = 784 * 512 + 512 * 512 + 512 * 10
 _LSTM_STEP = 4 * 128 * (28 + 128)                      # stacked gates: Wx x + Wh h
+# conv: the convolution forward and its kernel gradient (no dL/dx for the input), both
+# dense layers forward, weight gradient and dL/dx (the convolution's kernel needs it)
+_CONV = 16 * 25 * 28 * 28
 FLOP = {"mlp": 2.0 * (2 * _MLP_W + 512 * 512 + 512 * 10),
-        "lstm": 2.0 * (28 * (2 * _LSTM_STEP + 4 * 128 * 128) + 2 * 128 * 10 + 128 * 10)}
+        "lstm": 2.0 * (28 * (2 * _LSTM_STEP + 4 * 128 * 128) + 2 * 128 * 10 + 128 * 10),
+        "conv": 2.0 * (2 * _CONV + 3 * (3136 * 64 + 64 * 10))}
+CONFIG = {"mlp": "fashion-mlp", "lstm": "fashion-lstm", "conv": "fashion-conv-bs"}
 def sgemm_peak(coretype=None):
     """(kernel name, best OpenBLAS rate, best own rate or None) at the MLP's shapes."""
     code, out, _ = run([f"{HERE}/bench/sgemm_peak", "1"], clean_env(coretype))
@@ -51,7 +57,7 @@ def sgemm_peak(coretype=None):
 
 def trainer(model, quick, gemm, segments):
     model_dir = tempfile.mkdtemp(prefix="pt-bench-")
-    cmd = [f"{HERE}/trainer", f"configFile=configs/fashion-{model}.cfg", "command=train",
+    cmd = [f"{HERE}/trainer", f"configFile=configs/{CONFIG[model]}.cfg", "command=train",
            "traceLevel=0", "numCPUThreads=1", "makeMode=false",
            f"train.SGD.maxEpochs={1 + segments}", f"ModelDir={model_dir}", f"cpuGemm={gemm}"]
     if quick:
@@ -68,7 +74,8 @@ def trainer(model, quick, gemm, segments):
 
 
 def pytorch(model, quick, coretype=None):
-    steps = {"mlp": 60 if quick else 200, "lstm": 20 if quick else 100}[model]
+    steps = {"mlp": 60 if quick else 200, "lstm": 20 if quick else 100,
+             "conv": 60 if quick else 300}[model]
     env = clean_env(coretype, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
     code, out, rss = run(["/usr/bin/python3", f"{HERE}/bench/pytorch_ref.py", model, str(steps),
                           "3"], env)
@@ -99,7 +106,7 @@ def main():
     refs = [("detected", None)] + [(f"forced {k}", k) for k, _ in forced]
     if pinned:
         refs.append((f"pinned {pinned}", pinned))
-    for model in ("mlp", "lstm"):
+    for model in ("mlp", "lstm", "conv"):
         ref = {label: pytorch(model, quick, k) for label, k in refs}
         for label, (sps, rss) in ref.items():
             print(f"{model:5} PyTorch, OpenBLAS {label:18} {sps:9.1f} samples/s  peak RSS "
@@ -109,9 +116,11 @@ def main():
         for gemm in ("auto", "openblas"):
             ours, rss = trainer(model, quick, gemm, 3 if gemm == "auto" else 1)
             gflops = ours * FLOP[model] / 1e9
+            bound = (f" = {100 * gflops / best_peak:5.1f}% of the best bound "
+                     f"({100 * gflops / peak:5.1f}% of OpenBLAS {kernel}'s)"
+                     if model != "conv" else "")  # the bound is at the MLP's shapes
             print(f"{model:5} partrain cpuGemm={gemm:9} {ours:9.1f} samples/s  peak RSS "
-                  f"{rss / 1024:6.1f} MiB  {gflops:6.1f} GFLOP/s = {100 * gflops / best_peak:5.1f}% "
-                  f"of the best bound ({100 * gflops / peak:5.1f}% of OpenBLAS {kernel}'s)")
+                  f"{rss / 1024:6.1f} MiB  {gflops:6.1f} GFLOP/s{bound}")
             print(f"      ratio {ours / ref['detected'][0]:5.2f}x PyTorch (OpenBLAS detected), "
                   f"{ours / best:5.2f}x PyTorch at its best (OpenBLAS {best_label}); "
                   f"RSS {rss / best_rss:4.2f}x")
