@@ -6,24 +6,25 @@
 
 #include "math/backend.h"
 #include "math/cpu_gemm.h"
+#include "test_math.h"
 #include "testutil.h"
 
-static struct backend *bk;
+struct backend *bk;
 static struct pt_err err;
 
-static void setup(void)
+void math_setup(void)
 {
     pt_err_clear(&err);
     ck_assert_int_eq(backend_cpu_new(&bk, &err), 0);
     ck_assert(bk->host_memory);
 }
 
-static void teardown(void)
+void math_teardown(void)
 {
     backend_free(bk);
 }
 
-static double uni(uint64_t *s)
+double uni(uint64_t *s)
 {
     *s = *s * 6364136223846793005ull + 1442695040888963407ull;
     return (double)(*s >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
@@ -602,7 +603,7 @@ int main(void)
     Suite *s = suite_create("math");
     TCase *tc = tcase_create("cpu");
     tcase_set_timeout(tc, 60);
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, math_setup, math_teardown);
     tcase_add_test(tc, describe_and_probe);
     tcase_add_test(tc, memory_ops);
     tcase_add_test(tc, activations_match_libm);

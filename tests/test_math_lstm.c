@@ -6,27 +6,8 @@
 #include <string.h>
 
 #include "math/backend.h"
+#include "test_math.h"
 #include "testutil.h"
-
-static struct backend *bk;
-
-static void setup(void)
-{
-    struct pt_err e;
-    pt_err_clear(&e);
-    ck_assert_int_eq(backend_cpu_new(&bk, &e), 0);
-}
-
-static void teardown(void)
-{
-    backend_free(bk);
-}
-
-static double uni(uint64_t *s)
-{
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return (double)(*s >> 11) * (1.0 / 9007199254740992.0) * 2.0 - 1.0;
-}
 
 static double sig(double v)
 {
@@ -167,7 +148,7 @@ TCase *math_lstm_tcase(void);
 TCase *math_lstm_tcase(void)
 {
     TCase *tc = tcase_create("cpu lstm");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, math_setup, math_teardown);
     tcase_add_test(tc, lstm_step_forward_reference);
     tcase_add_test(tc, lstm_step_backward_sums_and_padding);
     return tc;

@@ -8,23 +8,10 @@
 #include "math/backend.h"
 #include "core/half.h"
 #include "math/quantize.h"
+#include "test_math.h"
 #include "testutil.h"
 
 #define N 37 /* two blocks of 16 and a tail */
-
-static struct backend *bk;
-
-static void setup(void)
-{
-    struct pt_err e;
-    pt_err_clear(&e);
-    ck_assert_int_eq(backend_cpu_new(&bk, &e), 0);
-}
-
-static void teardown(void)
-{
-    backend_free(bk);
-}
 
 static void fill_random(float *x, size_t n, uint64_t seed, float scale)
 {
@@ -308,7 +295,7 @@ TCase *math_update_tcase(void);
 TCase *math_update_tcase(void)
 {
     TCase *tc = tcase_create("cpu updates");
-    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_add_checked_fixture(tc, math_setup, math_teardown);
     tcase_add_test(tc, optimizer_updates);
     tcase_add_test(tc, cntk_updates);
     tcase_add_test(tc, clipping_and_l1);
