@@ -175,12 +175,47 @@ static inline __mmask16 low_bits(size_t n)
  * vector at a time, step by step across 8 panels (so the source is read in order);
  * steps contiguous (a transposed operand) go through 16 x 16 transposes in registers.
  * Masked loads never touch memory outside the operand. */
+AVX512 static inline __attribute__((always_inline)) void
+copy8(float *restrict dst, const float *src, size_t step_stride, size_t width, size_t kc)
+{
+    /* 8 whole panels of lanes contiguous in memory (width MR or NR, a constant in each
+     * caller): the general loop below with its masks and offsets known, which makes it
+     * 3-4x fewer instructions (measured hot in L2: a 256 x 196 block of W1 6.3 -> 2.x µs) */
+    __mmask16 tail = low_bits(width % 16);
+    for (size_t p = 0; p < kc; p++) {
+        const float *s = src + p * step_stride;
+        float *d = dst + p * width;
+        if (p + 8 < kc) { /* every line of the step 8 ahead (a column apart: too far for
+                             the hardware prefetcher to follow) */
+            uintptr_t at = (uintptr_t)(s + 8 * step_stride), end = at + 8 * width * sizeof(float);
+            for (at &= ~(uintptr_t)63; at < end; at += 64)
+                _mm_prefetch((const char *)at, _MM_HINT_T0);
+        }
+#pragma GCC unroll 8
+        for (size_t q = 0; q < 8; q++) {
+#pragma GCC unroll 2
+            for (size_t l0 = 0; l0 + 16 <= width; l0 += 16)
+                _mm512_storeu_ps(d + q * kc * width + l0, _mm512_loadu_ps(s + q * width + l0));
+            if (width % 16)
+                _mm512_mask_storeu_ps(d + q * kc * width + width / 16 * 16, tail,
+                                      _mm512_maskz_loadu_ps(tail, s + q * width + width / 16 * 16));
+        }
+    }
+}
+
 AVX512 static void pack(float *restrict dst, const float *src, size_t lane_stride,
                         size_t step_stride, size_t width, size_t lanes, size_t kc)
 {
     size_t panels = (lanes + width - 1) / width;
     if (lane_stride == 1) {
         for (size_t q0 = 0; q0 < panels; q0 += 8) { /* 8 panels at a time: 8 write streams */
+            if ((q0 + 8) * width <= lanes && (width == MR || width == NR)) {
+                if (width == MR)
+                    copy8(dst + q0 * kc * MR, src + q0 * MR, step_stride, MR, kc);
+                else
+                    copy8(dst + q0 * kc * NR, src + q0 * NR, step_stride, NR, kc);
+                continue;
+            }
             /* the group's vectors (at most 8 panels of at most 32 lanes): where each comes
              * from and goes to in a step, and its masks, worked out once for all steps */
             size_t from[16], to[16], nv = 0;
@@ -536,6 +571,41 @@ static float *held_packs(struct cpu_gemm *g, int ta, size_t lda, size_t m, size_
     return g->hp;
 }
 
+/* The lines of the next A block to pack, fetched a few between two tiles of this block:
+ * W1 (1.6 MB) and W2 (1 MB) come from L3 at every step, and fetched during the FMAs they
+ * are in cache when their pack reads them (measured on the MLP, one core: a block's pack
+ * 14.9 -> 7.3 µs, hot in L2 6.0; bench/RESULTS.md). `runs` runs of `lines` lines (the
+ * run's bytes and, where they may straddle one more, a line more) lie `stride` bytes
+ * apart; `per` lines between two tiles. */
+struct ahead {
+    const char *base;
+    size_t stride, runs, lines, per, run, line;
+};
+
+static void ahead_set(struct ahead *h, int ta, const float *a, size_t lda, size_t i0, size_t p0,
+                      size_t mc, size_t kc, size_t tiles)
+{
+    const float *first = ta ? a + i0 * lda + p0 : a + p0 * lda + i0; /* A(i0, p0) */
+    size_t len = (ta ? kc : mc) * sizeof(float);                     /* bytes in a run */
+    h->stride = lda * sizeof(float);
+    h->base = (const char *)first;
+    h->lines = (len + 63) / 64 + ((uintptr_t)first % 64 != 0 || h->stride % 64 != 0);
+    h->runs = ta ? mc : kc;
+    h->per = (h->runs * h->lines + tiles - 1) / tiles;
+    h->run = h->line = 0;
+}
+
+static inline void ahead_some(struct ahead *h)
+{
+    for (size_t n = h->per; n && h->run < h->runs; n--) {
+        _mm_prefetch(h->base + h->run * h->stride + h->line * 64, _MM_HINT_T1);
+        if (++h->line == h->lines) {
+            h->line = 0;
+            h->run++;
+        }
+    }
+}
+
 static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float alpha,
                 const float *a, int lda, const float *b, int ldb, float beta, float *c, int ldc,
                 enum epi_kind kind, const struct epi *ep)
@@ -581,11 +651,20 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
             for (size_t ic = 0; ic < M; ic += MC) {
                 size_t mc = M - ic < MC ? M - ic : MC;
                 float *ablk = hp ? hp + pc * mpad + ic * kc : g->ap;
-                if (!a_in && !have)
+                struct ahead next = {0};
+                if (!a_in && !have) {
                     pack_a(ablk, ta, a, (size_t)lda, ic, pc, mc, kc);
+                    /* the next block's A, fetched while this block's tiles run */
+                    size_t ni = ic + MC < M ? ic + MC : 0, np = ni ? pc : pc + kc;
+                    if (np < K)
+                        ahead_set(&next, ta, a, (size_t)lda, ni, np, M - ni < MC ? M - ni : MC,
+                                  K - np < kblock ? K - np : kblock,
+                                  (nc + NR - 1) / NR * ((mc + MR - 1) / MR));
+                }
                 for (size_t jr = 0; jr < nc; jr += NR)
                     for (size_t ir = 0; ir < mc; ir += MR) {
                         size_t off = (jc + jr) * LDC + ic + ir;
+                        ahead_some(&next);
                         if (a_in) {
                             float *rs = asum && jc + jr == 0 ? asum + ic + ir : NULL;
                             micro_kernel_ai_sgd(kc, a + ic + ir + pc * (size_t)lda, (size_t)lda,
