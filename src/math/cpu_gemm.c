@@ -338,10 +338,11 @@ tile_a(size_t kc, const float *restrict a, size_t lda, int a_in_place, const flo
     }
     /* The epilogue's operands (parameters and momentum, or y) are fetched during the
      * tile's last steps, one line every PF_EVERY steps (a burst of 48 prefetches would
-     * stall on the line fill buffers; spread, they arrive while the FMAs run) */
+     * stall on the line fill buffers; spread, they arrive while the FMAs run); not in a
+     * tile of a few steps (the output layer's k = 10), whose FMAs would not hide them */
     const char *pf[4 * NR];
     size_t npf = 0;
-    if (kind == EPI_SGD || kind == EPI_RELU_GRAD)
+    if ((kind == EPI_SGD || kind == EPI_RELU_GRAD) && kc >= 32)
         for (size_t j = 0; j < n && j < NR; j++)
             for (size_t i = 0; i < m && i < MR; i += 16) {
                 size_t at = off + j * ldc + i;
@@ -382,7 +383,9 @@ tile_a(size_t kc, const float *restrict a, size_t lda, int a_in_place, const flo
         if ((size_t)j >= n)
             break;
         float *cj = c + (size_t)j * ldc;
-        __m512 x0 = _mm512_mul_ps(va, lo[j]), x1 = _mm512_mul_ps(va, hi[j]);
+        /* alpha 1 (most products): the product by 1 is exact, so left out */
+        __m512 x0 = alpha == 1.0f ? lo[j] : _mm512_mul_ps(va, lo[j]);
+        __m512 x1 = alpha == 1.0f ? hi[j] : _mm512_mul_ps(va, hi[j]);
         if (beta != 0.0f) {
             x0 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mlo, cj), x0);
             x1 = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(mhi, cj + 16), x1);

@@ -181,8 +181,8 @@ CPU_INLINE void norm_column(float *restrict x, const float *restrict mean,
         x[i] = (x[i] - mean[i]) * invstd[i];
 }
 
-void cpu_norm(struct backend *b, float *x, const float *mean, const float *invstd, int rows,
-              size_t cols)
+CPU_CLONES void cpu_norm(struct backend *b, float *x, const float *mean, const float *invstd,
+                         int rows, size_t cols)
 {
     (void)b;
     for (size_t j = 0; j < cols; j++)
@@ -202,8 +202,8 @@ CPU_INLINE void norm_column_to(float *restrict y, const float *restrict x,
         y[i] = (x[i] - mean[i]) * invstd[i];
 }
 
-void cpu_norm_to(float *y, const float *x, const float *mean, const float *invstd, int rows,
-                 size_t cols)
+CPU_CLONES void cpu_norm_to(float *y, const float *x, const float *mean, const float *invstd,
+                            int rows, size_t cols)
 {
     for (size_t j = 0; j < cols; j++)
         norm_column_to(y + j * (size_t)rows, x + j * (size_t)rows, mean, invstd, (size_t)rows);
