@@ -596,6 +596,7 @@ END_TEST
 
 TCase *math_update_tcase(void); /* test_math_update.c */
 TCase *math_conv_tcase(void);   /* test_math_conv.c */
+TCase *math_bn_tcase(void);     /* test_math_bn.c */
 TCase *math_lstm_tcase(void);   /* test_math_lstm.c */
 
 int main(void)
@@ -620,6 +621,7 @@ int main(void)
     suite_add_tcase(s, tc);
     suite_add_tcase(s, math_update_tcase());
     suite_add_tcase(s, math_conv_tcase());
+    suite_add_tcase(s, math_bn_tcase());
     suite_add_tcase(s, math_lstm_tcase());
     return run_suite(s);
 }

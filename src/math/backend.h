@@ -321,6 +321,20 @@ struct backend_ops {
                          size_t cols, int32_t *arg);
     void (*pool_backward)(struct backend *b, const struct bk_conv *c, float *dx, const float *dy,
                           const int32_t *arg, size_t cols);
+    /* Batch normalization over rows = maps x spatial (a map's cells consecutive), cols
+     * samples (optional, like the above). bn_forward with train: each map's mean and biased
+     * variance over its cells of every column into mean[] and invstd[] (1 / sqrt(var +
+     * eps)), the running statistics updated with weight f for the new ones (rm = f mean +
+     * (1 - f) rm, rv = f unbiased var + (1 - f) rv), then y = scale (x - mean) invstd +
+     * bias; without train, y from rm and rv (mean and invstd are written from them).
+     * bn_backward ADDS dL/dx (dx NULL: not wanted), dL/dscale and dL/dbias from dy, with
+     * the mean and invstd the training forward wrote. */
+    void (*bn_forward)(struct backend *b, int train, float *y, const float *x, int maps,
+                       int spatial, size_t cols, const float *scale, const float *bias, float *rm,
+                       float *rv, double f, double eps, float *mean, float *invstd);
+    void (*bn_backward)(struct backend *b, const float *dy, const float *x, int maps, int spatial,
+                        size_t cols, const float *scale, const float *mean, const float *invstd,
+                        float *dx, float *dscale, float *dbias);
     void (*lstm_forward)(struct backend *b, const struct bk_lstm_fwd *s);
     void (*lstm_backward)(struct backend *b, const struct bk_lstm_bwd *s);
 

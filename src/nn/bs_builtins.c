@@ -202,15 +202,17 @@ int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int row
         return bs_error(v->e, at,
                         "Parameter: init must be a string; initValueScale, value, "
                         "initValue and learningRateMultiplier numbers");
-    if (a[4].num != 1.0)
+    if (a[4].num != 1.0 && a[4].num != 0.0)
         return bs_error(v->e, at,
-                        "Parameter: learningRateMultiplier=%g is not supported yet (only 1)",
+                        "Parameter: learningRateMultiplier=%g is not supported yet (only 1, "
+                        "or 0: not learned)",
                         a[4].num);
     int rc = bse_make_node(v, at, "Parameter", NULL, 0, out);
     if (rc)
         return rc;
     struct g_node *n = &v->g->nodes[out->node];
     n->learnable = 1;
+    n->state = a[4].num == 0.0;
     n->rows = rows;
     n->cols = cols;
     n->init_scale = a[1].num;
@@ -606,6 +608,19 @@ static const struct builtin builtins[] = {
      {"input", "windowWidth", "windowHeight", "horizontalSubsample", "verticalSubsample",
       "imageLayout='CHW'", "tag=''"},
      bse_pooling_legacy,
+     NULL,
+     0},
+    {"BatchNormalization",
+     {"input", "scale", "bias", "runMean", "runVariance", "runCount=None", "spatial=false",
+      "normalizationTimeConstant=0", "blendTimeConstant=0", "epsilon=0.00001", "useCntkEngine=true",
+      "disableRegularization=false", "imageLayout='CHW'", "tag=''"},
+     bse_batch_norm,
+     NULL,
+     0},
+    {"BatchNormalizationLayer",
+     {"spatialRank=0", "initialScale=1", "normalizationTimeConstant=5000", "blendTimeConstant=0",
+      "epsilon=0.00001", "useCntkEngine=false", "disableRegularization=false"},
+     bse_batch_norm_layer,
      NULL,
      0},
     {"Splice", {"inputs", "axis=1", "tag=''"}, bi_splice, NULL, 0},

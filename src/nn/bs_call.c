@@ -244,6 +244,8 @@ int bse_call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv *p
         rc = call_lstm(v, at, f, pos, npos, out);
     else if (f->k == FN_CONV)
         rc = bse_conv_apply(v, at, f, pos, npos, out);
+    else if (f->k == FN_BN)
+        rc = bse_batch_norm_apply(v, at, f, pos, npos, out);
     else if (f->k == FN_PARALLEL) {
         struct barr *res = npos == 1 ? bse_alloc(v, sizeof *res) : NULL;
         if (npos != 1)

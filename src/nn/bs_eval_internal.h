@@ -80,7 +80,17 @@ struct builtin {
     int lazy;         /* PastValue / FutureValue: the input (2nd argument) is evaluated later */
 };
 
-enum fn_kind { FN_LAMBDA, FN_BUILTIN, FN_SEQ, FN_LINEAR, FN_LSTM, FN_DELAY, FN_PARALLEL, FN_CONV };
+enum fn_kind {
+    FN_LAMBDA,
+    FN_BUILTIN,
+    FN_SEQ,
+    FN_LINEAR,
+    FN_LSTM,
+    FN_DELAY,
+    FN_PARALLEL,
+    FN_CONV,
+    FN_BN
+};
 struct bconv; /* bs_conv.c */
 
 struct bfn {
@@ -97,6 +107,8 @@ struct bfn {
     double dflt;        /* FN_DELAY: its defaultHiddenActivation */
     struct bv act;      /* FN_LINEAR, FN_CONV: the activation function, or BV_NONE */
     struct bconv *conv; /* FN_CONV: the window, stride and padding */
+    int bnp[5];         /* FN_BN: scale, bias, running mean, variance and count */
+    struct bn_opts *bn; /* FN_BN: its settings (bs_bn.c) */
 };
 
 struct chunk {
@@ -191,6 +203,13 @@ int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int row
  * *init_bias; *b is BV_NONE without. */
 int bse_layer_params(struct ev *v, const struct bs_node *at, const struct bv *init, int rows,
                      int cols, int bias, const struct bv *init_bias, struct bv *w, struct bv *b);
+/* bs_bn.c: BatchNormalization and BatchNormalizationLayer */
+int bse_batch_norm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out);
+int bse_batch_norm_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                         struct bv *out);
+int bse_batch_norm_apply(struct ev *v, const struct bs_node *at, struct bfn *f, struct bv *pos,
+                         size_t npos, struct bv *out);
 int bse_linear(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                struct bv *out);
 int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,

@@ -156,16 +156,18 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
         const struct backend_ops *o = net->bk->ops;
         int conv = n->kind == &g_kind_conv || n->kind == &g_kind_conv_b;
         if (!n->dead &&
-            ((conv && !o->conv_forward) || (n->kind == &g_kind_pool && !o->pool_forward)))
+            ((conv && !o->conv_forward) || (n->kind == &g_kind_pool && !o->pool_forward) ||
+             (n->kind == &g_kind_bn && !o->bn_forward)))
             return pt_err_set(e, PT_EDEVICE,
                               "%s: error: %s runs on the CPU only in this version (deviceId=-1; "
                               "this backend: %s)",
                               n->where, n->kind->name, o->name);
     }
     net->nparams = g->nparams;
-    for (int i = 0; i < g->n; i++) {
+    net->nstate = g->nstate;
+    for (int i = 0; i < g->n; i++) { /* the learned tensors (states lie after them) */
         const struct g_node *n = &g->nodes[i];
-        if (!n->learnable)
+        if (!n->learnable || n->state)
             continue;
         if (net->ntensors == NN_MAX_TENSORS)
             return pt_err_set(e, PT_EUSER, "%s: error: more than %d parameter tensors",

@@ -121,12 +121,12 @@ static int shapes(struct nn_graph *g, struct pt_err *e)
 static void need_grads(struct nn_graph *g)
 {
     for (int i = 0; i < g->n; i++)
-        g->nodes[i].needs_grad = g->nodes[i].learnable;
+        g->nodes[i].needs_grad = g->nodes[i].learnable && !g->nodes[i].state;
     for (int changed = 1; changed;) {
         changed = 0;
         for (int i = 0; i < g->n; i++) {
             struct g_node *n = &g->nodes[i];
-            int need = n->learnable;
+            int need = n->learnable && !n->state;
             for (int k = 0; !n->dead && k < n->kind->nin; k++)
                 need |= g->nodes[n->in[k]].needs_grad;
             if (need != n->needs_grad) {
@@ -208,11 +208,20 @@ int g_finish(struct nn_graph *g, struct pt_err *e)
                                   "criteria can only be criterionNodes or evaluationNodes",
                                   n->where, n->kind->name, in->kind->name);
         }
-        if (n->learnable) {
+        if (n->learnable && !n->state) {
             n->offset = g->nparams;
             g->nparams += (size_t)n->rows * (size_t)n->cols;
         }
     }
+    g->nstate = 0; /* then the states, after every learned parameter */
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *n = &g->nodes[i];
+        if (!n->dead && n->learnable && n->state) {
+            n->offset = g->nparams + g->nstate;
+            g->nstate += (size_t)n->rows * (size_t)n->cols;
+        }
+    }
+    g->nparams += g->nstate;
     return 0;
 }
 

@@ -24,7 +24,7 @@
 #include "core/err.h"
 #include "math/backend.h"
 
-#define G_MAX_IN    5
+#define G_MAX_IN    6
 #define G_MAX_NODES 4096
 
 struct nn_graph;
@@ -91,8 +91,10 @@ struct g_node {
     int tdims[3]; /* with tensor_rank > 1: the image's dims (x, y, channels; 1 beyond rank) */
     /* Convolution and Pooling: the geometry (x's image to this node's) */
     struct bk_conv conv;
-    /* Parameter (learnable) and Constant */
-    int learnable, is_const;
+    /* Parameter (learnable) and Constant. A state is a parameter that no learner changes
+     * (learningRateMultiplier 0): kept in the model, after the learned ones in the arena
+     * (BatchNormalization's running statistics, which its forward pass updates). */
+    int learnable, is_const, state;
     enum g_init init;
     int fan_filter; /* a convolution kernel: its window's cells (rows are the fan-in, cols
                      * times this the fan-out, as CNTK's initFilterRank) */
@@ -100,6 +102,11 @@ struct g_node {
     float *data;   /* a Constant's values (rows x cols, column-major; owned), NULL: init_value */
     int mean_row;  /* a Constant row of 1 / cols (ReduceMean), cols inferred */
     size_t offset; /* arena offset of a learnable node */
+    /* BatchNormalization: per map of an image (spatial) or per row; the running
+     * statistics' time constant in samples (0: the last minibatch only, inf: frozen, < 0:
+     * all samples alike) and epsilon */
+    int bn_spatial;
+    double bn_tc, bn_eps;
     /* RecurrentLSTM: run from the last step to the first (goBackwards) */
     int reverse;
     /* PastValue / FutureValue: the delay in steps (> 0 looks back, < 0 ahead) and the value
@@ -130,6 +137,7 @@ struct nn_graph {
     int n, cap;
     int crit, eval, out; /* the criterion, evaluation and output nodes */
     size_t nparams;
+    size_t nstate; /* the last nstate of the nparams: states (g_node.state) */
     struct backend *bk;
     /* the current pass */
     size_t ncols;         /* columns of a data node */
@@ -182,6 +190,8 @@ extern const struct g_kind g_kind_first;    /* BS.Sequences.First: input x */
 extern const struct g_kind g_kind_conv;     /* Convolution: inputs W, x (graph_conv.c) */
 extern const struct g_kind g_kind_conv_b;   /* Convolution with a bias per map: W, x, b */
 extern const struct g_kind g_kind_pool;     /* Pooling: input x */
+extern const struct g_kind g_kind_bn;       /* BatchNormalization: x, scale, bias, running
+                                             * mean, variance and count (graph_bn.c) */
 extern const struct g_kind g_kind_own_crit; /* a node of the network as its criterion: the
                                              * node twice (graph_nodes.c) */
 

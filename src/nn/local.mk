@@ -3,19 +3,19 @@
 libpartrain_a_SOURCES += \
 	src/math/backend.h src/math/cpu_kernels.h src/math/cpu_backend.c src/math/cpu_kernels.c \
 	src/math/cpu_gemm.h src/math/cpu_gemm.c \
-	src/math/cpu_criteria.c src/math/cpu_conv.c src/math/cpu_lstm.c src/math/cpu_update.c src/math/quantize.h \
+	src/math/cpu_criteria.c src/math/cpu_conv.c src/math/cpu_bn.c src/math/cpu_lstm.c src/math/cpu_update.c src/math/quantize.h \
 	src/math/cpu_quantize.c src/math/backend_stage.c \
 	src/nn/nn.h src/nn/nn_internal.h src/nn/nn_init.c src/nn/nn_config.c src/nn/dense.c \
 	src/nn/lstm.c src/nn/net.c src/nn/step.c src/nn/model_io.c \
 	src/nn/layer.h src/nn/layer.c src/nn/dropout.c src/nn/last_step.c \
-	src/math/cpu_graph.c src/nn/graph.h src/nn/graph.c src/nn/graph_nodes.c src/nn/graph_rnn.c src/nn/graph_delay.c src/nn/graph_sched.c src/nn/graph_conv.c \
+	src/math/cpu_graph.c src/nn/graph.h src/nn/graph.c src/nn/graph_nodes.c src/nn/graph_rnn.c src/nn/graph_delay.c src/nn/graph_sched.c src/nn/graph_conv.c src/nn/graph_bn.c \
 	src/nn/bs_eval.h src/nn/bs_eval_internal.h src/nn/bs_eval.c src/nn/bs_call.c \
-	src/nn/bs_builtins.c src/nn/bs_layers.c src/nn/bs_lookup.c src/nn/bs_net.c src/nn/bs_prelude.c src/nn/bs_array.c src/nn/bs_conv.c
+	src/nn/bs_builtins.c src/nn/bs_layers.c src/nn/bs_lookup.c src/nn/bs_net.c src/nn/bs_prelude.c src/nn/bs_array.c src/nn/bs_conv.c src/nn/bs_bn.c
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test_math tests/test_nn tests/test_nn_lstm tests/test_nn_model \
 	tests/test_graph tests/test_nn_team
-tests_test_math_SOURCES = tests/test_math.c tests/test_math_update.c tests/test_math_conv.c \
+tests_test_math_SOURCES = tests/test_math.c tests/test_math_update.c tests/test_math_conv.c tests/test_math_bn.c \
 	tests/test_math_lstm.c tests/test_math.h tests/testutil.h
 tests_test_math_CFLAGS = $(TEST_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_test_math_LDADD = $(TEST_LIBS)

@@ -478,6 +478,11 @@ size_t nn_param_count(const struct nn *net)
     return net->nparams;
 }
 
+size_t nn_learned_count(const struct nn *net)
+{
+    return net->nparams - net->nstate;
+}
+
 float *nn_params(struct nn *net)
 {
     return net->params;

@@ -127,6 +127,9 @@ int nn_config_write(const struct nn_config *c, char *buf, size_t size);
 
 /* Floats in the parameter arena (and in the gradient arena). */
 size_t nn_param_count(const struct nn *net);
+/* The learned ones among them: the first nn_learned_count; the rest are states (a
+ * BatchNormalization's running statistics), in the model but changed by no learner. */
+size_t nn_learned_count(const struct nn *net);
 /* h (an FNV-1a 64 state) continued over the values the network read from files beside its
  * description (a BrainScript EmbeddingLayer's embeddingPath); h itself where there are
  * none. The ranks compare it before training: equal descriptions, different files. */

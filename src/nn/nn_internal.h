@@ -38,6 +38,7 @@ struct nn {
     const char *rnn_name;   /* rnnType, for messages */
     int seq_labels, masked; /* a layer selects (sequence labels) / reads the padding mask */
     size_t nparams;
+    size_t nstate;         /* the last nstate of them: states, which no learner changes (graph.h) */
     float *params, *grads; /* device arenas, nparams each */
     size_t ntensors;
     struct nn_tensor tensors[NN_MAX_TENSORS];

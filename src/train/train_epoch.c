@@ -305,6 +305,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     struct minibatch mb = {0};
     struct tally all = {0};
     size_t nmb = 0;
+    double mine = 0.0; /* samples this rank trained on (they weight its states) */
     struct window w = {.t0 = t0, .first_mb = 1};
     /* parallel epochs split every global minibatch among the ranks; without
      * distributedMBReading each rank reads all of it and keeps its slice (CNTK) */
@@ -329,6 +330,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         if ((rc = step(r, m, ep, on, epoch, nmb + 1, stats, e)))
             break;
         nmb++;
+        mine += (double)m->samples; /* this rank's own (the stats may be everyone's) */
         tally_add(&all, stats);
         w.train += stats[0];
         w.eval += stats[1];
@@ -342,6 +344,8 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     mb_free(&mb);
     if (rc == 0 && on)
         rc = flush(r, ep, &all, e);
+    if (rc == 0 && on)
+        rc = stage_average_states(r, mine, e);
     if (rc == 0 && on)
         rc = check_models_agree(r, epoch, e);
     if (rc)

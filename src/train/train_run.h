@@ -124,6 +124,7 @@ double run_span(struct run *r, int lane, const char *name, double t0, size_t epo
 /* ---- train_stage.c: the device/host boundary */
 int stage_bcast_params(struct run *r, struct pt_err *e);
 int stage_params_checksum(struct run *r, uint64_t *sum, struct pt_err *e);
+int stage_average_states(struct run *r, double samples, struct pt_err *e);
 int stage_load_model(struct run *r, const char *path, struct pt_err *e);
 int stage_new_model(struct run *r, struct pt_err *e);
 int stage_save_model(struct run *r, const char *path, struct pt_err *e);

@@ -82,7 +82,7 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
 static int engine_setup(struct run *r, struct pt_err *e)
 {
     struct engine_layout layout = {
-        .n = nn_param_count(r->net), .params = nn_params(r->net), .bk = r->be};
+        .n = nn_learned_count(r->net), .params = nn_params(r->net), .bk = r->be};
     layout.tensors = nn_tensors(r->net, &layout.ntensors);
     int rc = engine_new(&r->pc, r->ctx->comm, run_may_log(r) ? r->ctx->log : NULL, &layout,
                         &r->engine, e);
@@ -214,7 +214,7 @@ static int start_training(struct run *r, struct pt_err *e)
     if (rc == 0)
         rc = engine_setup(r, e);
     if (rc == 0)
-        rc = learner_init(&r->learner, r->be, r->lc.type, nn_param_count(r->net), e);
+        rc = learner_init(&r->learner, r->be, r->lc.type, nn_learned_count(r->net), e);
     if (rc == 0)
         rc = make_spans(r, e);
     if (rc == 0 && r->resume)

@@ -36,6 +36,37 @@ int stage_bcast_params(struct run *r, struct pt_err *e)
     return rc;
 }
 
+/* The states (nn_learned_count .. nn_param_count: a BatchNormalization's running
+ * statistics), which every rank moved with its own minibatches and no engine synchronizes:
+ * on every rank, their average weighted by the samples each rank trained on this epoch
+ * (`samples`; a rank that read none, as with a file of one chunk, kept stale ones). In
+ * double: bit-identical everywhere. Where no rank trained, each keeps its own: they agree
+ * from the last epoch. */
+int stage_average_states(struct run *r, double samples, struct pt_err *e)
+{
+    size_t n0 = nn_learned_count(r->net), n = nn_param_count(r->net) - n0;
+    if (n == 0 || r->workers == 1)
+        return 0;
+    struct bk_stage st = {0};
+    float *h = NULL;
+    double *d = malloc((n + 1) * sizeof *d);
+    int rc = d ? bk_stage_out(r->be, &st, nn_params(r->net), n0, n, &h, e)
+               : pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++)
+        d[i] = samples * h[n0 + i];
+    if (rc == 0) {
+        d[n] = samples;
+        rc = comm_allreduce(r->ctx->comm, d, n + 1, COMM_DOUBLE, COMM_SUM, e);
+    }
+    for (size_t i = 0; rc == 0 && d[n] > 0 && i < n; i++)
+        h[n0 + i] = (float)(d[i] / d[n]);
+    if (rc == 0)
+        rc = bk_stage_in(r->be, nn_params(r->net), h, n0, n, e);
+    bk_stage_free(&st);
+    free(d);
+    return rc;
+}
+
 /* FNV-1a of the parameters as floats in arena order (the same bytes on every backend). */
 int stage_params_checksum(struct run *r, uint64_t *sum, struct pt_err *e)
 {
