@@ -2,8 +2,8 @@
  * backend.h, computed here in double: the minibatch's statistics per map (over the map's
  * cells of every column), the running statistics' update (the unbiased variance), the
  * evaluation form from the running statistics, and the gradients against central
- * differences of a double-precision forward pass. Spatial (maps of several cells) and
- * per-row (maps of one cell) layouts. */
+ * differences of a double-precision forward pass, and padding columns left out. Spatial
+ * (maps of several cells) and per-row (maps of one cell) layouts. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +76,8 @@ START_TEST(bn_training_forward_matches_definition)
     for (size_t c = 0; c < m; c++)
         sd[c] = scale[c], bd[c] = bias[c];
     const double f = 0.25, eps = 1e-3;
-    bk->ops->bn_forward(bk, 1, y, x, k->maps, k->spatial, k->cols, scale, bias, rm, rv, f, eps,
-                        mean, invstd);
+    bk->ops->bn_forward(bk, 1, y, x, k->maps, k->spatial, k->cols, NULL, scale, bias, rm, rv, f,
+                        eps, mean, invstd);
     ref_forward(k, xd, sd, bd, eps, yd, md, vd);
     double N = (double)k->spatial * (double)k->cols;
     for (size_t c = 0; c < m; c++) {
@@ -99,8 +99,8 @@ START_TEST(bn_training_forward_matches_definition)
      * bit for bit */
     memcpy(rm0, rm, m * sizeof *rm);
     memcpy(rv0, rv, m * sizeof *rv);
-    bk->ops->bn_forward(bk, 1, y, x, k->maps, k->spatial, k->cols, scale, bias, rm, rv, 0.0, eps,
-                        mean, invstd);
+    bk->ops->bn_forward(bk, 1, y, x, k->maps, k->spatial, k->cols, NULL, scale, bias, rm, rv, 0.0,
+                        eps, mean, invstd);
     ck_assert(memcmp(rm, rm0, m * sizeof *rm) == 0 && memcmp(rv, rv0, m * sizeof *rv) == 0);
     free(x), free(scale), free(bias), free(rm), free(rv), free(y), free(mean), free(invstd);
     free(rm0), free(rv0), free(xd), free(yd);
@@ -120,8 +120,8 @@ START_TEST(bn_evaluation_uses_running_statistics)
     memcpy(rm0, rm, m * sizeof *rm);
     memcpy(rv0, rv, m * sizeof *rv);
     const double eps = 1e-5;
-    bk->ops->bn_forward(bk, 0, y, x, k->maps, k->spatial, k->cols, scale, bias, rm, rv, 0.0, eps,
-                        mean, invstd);
+    bk->ops->bn_forward(bk, 0, y, x, k->maps, k->spatial, k->cols, NULL, scale, bias, rm, rv, 0.0,
+                        eps, mean, invstd);
     ck_assert(memcmp(rm, rm0, m * sizeof *rm) == 0 && memcmp(rv, rv0, m * sizeof *rv) == 0);
     for (size_t j = 0; j < k->cols; j++)
         for (int c = 0; c < k->maps; c++)
@@ -170,10 +170,10 @@ START_TEST(bn_backward_matches_central_differences)
     for (size_t c = 0; c < m; c++)
         sd[c] = scale[c], bd[c] = bias[c];
     const double eps = 1e-3, h = 1e-5;
-    bk->ops->bn_forward(bk, 1, y, x, k->maps, k->spatial, k->cols, scale, bias, rm, rv, 1.0, eps,
-                        mean, invstd);
-    bk->ops->bn_backward(bk, dy, x, k->maps, k->spatial, k->cols, scale, mean, invstd, dx, dscale,
-                         dbias);
+    bk->ops->bn_forward(bk, 1, y, x, k->maps, k->spatial, k->cols, NULL, scale, bias, rm, rv, 1.0,
+                        eps, mean, invstd);
+    bk->ops->bn_backward(bk, dy, x, k->maps, k->spatial, k->cols, NULL, scale, mean, invstd, dx,
+                         dscale, dbias);
     for (size_t i = 0; i < n; i++) {
         double keep = xd[i];
         xd[i] = keep + h;
@@ -206,6 +206,63 @@ START_TEST(bn_backward_matches_central_differences)
 }
 END_TEST
 
+/* Padding columns (mask 0, as a pass with sequences of unequal length has) are left out:
+ * every result on the real columns, and the running statistics, are those of the real
+ * columns alone, bit for bit, and the padding's dL/dx is not written. */
+START_TEST(bn_padding_columns_left_out)
+{
+    const struct bn_case *k = &cases[_i];
+    uint64_t s = 31 + (uint64_t)_i;
+    size_t rows = (size_t)k->maps * (size_t)k->spatial, m = (size_t)k->maps;
+    size_t cols = k->cols + 3, n = rows * cols, nr = rows * k->cols;
+    float *mask = malloc(cols * sizeof *mask), *x = rnd(&s, n, -2, 2), *dy = rnd(&s, n, -1, 1);
+    float *xr = malloc(nr * sizeof *xr), *dyr = malloc(nr * sizeof *dyr);
+    float *scale = rnd(&s, m, 0.5, 2.0), *bias = rnd(&s, m, -1, 1), st[2][6][8];
+    float *y = calloc(n, sizeof *y), *yr = calloc(nr, sizeof *yr), *dx = rnd(&s, n, -1, 1);
+    float *dx0 = malloc(n * sizeof *dx0), *dxr = calloc(nr, sizeof *dxr);
+    ck_assert(mask && xr && dyr && y && yr && dx0 && dxr && m <= 8);
+    memcpy(dx0, dx, n * sizeof *dx);
+    memset(st, 0, sizeof st);
+    for (size_t j = 0, r = 0; j < cols; j++) { /* padding first, in the middle and last */
+        mask[j] = j == 0 || j == cols / 2 || j == cols - 1 ? 0.0f : 1.0f;
+        if (mask[j] == 0.0f) {
+            for (size_t i = 0; i < rows; i++)
+                x[j * rows + i] = 100.0f, dy[j * rows + i] = 0.0f;
+            continue;
+        }
+        memcpy(xr + r * rows, x + j * rows, rows * sizeof *x);
+        memcpy(dyr + r * rows, dy + j * rows, rows * sizeof *dy);
+        r++;
+    }
+    for (int v = 0; v < 2; v++) /* [v][0..5]: running mean, variance, mean, invstd, dscale, dbias */
+        for (size_t c = 0; c < m; c++)
+            st[v][0][c] = 0.5f, st[v][1][c] = 1.5f;
+    bk->ops->bn_forward(bk, 1, y, x, k->maps, k->spatial, cols, mask, scale, bias, st[0][0],
+                        st[0][1], 0.3, 1e-3, st[0][2], st[0][3]);
+    bk->ops->bn_forward(bk, 1, yr, xr, k->maps, k->spatial, k->cols, NULL, scale, bias, st[1][0],
+                        st[1][1], 0.3, 1e-3, st[1][2], st[1][3]);
+    bk->ops->bn_backward(bk, dy, x, k->maps, k->spatial, cols, mask, scale, st[0][2], st[0][3], dx,
+                         st[0][4], st[0][5]);
+    bk->ops->bn_backward(bk, dyr, xr, k->maps, k->spatial, k->cols, NULL, scale, st[1][2], st[1][3],
+                         dxr, st[1][4], st[1][5]);
+    ck_assert(memcmp(st[0], st[1], sizeof st[0]) == 0);
+    for (size_t j = 0, r = 0; j < cols; j++) {
+        if (mask[j] == 0.0f) {
+            ck_assert(memcmp(dx + j * rows, dx0 + j * rows, rows * sizeof *dx) == 0);
+            continue;
+        }
+        ck_assert(memcmp(y + j * rows, yr + r * rows, rows * sizeof *y) == 0);
+        for (size_t i = 0; i < rows; i++)
+            ck_assert(dx[j * rows + i] - dx0[j * rows + i] == dxr[r * rows + i] ||
+                      fabsf(dx[j * rows + i] - dx0[j * rows + i] - dxr[r * rows + i]) <
+                          1e-6f * (1 + fabsf(dxr[r * rows + i])));
+        r++;
+    }
+    free(mask), free(x), free(dy), free(xr), free(dyr), free(scale), free(bias), free(y);
+    free(yr), free(dx), free(dx0), free(dxr);
+}
+END_TEST
+
 TCase *math_bn_tcase(void);
 
 TCase *math_bn_tcase(void)
@@ -216,5 +273,6 @@ TCase *math_bn_tcase(void)
     tcase_add_loop_test(tc, bn_training_forward_matches_definition, 0, n);
     tcase_add_loop_test(tc, bn_evaluation_uses_running_statistics, 0, n);
     tcase_add_loop_test(tc, bn_backward_matches_central_differences, 0, n);
+    tcase_add_loop_test(tc, bn_padding_columns_left_out, 0, n);
     return tc;
 }

@@ -328,13 +328,15 @@ struct backend_ops {
      * (1 - f) rm, rv = f unbiased var + (1 - f) rv), then y = scale (x - mean) invstd +
      * bias; without train, y from rm and rv (mean and invstd are written from them).
      * bn_backward ADDS dL/dx (dx NULL: not wanted), dL/dscale and dL/dbias from dy, with
-     * the mean and invstd the training forward wrote. */
+     * the mean and invstd the training forward wrote. mask: NULL, or a value per column,
+     * 0 where the column is padding: left out of the statistics, its dL/dx not written. */
     void (*bn_forward)(struct backend *b, int train, float *y, const float *x, int maps,
-                       int spatial, size_t cols, const float *scale, const float *bias, float *rm,
-                       float *rv, double f, double eps, float *mean, float *invstd);
+                       int spatial, size_t cols, const float *mask, const float *scale,
+                       const float *bias, float *rm, float *rv, double f, double eps, float *mean,
+                       float *invstd);
     void (*bn_backward)(struct backend *b, const float *dy, const float *x, int maps, int spatial,
-                        size_t cols, const float *scale, const float *mean, const float *invstd,
-                        float *dx, float *dscale, float *dbias);
+                        size_t cols, const float *mask, const float *scale, const float *mean,
+                        const float *invstd, float *dx, float *dscale, float *dbias);
     void (*lstm_forward)(struct backend *b, const struct bk_lstm_fwd *s);
     void (*lstm_backward)(struct backend *b, const struct bk_lstm_bwd *s);
 

@@ -65,23 +65,34 @@ CPU_INLINE void run_grad_sums(const float *restrict d, const float *restrict p, 
     *sx = t;
 }
 
+/* The columns that count. */
+static size_t real_cols(const float *mask, size_t cols)
+{
+    size_t k = cols;
+    for (size_t j = 0; mask && j < cols; j++)
+        k -= mask[j] == 0.0f;
+    return k;
+}
+
 CPU_CLONES void cpu_bn_forward(struct backend *b, int train, float *y, const float *x, int maps,
-                               int spatial, size_t cols, const float *scale, const float *bias,
-                               float *rm, float *rv, double f, double eps, float *mean,
-                               float *invstd)
+                               int spatial, size_t cols, const float *mask, const float *scale,
+                               const float *bias, float *rm, float *rv, double f, double eps,
+                               float *mean, float *invstd)
 {
     (void)b;
-    double n = (double)spatial * (double)cols;
+    double n = (double)spatial * (double)real_cols(mask, cols);
     size_t rows = (size_t)maps * (size_t)spatial;
     for (int c = 0; c < maps; c++) {
         const float *first = x + (size_t)c * (size_t)spatial; /* the map's run in column 0 */
         if (train) {
             double sum = 0.0, m2 = 0.0;
             for (size_t j = 0; j < cols; j++)
-                sum += run_sum(first + j * rows, (size_t)spatial);
+                if (!mask || mask[j] != 0.0f)
+                    sum += run_sum(first + j * rows, (size_t)spatial);
             double mu = n > 0 ? sum / n : 0.0;
             for (size_t j = 0; j < cols; j++)
-                m2 += run_dev2(first + j * rows, (size_t)spatial, (float)mu);
+                if (!mask || mask[j] != 0.0f)
+                    m2 += run_dev2(first + j * rows, (size_t)spatial, (float)mu);
             double var = n > 0 ? m2 / n : 0.0, unbiased = n > 1 ? m2 / (n - 1) : 0.0;
             mean[c] = (float)mu;
             invstd[c] = (float)(1.0 / sqrt(var + eps));
@@ -104,17 +115,20 @@ CPU_CLONES void cpu_bn_forward(struct backend *b, int train, float *y, const flo
 }
 
 CPU_CLONES void cpu_bn_backward(struct backend *b, const float *dy, const float *x, int maps,
-                                int spatial, size_t cols, const float *scale, const float *mean,
-                                const float *invstd, float *dx, float *dscale, float *dbias)
+                                int spatial, size_t cols, const float *mask, const float *scale,
+                                const float *mean, const float *invstd, float *dx, float *dscale,
+                                float *dbias)
 {
     (void)b;
-    double n = (double)spatial * (double)cols;
+    double n = (double)spatial * (double)real_cols(mask, cols);
     size_t rows = (size_t)maps * (size_t)spatial;
     for (int c = 0; c < maps; c++) {
         double sb = 0.0, sx = 0.0; /* sum dy, sum dy (x - mean) */
         for (size_t j = 0; j < cols; j++) {
             float s, t;
             size_t at = j * rows + (size_t)c * spatial;
+            if (mask && mask[j] == 0.0f)
+                continue;
             run_grad_sums(dy + at, x + at, (size_t)spatial, mean[c], &s, &t);
             sb += s;
             sx += t;
@@ -130,6 +144,8 @@ CPU_CLONES void cpu_bn_backward(struct backend *b, const float *dy, const float 
               m = mean[c];
         for (size_t j = 0; j < cols; j++) {
             size_t at = j * rows + (size_t)c * spatial;
+            if (mask && mask[j] == 0.0f)
+                continue;
             const float *p = x + at, *d = dy + at;
             float *q = dx + at;
             for (int s = 0; s < spatial; s++)

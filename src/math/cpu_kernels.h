@@ -156,11 +156,11 @@ void cpu_lstm_backward(struct backend *b, const struct bk_lstm_bwd *s);
 
 /* cpu_conv.c */
 void cpu_bn_forward(struct backend *b, int train, float *y, const float *x, int maps, int spatial,
-                    size_t cols, const float *scale, const float *bias, float *rm, float *rv,
-                    double f, double eps, float *mean, float *invstd);
+                    size_t cols, const float *mask, const float *scale, const float *bias,
+                    float *rm, float *rv, double f, double eps, float *mean, float *invstd);
 void cpu_bn_backward(struct backend *b, const float *dy, const float *x, int maps, int spatial,
-                     size_t cols, const float *scale, const float *mean, const float *invstd,
-                     float *dx, float *dscale, float *dbias);
+                     size_t cols, const float *mask, const float *scale, const float *mean,
+                     const float *invstd, float *dx, float *dscale, float *dbias);
 void cpu_conv_forward(struct backend *b, const struct bk_conv *c, float *y, const float *x,
                       const float *w, const float *bias, size_t cols, float *ws);
 void cpu_conv_backward(struct backend *b, const struct bk_conv *c, const float *dy, const float *x,

@@ -78,6 +78,13 @@ static int shape_bn(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     return 0;
 }
 
+/* The pass's padding columns (sequences of unequal length), or NULL: they are left out of
+ * the statistics and the sample count (the graph keeps their values and gradients 0). */
+static const float *pad_mask(const struct nn_graph *g, const struct g_node *n)
+{
+    return g->crit_mask && n->cols == 0 && !n->seq1 ? g->crit_mask + g->c0 : NULL;
+}
+
 /* The weight of this minibatch's statistics in the running ones (count: samples so far). */
 static double new_weight(const struct g_node *n, double samples, double count)
 {
@@ -95,14 +102,17 @@ static void forward_bn(struct nn_graph *g, struct g_node *n)
     struct g_node *x = IN(g, n, 0);
     int maps, spatial;
     maps_of(n, x, &maps, &spatial);
-    size_t cols = g_cols(g, n);
-    float *count = g_val(g, IN(g, n, 5)); /* host memory: the backend is the CPU's */
-    double f = g->train ? new_weight(n, (double)cols, *count) : 0.0;
-    g->bk->ops->bn_forward(g->bk, g->train, g_val(g, n), g_val(g, x), maps, spatial, cols,
+    size_t cols = g_cols(g, n), real = cols;
+    const float *mask = pad_mask(g, n); /* host memory: the backend is the CPU's */
+    for (size_t j = 0; mask && j < cols; j++)
+        real -= mask[j] == 0.0f;
+    float *count = g_val(g, IN(g, n, 5));
+    double f = g->train && real ? new_weight(n, (double)real, *count) : 0.0;
+    g->bk->ops->bn_forward(g->bk, g->train, g_val(g, n), g_val(g, x), maps, spatial, cols, mask,
                            g_val(g, IN(g, n, 1)), g_val(g, IN(g, n, 2)), g_val(g, IN(g, n, 3)),
                            g_val(g, IN(g, n, 4)), f, n->bn_eps, n->ws, n->ws + maps);
     if (g->train)
-        *count += (float)cols;
+        *count += (float)real;
 }
 
 static void backward_bn(struct nn_graph *g, struct g_node *n)
@@ -112,7 +122,7 @@ static void backward_bn(struct nn_graph *g, struct g_node *n)
     maps_of(n, x, &maps, &spatial);
     float *spare = n->ws + 2 * (size_t)maps; /* the gradients nobody wants */
     g->bk->ops->bn_backward(g->bk, g_grad(g, n), g_val(g, x), maps, spatial, g_cols(g, n),
-                            g_val(g, scale), n->ws, n->ws + maps,
+                            pad_mask(g, n), g_val(g, scale), n->ws, n->ws + maps,
                             x->needs_grad ? g_grad(g, x) : NULL,
                             scale->needs_grad ? g_grad(g, scale) : spare,
                             bias->needs_grad ? g_grad(g, bias) : spare + maps);
