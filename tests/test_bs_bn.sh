@@ -76,6 +76,12 @@ for run in "1 DataParallelSGD" "2 DataParallelSGD" "2 ModelAveragingSGD"; do
 done
 # the running statistics are in the model, not among the trained parameters
 has r1DataParallelSGD.err "Training 374 parameters in 9 out of 9 parameter tensors"
+# dumpNode lists the states as CNTK does; the count is the samples of the 4 epochs
+expect 0 "$T" command=dump "dump=[action=dumpNode]" modelPath=r1DataParallelSGD/m.dnn deviceId=-1
+f=r1DataParallelSGD/m.dnn.__AllNodes__.txt
+has $f "model.runVariance=LearnableParameter [4,1]   learningRateMultiplier=0.000000  NeedsGradient=false"
+has $f "model.scale=LearnableParameter [4,1]   learningRateMultiplier=1.000000  NeedsGradient=true"
+[ "$(sed -n '/^model.runCount=/{n;p}' $f)" = " 2400" ] && ok || no "runCount: $(grep -A1 '^model.runCount' $f)"
 # makeMode: continued to epoch 6 from the checkpoint, the running statistics with it
 expect 0 "$T" configFile=bn.cfg Dir=r1DataParallelSGD train.SGD.maxEpochs=6
 has "$tmp/err" "Starting from checkpoint. Loading network from 'r1DataParallelSGD/m.dnn.4'."

@@ -165,16 +165,24 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
     }
     net->nparams = g->nparams;
     net->nstate = g->nstate;
-    for (int i = 0; i < g->n; i++) { /* the learned tensors (states lie after them) */
-        const struct g_node *n = &g->nodes[i];
-        if (!n->learnable || n->state)
-            continue;
-        if (net->ntensors == NN_MAX_TENSORS)
-            return pt_err_set(e, PT_EUSER, "%s: error: more than %d parameter tensors",
-                              net->cfg.origin, NN_MAX_TENSORS);
-        nn_table_add(net->tensors, &net->ntensors, n->name[0] ? n->name : "Parameter", n->offset,
-                     n->rows, n->cols);
+    /* the learned tensors, then the states (in the table after them, not counted in
+     * ntensors: nn_state_tensors), each in arena order */
+    size_t all = 0;
+    for (int pass = 0; pass < 2; pass++) {
+        for (int i = 0; i < g->n; i++) {
+            const struct g_node *n = &g->nodes[i];
+            if (!n->learnable || n->state != pass || n->dead)
+                continue;
+            if (all == NN_MAX_TENSORS)
+                return pt_err_set(e, PT_EUSER, "%s: error: more than %d parameter tensors",
+                                  net->cfg.origin, NN_MAX_TENSORS);
+            nn_table_add(net->tensors, &all, n->name[0] ? n->name : "Parameter", n->offset, n->rows,
+                         n->cols);
+        }
+        if (pass == 0)
+            net->ntensors = all;
     }
+    net->nstate_tensors = all - net->ntensors;
     struct backend *b = net->bk;
     size_t np = net->nparams ? net->nparams : 1;
     if ((rc = b->ops->alloc(b, np, &net->params, e)) != 0 ||

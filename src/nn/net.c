@@ -499,6 +499,12 @@ const struct nn_tensor *nn_tensors(const struct nn *net, size_t *count)
     return net->tensors;
 }
 
+const struct nn_tensor *nn_state_tensors(const struct nn *net, size_t *count)
+{
+    *count = net->nstate_tensors;
+    return net->tensors + net->ntensors;
+}
+
 int nn_get_params(struct nn *net, float *host, struct pt_err *e)
 {
     return net->bk->ops->download(net->bk, host, net->params, net->nparams, e);

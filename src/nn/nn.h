@@ -143,6 +143,9 @@ float *nn_grads(struct nn *net);
 /* The tensor table (owned by the network); *count receives its length. Tensors are
  * listed in arena order and cover it without gaps. */
 const struct nn_tensor *nn_tensors(const struct nn *net, size_t *count);
+/* The states' tensors (nn_learned_count onwards; none but in a BrainScript network with
+ * batch normalization), in arena order. */
+const struct nn_tensor *nn_state_tensors(const struct nn *net, size_t *count);
 
 /* Copy the parameter arena to / from host memory (nn_param_count floats), or the gradient
  * arena to host. Fail only on a backend error. */

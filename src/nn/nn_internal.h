@@ -40,7 +40,8 @@ struct nn {
     size_t nparams;
     size_t nstate;         /* the last nstate of them: states, which no learner changes (graph.h) */
     float *params, *grads; /* device arenas, nparams each */
-    size_t ntensors;
+    size_t ntensors;       /* the learned ones; nstate_tensors states follow them */
+    size_t nstate_tensors;
     struct nn_tensor tensors[NN_MAX_TENSORS];
     /* normalization (applyMeanVarNorm): host copies and device copies, input size each */
     float *mean, *invstd, *mean_dev, *invstd_dev;

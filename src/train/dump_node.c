@@ -82,11 +82,12 @@ void dump_node_output(const char *model, const char *node, const char *output, c
 
 /* Column-major host values: element (r, c) of a rows-row matrix is at c * rows + r. */
 static void put_tensor(FILE *f, const struct dump_settings *ds, const struct nn_tensor *t,
-                       const float *host)
+                       const float *host, int learned)
 {
-    if (ds->metadata)
+    if (ds->metadata) /* a state: learningRateMultiplier 0 (a batch normalization's running
+                         statistics) */
         fprintf(f, "%s=LearnableParameter [%d,%d]   learningRateMultiplier=%f  NeedsGradient=%s\n",
-                t->name, t->rows, t->cols, 1.0, "true");
+                t->name, t->rows, t->cols, learned ? 1.0 : 0.0, learned ? "true" : "false");
     const float *m = host + t->offset;
     for (int r = 0; ds->values && r < t->rows; r++) {
         for (int c = 0; c < t->cols; c++)
@@ -97,16 +98,17 @@ static void put_tensor(FILE *f, const struct dump_settings *ds, const struct nn_
 
 static int dump(const struct dump_settings *ds, struct nn *net, FILE *f, struct pt_err *e)
 {
-    size_t nt = 0, np = nn_param_count(net);
+    size_t nt = 0, ns = 0, np = nn_param_count(net);
     const struct nn_tensor *t = nn_tensors(net, &nt);
+    nn_state_tensors(net, &ns); /* they follow the learned ones in the same table */
     float *host = malloc((np ? np : 1) * sizeof *host); /* a host copy of the arena */
     if (!host)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     int all = strcmp(ds->node, "__AllNodes__") == 0, found = 0;
     int rc = nn_get_params(net, host, e);
-    for (size_t i = 0; rc == 0 && i < nt; i++)
+    for (size_t i = 0; rc == 0 && i < nt + ns; i++)
         if (all || strcmp(ds->node, t[i].name) == 0) {
-            put_tensor(f, ds, &t[i], host);
+            put_tensor(f, ds, &t[i], host, i < nt);
             found = 1;
         }
     char line[512];
