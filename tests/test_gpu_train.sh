@@ -21,8 +21,9 @@
 #       (from epoch 2's checkpoint), whose criterion is an all-GPU run's within 1e-4; and
 #       the reverse against an all-CPU run
 #   (e) deviceId=7 (no such device) fails with exit 1, naming deviceId and the devices
-#   (f) a convolutional network (CPU only): deviceId=auto trains it on the CPU, saying why in
-#       the log; deviceId=0 fails with exit 1, naming the node
+#   (f) a convolutional network, and one with batch normalization (CPU only): deviceId=auto
+#       trains it on the CPU, saying why in the log; deviceId=0 fails with exit 1, naming
+#       the node
 # Every compared number is printed. Part of `make check-gpu`; about 1-2 minutes on a
 # 16-core machine with a GPU.
 #
@@ -195,6 +196,19 @@ if [ "$G" != cpu ]; then
     echo "# deviceId=$G: $(grep -m 1 'error' "$tmp/err")"
     has "$tmp/err" "Convolution runs on the CPU only in this version"
     [ ! -e "$tmp/conv-gpu/model.dnn" ] && ok || no "deviceId=$G wrote a conv model"
+fi
+# the same for batch normalization (CPU only too), in the MLP of fashion-mlp-bs.cfg
+sed "s|DenseLayer {hiddenDim, activation = ReLU, init = 'uniform'} :|LinearLayer {hiddenDim} : BatchNormalizationLayer {} : ReLU :|" \
+    "$S/configs/fashion-mlp-bs.cfg" >"$tmp/bn.cfg"
+bn="$T configFile=$tmp/bn.cfg DataDir=$tmp/d command=train train.SGD.maxEpochs=1
+    train.SGD.epochSize=1280"
+expect 0 $bn ModelDir="$tmp/bn-auto" deviceId=auto
+[ -e "$tmp/bn-auto/model.dnn" ] && ok || no "deviceId=auto wrote no model with batch normalization"
+if [ "$G" != cpu ]; then
+    has "$tmp/err" "BatchNormalization runs on the CPU only in this version (deviceId=-1"
+    has "$tmp/err" "computing on the CPU instead."
+    expect 1 $bn ModelDir="$tmp/bn-gpu" deviceId="$G"
+    has "$tmp/err" "BatchNormalization runs on the CPU only in this version"
 fi
 
 finish gpu_train
