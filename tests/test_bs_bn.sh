@@ -34,9 +34,9 @@ train = [
         features = Input {6:6:1} ; labels = Input {2}
         model = Sequential (
             ConvolutionalLayer {4, (3:3), pad = true, bias = false} :
-            BatchNormalizationLayer {spatialRank = 2, normalizationTimeConstant = 200} : ReLU :
+            BatchNormalizationLayer {spatialRank = 2, normalizationTimeConstant = 0} : ReLU :
             MaxPoolingLayer {(2:2), stride = (2:2)} :
-            LinearLayer {8} : BatchNormalizationLayer {normalizationTimeConstant = 100} : ReLU :
+            LinearLayer {8} : BatchNormalizationLayer {normalizationTimeConstant = 0} : ReLU :
             LinearLayer {2})
         z = model (features)
         ce = CrossEntropyWithSoftmax (labels, z) ; errs = ClassificationError (labels, z)
@@ -60,11 +60,17 @@ CFG
 errs() { sed -n 's/^Finished Epoch.*\[Training\] ce = \([0-9.]*\) .*errs = \([0-9.]*\)% .*/\1 \2/p' "$1"; }
 test_errs() { sed -n 's/^Final Results: .*errs = \([0-9.]*\)% \* 600;.*/\1/p' "$1"; }
 # the inputs sit at 20 with a spread of 0.2 (the square adds 1): without normalization
-# this learning rate gets nowhere in 4 epochs; with it, under 5 % errors
-for run in "1 DataParallelSGD" "2 DataParallelSGD" "2 ModelAveragingSGD"; do
+# this learning rate gets nowhere in 4 epochs; with it, under 5 % errors. The running
+# statistics are the last minibatch's (time constant 0): with a longer one they lag the
+# model, which moves fast at this rate (and twice as many steps behind on 2 ranks, each of
+# which counts its own half of a minibatch, as in CNTK); the node below has one of 50.
+# (img.ctf is one chunk: in CNTK's distributionMode = chunk one rank reads it all, and the
+# other's statistics get no weight; with sequence both read half of every minibatch)
+for run in "1 DataParallelSGD chunk" "2 DataParallelSGD chunk" "2 ModelAveragingSGD chunk" \
+    "2 DataParallelSGD sequence"; do
     set -- $run
-    d=r$1$2
-    mpi -n "$1" "$T" configFile=bn.cfg Dir=$d traceLevel=2 \
+    d=r$1$2$3
+    mpi -n "$1" "$T" configFile=bn.cfg Dir=$d traceLevel=2 train.reader.distributionMode=$3 \
         train.SGD.ParallelTrain.parallelizationMethod=$2 >$d.out 2>$d.err &&
         ok || { no "$d: exit $?"; tail -5 $d.err; }
     errs $d.err >$d.txt
@@ -75,23 +81,23 @@ for run in "1 DataParallelSGD" "2 DataParallelSGD" "2 ModelAveragingSGD"; do
     [ "$1" = 1 ] || has $d.err "Epoch 4: the models of all 2 ranks are identical"
 done
 # the running statistics are in the model, not among the trained parameters
-has r1DataParallelSGD.err "Training 374 parameters in 9 out of 9 parameter tensors"
+has r1DataParallelSGDchunk.err "Training 374 parameters in 9 out of 9 parameter tensors"
 # dumpNode lists the states as CNTK does; the count is the samples of the 4 epochs
-expect 0 "$T" command=dump "dump=[action=dumpNode]" modelPath=r1DataParallelSGD/m.dnn deviceId=-1
-f=r1DataParallelSGD/m.dnn.__AllNodes__.txt
+expect 0 "$T" command=dump "dump=[action=dumpNode]" modelPath=r1DataParallelSGDchunk/m.dnn deviceId=-1
+f=r1DataParallelSGDchunk/m.dnn.__AllNodes__.txt
 has $f "model.runVariance=LearnableParameter [4,1]   learningRateMultiplier=0.000000  NeedsGradient=false"
 has $f "model.scale=LearnableParameter [4,1]   learningRateMultiplier=1.000000  NeedsGradient=true"
 [ "$(sed -n '/^model.runCount=/{n;p}' $f)" = " 2400" ] && ok || no "runCount: $(grep -A1 '^model.runCount' $f)"
 # makeMode: continued to epoch 6 from the checkpoint, the running statistics with it
-expect 0 "$T" configFile=bn.cfg Dir=r1DataParallelSGD train.SGD.maxEpochs=6
-has "$tmp/err" "Starting from checkpoint. Loading network from 'r1DataParallelSGD/m.dnn.4'."
+expect 0 "$T" configFile=bn.cfg Dir=r1DataParallelSGDchunk train.SGD.maxEpochs=6
+has "$tmp/err" "Starting from checkpoint. Loading network from 'r1DataParallelSGDchunk/m.dnn.4'."
 [ "$(errs "$tmp/err" | wc -l)" -eq 2 ] && ok || no "epochs 5 and 6 expected"
 e=$(test_errs "$tmp/err")
 awk -v e="$e" 'BEGIN { exit !(e != "" && e < 5) }' && ok || no "restart: test errors '$e' %"
 # the node itself, with parameters of the network's own (runCount left out: made)
-sed -e 's/LinearLayer {8} : BatchNormalizationLayer {normalizationTimeConstant = 100} : ReLU :/LinearLayer {8} : bn : ReLU :/' \
+sed -e 's/LinearLayer {8} : BatchNormalizationLayer {normalizationTimeConstant = 0} : ReLU :/LinearLayer {8} : bn : ReLU :/' \
     -e '/model = Sequential (/i\
-        bn (x) = BatchNormalization (x, sc, b, m, v, normalizationTimeConstant = 100)\
+        bn (x) = BatchNormalization (x, sc, b, m, v, normalizationTimeConstant = 50)\
         sc = ParameterTensor {8, initValue = 1} ; b = ParameterTensor {8, initValue = 0}\
         m = ParameterTensor {8, initValue = 0, learningRateMultiplier = 0}\
         v = ParameterTensor {8, initValue = 0, learningRateMultiplier = 0}' bn.cfg >node.cfg
@@ -101,10 +107,10 @@ awk 'END { exit !(NR == 4 && $2 < 5) }' node.txt && ok || no "node: last epoch: 
 e=$(test_errs "$tmp/err")
 awk -v e="$e" 'BEGIN { exit !(e != "" && e < 5) }' && ok || no "node: test errors '$e' %"
 # errors name the place
-sed 's/{normalizationTimeConstant = 100}/{normalizationTimeConstant = 100, blendTimeConstant = 1}/' bn.cfg >bad1.cfg
+sed 's/{normalizationTimeConstant = 0}/{normalizationTimeConstant = 0, blendTimeConstant = 1}/' bn.cfg >bad1.cfg
 expect 1 mpi -n 2 "$T" configFile=bad1.cfg Dir=bad
 has "$tmp/err" "rank 0: bad1.cfg:13:31: error: BatchNormalizationLayer: blendTimeConstant = 1 is not supported yet (only 0: the minibatch's own statistics in training) (and 1 other rank failed)"
-sed 's/{normalizationTimeConstant = 100}/{spatialRank = 2}/' bn.cfg >bad2.cfg
+sed 's/{normalizationTimeConstant = 0}/{spatialRank = 2}/' bn.cfg >bad2.cfg
 expect 1 "$T" configFile=bad2.cfg Dir=bad
 has "$tmp/err" "bad2.cfg:15:13: error: BatchNormalization: spatial normalization needs an image input (W:H:C), got a vector of 8 values"
 sed 's/learningRateMultiplier = 0}$/learningRateMultiplier = 0.5}/' node.cfg >bad3.cfg

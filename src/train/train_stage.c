@@ -41,29 +41,33 @@ int stage_bcast_params(struct run *r, struct pt_err *e)
  * on every rank, their average weighted by the samples each rank trained on this epoch
  * (`samples`; a rank that read none, as with a file of one chunk, kept stale ones). In
  * double: bit-identical everywhere. Where no rank trained, each keeps its own: they agree
- * from the last epoch. */
+ * from the last epoch. In chunks through a buffer on the stack: no rank can fail between
+ * the collectives that the others are in. */
 int stage_average_states(struct run *r, double samples, struct pt_err *e)
 {
+    enum { CHUNK = 512 };
     size_t n0 = nn_learned_count(r->net), n = nn_param_count(r->net) - n0;
     if (n == 0 || r->workers == 1)
         return 0;
+    double total = samples, d[CHUNK];
+    int rc = comm_allreduce(r->ctx->comm, &total, 1, COMM_DOUBLE, COMM_SUM, e);
+    if (rc || total <= 0)
+        return rc;
     struct bk_stage st = {0};
     float *h = NULL;
-    double *d = malloc((n + 1) * sizeof *d);
-    int rc = d ? bk_stage_out(r->be, &st, nn_params(r->net), n0, n, &h, e)
-               : pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        d[i] = samples * h[n0 + i];
-    if (rc == 0) {
-        d[n] = samples;
-        rc = comm_allreduce(r->ctx->comm, d, n + 1, COMM_DOUBLE, COMM_SUM, e);
+    if ((rc = bk_stage_out(r->be, &st, nn_params(r->net), n0, n, &h, e)) != 0)
+        return rc;
+    for (size_t at = 0; rc == 0 && at < n; at += CHUNK) {
+        size_t k = n - at < CHUNK ? n - at : CHUNK;
+        for (size_t i = 0; i < k; i++)
+            d[i] = samples * h[n0 + at + i];
+        rc = comm_allreduce(r->ctx->comm, d, k, COMM_DOUBLE, COMM_SUM, e);
+        for (size_t i = 0; rc == 0 && i < k; i++)
+            h[n0 + at + i] = (float)(d[i] / total);
     }
-    for (size_t i = 0; rc == 0 && d[n] > 0 && i < n; i++)
-        h[n0 + i] = (float)(d[i] / d[n]);
     if (rc == 0)
         rc = bk_stage_in(r->be, nn_params(r->net), h, n0, n, e);
     bk_stage_free(&st);
-    free(d);
     return rc;
 }
 
