@@ -2,11 +2,11 @@
 # Batch normalization in BrainScript end to end (BatchNormalizationLayer as CNTK's
 # 04_OneConvBN uses it, spatial after a convolution and per row after a dense layer; the
 # BatchNormalization node with its own parameters), on 6 x 6 images whose class is the half
-# a bright square lies in: it learns on 1 rank and on 2 (DataParallelSGD and
-# ModelAveragingSGD: the ranks' running statistics are averaged at each epoch's end, else
-# the models-agree check fails), evaluation uses the running statistics (a test with
-# minibatches of one sample, where a sample's own statistics would erase it), a makeMode
-# restart, and the errors that name the file, line and column.
+# a bright square lies in: it learns on 1 rank and on 2 (DataParallelSGD: the ranks' running
+# statistics are averaged at each epoch's end, else the models-agree check fails; the
+# methods with a model per worker are refused), evaluation uses the running statistics (a
+# test with minibatches of one sample, where a sample's own statistics would erase it),
+# dumpNode, a makeMode restart, and the errors that name the file, line and column.
 # The arithmetic is checked by tests/test_math_bn.c (the definition, and the gradients
 # against central differences).
 set -u
@@ -66,8 +66,7 @@ test_errs() { sed -n 's/^Final Results: .*errs = \([0-9.]*\)% \* 600;.*/\1/p' "$
 # which counts its own half of a minibatch, as in CNTK); the node below has one of 50.
 # (img.ctf is one chunk: in CNTK's distributionMode = chunk one rank reads it all, and the
 # other's statistics get no weight; with sequence both read half of every minibatch)
-for run in "1 DataParallelSGD chunk" "2 DataParallelSGD chunk" "2 ModelAveragingSGD chunk" \
-    "2 DataParallelSGD sequence"; do
+for run in "1 DataParallelSGD chunk" "2 DataParallelSGD chunk" "2 DataParallelSGD sequence"; do
     set -- $run
     d=r$1$2$3
     mpi -n "$1" "$T" configFile=bn.cfg Dir=$d traceLevel=2 train.reader.distributionMode=$3 \
@@ -119,5 +118,11 @@ has "$tmp/err" "error: Parameter: learningRateMultiplier=0.5 is not supported ye
 sed 's/m = ParameterTensor {8, initValue = 0, learningRateMultiplier = 0}/m = ParameterTensor {8, initValue = 0}/' node.cfg >bad4.cfg
 expect 1 "$T" configFile=bad4.cfg Dir=bad
 has "$tmp/err" "error: BatchNormalization: the running mean must be a parameter with learningRateMultiplier = 0 (it is not learned)"
+# the methods where each worker trains a model of its own between synchronizations: its
+# running statistics would not describe the synchronized model; refused on every rank
+for m in ModelAveragingSGD BlockMomentumSGD DataParallelASGD; do
+    expect 1 mpi -n 2 "$T" configFile=bn.cfg Dir=bad train.SGD.ParallelTrain.parallelizationMethod=$m
+    has "$tmp/err" "rank 0: bn.cfg:15:13: error: BatchNormalization with $m is not supported yet: each worker's running statistics would describe its own model"
+done
 [ ! -e bad/m.dnn ] && ok || no "a failed start wrote a model"
 finish bs_bn

@@ -431,6 +431,15 @@ int nn_graph_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
     return rc ? rc : nn_read_criteria(b, g->stats, st, e);
 }
 
+const char *nn_moving_states(const struct nn *net)
+{
+    const struct nn_graph *g = net->graph;
+    for (int i = 0; g && i < g->n; i++)
+        if (g->nodes[i].kind == &g_kind_bn && !g->nodes[i].dead)
+            return g->nodes[i].where;
+    return NULL;
+}
+
 uint64_t nn_fixed_values_hash(const struct nn *net, uint64_t h)
 {
     const struct nn_graph *g = net->graph;

@@ -146,6 +146,9 @@ const struct nn_tensor *nn_tensors(const struct nn *net, size_t *count);
 /* The states' tensors (nn_learned_count onwards; none but in a BrainScript network with
  * batch normalization), in arena order. */
 const struct nn_tensor *nn_state_tensors(const struct nn *net, size_t *count);
+/* Where the first node that moves states in a training pass was defined (a
+ * BatchNormalization's FILE:LINE:COL), or NULL where none does. */
+const char *nn_moving_states(const struct nn *net);
 
 /* Copy the parameter arena to / from host memory (nn_param_count floats), or the gradient
  * arena to host. Fail only on a backend error. */

@@ -582,6 +582,7 @@ static int asgd_setup(struct engine *en, const struct parallel_config *pc, struc
 }
 
 const struct engine_method parallel_asgd_method = {
+    .own_models = 1,
     .name = "DataParallelASGD",
     .schema = &parallel_asgd_schema,
     .config_size = sizeof(struct asgd_config),

@@ -458,6 +458,7 @@ const struct cfg_schema parallel_bmuf_schema = {
 };
 
 const struct engine_method parallel_ma_method = {
+    .own_models = 1,
     .name = "ModelAveragingSGD",
     .schema = &parallel_ma_schema,
     .config_size = sizeof(struct masgd_config),
@@ -466,6 +467,7 @@ const struct engine_method parallel_ma_method = {
 };
 
 const struct engine_method parallel_bmuf_method = {
+    .own_models = 1,
     .name = "BlockMomentumSGD",
     .schema = &parallel_bmuf_schema,
     .config_size = sizeof(struct masgd_config),

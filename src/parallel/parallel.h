@@ -36,6 +36,10 @@ struct engine_method {
      * e.g. ", DataParallelSGD training (...)". NULL: none. */
     void (*describe)(const struct parallel_config *pc, size_t epoch, int rank, int workers,
                      char *buf, size_t size);
+    /* The workers train models of their own between synchronizations that replace them
+     * (model averaging, BMUF, the parameter server): statistics a worker gathered with its
+     * own model (batch normalization's) do not describe the model it ends with. */
+    int own_models;
 };
 
 /* None: one rank, or no parallel method configured (engine.c). */

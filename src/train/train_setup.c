@@ -182,6 +182,13 @@ static int open_inputs(struct run *r, struct pt_err *e)
         if (rc == PT_EDEVICE && (rc = train_backend_fallback(&r->device, log, &r->be, rc, e)) == 0)
             rc = stage_new_model(r, e);
     }
+    const char *bn = rc == 0 && r->workers > 1 ? nn_moving_states(r->net) : NULL;
+    if (bn && r->pc.method->own_models)
+        rc = pt_err_set(e, PT_EUSER,
+                        "%s: error: BatchNormalization with %s is not supported yet: each "
+                        "worker's running statistics would describe its own model, not the one "
+                        "the synchronizations make (DataParallelSGD keeps one model)",
+                        bn, r->pc.method->name);
     if (rc == 0)
         rc = make_model_dir(r, e);
     if (rc == 0)
