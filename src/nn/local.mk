@@ -2,7 +2,7 @@
 # libpartrain.a (src/local.mk); link with $(PT_LIBS). This fragment is owned by the nn/math work.
 libpartrain_a_SOURCES += \
 	src/math/backend.h src/math/cpu_kernels.h src/math/cpu_backend.c src/math/cpu_kernels.c \
-	src/math/cpu_gemm.h src/math/cpu_gemm.c \
+	src/math/cpu_gemm.h src/math/cpu_gemm.c src/math/cpu_gemm_internal.h src/math/cpu_gemm_pack.c \
 	src/math/cpu_criteria.c src/math/cpu_conv.c src/math/cpu_bn.c src/math/cpu_lstm.c src/math/cpu_update.c src/math/quantize.h \
 	src/math/cpu_quantize.c src/math/backend_stage.c \
 	src/nn/nn.h src/nn/nn_internal.h src/nn/nn_init.c src/nn/nn_config.c src/nn/dense.c \

@@ -1,5 +1,6 @@
 /* One epoch of action=train: schedules -> "Starting Epoch" -> minibatches (train step, the
- * engine's aggregation, update, progress lines) -> flush -> the models-agree check ->
+ * engine's aggregation, update, progress lines) -> flush -> the ranks' average of the
+ * states (a batch normalization's running statistics) -> the models-agree check ->
  * "Finished Epoch" -> validation (cvReader) -> the epoch's files (train_save.c). */
 #include <math.h>
 #include <stdlib.h>
