@@ -1,5 +1,5 @@
 /* BrainScript networks (src/nn/graph.c, graph_nodes.c, graph_rnn.c, bs_eval.c, bs_net.c):
- * gradients of every node kind with a backward pass (every parameter against central
+ * gradients of every node kind with a backward pass (every learned parameter against central
  * finite differences of the training criterion; one table row per case), padding that
  * does not count (a padded minibatch against its sequences one by one), forward values
  * computed by hand, shape inference and the errors that name FILE:LINE:COL. */
@@ -37,6 +37,7 @@ struct case_spec {
     int seqs; /* 0: 6 samples of one step; 1: sequences, garbage padding; 2: zero padding */
     double away;
     float dropout; /* > 0: the passes train at this rate through one fixed mask */
+    int train;     /* "train": the passes are training ones (batch normalization's statistics) */
     int mvn;       /* set feature statistics (Mean, InvStdDev) other than 0 and 1 */
 };
 
@@ -54,6 +55,10 @@ static void parse_spec(const struct grad_case *c, struct case_spec *sp)
             continue;
         if (!strcmp(tok, "mvn")) {
             sp->mvn = 1;
+            continue;
+        }
+        if (!strcmp(tok, "train")) {
+            sp->train = 1;
             continue;
         }
         ck_assert_msg(sp->nin < 8, "%s: too many inputs", c->name);
@@ -106,13 +111,14 @@ static void case_minibatch(const struct case_spec *sp, struct minibatch *mb, uin
     }
 }
 
-/* One pass: an evaluation (rate 0), or a training step at dropout stream position 1000
- * (every call draws the same mask). */
-static void run_pass(struct nn *net, struct minibatch *mb, float rate, struct nn_stats *st)
+/* One pass: an evaluation (rate 0, no train), or a training step at dropout stream
+ * position 1000 (every call draws the same mask). */
+static void run_pass(struct nn *net, struct minibatch *mb, float rate, int train,
+                     struct nn_stats *st)
 {
     struct pt_err e = {0};
     int rc;
-    if (rate > 0.0f) {
+    if (rate > 0.0f || train) {
         nn_set_dropout_state(net, 1000);
         rc = nn_train_step(net, mb, rate, st, &e);
     } else
@@ -121,15 +127,15 @@ static void run_pass(struct nn *net, struct minibatch *mb, float rate, struct nn
 }
 
 /* The training criterion with parameter k at value x (host holds the others). */
-static double crit_with(struct nn *net, struct minibatch *mb, float rate, float *host, size_t k,
-                        float x)
+static double crit_with(struct nn *net, struct minibatch *mb, float rate, int train, float *host,
+                        size_t k, float x)
 {
     struct pt_err e = {0};
     struct nn_stats st;
     float keep = host[k];
     host[k] = x;
     ck_assert_int_eq(nn_set_params(net, host, &e), 0);
-    run_pass(net, mb, rate, &st);
+    run_pass(net, mb, rate, train, &st);
     host[k] = keep;
     return st.train_crit;
 }
@@ -149,11 +155,12 @@ static double crit_with(struct nn *net, struct minibatch *mb, float rate, float 
 
 /* The central difference of the training criterion at parameter k, step eps (rounded to
  * the neighbours floats can take). */
-static double central_diff(struct nn *net, struct minibatch *mb, float rate, float *host, size_t k,
-                           float eps)
+static double central_diff(struct nn *net, struct minibatch *mb, float rate, int train, float *host,
+                           size_t k, float eps)
 {
     float up = host[k] + eps, down = host[k] - eps;
-    return (crit_with(net, mb, rate, host, k, up) - crit_with(net, mb, rate, host, k, down)) /
+    return (crit_with(net, mb, rate, train, host, k, up) -
+            crit_with(net, mb, rate, train, host, k, down)) /
            ((double)up - (double)down);
 }
 
@@ -167,7 +174,7 @@ static int close_enough(double ana, double num)
  * mask). Returns the failures (printed, with the case's name); *checked += the parameters
  * compared. */
 static int check_gradients(const char *name, struct nn *net, struct minibatch *mb, float rate,
-                           int *checked)
+                           int train, int *checked)
 {
     struct pt_err e = {0};
     struct nn_stats st;
@@ -185,8 +192,8 @@ static int check_gradients(const char *name, struct nn *net, struct minibatch *m
     int failures = 0;
     for (size_t i = 0; i < nt; i++)
         for (size_t k = t[i].offset; k < t[i].offset + (size_t)t[i].rows * (size_t)t[i].cols; k++) {
-            double ana = grad[k], fine = central_diff(net, mb, rate, host, k, GC_EPS),
-                   wide = central_diff(net, mb, rate, host, k, GC_EPS_WIDE);
+            double ana = grad[k], fine = central_diff(net, mb, rate, train, host, k, GC_EPS),
+                   wide = central_diff(net, mb, rate, train, host, k, GC_EPS_WIDE);
             double num = fabs(ana - fine) <= fabs(ana - wide) ? fine : wide;
             int ok = close_enough(ana, num);
             if (!ok && failures < 8)
@@ -318,13 +325,13 @@ START_TEST(gradients)
     }
     if (sp.dropout > 0) { /* the mask is applied: training and evaluation differ */
         struct nn_stats tr, ev;
-        run_pass(net, &mb, sp.dropout, &tr);
-        run_pass(net, &mb, 0.0f, &ev);
+        run_pass(net, &mb, sp.dropout, 0, &tr);
+        run_pass(net, &mb, 0.0f, 0, &ev);
         ck_assert_msg(tr.train_crit != ev.train_crit, "%s: no dropout", c->name);
     }
     int checked = 0;
-    int bad = check_gradients(c->name, net, &mb, sp.dropout, &checked);
-    ck_assert_int_eq(checked, (int)nn_param_count(net));
+    int bad = check_gradients(c->name, net, &mb, sp.dropout, sp.train, &checked);
+    ck_assert_int_eq(checked, (int)nn_learned_count(net)); /* every learned one (not states) */
     if (sp.seqs && sp.dropout == 0) /* a mask depends on the minibatch's shape */
         bad += check_padding(c->name, net, &mb);
     ck_assert_msg(bad == 0, "%s: %d failures (%d parameters checked)", c->name, bad, checked);

@@ -11,7 +11,9 @@
  * count), "zeropad" (the same, padded with zeros as the reader pads), "away=X" (every value
  * of outputNodes at least X from 0: a ReLU's pre-activation out of a finite-difference
  * step's reach of its kink), "dropout=R" (training passes at rate R through one fixed
- * mask), "mvn" (feature statistics other than mean 0, invstd 1 for Mean and InvStdDev).
+ * mask), "mvn" (feature statistics other than mean 0, invstd 1 for Mean and InvStdDev),
+ * "train" (the criterion of training passes: batch normalization by the minibatch's own
+ * statistics).
  * Adding a node is adding a row. */
 struct grad_case {
     const char *name, *inputs, *body;
@@ -220,6 +222,21 @@ static const struct grad_case cases[] = {
      IMGIO
      "c = ConvolutionalLayer {2, (3:3), activation = Tanh} (features)\n"
      "z = LinearLayer {4} (AveragePooling (MaxPooling (c, 2, 1, 1, 1), 2, 2, 1, 1))\n" CE("z")},
+    /* batch normalization (training passes: the minibatch's statistics), per map after a
+     * convolution and per row after a dense layer, and the node with parameters of its own */
+    {"BatchNormalizationLayer", IMG " train",
+     IMGIO "c = ConvolutionalLayer {3, (3:3), pad = true, bias = false} (features)\n"
+           "n = BatchNormalizationLayer {spatialRank = 2, initialScale = 0.7} (c)\n"
+           "h = BatchNormalizationLayer {normalizationTimeConstant = 10} (LinearLayer {5, bias = "
+           "false} (Tanh (n)))\n"
+           "z = LinearLayer {4} (Tanh (h))\n" CE("z")},
+    {"BatchNormalization_node", STD " train",
+     IO "s = ParameterTensor {5, initValue = 1.3} ; o = ParameterTensor {5, initValue = 0.2}\n"
+        "m = ParameterTensor {5, initValue = 0, learningRateMultiplier = 0}\n"
+        "v = ParameterTensor {5, initValue = 0, learningRateMultiplier = 0}\n"
+        "h = BatchNormalization (LinearLayer {5, bias = false} (features), s, o, m, v, epsilon = "
+        "0.01)\n"
+        "z = LinearLayer {4} (Tanh (h))\n" CE("z")},
     /* a node of the network's own as the criterion (CNTK's 05_OneConvRegr: an RMSE through
      * ReduceSum and Sqrt), for training and evaluation alike */
     {"own_criterion", "features:3 labels:4",
