@@ -1,6 +1,7 @@
 #!/bin/sh
 # Convolution and pooling in BrainScript end to end (the layers of CNTK's image examples:
-# ConvolutionalLayer, MaxPoolingLayer, AveragePoolingLayer over an Input {W:H:C}), on
+# ConvolutionalLayer, MaxPoolingLayer, AveragePoolingLayer over an Input {W:H:C}, and
+# 07_Deconvolution's MaxUnpoolingLayer and ConvolutionTransposeLayer), on
 # 6 x 6 images whose class is the half a bright square lies in: training on 1 and 2 ranks
 # (the same updates), the model file (action=test and action=write rebuild the network
 # from it), a makeMode restart, a node of the network's own as the criterion, and the
@@ -92,6 +93,50 @@ sed -n 's/^Finished Epoch.*\[Training\] rmse = \([0-9.]*\) \* 600; totalSamplesS
 [ "$(wc -l <regr.txt)" -eq 4 ] && ok || no "4 epochs of one rmse each expected: $(grep 'Finished Epoch' "$tmp/err")"
 awk 'NR == 1 { a = $1 } END { exit !(NR == 4 && $1 < a / 2) }' regr.txt && ok || no "rmse did not halve: $(cat regr.txt)"
 has "$tmp/err" "Final Results: Minibatch[1-1]: rmse = "
+# CNTK's 07_Deconvolution on these images: convolution, max pooling, max unpooling to the
+# convolution's cells, a transposed convolution back to the image; its RMSE falls by half,
+# on 1 rank and on 2
+cat >deconv.cfg <<'CFG'
+command = train:test
+deviceId = -1
+train = [
+    action = train
+    modelPath = $Dir$/m.dnn
+    BrainScriptNetworkBuilder = [
+        features = Input {6:6:1}
+        c = ConvolutionalLayer {2, (3:3), pad = true, activation = ReLU} (features)
+        p = MaxPoolingLayer {(2:2), stride = (2:2)} (c)
+        u = MaxUnpoolingLayer {(2:2), stride = (2:2)} (p, c)
+        z = ConvolutionTransposeLayer {1, (3:3), 2, pad = true, bias = false, initValueScale = 1} (u)
+        d = z - features ; rmse = Sqrt (ReduceMean (d .* d))
+        criterionNodes = (rmse) ; evaluationNodes = (rmse) ; outputNodes = (z)
+    ]
+    SGD = [ maxEpochs = 6 ; minibatchSize = 20 ; learningRatesPerSample = 0.002
+        momentumPerMB = 0.9 ; numMBsToShowResult = 1000 ]
+    reader = [ readerType = CNTKTextFormatReader ; file = img.ctf
+        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+]
+test = [
+    action = test
+    modelPath = $Dir$/m.dnn
+    reader = [ readerType = CNTKTextFormatReader ; file = img.ctf ; randomize = false
+        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+]
+CFG
+for n in 1 2; do
+    expect 0 mpi -n $n "$T" configFile=deconv.cfg Dir=deconv$n
+    sed -n 's/^Finished Epoch.*\[Training\] rmse = \([0-9.]*\) \* 600; totalSamplesSeen.*/\1/p' \
+        "$tmp/err" >deconv$n.txt
+    awk 'NR == 1 { a = $1 } END { exit !(NR == 6 && $1 < a / 2) }' deconv$n.txt && ok ||
+        no "deconvolution, $n ranks: rmse did not halve: $(cat deconv$n.txt)"
+    has "$tmp/err" "Final Results: Minibatch[1-1]: rmse = "
+done
+sed 's/(p, c)$/(p)/' deconv.cfg >bad4.cfg
+expect 1 "$T" configFile=bad4.cfg Dir=bad
+has "$tmp/err" "error: MaxUnpoolingLayer's function takes 2 arguments (x, the pooling's input), got 1"
+sed 's/pad = true, bias = false, initValueScale = 1}/outputShape = (6:6:1)}/' deconv.cfg >bad5.cfg
+expect 1 "$T" configFile=bad5.cfg Dir=bad
+has "$tmp/err" "error: ConvolutionTransposeLayer: outputShape is not supported yet"
 # errors name the place: a window larger than the image, pooling a vector, a kernel
 # whose channels are not the input's (at the layer's use: where its input is known); on
 # 2 ranks both fail, and rank 0 says why

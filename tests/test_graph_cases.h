@@ -222,6 +222,27 @@ static const struct grad_case cases[] = {
      IMGIO
      "c = ConvolutionalLayer {2, (3:3), activation = Tanh} (features)\n"
      "z = LinearLayer {4} (AveragePooling (MaxPooling (c, 2, 1, 1, 1), 2, 2, 1, 1))\n" CE("z")},
+    /* the transposed convolution (a bias per output map, strides, padding, its kernel's
+     * input channels inferred or given) and max unpooling (07_Deconvolution's network) */
+    {"ConvolutionTransposeLayer", IMG,
+     IMGIO
+     "c = ConvolutionTransposeLayer {3, (3:3), 0, pad = true, initValueScale = 1} (features)\n"
+     "z = LinearLayer {4} (Tanh (c))\n" CE("z")},
+    {"ConvolutionTransposeLayer_stride", IMG,
+     IMGIO "c = ConvolutionalLayer {3, (2:2), stride = 2, activation = Tanh} (features)\n"
+           "d = ConvolutionTransposeLayer {2, (2:3), 3, stride = (2:1), bias = false,\n"
+           "    initValueScale = 1, activation = Tanh} (c)\n"
+           "z = LinearLayer {4} (d)\n" CE("z")},
+    {"ConvolutionTransposeLayer_unpadded", IMG,
+     IMGIO
+     "c = ConvolutionTransposeLayer {2, (3:2), 2, stride = 2, initValueScale = 1} (features)\n"
+     "z = LinearLayer {4} (Tanh (c))\n" CE("z")},
+    {"MaxUnpoolingLayer", IMG,
+     IMGIO "c = ConvolutionalLayer {2, (3:3), pad = true, activation = Tanh} (features)\n"
+           "p = MaxPoolingLayer {(2:2), stride = (2:2)} (c)\n"
+           "u = MaxUnpoolingLayer {(2:2), stride = (2:2)} (p, c)\n"
+           "d = ConvolutionTransposeLayer {1, (3:3), 2, pad = true, initValueScale = 1} (u)\n"
+           "z = LinearLayer {4} (Tanh (d))\n" CE("z")},
     /* batch normalization (training passes: the minibatch's statistics), per map after a
      * convolution and per row after a dense layer, and the node with parameters of its own */
     {"BatchNormalizationLayer", IMG " train",

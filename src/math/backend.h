@@ -321,6 +321,17 @@ struct backend_ops {
                          size_t cols, int32_t *arg);
     void (*pool_backward)(struct backend *b, const struct bk_conv *c, float *dx, const float *dy,
                           const int32_t *arg, size_t cols);
+    /* unpool_backward: the gradient of max unpooling, which puts each pooled value at the
+     * cell of its image that pool_forward chose (arg): ADDS dy (image-shaped) at those
+     * cells into dx (pooled-shaped; arg -1: nothing).
+     * map_bias: y (maps x cells a column, cols columns) += bias[m] on map m's cells;
+     * map_bias_grad: db[m] += the sum of dy over map m's cells of every column. */
+    void (*unpool_backward)(struct backend *b, const struct bk_conv *c, float *dx, const float *dy,
+                            const int32_t *arg, size_t cols);
+    void (*map_bias)(struct backend *b, float *y, const float *bias, int maps, size_t cells,
+                     size_t cols);
+    void (*map_bias_grad)(struct backend *b, float *db, const float *dy, int maps, size_t cells,
+                          size_t cols);
     /* Batch normalization over rows = maps x spatial (a map's cells consecutive), cols
      * samples (optional, like the above). bn_forward with train: each map's mean and biased
      * variance over its cells of every column into mean[] and invstd[] (1 / sqrt(var +

@@ -365,3 +365,38 @@ void cpu_pool_backward(struct backend *b, const struct bk_conv *c, float *dx, co
             }
     }
 }
+
+void cpu_unpool_backward(struct backend *b, const struct bk_conv *c, float *dx, const float *dy,
+                         const int32_t *arg, size_t cols)
+{
+    (void)b;
+    size_t plane = (size_t)c->iw * (size_t)c->ih, oplane = (size_t)c->ow * (size_t)c->oh;
+    for (size_t j = 0; j < cols * (size_t)c->ic; j++)
+        for (size_t o = 0; o < oplane; o++)
+            if (arg[j * oplane + o] >= 0)
+                dx[j * oplane + o] += dy[j * plane + (size_t)arg[j * oplane + o]];
+}
+
+void cpu_map_bias(struct backend *b, float *y, const float *bias, int maps, size_t cells,
+                  size_t cols)
+{
+    (void)b;
+    for (size_t j = 0; j < cols; j++)
+        for (int m = 0; m < maps; m++) {
+            float *p = y + (j * (size_t)maps + (size_t)m) * cells, v = bias[m];
+            for (size_t i = 0; i < cells; i++)
+                p[i] += v;
+        }
+}
+
+void cpu_map_bias_grad(struct backend *b, float *db, const float *dy, int maps, size_t cells,
+                       size_t cols)
+{
+    (void)b;
+    for (int m = 0; m < maps; m++) {
+        double s = 0.0;
+        for (size_t j = 0; j < cols; j++)
+            s += sum(dy + (j * (size_t)maps + (size_t)m) * cells, (int)cells);
+        db[m] += (float)s;
+    }
+}

@@ -155,6 +155,12 @@ void cpu_lstm_forward(struct backend *b, const struct bk_lstm_fwd *s);
 void cpu_lstm_backward(struct backend *b, const struct bk_lstm_bwd *s);
 
 /* cpu_conv.c */
+void cpu_unpool_backward(struct backend *b, const struct bk_conv *c, float *dx, const float *dy,
+                         const int32_t *arg, size_t cols);
+void cpu_map_bias(struct backend *b, float *y, const float *bias, int maps, size_t cells,
+                  size_t cols);
+void cpu_map_bias_grad(struct backend *b, float *db, const float *dy, int maps, size_t cells,
+                       size_t cols);
 void cpu_bn_forward(struct backend *b, int train, float *y, const float *x, int maps, int spatial,
                     size_t cols, const float *mask, const float *scale, const float *bias,
                     float *rm, float *rv, double f, double eps, float *mean, float *invstd);

@@ -23,6 +23,9 @@ struct bconv {
     const char *layer; /* the layer's name in its errors */
     enum bk_pool pool;
     int include_pad;
+    int transpose; /* ConvolutionTransposeLayer: maps are its output channels */
+    int in_maps;   /* its numInputChannels (0: the input's) */
+    int unpool;    /* MaxUnpoolingLayer: a function of (x, the pooling's input) */
 };
 
 /* A number or an array of them (x, y and, for the channel axis, a third) into out[0],
@@ -102,12 +105,10 @@ static int axis(struct ev *v, const struct bs_node *at, const char *name, const 
     return 0;
 }
 
-/* The node of kind (Convolution or Pooling) over x with geometry c: checks that x is an
- * image and gives the node its geometry and image dims. */
-static int make(struct ev *v, const struct bs_node *at, const char *name, const struct bconv *c,
-                const struct g_kind *kind, const int *in, int nin, struct bv *out)
+/* The geometry of c's windows over image x (a convolution's or a pooling's) into *out. */
+static int geometry(struct ev *v, const struct bs_node *at, const char *name, const struct bconv *c,
+                    const struct g_node *x, struct bk_conv *out)
 {
-    const struct g_node *x = &v->g->nodes[in[nin - 1 - (nin == 3)]];
     if (x->tensor_rank < 2)
         return bs_error(v->e, at,
                         "%s: the input must be an image (an Input {W:H:C} or what is computed "
@@ -136,18 +137,102 @@ static int make(struct ev *v, const struct bs_node *at, const char *name, const 
     g.include_pad = c->include_pad;
     g.oc = c->pool ? g.ic : c->maps;
     if ((long long)g.ow * g.oh * g.oc > (1 << 24) ||
-        (long long)g.ow * g.oh * g.kw * g.kh * g.ic > (1 << 26))
+        (long long)g.ow * g.oh * g.kw * g.kh * g.ic > (1 << 26) ||
+        (long long)g.iw * g.ih * g.ic > (1 << 24))
         return bs_error(v->e, at, "%s: the output (or its unfolded input) is too large", name);
-    if ((rc = bse_make_kind(v, at, kind, in, nin, out)) != 0)
+    *out = g;
+    return 0;
+}
+
+/* Node out of kind over inputs in[0..nin), with geometry g and an image of w x h x ch. */
+static int make_node(struct ev *v, const struct bs_node *at, const struct g_kind *kind,
+                     const int *in, int nin, const struct bk_conv *g, int w, int h, int ch,
+                     struct bv *out)
+{
+    int rc = bse_make_kind(v, at, kind, in, nin, out);
+    if (rc)
         return rc;
     struct g_node *n = &v->g->nodes[out->node];
-    n->conv = g;
-    n->rows = g.ow * g.oh * g.oc;
+    n->conv = *g;
+    n->rows = w * h * ch;
     n->tensor_rank = 3;
-    n->tdims[0] = g.ow;
-    n->tdims[1] = g.oh;
-    n->tdims[2] = g.oc;
+    n->tdims[0] = w;
+    n->tdims[1] = h;
+    n->tdims[2] = ch;
     return 0;
+}
+
+/* The node of kind (Convolution or Pooling) over x with geometry c: checks that x is an
+ * image and gives the node its geometry and image dims. */
+static int make(struct ev *v, const struct bs_node *at, const char *name, const struct bconv *c,
+                const struct g_kind *kind, const int *in, int nin, struct bv *out)
+{
+    struct bk_conv g;
+    int rc = geometry(v, at, name, c, &v->g->nodes[in[nin - 1 - (nin == 3)]], &g);
+    return rc ? rc : make_node(v, at, kind, in, nin, &g, g.ow, g.oh, g.oc, out);
+}
+
+/* A transposed convolution over x (in: W, x[, b]): the convolution whose input is this
+ * node's output and whose output is x. Each axis's output: n = in s with autopadding (the
+ * convolution then gives ceil(n / s) = in cells), else (in - 1) s + k - lowerPad - upperPad;
+ * checked by computing that convolution's geometry over it. */
+static int make_transpose(struct ev *v, const struct bs_node *at, const char *name,
+                          const struct bconv *c, const int *in, int nin, struct bv *out)
+{
+    const struct g_node *x = &v->g->nodes[in[1]];
+    if (x->tensor_rank < 2)
+        return bs_error(v->e, at,
+                        "%s: the input must be an image (an Input {W:H:C} or what is computed "
+                        "from one), got a vector of %d values",
+                        name, x->rows);
+    int n[2];
+    for (int i = 0; i < 2; i++) {
+        long long want =
+            c->autopad[i] ? (long long)x->tdims[i] * c->s[i]
+                          : (long long)(x->tdims[i] - 1) * c->s[i] + c->k[i] - c->lo[i] - c->hi[i];
+        if (want < 1 || want > (1 << 16))
+            return bs_error(v->e, at, "%s: no output size along %c gives the input's %d cells",
+                            name, "xy"[i], x -> tdims[i]);
+        n[i] = (int)want;
+    }
+    if (c->in_maps && c->in_maps != x->tdims[2])
+        return bs_error(v->e, at, "%s: numInputChannels is %d, the input has %d channels", name,
+                        c->in_maps, x->tdims[2]);
+    /* the convolution from the output (n[0] x n[1] x maps) to x */
+    struct g_node img = {.rows = n[0] * n[1] * c->maps, .tensor_rank = 3};
+    img.tdims[0] = n[0];
+    img.tdims[1] = n[1];
+    img.tdims[2] = c->maps;
+    struct bconv fwd = *c;
+    fwd.maps = x->tdims[2];
+    fwd.k3 = 0;
+    struct bk_conv g;
+    int rc = geometry(v, at, name, &fwd, &img, &g);
+    if (rc)
+        return rc;
+    if (g.ow != x->tdims[0] || g.oh != x->tdims[1])
+        return bs_error(v->e, at, "%s: no output size gives the input's %d x %d cells", name,
+                        x->tdims[0], x->tdims[1]);
+    return make_node(v, at, nin == 3 ? &g_kind_conv_t_b : &g_kind_conv_t, in, nin, &g, n[0], n[1],
+                     c->maps, out);
+}
+
+/* Max unpooling of x into the shape of p, the pooling's input (c: the pooling's windows). */
+static int make_unpool(struct ev *v, const struct bs_node *at, const char *name,
+                       const struct bconv *c, int x, int p, struct bv *out)
+{
+    struct bk_conv g;
+    const struct g_node *pn = &v->g->nodes[p], *xn = &v->g->nodes[x];
+    int rc = geometry(v, at, name, c, pn, &g);
+    if (rc)
+        return rc;
+    if (xn->rows != g.ow * g.oh * g.oc)
+        return bs_error(v->e, at,
+                        "%s: the input has %d values, not the %d x %d x %d its pooling of the "
+                        "second input gives",
+                        name, xn->rows, g.ow, g.oh, g.oc);
+    int in[2] = {x, p};
+    return make_node(v, at, &g_kind_unpool, in, 2, &g, g.iw, g.ih, g.ic, out);
 }
 
 /* ConvolutionalLayer {numOutputChannels, filterShape, bias, activation, init,
@@ -198,12 +283,20 @@ int bse_conv_layer(struct ev *v, const struct bs_node *at, const char *name, str
 int bse_conv_apply(struct ev *v, const struct bs_node *at, struct bfn *f, struct bv *pos,
                    size_t npos, struct bv *out)
 {
-    if (npos != 1)
-        return bs_error(v->e, at, "a layer takes one argument, got %zu", npos);
-    struct bv x = pos[0];
+    if (npos != 1 + (f->conv->unpool != 0))
+        return bs_error(v->e, at, "%s's function takes %d argument%s, got %zu", f->conv->layer,
+                        1 + f->conv->unpool, f->conv->unpool ? "s (x, the pooling's input)" : "",
+                        npos);
+    struct bv x = pos[0], p = npos > 1 ? pos[1] : pos[0];
     int rc = bse_as_node(v, at, "layer input", &x);
+    if (rc == 0 && f->conv->unpool)
+        rc = bse_as_node(v, at, "MaxUnpoolingLayer's second input (the pooling's)", &p);
     int in[3] = {f->w, x.node, f->b};
-    if (rc == 0 && f->conv->pool)
+    if (rc == 0 && f->conv->unpool)
+        rc = make_unpool(v, at, f->conv->layer, f->conv, x.node, p.node, out);
+    else if (rc == 0 && f->conv->transpose)
+        rc = make_transpose(v, at, f->conv->layer, f->conv, in, f->b >= 0 ? 3 : 2, out);
+    else if (rc == 0 && f->conv->pool)
         rc = make(v, at, f->conv->layer, f->conv, &g_kind_pool, &x.node, 1, out);
     else if (rc == 0)
         rc = make(v, at, f->conv->layer, f->conv, f->b >= 0 ? &g_kind_conv_b : &g_kind_conv, in,
@@ -273,4 +366,84 @@ int bse_pooling_legacy(struct ev *v, const struct bs_node *at, const char *name,
     struct bv x = a[0];
     int rc = bse_as_node(v, at, name, &x);
     return rc ? rc : make(v, at, name, &c, &g_kind_pool, &x.node, 1, out);
+}
+
+/* ConvolutionTransposeLayer {numOutputChannels, filterShape, numInputChannels, bias,
+ * activation, init, initValueScale, initBias, stride, pad, lowerPad, upperPad, outputShape,
+ * dilation, maxTempMemSizeInSamples}: a function with its own kernel W (window cells x
+ * output channels, by the input channels: CNTK's [kW x kH x out x in]) and b (one per
+ * output channel). */
+int bse_conv_t_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out)
+{
+    struct bconv *c = bse_alloc(v, sizeof *c);
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!c || !f)
+        return v->e->code;
+    int rc = bse_get_int(v, at, "ConvolutionTransposeLayer numOutputChannels", &a[0], &c->maps);
+    if (rc == 0)
+        rc = bse_get_int(v, at, "ConvolutionTransposeLayer numInputChannels", &a[2], &c->in_maps);
+    if (rc)
+        return rc;
+    if (c->maps <= 0 || c->in_maps < 0)
+        return bs_error(v->e, at,
+                        "%s: numOutputChannels must be positive and numInputChannels 0 (the "
+                        "input's) or more",
+                        name);
+    struct bv geo[6] = {a[1], a[8], a[9], a[10], a[11], {.k = BV_BOOL, .num = 0}};
+    if ((rc = read_geometry(v, at, name, geo, layer_args, c)) != 0)
+        return rc;
+    c->layer = name;
+    c->transpose = 1;
+    int dil[2], dil3;
+    if ((rc = pair(v, at, "ConvolutionTransposeLayer dilation", &a[13], 0, 1, dil, &dil3)) != 0)
+        return rc;
+    if (dil[0] != 1 || dil[1] != 1 || dil3 > 1)
+        return bs_error(v->e, at, "%s: dilation other than 1 is not supported yet", name);
+    if (a[12].k != BV_NONE)
+        return bs_error(v->e, at,
+                        "%s: outputShape is not supported yet (the output is the "
+                        "input times the stride, with pad = true)",
+                        name);
+    if (a[3].k != BV_BOOL || (a[4].k != BV_FN && a[4].k != BV_NONE))
+        return bs_error(v->e, at, "%s: bias must be a boolean and activation a function", name);
+    struct bv w, b = {.k = BV_NONE};
+    struct bv pw[5] = {a[5], a[6], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
+    if ((rc = bse_param_node(v, at, pw, c->k[0] * c->k[1] * c->maps, c->in_maps, &w)) != 0)
+        return rc;
+    v->g->nodes[w.node].fan_filter = c->k[0] * c->k[1];
+    bse_name_new(v, w.node, "W");
+    if (a[3].num != 0) {
+        struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
+                           {.k = BV_NUM, .num = 1},
+                           {.k = BV_NONE},
+                           a[7],
+                           {.k = BV_NUM, .num = 1}};
+        if ((rc = bse_param_node(v, at, pb, c->maps, 1, &b)) != 0)
+            return rc;
+        bse_name_new(v, b.node, "b");
+    }
+    *f = (struct bfn){
+        .k = FN_CONV, .w = w.node, .b = b.k == BV_NODE ? b.node : -1, .act = a[4], .conv = c};
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return 0;
+}
+
+/* MaxUnpoolingLayer {filterShape, stride, pad, lowerPad, upperPad}: a function of (x, the
+ * pooling's input) that puts each value of x where the pooling found its maximum. */
+int bse_unpool_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out)
+{
+    struct bconv *c = bse_alloc(v, sizeof *c);
+    struct bfn *f = bse_alloc(v, sizeof *f);
+    if (!c || !f)
+        return v->e->code;
+    c->pool = BK_POOL_MAX;
+    c->unpool = 1;
+    c->layer = name;
+    struct bv geo[6] = {a[0], a[1], a[2], a[3], a[4], {.k = BV_BOOL, .num = 0}};
+    int rc = read_geometry(v, at, name, geo, layer_args, c);
+    *f = (struct bfn){.k = FN_CONV, .w = -1, .b = -1, .act = {.k = BV_NONE}, .conv = c};
+    *out = (struct bv){.k = BV_FN, .fn = f};
+    return rc;
 }

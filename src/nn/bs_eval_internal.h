@@ -71,7 +71,7 @@ typedef int (*builtin_fn)(struct ev *v, const struct bs_node *at, const char *na
 /* A built-in's parameters: "name" (positional, required), "name=DEFAULT" (named, with a
  * default: a number, 'string', true, false or None), "?name=DEFAULT" (positional with a
  * default). */
-#define BS_MAX_SIG 14 /* a built-in's parameters, at most */
+#define BS_MAX_SIG 16 /* a built-in's parameters, at most */
 struct builtin {
     const char *name;
     const char *sig[BS_MAX_SIG];
@@ -203,6 +203,11 @@ int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int row
  * *init_bias; *b is BV_NONE without. */
 int bse_layer_params(struct ev *v, const struct bs_node *at, const struct bv *init, int rows,
                      int cols, int bias, const struct bv *init_bias, struct bv *w, struct bv *b);
+/* bs_conv.c: ConvolutionTransposeLayer and MaxUnpoolingLayer */
+int bse_conv_t_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out);
+int bse_unpool_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out);
 /* bs_bn.c: BatchNormalization and BatchNormalizationLayer */
 int bse_batch_norm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                    struct bv *out);

@@ -46,7 +46,7 @@ static const char *const not_yet_names[] = {
     "ReduceProd",
     "Slice",
     "ConvolutionTranspose",
-    "ConvolutionTransposeLayer",
+    "MaxUnpooling",
     "LayerNormalizationLayer",
     "GatherPacked",
     "ScatterPacked",

@@ -155,8 +155,11 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
         const struct g_node *n = &g->nodes[i];
         const struct backend_ops *o = net->bk->ops;
         int conv = n->kind == &g_kind_conv || n->kind == &g_kind_conv_b;
+        int conv_t = n->kind == &g_kind_conv_t || n->kind == &g_kind_conv_t_b;
         if (!n->dead &&
             ((conv && !o->conv_forward) || (n->kind == &g_kind_pool && !o->pool_forward) ||
+             (conv_t && (!o->conv_forward || !o->map_bias)) ||
+             (n->kind == &g_kind_unpool && (!o->pool_forward || !o->unpool_backward)) ||
              (n->kind == &g_kind_bn && !o->bn_forward)))
             return pt_err_set(e, PT_EDEVICE,
                               "%s: error: %s runs on the CPU only in this version (deviceId=-1; "

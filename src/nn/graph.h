@@ -190,6 +190,9 @@ extern const struct g_kind g_kind_first;    /* BS.Sequences.First: input x */
 extern const struct g_kind g_kind_conv;     /* Convolution: inputs W, x (graph_conv.c) */
 extern const struct g_kind g_kind_conv_b;   /* Convolution with a bias per map: W, x, b */
 extern const struct g_kind g_kind_pool;     /* Pooling: input x */
+extern const struct g_kind g_kind_conv_t;   /* ConvolutionTranspose: inputs W, x */
+extern const struct g_kind g_kind_conv_t_b; /* with a bias per output map: W, x, b */
+extern const struct g_kind g_kind_unpool;   /* MaxUnpooling: x, the pooling's input */
 extern const struct g_kind g_kind_bn;       /* BatchNormalization: x, scale, bias, running
                                              * mean, variance and count (graph_bn.c) */
 extern const struct g_kind g_kind_own_crit; /* a node of the network as its criterion: the
