@@ -13,15 +13,7 @@ set -u
 MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_bs_conv: mpiexec not found"; exit 99; }
 cd "$tmp"
-awk 'BEGIN { s = 99; for (i = 0; i < 600; i++) {
-    s = (s * 1103515245 + 12345) % 2147483648; px = int(s / 2147483648 * 5);
-    s = (s * 1103515245 + 12345) % 2147483648; py = int(s / 2147483648 * 5);
-    c = px < 2.5; line = "|features";
-    for (y = 0; y < 6; y++) for (x = 0; x < 6; x++) {
-        s = (s * 1103515245 + 12345) % 2147483648; v = 0.2 * s / 2147483648;
-        if (x >= px && x < px + 2 && y >= py && y < py + 2) v += 1;
-        line = line sprintf(" %.3f", v) }
-    printf "%s |labels %d %d\n", line, c, 1 - c } }' >img.ctf
+square_ctf 99 0 >img.ctf
 cat >conv.cfg <<'CFG'
 command = train:test
 deviceId = -1

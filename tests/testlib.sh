@@ -108,3 +108,18 @@ finish() {
     [ "$fail" -eq 0 ]
     exit $?
 }
+
+# 600 images of 6 x 6 pixels in CTF (|features, |labels of 2): the class is the half a
+# bright 2 x 2 square lies in. square_ctf SEED BASE: the background is BASE plus noise up
+# to 0.2, the square adds 1.
+square_ctf() {
+    awk -v s="$1" -v base="$2" 'BEGIN { for (i = 0; i < 600; i++) {
+        s = (s * 1103515245 + 12345) % 2147483648; px = int(s / 2147483648 * 5);
+        s = (s * 1103515245 + 12345) % 2147483648; py = int(s / 2147483648 * 5);
+        c = px < 2.5; line = "|features";
+        for (y = 0; y < 6; y++) for (x = 0; x < 6; x++) {
+            s = (s * 1103515245 + 12345) % 2147483648; v = base + 0.2 * s / 2147483648;
+            if (x >= px && x < px + 2 && y >= py && y < py + 2) v += 1;
+            line = line sprintf(" %.3f", v) }
+        printf "%s |labels %d %d\n", line, c, 1 - c } }'
+}
