@@ -13,21 +13,8 @@
 
 #include "math/cpu_kernels.h"
 
-/* The sum of p[0..n) and of (p[i] - m)^2 (in float: a run is one map's cells of a column). */
-CPU_INLINE float run_sum(const float *restrict p, size_t n)
-{
-    float acc[CPU_BLOCK] = {0}, s = 0.0f;
-    size_t i = 0;
-    for (; i + CPU_BLOCK <= n; i += CPU_BLOCK)
-        for (size_t k = 0; k < CPU_BLOCK; k++)
-            acc[k] += p[i + k];
-    for (; i < n; i++)
-        s += p[i];
-    for (size_t k = 0; k < CPU_BLOCK; k++)
-        s += acc[k];
-    return s;
-}
-
+/* The sum of (p[i] - m)^2 over p[0..n) (in float: a run is one map's cells of a column;
+ * its plain sum is cpu_sum's). */
 CPU_INLINE float run_dev2(const float *restrict p, size_t n, float m)
 {
     float acc[CPU_BLOCK] = {0}, s = 0.0f;
@@ -88,7 +75,7 @@ CPU_CLONES void cpu_bn_forward(struct backend *b, int train, float *y, const flo
             double sum = 0.0, m2 = 0.0;
             for (size_t j = 0; j < cols; j++)
                 if (!mask || mask[j] != 0.0f)
-                    sum += run_sum(first + j * rows, (size_t)spatial);
+                    sum += cpu_sum(first + j * rows, (size_t)spatial);
             double mu = n > 0 ? sum / n : 0.0;
             for (size_t j = 0; j < cols; j++)
                 if (!mask || mask[j] != 0.0f)

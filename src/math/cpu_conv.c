@@ -93,23 +93,6 @@ static void fold_add(const struct bk_conv *c, float *x, const float *col)
             }
 }
 
-/* x[0] + ... + x[n-1] in CPU_BLOCK running sums (a loop gcc vectorizes; one running sum
- * waits for each add) */
-static float sum(const float *x, int n)
-{
-    float acc[CPU_BLOCK] = {0};
-    int i = 0;
-    for (; i + CPU_BLOCK <= n; i += CPU_BLOCK)
-        for (int k = 0; k < CPU_BLOCK; k++)
-            acc[k] += x[i + k];
-    float s = 0.0f;
-    for (int k = 0; k < CPU_BLOCK; k++)
-        s += acc[k];
-    for (; i < n; i++)
-        s += x[i];
-    return s;
-}
-
 void cpu_conv_forward(struct backend *b, const struct bk_conv *c, float *y, const float *x,
                       const float *w, const float *bias, size_t cols, float *ws)
 {
@@ -134,7 +117,7 @@ void cpu_conv_backward(struct backend *b, const struct bk_conv *c, const float *
     for (size_t j = 0; j < cols; j++) {
         const float *dyj = dy + j * out;
         for (int m = 0; dbias && m < c->oc; m++)
-            dbias[m] += sum(dyj + (size_t)cells * (size_t)m, cells);
+            dbias[m] += cpu_sum(dyj + (size_t)cells * (size_t)m, (size_t)cells);
         if (dw) { /* dW (k x maps) += col^T dy */
             unfold(c, ws, x + j * in);
             b->ops->gemm(b, BK_TRANS, BK_NOTRANS, k, c->oc, cells, 1.0f, ws, cells, dyj, cells,
@@ -396,7 +379,7 @@ void cpu_map_bias_grad(struct backend *b, float *db, const float *dy, int maps, 
     for (int m = 0; m < maps; m++) {
         double s = 0.0;
         for (size_t j = 0; j < cols; j++)
-            s += sum(dy + (j * (size_t)maps + (size_t)m) * cells, (int)cells);
+            s += cpu_sum(dy + (j * (size_t)maps + (size_t)m) * cells, cells);
         db[m] += (float)s;
     }
 }

@@ -28,6 +28,23 @@
 #define CPU_IVDEP
 #endif
 
+/* x[0] + ... + x[n-1] in float, in CPU_BLOCK running sums (a loop gcc vectorizes; one
+ * running sum waits for each add), then the tail. */
+CPU_INLINE float cpu_sum(const float *x, size_t n)
+{
+    float acc[CPU_BLOCK] = {0};
+    size_t i = 0;
+    for (; i + CPU_BLOCK <= n; i += CPU_BLOCK)
+        for (size_t k = 0; k < CPU_BLOCK; k++)
+            acc[k] += x[i + k];
+    float s = 0.0f;
+    for (size_t k = 0; k < CPU_BLOCK; k++)
+        s += acc[k];
+    for (; i < n; i++)
+        s += x[i];
+    return s;
+}
+
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__ELF__)
 /* The transcendental-heavy kernels are also compiled for AVX2 + FMA (x86-64-v3) and picked
  * at load time by the CPU (an ifunc), while the build stays runnable on any x86-64. */
