@@ -266,12 +266,14 @@ START_TEST(own_gemm_matches_double_reference)
         free(c);
     }
     /* B without transpose is read in place (ldb 303), or packed where its columns lie a
-     * multiple of 4 KiB apart (ldb 1024): the same FMAs in the same order, the same bits */
-    {
-        enum { M = 40, N = 37, K = 300, L1 = 303, L2 = 1024 };
-        float *a = malloc(sizeof(float) * M * K), *b1 = malloc(sizeof(float) * L1 * N);
-        float *b2 = malloc(sizeof(float) * L2 * N), *c1 = malloc(sizeof(float) * M * N);
-        float *c2 = malloc(sizeof(float) * M * N);
+     * multiple of 4 KiB apart (ldb 1024): the same FMAs in the same order, the same bits;
+     * with 10 rows, read in place by the 16-row tiles against computed through C's
+     * transpose */
+    for (int M = 40; M > 0; M -= 30) {
+        enum { N = 37, K = 300, L1 = 303, L2 = 1024 };
+        float *a = malloc(sizeof(float) * (size_t)M * K), *b1 = malloc(sizeof(float) * L1 * N);
+        float *b2 = malloc(sizeof(float) * L2 * N), *c1 = malloc(sizeof(float) * (size_t)M * N);
+        float *c2 = malloc(sizeof(float) * (size_t)M * N);
         for (int i = 0; i < M * K; i++)
             a[i] = (float)uni(&s);
         for (int j = 0; j < N; j++)
@@ -279,8 +281,24 @@ START_TEST(own_gemm_matches_double_reference)
                 b1[p + j * L1] = b2[p + j * L2] = (float)uni(&s);
         cpu_gemm_run(g, 0, 0, M, N, K, 0.75f, a, M, b1, L1, 0.0f, c1, M);
         cpu_gemm_run(g, 0, 0, M, N, K, 0.75f, a, M, b2, L2, 0.0f, c2, M);
-        ck_assert(memcmp(c1, c2, sizeof(float) * M * N) == 0);
+        ck_assert_msg(memcmp(c1, c2, sizeof(float) * (size_t)M * N) == 0, "%d rows", M);
         free(a), free(b1), free(b2), free(c1), free(c2);
+    }
+    /* A x^T with whole 32-row tiles and one k block reads A in place; 50 rows are packed:
+     * their first 32 rows, the same tiles, come out the same */
+    {
+        enum { M = 64, N = 45, K = 200 };
+        float *a = malloc(sizeof(float) * M * K), *x = malloc(sizeof(float) * N * K);
+        float *c1 = malloc(sizeof(float) * M * N), *c2 = malloc(sizeof(float) * M * N);
+        for (int i = 0; i < M * K; i++)
+            a[i] = (float)uni(&s);
+        for (int i = 0; i < N * K; i++)
+            x[i] = (float)uni(&s);
+        cpu_gemm_run(g, 0, 1, M, N, K, 1.0f, a, M, x, N, 0.0f, c1, M);
+        cpu_gemm_run(g, 0, 1, 50, N, K, 1.0f, a, M, x, N, 0.0f, c2, M);
+        for (int j = 0; j < N; j++)
+            ck_assert(memcmp(c1 + j * M, c2 + j * M, sizeof(float) * 32) == 0);
+        free(a), free(x), free(c1), free(c2);
     }
     cpu_gemm_free(g);
     /* the backend uses it with cpuGemm=avx512, and not with openblas */

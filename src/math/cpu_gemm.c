@@ -8,10 +8,10 @@
  *       is packed (the pack would transpose them; this saves it: the forward products and
  *       W^T dY);
  *     for each block of MC rows: pack op(A)'s MC x KC block into panels of MR rows
- *       (column by column: MR floats per k), unless the product is the SGD-fused weight
- *       gradient dL/dz x^T with whole row tiles and one k block (micro_kernel_ai_sgd reads
- *       dL/dz in place); then every MR x NR tile of C gets one micro-kernel call over KC
- *       steps.
+ *       (column by column: MR floats per k), unless the product is a weight gradient
+ *       dL/dz x^T with whole row tiles and one k block, SGD-fused or stored
+ *       (micro_kernel_ai_sgd and _store read dL/dz in place); then every MR x NR tile of C
+ *       gets one micro-kernel call over KC steps.
  * The micro-kernel holds the tile in 24 of the 32 zmm registers (MR = 32 rows = two
  * vectors, NR = 12 columns) and per step does two loads of A, twelve broadcasts of B and
  * 24 FMAs. Packing zero-pads partial panels, so the kernel runs whole tiles (a last tile
@@ -154,8 +154,8 @@ sgd16(float *w, float *s, __mmask16 k, __m512 g, __m512 vm, __m512 va, int nag)
  * too: 0.04 more). */
 AVX512 static inline __attribute__((always_inline)) void
 tile_a(size_t kc, const float *restrict a, size_t lda, int a_in_place, const float *b, size_t ldb,
-       int in_place, int nr, float *c, size_t ldc, size_t m, size_t n, float alpha, float beta,
-       enum epi_kind kind, const struct epi *ep, size_t off, int with_sum, float *sum)
+       int in_place, int nr, int two, float *c, size_t ldc, size_t m, size_t n, float alpha,
+       float beta, enum epi_kind kind, const struct epi *ep, size_t off, int with_sum, float *sum)
 {
     __m512 lo[NR], hi[NR];
     const float *bj[NR];
@@ -187,7 +187,9 @@ tile_a(size_t kc, const float *restrict a, size_t lda, int a_in_place, const flo
     __m512 s0 = _mm512_setzero_ps(), s1 = _mm512_setzero_ps(); /* with_sum: A's row sums */
     for (size_t p = 0; p < kc; p++, a += a_in_place ? lda : MR) {
         __m512 a0 = a_in_place ? _mm512_loadu_ps(a) : _mm512_load_ps(a);
-        __m512 a1 = a_in_place ? _mm512_loadu_ps(a + 16) : _mm512_load_ps(a + 16);
+        __m512 a1 = !two         ? _mm512_setzero_ps()
+                    : a_in_place ? _mm512_loadu_ps(a + 16)
+                                 : _mm512_load_ps(a + 16);
         if (with_sum) {
             s0 = _mm512_add_ps(s0, a0);
             s1 = _mm512_add_ps(s1, a1);
@@ -198,7 +200,8 @@ tile_a(size_t kc, const float *restrict a, size_t lda, int a_in_place, const flo
         for (int j = 0; j < nr; j++) {
             __m512 bv = _mm512_set1_ps(in_place ? bj[j][p] : b[p * NR + (size_t)j]);
             lo[j] = _mm512_fmadd_ps(a0, bv, lo[j]);
-            hi[j] = _mm512_fmadd_ps(a1, bv, hi[j]);
+            if (two)
+                hi[j] = _mm512_fmadd_ps(a1, bv, hi[j]);
         }
     }
     if (with_sum) {
@@ -235,7 +238,8 @@ tile_a(size_t kc, const float *restrict a, size_t lda, int a_in_place, const flo
         }
         if (kind != EPI_SGD) { /* a gradient that takes its SGD step is not stored */
             _mm512_mask_storeu_ps(cj, mlo, x0);
-            _mm512_mask_storeu_ps(cj + 16, mhi, x1);
+            if (two)
+                _mm512_mask_storeu_ps(cj + 16, mhi, x1);
             continue;
         }
         const struct bk_sgd *u = ep->u;
@@ -252,7 +256,8 @@ tile(size_t kc, const float *restrict a, const float *b, size_t ldb, int in_plac
      size_t ldc, size_t m, size_t n, float alpha, float beta, enum epi_kind kind,
      const struct epi *ep, size_t off)
 {
-    tile_a(kc, a, MR, 0, b, ldb, in_place, nr, c, ldc, m, n, alpha, beta, kind, ep, off, 0, NULL);
+    tile_a(kc, a, MR, 0, b, ldb, in_place, nr, 1, c, ldc, m, n, alpha, beta, kind, ep, off, 0,
+           NULL);
 }
 
 /* The kernels: a tile from the packed B panel (any n <= NR, computed as narrow as n
@@ -292,30 +297,43 @@ packed(size_t kc, const float *restrict a, const float *restrict b, float *c, si
         tile(kc, a, b, ldb, 1, NR, c, ldc, m, NR, alpha, beta, kind, ep, off);                     \
     }
 PT_GEMM_KERNELS(store, EPI_STORE)
+/* A whole tile of B in place, stored, for C of at most 16 rows (the output layer's
+ * forward, 10 rows): one vector of A a step, half the FMAs of a 32-row tile. */
+AVX512 static void micro_kernel_sb16_store(size_t kc, const float *restrict a, const float *b,
+                                           size_t ldb, float *c, size_t ldc, size_t m, size_t n,
+                                           float alpha, float beta, const struct epi *ep,
+                                           size_t off)
+{
+    (void)n;
+    tile_a(kc, a, MR, 0, b, ldb, 1, NR, 0, c, ldc, m, NR, alpha, beta, EPI_STORE, ep, off, 0, NULL);
+}
 PT_GEMM_KERNELS(sgd, EPI_SGD)
 PT_GEMM_KERNELS(relu_grad, EPI_RELU_GRAD)
 PT_GEMM_KERNELS(bias_relu, EPI_BIAS_RELU)
 
-/* The weight-gradient product's SGD-fused kernel with A = dL/dz read in place (column p of
- * the tile's 32 rows at a + p lda; every row exists: m is a whole number of tiles) and B
- * packed; with sum, the tile's rows of A are also added up over its kc steps into sum (the
- * bias gradient, from zero: one k block). The same FMAs in the same order as from packed
- * A, so the same bits; it saves packing dL/dz, which on a team of ranks sharing a model
- * every member would pack whole for its share of W's columns. Measured on the MLP's dW1
- * and dW2 (operands in L3): 1.364 and 0.893 ms against 1.369 and 0.909 packed. */
+/* The weight-gradient product dL/dz x^T with A = dL/dz read in place (column p of the
+ * tile's 32 rows at a + p lda; every row exists: m is a whole number of tiles) and B
+ * packed, its epilogue the SGD step (micro_kernel_ai_sgd) or a plain store
+ * (micro_kernel_ai_store: the gradient kept for an aggregation, and the output layer's
+ * dW^T through its transpose); with sum, the tile's rows of A are also added up over its
+ * kc steps into sum (the bias gradient, from zero: one k block). The same FMAs in the same
+ * order as from packed A, so the same bits; it saves packing dL/dz, which on a team of
+ * ranks sharing a model every member would pack whole for its share of W's columns.
+ * Measured on the MLP's dW1 and dW2 (operands in L3): 1.364 and 0.893 ms against 1.369
+ * and 0.909 packed. */
 AVX512 static inline __attribute__((always_inline)) void
 a_in_place(size_t kc, const float *restrict a, size_t lda, const float *restrict b, float *c,
-           size_t ldc, size_t m, size_t n, float alpha, float beta, const struct epi *ep,
-           size_t off, int with_sum, float *sum)
+           size_t ldc, size_t m, size_t n, float alpha, float beta, enum epi_kind kind,
+           const struct epi *ep, size_t off, int with_sum, float *sum)
 {
     if (n <= 4)
-        tile_a(kc, a, lda, 1, b, 0, 0, 4, c, ldc, m, n, alpha, beta, EPI_SGD, ep, off, with_sum,
+        tile_a(kc, a, lda, 1, b, 0, 0, 4, 1, c, ldc, m, n, alpha, beta, kind, ep, off, with_sum,
                sum);
     else if (n <= 8)
-        tile_a(kc, a, lda, 1, b, 0, 0, 8, c, ldc, m, n, alpha, beta, EPI_SGD, ep, off, with_sum,
+        tile_a(kc, a, lda, 1, b, 0, 0, 8, 1, c, ldc, m, n, alpha, beta, kind, ep, off, with_sum,
                sum);
     else
-        tile_a(kc, a, lda, 1, b, 0, 0, NR, c, ldc, m, n, alpha, beta, EPI_SGD, ep, off, with_sum,
+        tile_a(kc, a, lda, 1, b, 0, 0, NR, 1, c, ldc, m, n, alpha, beta, kind, ep, off, with_sum,
                sum);
 }
 AVX512 static void micro_kernel_ai_sgd(size_t kc, const float *restrict a, size_t lda,
@@ -324,9 +342,17 @@ AVX512 static void micro_kernel_ai_sgd(size_t kc, const float *restrict a, size_
                                        size_t off, float *sum)
 {
     if (sum)
-        a_in_place(kc, a, lda, b, c, ldc, m, n, alpha, beta, ep, off, 1, sum);
+        a_in_place(kc, a, lda, b, c, ldc, m, n, alpha, beta, EPI_SGD, ep, off, 1, sum);
     else
-        a_in_place(kc, a, lda, b, c, ldc, m, n, alpha, beta, ep, off, 0, NULL);
+        a_in_place(kc, a, lda, b, c, ldc, m, n, alpha, beta, EPI_SGD, ep, off, 0, NULL);
+}
+AVX512 static void micro_kernel_ai_store(size_t kc, const float *restrict a, size_t lda,
+                                         const float *restrict b, float *c, size_t ldc, size_t m,
+                                         size_t n, float alpha, float beta, const struct epi *ep,
+                                         size_t off, float *sum)
+{
+    (void)sum;
+    a_in_place(kc, a, lda, b, c, ldc, m, n, alpha, beta, EPI_STORE, ep, off, 0, NULL);
 }
 
 /* [B read in place][epilogue kind] */
@@ -367,6 +393,11 @@ static int transposed(struct cpu_gemm *g, int ta, int tb, size_t m, size_t n, si
 static void epi_after(enum epi_kind kind, const struct epi *ep, float *c, size_t m, size_t n,
                       size_t ldc)
 {
+    if (ldc == m && kind != EPI_BIAS_RELU) { /* elementwise over contiguous columns: one pass
+                                              * (the output layer's 10-row dW: 512 calls) */
+        m *= n;
+        n = 1;
+    }
     for (size_t j = 0; j < n && kind != EPI_STORE; j++) {
         size_t o = j * ldc;
         if (kind == EPI_SGD)
@@ -408,19 +439,24 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
 {
     size_t M = (size_t)m, N = (size_t)n, K = (size_t)k, LDC = (size_t)ldc;
     float *asum = kind == EPI_SGD && ep->asum ? ep->asum : NULL;
-    if (M < MR && N > M && transposed(g, ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, LDC)) {
+    /* B without transpose is read in place unless its columns lie a multiple of 4 KiB
+     * apart: the NR streams would then share one set of the L1 cache (square 2048: 2 %
+     * slower in place; the MLP's 784 and 512: 2.5-3 % faster) */
+    int in_place = !tb && (size_t)ldb % 1024 != 0;
+    /* at most 16 rows, B in place, stored: tiles of one vector of rows (the output layer's
+     * forward: 10 x 256 x 512 in 44-46 us against 58-66 through the transpose, which packs the
+     * 512 x 256 activations transposed); the same sums in the same order either way */
+    int rows16 = M <= 16 && in_place && kind == EPI_STORE && N >= NR;
+    if (M < MR && N > M && !rows16 &&
+        transposed(g, ta, tb, M, N, K, alpha, a, lda, b, ldb, beta, c, LDC)) {
         if (asum)
             cpu_row_sums(asum, ta, a, (size_t)lda, M, K);
         epi_after(kind, ep, c, M, N, LDC);
         return;
     }
-    /* B without transpose is read in place unless its columns lie a multiple of 4 KiB
-     * apart: the NR streams would then share one set of the L1 cache (square 2048: 2 %
-     * slower in place; the MLP's 784 and 512: 2.5-3 % faster) */
-    int in_place = !tb && (size_t)ldb % 1024 != 0;
-    /* the SGD-fused weight-gradient product dW = dL/dz x^T (one k block, whole row tiles)
-     * reads dL/dz in place and adds up its rows in its first column of tiles */
-    int a_in = kind == EPI_SGD && !ta && tb && M % MR == 0 && K <= KC;
+    /* the weight-gradient product dW = dL/dz x^T (one k block, whole row tiles), SGD-fused
+     * or stored, reads dL/dz in place and adds up its rows in its first column of tiles */
+    int a_in = (kind == EPI_SGD || kind == EPI_STORE) && !ta && tb && M % MR == 0 && K <= KC;
     if (asum && !a_in) { /* else the in-place kernel adds them up */
         cpu_row_sums(asum, ta, a, (size_t)lda, M, K);
         asum = NULL;
@@ -429,11 +465,16 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
     size_t mpad = (M + MR - 1) / MR * MR;
     float *hp = !a_in && a == g->held ? held_packs(g, ta, (size_t)lda, M, K, mpad) : NULL;
     int have = hp && g->hp_valid;
+    /* k in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16: a short last block
+     * pays a whole pass over C for little work) */
+    size_t kblock = (K + (K + KC - 1) / KC - 1) / ((K + KC - 1) / KC);
+    /* rows of A packed at a time: MC, or where k is short as many more as fill the same
+     * MC x KC floats (the output layer's dL/dx, k = 10: all 512 rows in one block, so each
+     * column tile of C, and of the ReLU's y, is one run of memory instead of two halves
+     * visited a pass apart; the tiles' sums are the same) */
+    size_t mcb = kblock * 4 <= KC ? MC * KC / kblock / MR * MR : MC;
     for (size_t jc = 0; jc < N; jc += NC) {
         size_t nc = N - jc < NC ? N - jc : NC;
-        /* k in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16: a short last
-         * block pays a whole pass over C for little work) */
-        size_t kblock = (K + (K + KC - 1) / KC - 1) / ((K + KC - 1) / KC);
         for (size_t pc = 0; pc < K; pc += kblock) {
             size_t kc = K - pc < kblock ? K - pc : kblock;
             float bet = pc == 0 ? beta : 1.0f; /* later k blocks add to the first's result */
@@ -444,17 +485,17 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
             size_t whole = in_place ? nc / NR * NR : 0;
             if (whole < nc)
                 cpu_gemm_pack_b(g->bp, tb, b, (size_t)ldb, pc, jc + whole, kc, nc - whole);
-            for (size_t ic = 0; ic < M; ic += MC) {
-                size_t mc = M - ic < MC ? M - ic : MC;
+            for (size_t ic = 0; ic < M; ic += mcb) {
+                size_t mc = M - ic < mcb ? M - ic : mcb;
                 float *ablk = hp ? hp + pc * mpad + ic * kc : g->ap;
                 struct ahead next = {0};
                 if (!a_in && !have) {
                     cpu_gemm_pack_a(ablk, ta, a, (size_t)lda, ic, pc, mc, kc);
                     /* the next block's A, fetched while this block's tiles run */
-                    size_t ni = ic + MC < M ? ic + MC : 0, np = ni ? pc : pc + kc;
+                    size_t ni = ic + mcb < M ? ic + mcb : 0, np = ni ? pc : pc + kc;
                     if (np < K)
                         cpu_gemm_ahead_set(&next, ta, a, (size_t)lda, ni, np,
-                                           M - ni < MC ? M - ni : MC,
+                                           M - ni < mcb ? M - ni : mcb,
                                            K - np < kblock ? K - np : kblock,
                                            (nc + NR - 1) / NR * ((mc + MR - 1) / MR));
                 }
@@ -464,14 +505,17 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
                         cpu_gemm_ahead_some(&next);
                         if (a_in) {
                             float *rs = asum && jc + jr == 0 ? asum + ic + ir : NULL;
-                            micro_kernel_ai_sgd(kc, a + ic + ir + pc * (size_t)lda, (size_t)lda,
-                                                g->bp + jr * kc, c + off, LDC, mc - ir, nc - jr,
-                                                alpha, bet, ep, off, rs);
+                            (kind == EPI_SGD ? micro_kernel_ai_sgd : micro_kernel_ai_store)(
+                                kc, a + ic + ir + pc * (size_t)lda, (size_t)lda, g->bp + jr * kc,
+                                c + off, LDC, mc - ir, nc - jr, alpha, bet, ep, off, rs);
                             continue;
                         }
                         const float *bt = b + (jc + jr) * (size_t)ldb + pc;
                         const float *ap = ablk + ir * kc, *bpt = g->bp + (jr - whole) * kc;
-                        if (jr < whole)
+                        if (jr < whole && rows16)
+                            micro_kernel_sb16_store(kc, ap, bt, (size_t)ldb, c + off, LDC, mc - ir,
+                                                    NR, alpha, bet, ep, off);
+                        else if (jr < whole)
                             kernels[1][now](kc, ap, bt, (size_t)ldb, c + off, LDC, mc - ir, NR,
                                             alpha, bet, ep, off);
                         else
