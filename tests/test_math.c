@@ -267,9 +267,12 @@ START_TEST(own_gemm_matches_double_reference)
     }
     /* B without transpose is read in place (ldb 303), or packed where its columns lie a
      * multiple of 4 KiB apart (ldb 1024): the same FMAs in the same order, the same bits;
-     * with 10 rows, read in place by the 16-row tiles against computed through C's
-     * transpose */
-    for (int M = 40; M > 0; M -= 30) {
+     * 300 rows: two row blocks, each summed over both k blocks in turn in place, against
+     * k block by k block; 10 rows: read in place by the 16-row tiles against computed
+     * through C's transpose */
+    static const int rows[] = {40, 300, 10};
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++) {
+        int M = rows[r];
         enum { N = 37, K = 300, L1 = 303, L2 = 1024 };
         float *a = malloc(sizeof(float) * (size_t)M * K), *b1 = malloc(sizeof(float) * L1 * N);
         float *b2 = malloc(sizeof(float) * L2 * N), *c1 = malloc(sizeof(float) * (size_t)M * N);
