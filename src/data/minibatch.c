@@ -38,6 +38,7 @@ static int shape(struct mb_input *in, size_t nseq, size_t steps, int clear, stru
     if (nseq)
         memset(in->len, 0, nseq * sizeof *in->len);
     in->steps = steps;
+    in->normalized = 0;
     return 0;
 }
 

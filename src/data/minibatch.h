@@ -32,9 +32,11 @@ struct mb_input {
     const struct mb_host_alloc *host; /* data's allocator (NULL: malloc) */
     char name[64];
     int dim;
-    size_t steps;  /* longest sequence of this input in the minibatch */
-    float *data;   /* dim x (steps * nseq), see above */
-    uint32_t *len; /* rows of each sequence of this input (nseq entries) */
+    size_t steps;   /* longest sequence of this input in the minibatch */
+    float *data;    /* dim x (steps * nseq), see above */
+    int normalized; /* data were normalized in place (the network's load_inputs, CPU; 0 again
+                     * when the reader shapes the input for new data) */
+    uint32_t *len;  /* rows of each sequence of this input (nseq entries) */
     size_t cap_data, cap_len;
 };
 
@@ -44,6 +46,9 @@ struct minibatch {
                               input, else of its longest input) */
     size_t global_samples; /* samples of the whole global minibatch, all ranks; 0 = epoch over */
     int ninputs;
+    /* its holder lets a CPU network normalize the features in place and read them there
+     * (the training loop's minibatch, consumed by one step); 0 in a fresh minibatch */
+    int in_place;
     struct mb_input in[CTF_MAX_INPUTS];
 };
 

@@ -60,6 +60,9 @@ struct nn {
     size_t team_cap, team_ws_n;
     int team_carved;
     float *x_dev, *labels_dev, *mask_dev, *crit_mask_dev, *stats_dev;
+    /* the first layer's input in this pass: x_dev, or (CPU, no team) the minibatch's own
+     * features normalized in place (load_inputs) */
+    float *x_in;
     float *mask_host, *crit_mask_host; /* host staging for the masks */
     struct bk_sgd fused;               /* nn_set_fused_sgd's step */
     int fused_due;                     /* ... for the next backward pass */

@@ -328,6 +328,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
                        : reader_next(r->reader, ep->mb_size, &mb, e)) == 0 &&
            m->global_samples) {
         run_span(r, PT_TRACE_COMPUTE, "read", t, epoch, nmb + 1, (double)m->samples);
+        m->in_place = 1; /* read for this step only */
         if ((rc = step(r, m, ep, on, epoch, nmb + 1, stats, e)))
             break;
         nmb++;
