@@ -287,6 +287,48 @@ START_TEST(grad_mean_var_norm)
 }
 END_TEST
 
+/* A training loop's minibatch (in_place): its features normalized where they are and read
+ * there, the same criteria and gradients as from the network's own copy, normalized once
+ * when loaded twice; any other minibatch is left as it was. */
+START_TEST(features_in_place)
+{
+    struct backend *b = make_backend();
+    const char *cfg = MLP("applyMeanVarNorm=true\nlayerTypes=Tanh\ninitValueScale=12");
+    struct nn *n1 = make_net(b, cfg, 3), *n2 = make_net(b, cfg, 3);
+    float mean[5] = {0.1f, -0.2f, 0.3f, 0.0f, 0.5f}, inv[5] = {2.0f, 0.5f, 1.5f, 1.0f, 3.0f};
+    struct pt_err e = {0};
+    ck_assert_int_eq(nn_set_mean_var(n1, mean, inv, 5, &e), 0);
+    ck_assert_int_eq(nn_set_mean_var(n2, mean, inv, 5, &e), 0);
+    struct minibatch m1 = {0}, m2 = {0};
+    uint64_t r1 = 5, r2 = 5;
+    fill_input(&m1, "features", 5, 6, 1, NULL, 0, &r1);
+    fill_input(&m1, "labels", 4, 6, 1, NULL, 1, &r1);
+    fill_input(&m2, "features", 5, 6, 1, NULL, 0, &r2);
+    fill_input(&m2, "labels", 4, 6, 1, NULL, 1, &r2);
+    m2.in_place = 1;
+    float raw[30];
+    memcpy(raw, m1.in[0].data, sizeof raw);
+    struct nn_stats s1, s2;
+    for (int pass = 0; pass < 2; pass++) {
+        ck_assert_int_eq(nn_train_forward(n1, &m1, 0.0f, &s1, &e), 0);
+        ck_assert_int_eq(nn_train_backward(n1, &s1, &e), 0);
+        ck_assert_int_eq(nn_train_forward(n2, &m2, 0.0f, &s2, &e), 0);
+        ck_assert_int_eq(nn_train_backward(n2, &s2, &e), 0);
+        ck_assert(memcmp(&s1.train_crit, &s2.train_crit, sizeof s1.train_crit) == 0);
+        ck_assert(memcmp(nn_grads(n1), nn_grads(n2), nn_param_count(n1) * sizeof(float)) == 0);
+    }
+    ck_assert(memcmp(m1.in[0].data, raw, sizeof raw) == 0);
+    ck_assert(m2.in[0].normalized && memcmp(m2.in[0].data, raw, sizeof raw) != 0);
+    for (int i = 0; i < 30; i++)
+        ck_assert(m2.in[0].data[i] == (raw[i] - mean[i % 5]) * inv[i % 5]);
+    mb_free(&m1);
+    mb_free(&m2);
+    nn_free(n1);
+    nn_free(n2);
+    backend_free(b);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ criteria */
 
 START_TEST(criteria_are_sums)
@@ -586,6 +628,7 @@ int main(void)
     tcase_add_test(tc, grad_none_square_error);
     tcase_add_test(tc, grad_soft_labels_ce);
     tcase_add_test(tc, grad_mean_var_norm);
+    tcase_add_test(tc, features_in_place);
     tcase_add_test(tc, criteria_are_sums);
     tcase_add_test(tc, classification_error_counts);
     tcase_add_test(tc, mlp_on_padded_sequences);
