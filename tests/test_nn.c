@@ -294,37 +294,38 @@ START_TEST(features_in_place)
 {
     struct backend *b = make_backend();
     const char *cfg = MLP("applyMeanVarNorm=true\nlayerTypes=Tanh\ninitValueScale=12");
-    struct nn *n1 = make_net(b, cfg, 3), *n2 = make_net(b, cfg, 3);
     float mean[5] = {0.1f, -0.2f, 0.3f, 0.0f, 0.5f}, inv[5] = {2.0f, 0.5f, 1.5f, 1.0f, 3.0f};
     struct pt_err e = {0};
-    ck_assert_int_eq(nn_set_mean_var(n1, mean, inv, 5, &e), 0);
-    ck_assert_int_eq(nn_set_mean_var(n2, mean, inv, 5, &e), 0);
-    struct minibatch m1 = {0}, m2 = {0};
-    uint64_t r1 = 5, r2 = 5;
-    fill_input(&m1, "features", 5, 6, 1, NULL, 0, &r1);
-    fill_input(&m1, "labels", 4, 6, 1, NULL, 1, &r1);
-    fill_input(&m2, "features", 5, 6, 1, NULL, 0, &r2);
-    fill_input(&m2, "labels", 4, 6, 1, NULL, 1, &r2);
-    m2.in_place = 1;
-    float raw[30];
-    memcpy(raw, m1.in[0].data, sizeof raw);
-    struct nn_stats s1, s2;
-    for (int pass = 0; pass < 2; pass++) {
-        ck_assert_int_eq(nn_train_forward(n1, &m1, 0.0f, &s1, &e), 0);
-        ck_assert_int_eq(nn_train_backward(n1, &s1, &e), 0);
-        ck_assert_int_eq(nn_train_forward(n2, &m2, 0.0f, &s2, &e), 0);
-        ck_assert_int_eq(nn_train_backward(n2, &s2, &e), 0);
-        ck_assert(memcmp(&s1.train_crit, &s2.train_crit, sizeof s1.train_crit) == 0);
-        ck_assert(memcmp(nn_grads(n1), nn_grads(n2), nn_param_count(n1) * sizeof(float)) == 0);
+    struct nn *net[2];
+    struct minibatch mb[2] = {{0}}; /* the same samples; the second one in_place */
+    struct nn_stats st[2];
+    for (int k = 0; k < 2; k++) {
+        net[k] = make_net(b, cfg, 3);
+        ck_assert_int_eq(nn_set_mean_var(net[k], mean, inv, 5, &e), 0);
+        uint64_t rng = 5;
+        fill_input(&mb[k], "features", 5, 6, 1, NULL, 0, &rng);
+        fill_input(&mb[k], "labels", 4, 6, 1, NULL, 1, &rng);
+        mb[k].in_place = k;
     }
-    ck_assert(memcmp(m1.in[0].data, raw, sizeof raw) == 0);
-    ck_assert(m2.in[0].normalized && memcmp(m2.in[0].data, raw, sizeof raw) != 0);
+    float raw[30];
+    memcpy(raw, mb[0].in[0].data, sizeof raw);
+    for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < 2; k++) {
+            ck_assert_int_eq(nn_train_forward(net[k], &mb[k], 0.0f, &st[k], &e), 0);
+            ck_assert_int_eq(nn_train_backward(net[k], &st[k], &e), 0);
+        }
+        ck_assert(memcmp(&st[0].train_crit, &st[1].train_crit, sizeof st[0].train_crit) == 0);
+        ck_assert(memcmp(nn_grads(net[0]), nn_grads(net[1]),
+                         nn_param_count(net[0]) * sizeof(float)) == 0);
+    }
+    ck_assert(memcmp(mb[0].in[0].data, raw, sizeof raw) == 0);
+    ck_assert(mb[1].in[0].normalized && memcmp(mb[1].in[0].data, raw, sizeof raw) != 0);
     for (int i = 0; i < 30; i++)
-        ck_assert(m2.in[0].data[i] == (raw[i] - mean[i % 5]) * inv[i % 5]);
-    mb_free(&m1);
-    mb_free(&m2);
-    nn_free(n1);
-    nn_free(n2);
+        ck_assert(mb[1].in[0].data[i] == (raw[i] - mean[i % 5]) * inv[i % 5]);
+    for (int k = 0; k < 2; k++) {
+        mb_free(&mb[k]);
+        nn_free(net[k]);
+    }
     backend_free(b);
 }
 END_TEST
