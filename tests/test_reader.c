@@ -340,8 +340,8 @@ START_TEST(dense_store_packs_losslessly)
         ck_assert(same_bits(row, v + r * DIM, DIM));
     }
     /* rows wider than a vector of codes (16 at a time, then the rest one by one), every
-     * code of the table among them */
-    enum { WIDE = 37 };
+     * code of the table among them; the first rows of 64 values or more choose the decoder */
+    enum { WIDE = 77 };
     float wide[ROWS * WIDE], wrow[WIDE];
     for (int k = 0; k < ROWS * WIDE; k++)
         wide[k] = v[(k * 7) % (ROWS * DIM)];
@@ -353,6 +353,19 @@ START_TEST(dense_store_packs_losslessly)
         dense_store_row(&s, (size_t)r, wrow);
         ck_assert_msg(same_bits(wrow, wide + r * WIDE, WIDE), "row %d of %d values", r, WIDE);
     }
+    /* those rows chose a decoder; both give them (the gather where there is AVX-512F:
+     * asked for without it, the lookups stay) */
+    int chosen = dense_store_decoder(-1);
+    ck_assert(chosen == 0 || chosen == 1);
+    for (int g = 0; g < 2; g++) {
+        ck_assert_int_le(dense_store_decoder(g), g);
+        for (int r = 0; r < ROWS; r++) {
+            memset(wrow, 0, sizeof wrow);
+            dense_store_row(&s, (size_t)r, wrow);
+            ck_assert_msg(same_bits(wrow, wide + r * WIDE, WIDE), "decoder %d, row %d", g, r);
+        }
+    }
+    dense_store_decoder(chosen);
     /* a 257th value in the middle of an append: the rows stay exact, now as floats */
     dense_store_reset(&s, DIM);
     ck_assert_int_eq(dense_store_append(&s, v, ROWS / 2, &e), 0);

@@ -1,6 +1,7 @@
 /* Lossless byte packing of a chunk's dense rows (see dense_store.h). */
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "reader/dense_store.h"
 
@@ -139,12 +140,27 @@ void dense_store_prefetch(const struct dense_store *s, size_t row, size_t n)
         __builtin_prefetch(p + off);
 }
 
+/* A row's codes looked up in the table, 8 from one 64-bit load (plain C, any CPU). */
+static void lookup_rows(float *restrict out, const uint8_t *restrict c, const float *restrict table,
+                        size_t dim)
+{
+    size_t j = 0;
+    for (; j + 8 <= dim; j += 8) {
+        uint64_t w;
+        memcpy(&w, c + j, sizeof w);
+#pragma GCC unroll 8
+        for (int k = 0; k < 8; k++, w >>= 8) /* the bytes in memory order (little-endian) */
+            out[j + (size_t)k] = table[w & 255];
+    }
+    for (; j < dim; j++)
+        out[j] = table[c[j]];
+}
+
 #if defined(__GNUC__) && defined(__x86_64__)
 #include <immintrin.h>
 /* The first dim / 16 * 16 codes of a row decoded 16 at a time: widened to 32-bit indices
  * and looked up by AVX-512's gather (the 1 KiB table stays in L1). Returns how many it
- * decoded. Measured on the MLP's Fashion-MNIST rows (784 codes): the minibatch's reading
- * 34-39 ms an epoch against 42-46 with the scalar loop (bench/RESULTS.md). */
+ * decoded. */
 __attribute__((target("avx512f"))) static size_t gather_rows(float *out, const uint8_t *c,
                                                              const float *table, size_t dim)
 {
@@ -156,17 +172,73 @@ __attribute__((target("avx512f"))) static size_t gather_rows(float *out, const u
     return j;
 }
 
-static size_t decode_fast(float *out, const uint8_t *c, const float *table, size_t dim)
+static int can_gather(void)
 {
-    return __builtin_cpu_supports("avx512f") ? gather_rows(out, c, table, dim) : 0;
+    return __builtin_cpu_supports("avx512f");
 }
 #else
-static size_t decode_fast(float *out, const uint8_t *c, const float *table, size_t dim)
+static size_t gather_rows(float *out, const uint8_t *c, const float *table, size_t dim)
 {
     (void)out, (void)c, (void)table, (void)dim;
     return 0;
 }
+
+static int can_gather(void)
+{
+    return 0;
+}
 #endif
+
+static void decode(int gather, float *out, const uint8_t *c, const float *table, size_t dim)
+{
+    size_t j = gather ? gather_rows(out, c, table, dim) : 0;
+    lookup_rows(out + j, c + j, table, dim - j);
+}
+
+/* Which decodes rows: the lookups (0) or the gather (1). Which is faster depends on the
+ * CPU: on an AMD EPYC (Zen 4) 256 of the MLP's 784-code rows take 60-64 us by lookups
+ * against 73-95 by gathers (the MLP's minibatch read 193-202 -> 180-190 us, the 10th
+ * percentile of a step), while an Intel Xeon's gathers beat a plain loop (the MLP's
+ * reading 34-39 ms an epoch against 42-46). So the first row of at least 64 values
+ * decoded times both on its store's rows and the faster stays (both give the same floats;
+ * threads that race to it store the same kind of answer). */
+static int gather_chosen = -1;
+
+static double seconds(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+static int choose(const struct dense_store *s)
+{
+    enum { ROWS = 64, ROUNDS = 5 };
+    int gather = can_gather();
+    float *out = gather ? malloc(ROWS * s->dim * sizeof *out) : NULL;
+    if (out) {
+        double best[2] = {1e30, 1e30};
+        for (int round = 0; round < ROUNDS; round++)
+            for (int k = 0; k < 2; k++) {
+                double t0 = seconds();
+                for (size_t r = 0; r < ROWS; r++)
+                    decode(k, out + r * s->dim, s->code + r % s->rows * s->dim, s->table, s->dim);
+                double t = seconds() - t0;
+                best[k] = t < best[k] ? t : best[k];
+            }
+        gather = best[1] < best[0];
+        free(out);
+    }
+    __atomic_store_n(&gather_chosen, gather, __ATOMIC_RELAXED);
+    return gather;
+}
+
+int dense_store_decoder(int gather)
+{
+    if (gather >= 0)
+        __atomic_store_n(&gather_chosen, gather && can_gather(), __ATOMIC_RELAXED);
+    return __atomic_load_n(&gather_chosen, __ATOMIC_RELAXED);
+}
 
 void dense_store_row(const struct dense_store *s, size_t row, float *out)
 {
@@ -175,9 +247,10 @@ void dense_store_row(const struct dense_store *s, size_t row, float *out)
         memcpy(out, s->val + row * dim, dim * sizeof *out);
         return;
     }
-    const uint8_t *c = s->code + row * dim;
-    for (size_t j = decode_fast(out, c, s->table, dim); j < dim; j++)
-        out[j] = s->table[c[j]];
+    int gather = __atomic_load_n(&gather_chosen, __ATOMIC_RELAXED);
+    if (gather < 0) /* timed on rows of some width (labels' 10 codes are all lookups) */
+        gather = dim >= 64 ? choose(s) : 0;
+    decode(gather, out, s->code + row * dim, s->table, dim);
 }
 
 size_t dense_store_bytes(const struct dense_store *s)

@@ -32,10 +32,14 @@ void dense_store_reset(struct dense_store *s, size_t dim);
 int dense_store_append(struct dense_store *s, const float *v, size_t rows, struct pt_err *e);
 /* No more appends: drop the hash and spare capacity. */
 void dense_store_seal(struct dense_store *s);
-/* Row `row` as dim floats into out. */
 /* A hint that rows [row, row + n) will be read soon (fetched into the cache). */
 void dense_store_prefetch(const struct dense_store *s, size_t row, size_t n);
+/* Row `row` as dim floats into out. */
 void dense_store_row(const struct dense_store *s, size_t row, float *out);
+/* How rows are decoded: 1 by AVX-512 gathers, 0 by table lookups, -1 not chosen yet (the
+ * first row decoded times both). gather 0 or 1 sets it (1 only where AVX-512F is; tests
+ * run both), -1 only asks. */
+int dense_store_decoder(int gather);
 /* Bytes held for the rows (for tests and traces). */
 size_t dense_store_bytes(const struct dense_store *s);
 void dense_store_free(struct dense_store *s);
