@@ -497,45 +497,42 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
             enum epi_kind now = pc + kc == K ? kind : EPI_STORE;
             if (whole < nc && (by_rows || ic == 0))
                 cpu_gemm_pack_b(g->bp, tb, b, (size_t)ldb, pc, jc + whole, kc, nc - whole);
-            {
-                size_t mc = M - ic < mcb ? M - ic : mcb;
-                float *ablk = hp ? hp + pc * mpad + ic * kc : g->ap;
-                struct ahead next = {0};
-                if (!a_in && !have && q + 1 < nkb * nib) {
-                    /* the next block's A, fetched while this block's tiles run */
-                    size_t np = (by_rows ? (q + 1) % nkb : (q + 1) / nib) * kblock;
-                    size_t ni = (by_rows ? (q + 1) / nkb : (q + 1) % nib) * mcb;
-                    cpu_gemm_ahead_set(&next, ta, a, (size_t)lda, ni, np,
-                                       M - ni < mcb ? M - ni : mcb,
-                                       K - np < kblock ? K - np : kblock,
-                                       (nc + NR - 1) / NR * ((mc + MR - 1) / MR));
-                }
-                if (!a_in && !have)
-                    cpu_gemm_pack_a(ablk, ta, a, (size_t)lda, ic, pc, mc, kc);
-                for (size_t jr = 0; jr < nc; jr += NR)
-                    for (size_t ir = 0; ir < mc; ir += MR) {
-                        size_t off = (jc + jr) * LDC + ic + ir;
-                        cpu_gemm_ahead_some(&next);
-                        if (a_in) {
-                            float *rs = asum && jc + jr == 0 ? asum + ic + ir : NULL;
-                            (kind == EPI_SGD ? micro_kernel_ai_sgd : micro_kernel_ai_store)(
-                                kc, a + ic + ir + pc * (size_t)lda, (size_t)lda, g->bp + jr * kc,
-                                c + off, LDC, mc - ir, nc - jr, alpha, bet, ep, off, rs);
-                            continue;
-                        }
-                        const float *bt = b + (jc + jr) * (size_t)ldb + pc;
-                        const float *ap = ablk + ir * kc, *bpt = g->bp + (jr - whole) * kc;
-                        if (jr < whole && rows16)
-                            micro_kernel_sb16_store(kc, ap, bt, (size_t)ldb, c + off, LDC, mc - ir,
-                                                    NR, alpha, bet, ep, off);
-                        else if (jr < whole)
-                            kernels[1][now](kc, ap, bt, (size_t)ldb, c + off, LDC, mc - ir, NR,
-                                            alpha, bet, ep, off);
-                        else
-                            kernels[0][now](kc, ap, bpt, NR, c + off, LDC, mc - ir, nc - jr, alpha,
-                                            bet, ep, off);
-                    }
+            size_t mc = M - ic < mcb ? M - ic : mcb;
+            float *ablk = hp ? hp + pc * mpad + ic * kc : g->ap;
+            struct ahead next = {0};
+            if (!a_in && !have && q + 1 < nkb * nib) {
+                /* the next block's A, fetched while this block's tiles run */
+                size_t np = (by_rows ? (q + 1) % nkb : (q + 1) / nib) * kblock;
+                size_t ni = (by_rows ? (q + 1) / nkb : (q + 1) % nib) * mcb;
+                cpu_gemm_ahead_set(&next, ta, a, (size_t)lda, ni, np, M - ni < mcb ? M - ni : mcb,
+                                   K - np < kblock ? K - np : kblock,
+                                   (nc + NR - 1) / NR * ((mc + MR - 1) / MR));
             }
+            if (!a_in && !have)
+                cpu_gemm_pack_a(ablk, ta, a, (size_t)lda, ic, pc, mc, kc);
+            for (size_t jr = 0; jr < nc; jr += NR)
+                for (size_t ir = 0; ir < mc; ir += MR) {
+                    size_t off = (jc + jr) * LDC + ic + ir;
+                    cpu_gemm_ahead_some(&next);
+                    if (a_in) {
+                        float *rs = asum && jc + jr == 0 ? asum + ic + ir : NULL;
+                        (kind == EPI_SGD ? micro_kernel_ai_sgd : micro_kernel_ai_store)(
+                            kc, a + ic + ir + pc * (size_t)lda, (size_t)lda, g->bp + jr * kc,
+                            c + off, LDC, mc - ir, nc - jr, alpha, bet, ep, off, rs);
+                        continue;
+                    }
+                    const float *bt = b + (jc + jr) * (size_t)ldb + pc;
+                    const float *ap = ablk + ir * kc, *bpt = g->bp + (jr - whole) * kc;
+                    if (jr < whole && rows16)
+                        micro_kernel_sb16_store(kc, ap, bt, (size_t)ldb, c + off, LDC, mc - ir, NR,
+                                                alpha, bet, ep, off);
+                    else if (jr < whole)
+                        kernels[1][now](kc, ap, bt, (size_t)ldb, c + off, LDC, mc - ir, NR, alpha,
+                                        bet, ep, off);
+                    else
+                        kernels[0][now](kc, ap, bpt, NR, c + off, LDC, mc - ir, nc - jr, alpha, bet,
+                                        ep, off);
+                }
         }
         have = hp != NULL; /* the next column block reads the packs this one made */
     }
