@@ -15,7 +15,7 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_bs_bn: mpiexec not found"; exit 99; }
 cd "$tmp"
 square_ctf 7 20 >img.ctf
-cat >bn.cfg <<'CFG'
+square_cfg >bn.cfg <<'CFG'
 command = train:test
 deviceId = -1
 traceLevel = 1
@@ -38,15 +38,13 @@ train = [
         momentumPerMB = 0.9 ; numMBsToShowResult = 1000
         ParallelTrain = [ parallelizationMethod = DataParallelSGD
             DataParallelSGD = [ gradientBits = 32 ] ] ]
-    reader = [ readerType = CNTKTextFormatReader ; file = img.ctf
-        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+    @READER@
 ]
 test = [
     action = test
     modelPath = $Dir$/m.dnn
     minibatchSize = 1
-    reader = [ readerType = CNTKTextFormatReader ; file = img.ctf ; randomize = false
-        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+    @TESTREADER@
 ]
 CFG
 errs() { sed -n 's/^Finished Epoch.*\[Training\] ce = \([0-9.]*\) .*errs = \([0-9.]*\)% .*/\1 \2/p' "$1"; }

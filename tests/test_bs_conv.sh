@@ -14,7 +14,7 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_bs_conv: mpiexec not found"; exit 99; }
 cd "$tmp"
 square_ctf 99 0 >img.ctf
-cat >conv.cfg <<'CFG'
+square_cfg >conv.cfg <<'CFG'
 command = train:test
 deviceId = -1
 traceLevel = 1
@@ -36,21 +36,18 @@ train = [
         momentumPerMB = 0.9 ; numMBsToShowResult = 1000
         ParallelTrain = [ parallelizationMethod = DataParallelSGD
             DataParallelSGD = [ gradientBits = 32 ] ] ]
-    reader = [ readerType = CNTKTextFormatReader ; file = img.ctf
-        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+    @READER@
 ]
 test = [
     action = test
     modelPath = $Dir$/m.dnn
-    reader = [ readerType = CNTKTextFormatReader ; file = img.ctf ; randomize = false
-        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+    @TESTREADER@
 ]
 write = [
     action = write
     modelPath = $Dir$/m.dnn
     outputPath = $Dir$/out
-    reader = [ readerType = CNTKTextFormatReader ; file = img.ctf ; randomize = false
-        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+    @TESTREADER@
 ]
 CFG
 errs() { sed -n 's/^Finished Epoch.*\[Training\] ce = \([0-9.]*\) .*errs = \([0-9.]*\)% .*/\1 \2/p' "$1"; }
@@ -88,7 +85,7 @@ has "$tmp/err" "Final Results: Minibatch[1-1]: rmse = "
 # CNTK's 07_Deconvolution on these images: convolution, max pooling, max unpooling to the
 # convolution's cells, a transposed convolution back to the image; its RMSE falls by half,
 # on 1 rank and on 2
-cat >deconv.cfg <<'CFG'
+square_cfg >deconv.cfg <<'CFG'
 command = train:test
 deviceId = -1
 train = [
@@ -105,14 +102,12 @@ train = [
     ]
     SGD = [ maxEpochs = 6 ; minibatchSize = 20 ; learningRatesPerSample = 0.002
         momentumPerMB = 0.9 ; numMBsToShowResult = 1000 ]
-    reader = [ readerType = CNTKTextFormatReader ; file = img.ctf
-        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+    @READER@
 ]
 test = [
     action = test
     modelPath = $Dir$/m.dnn
-    reader = [ readerType = CNTKTextFormatReader ; file = img.ctf ; randomize = false
-        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+    @TESTREADER@
 ]
 CFG
 for n in 1 2; do

@@ -123,3 +123,11 @@ square_ctf() {
             line = line sprintf(" %.3f", v) }
         printf "%s |labels %d %d\n", line, c, 1 - c } }'
 }
+# square_cfg: a config on stdin whose readers of square_ctf's images (img.ctf: 36 values
+# and 2 labels a row) are written @READER@ (training) or @TESTREADER@ (randomize = false),
+# each replaced by the two lines of its block (the config's line numbers stay as written)
+square_cfg() {
+    sq_r='readerType = CNTKTextFormatReader ; file = img.ctf'
+    sq_i='        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]'
+    sed -e "s/@READER@/reader = [ $sq_r\n$sq_i/" -e "s/@TESTREADER@/reader = [ $sq_r ; randomize = false\n$sq_i/"
+}
