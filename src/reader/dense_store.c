@@ -1,8 +1,8 @@
 /* Lossless byte packing of a chunk's dense rows (see dense_store.h). */
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/timer.h"
 #include "reader/dense_store.h"
 
 #define HASH_SLOTS 1024 /* at most 256 keys: probes stay short */
@@ -204,13 +204,6 @@ static void decode(int gather, float *out, const uint8_t *c, const float *table,
  * threads that race to it store the same kind of answer). */
 static int gather_chosen = -1;
 
-static double seconds(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int choose(const struct dense_store *s)
 {
     enum { ROWS = 64, ROUNDS = 5 };
@@ -220,10 +213,10 @@ static int choose(const struct dense_store *s)
         double best[2] = {1e30, 1e30};
         for (int round = 0; round < ROUNDS; round++)
             for (int k = 0; k < 2; k++) {
-                double t0 = seconds();
+                double t0 = pt_now();
                 for (size_t r = 0; r < ROWS; r++)
                     decode(k, out + r * s->dim, s->code + r % s->rows * s->dim, s->table, s->dim);
-                double t = seconds() - t0;
+                double t = pt_now() - t0;
                 best[k] = t < best[k] ? t : best[k];
             }
         gather = best[1] < best[0];
