@@ -316,6 +316,34 @@ has layers.err "Training 354 parameters in 6 parameter tensors."
 sed -n 's/^Finished Epoch.*errs = \([0-9.]*\)% .*/\1/p' layers.err >layers.txt
 awk 'END { exit !(NR == 8 && $1 < 8) }' layers.txt && ok || { no "the Layers network did not learn"; cat layers.txt; }
 
+# ---- ClassificationError's topN: 10 classes that the features do not predict; the same
+# training (the evaluation node changes nothing in it) reports the top-1 error, a smaller
+# top-3 error and a top-10 error of 0; an axis other than all of the values is refused
+awk 'BEGIN { s = 99; for (i = 0; i < 400; i++) { s = (s * 1103515245 + 12345) % 2147483648;
+    printf "|features %.4f %.4f |labels", s / 2147483648, (i % 7) / 7; c = int(s / 2147483648 * 10);
+    for (j = 0; j < 10; j++) printf " %d", j == c; printf "\n" } }' >top.ctf
+sed -e 's/labelDim = 2/labelDim = 10/' -e 's/d\.ctf/top.ctf/' -e 's/dim = 2 ; format = dense ] ]/dim = 10 ; format = dense ] ]/' \
+    -e 's/errs = ClassificationError (labels, z)/errs = ClassificationError (labels, z, topN = @N@)/' \
+    -e 's/maxEpochs = 8/maxEpochs = 1/' layers.cfg >top.cfg
+for n in 1 3 10; do
+    sed "s/@N@/$n/" top.cfg >top$n.cfg
+    "$T" configFile=top$n.cfg Dir=T$n >top$n.out 2>top$n.err || no "topN = $n failed"
+    sed -n 's/^Finished Epoch.*ce = \([0-9.]*\) .*errs = \([0-9.]*\)% .*/\1 \2/p' top$n.err >>top.txt
+done
+awk 'NR == 1 { ce = $1; e1 = $2 } NR == 2 { e3 = $2 } NR == 3 { e10 = $2 }
+    NR > 1 && $1 != ce { bad = 1 }
+    END { exit !(NR == 3 && !bad && e1 > 60 && e3 < e1 - 20 && e3 > 0 && e10 == 0) }' top.txt &&
+    ok || { no "top-1, top-3 and top-10 errors"; cat top.txt; }
+sed "s/@N@/1, axis = 2/" top.cfg >topx.cfg
+expect 1 "$T" configFile=topx.cfg Dir=X
+has "$tmp/err" "topx.cfg:17:16: error: ClassificationError: axis=2 is not supported: only over all of a sample's values (axis=0, the default, or axis=1 of a vector)"
+sed "s/@N@/0/" top.cfg >topx.cfg
+expect 1 "$T" configFile=topx.cfg Dir=X
+has "$tmp/err" "error: ClassificationError: topN must be a whole number >= 1, got 0"
+sed "s/@N@/5, axis = 1/" top.cfg >topx.cfg
+expect 1 "$T" configFile=topx.cfg Dir=X
+has "$tmp/err" "error: ClassificationError: topN=5 along a specific axis is not supported (CNTK refuses it too)"
+
 # ---- a slot tagger as CNTK's SLUHandsOn tutorial writes it (EmbeddingLayer,
 # RecurrentLSTMLayer, DenseLayer over sparse word ids, FSAdaGrad with clipping, 1-bit
 # DataParallelSGD from epoch 2), on sequences whose every word's slot label is the word's

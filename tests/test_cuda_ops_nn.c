@@ -181,7 +181,7 @@ static void crit_inputs(enum bk_crit_kind kind, float *z, float *y, int rows, si
 }
 
 static void criterion_case(enum bk_crit_kind kind, int rows, size_t cols, int masked, int grad,
-                           int soft)
+                           int soft, int top_n)
 {
     size_t n = (size_t)rows * cols;
     struct twin z = {0}, y = {0}, mask = {0}, g = {0}, sum = {0};
@@ -200,20 +200,22 @@ static void criterion_case(enum bk_crit_kind kind, int rows, size_t cols, int ma
                          .y = y.c,
                          .mask = mask.c,
                          .grad = grad ? g.c : NULL,
-                         .sum = sum.c};
+                         .sum = sum.c,
+                         .top_n = top_n};
     struct bk_crit dc = {.rows = rows,
                          .cols = cols,
                          .z = z.d,
                          .y = y.d,
                          .mask = mask.d,
                          .grad = grad ? g.d : NULL,
-                         .sum = sum.d};
+                         .sum = sum.d,
+                         .top_n = top_n};
     ref_bk->ops->criterion(ref_bk, kind, &rc);
     dev_bk->ops->criterion(dev_bk, kind, &dc);
     float *got = twin_get(&sum);
     check_scalar("criterion sum", (double)sum.c[0] + sum.c[1], (double)got[0] + got[1], 1e-6, 1e-6,
-                 "%s %dx%zu%s%s%s", crit_names[kind], rows, cols, masked ? " masked" : "",
-                 grad ? " with grad" : "", soft ? " soft targets" : "");
+                 "%s %dx%zu%s%s%s top_n %d", crit_names[kind], rows, cols, masked ? " masked" : "",
+                 grad ? " with grad" : "", soft ? " soft targets" : "", top_n);
     free(got);
     if (grad && kind == BK_CRIT_CLASS_ERR)
         check_bits("criterion grad", &g, "class_err leaves grad alone");
@@ -233,7 +235,12 @@ START_TEST(criteria_every_kind)
     for (int kind = 0; kind < BK_CRIT_COUNT; kind++)
         for (size_t s = 0; s < sizeof cs / sizeof cs[0]; s++)
             for (int v = 0; v < 8; v++)
-                criterion_case(kind, cs[s][0], (size_t)cs[s][1], v & 1, v >> 1 & 1, v >> 2 & 1);
+                criterion_case(kind, cs[s][0], (size_t)cs[s][1], v & 1, v >> 1 & 1, v >> 2 & 1, 0);
+    /* top-N classification error (small integers: ties, the first of equal ones first) */
+    for (size_t s = 0; s < sizeof cs / sizeof cs[0]; s++)
+        for (int top = 2; top <= 11; top += 3)
+            for (int v = 0; v < 2; v++)
+                criterion_case(BK_CRIT_CLASS_ERR, cs[s][0], (size_t)cs[s][1], v, 0, 0, top);
     check_synced("criterion");
 }
 END_TEST

@@ -615,6 +615,30 @@ START_TEST(criteria_values_and_gradients)
 }
 END_TEST
 
+/* ClassificationError's topN: the label's entry ranks after the larger entries and the
+ * equal ones before it; an error when topN or more rank before it. */
+START_TEST(criteria_top_n_error)
+{
+    /* column 0: label row 3 (z 2), larger: rows 0 (5) and 4 (3); equal before it: row 1 */
+    float z[12] = {5, 2, 1, 2, 3, 0, 0, 0, 0, 0, 0, 0}, y[12] = {0, 0, 0, 1, 0, 0, 0, 1};
+    /* column 1: all equal, label row 1: one entry (row 0) ranks before it */
+    float sum2[2];
+    struct bk_crit c = {.rows = 6, .cols = 2, .z = z, .y = y, .sum = sum2};
+    static const int want[][2] = {{0, 2}, {1, 2}, {2, 1}, {3, 1}, {4, 0}, {5, 0}, {7, 0}};
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        c.top_n = want[i][0];
+        bk->ops->criterion(bk, BK_CRIT_CLASS_ERR, &c);
+        ck_assert_msg(sum2[0] + sum2[1] == (float)want[i][1], "top_n %d: %g errors, want %d",
+                      want[i][0], (double)(sum2[0] + sum2[1]), want[i][1]);
+    }
+    float mask[2] = {1, 0};
+    c.mask = mask;
+    c.top_n = 3;
+    bk->ops->criterion(bk, BK_CRIT_CLASS_ERR, &c);
+    ck_assert(sum2[0] + sum2[1] == 1.0f); /* column 0 only */
+}
+END_TEST
+
 TCase *math_update_tcase(void); /* test_math_update.c */
 TCase *math_conv_tcase(void);   /* test_math_conv.c */
 TCase *math_bn_tcase(void);     /* test_math_bn.c */
@@ -639,6 +663,7 @@ int main(void)
     tcase_add_test(tc, column_sums_and_norm);
     tcase_add_test(tc, dropout_masks);
     tcase_add_test(tc, criteria_values_and_gradients);
+    tcase_add_test(tc, criteria_top_n_error);
     suite_add_tcase(s, tc);
     suite_add_tcase(s, math_update_tcase());
     suite_add_tcase(s, math_conv_tcase());

@@ -76,7 +76,9 @@ enum bk_act { BK_ACT_NONE, BK_ACT_SIGMOID, BK_ACT_TANH, BK_ACT_RELU, BK_ACT_COUN
 enum bk_crit_kind {
     BK_CRIT_CE_SOFTMAX, /* -sum_i y_i log softmax(z)_i per column */
     BK_CRIT_SQUARE_ERR, /* sum_i (z_i - y_i)^2 per column (CNTK SquareError: no 1/2) */
-    BK_CRIT_CLASS_ERR,  /* 1 when argmax z != argmax y (first maximum wins), else 0 */
+    BK_CRIT_CLASS_ERR,  /* 1 when argmax z != argmax y (first maximum wins), else 0; with
+                         * bk_crit.top_n > 1, 1 when y's largest entry is not among z's
+                         * top_n (top-N error) */
     BK_CRIT_LOGISTIC,   /* -sum_i [y_i log p_i + (1 - y_i) log(1 - p_i)], z = p (CNTK Logistic;
                          * p clamped to [1e-7, 1 - 1e-7] in the value and the gradient) */
     BK_CRIT_SUM,        /* sum_i z_i per column, dL/dz_i = 1 (y unused): a network's own node
@@ -118,6 +120,10 @@ struct bk_crit {
                         * CLASS_ERR has no gradient and ignores it. */
     float *sum;        /* 2 floats: the criterion summed over the counted columns, as
                         * sum[0] + sum[1] (a double split in two floats: ~48 bits kept) */
+    int top_n;         /* CLASS_ERR: how many of z's largest entries may hold the label's
+                        * (0 or 1: the largest). z_l's rank is the count of entries larger
+                        * than it, and of those equal to it before it (the first of equal
+                        * ones ranks first, as argmax takes the first maximum) */
 };
 
 /* One time step of a peephole LSTM layer with H cells over n sequences (columns).

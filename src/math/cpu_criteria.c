@@ -59,6 +59,16 @@ static double class_error_column(const float *z, const float *y, float *g, size_
     return argmax(z, rows) != argmax(y, rows) ? 1.0 : 0.0;
 }
 
+/* Top-N error: 1 when fewer than n entries rank before z at the label's largest entry
+ * (larger values, and equal ones before it: the first of equal values ranks first). */
+static double top_n_error_column(const float *z, const float *y, size_t rows, int n)
+{
+    size_t l = argmax(y, rows), before = 0;
+    for (size_t i = 0; i < rows; i++)
+        before += z[i] > z[l] || (z[i] == z[l] && i < l);
+    return before >= (size_t)n ? 1.0 : 0.0;
+}
+
 /* CNTK's Logistic: L = -sum_i [y_i log p_i + (1 - y_i) log(1 - p_i)] on probabilities p
  * (clamped into [1e-7, 1 - 1e-7] so that a saturated sigmoid gives a finite value);
  * dL/dp_i = (p_i - y_i) / (p_i (1 - p_i)). */
@@ -109,7 +119,9 @@ void cpu_criterion(struct backend *b, enum bk_crit_kind kind, const struct bk_cr
                 memset(g, 0, rows * sizeof *g);
             continue;
         }
-        if (rows)
+        if (rows && kind == BK_CRIT_CLASS_ERR && c->top_n > 1)
+            total += top_n_error_column(z, y, rows, c->top_n);
+        else if (rows)
             total += crit_column[kind](z, y, g, rows);
     }
     c->sum[0] = (float)total;

@@ -241,7 +241,7 @@ __device__ static inline int warp_argmax(const float *v, int rows, int lane)
 
 // One warp per column: the column's value into val[j] (double), the gradient into grad.
 __global__ static void criterion_k(int kind, int rows, size_t cols, const float *z, const float *y,
-                                   const float *mask, float *grad, double *val)
+                                   const float *mask, float *grad, double *val, int top_n)
 {
     size_t j = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
     int lane = threadIdx.x % 32;
@@ -290,6 +290,13 @@ __global__ static void criterion_k(int kind, int rows, size_t cols, const float 
                 gj[i] = 2.0f * d;
         }
         total = warp_sum(sum);
+    } else if (kind == BK_CRIT_CLASS_ERR && top_n > 1) { // cpu_criteria.c's top-N rank
+        int l = warp_argmax(yj, rows, lane);
+        float zl = zj[l];
+        double before = 0.0;
+        for (int i = lane; i < rows; i += 32)
+            before += zj[i] > zl || (zj[i] == zl && i < l) ? 1.0 : 0.0;
+        total = warp_sum(before) >= (double)top_n ? 1.0 : 0.0;
     } else if (kind == BK_CRIT_CLASS_ERR) {
         total = warp_argmax(zj, rows, lane) != warp_argmax(yj, rows, lane) ? 1.0 : 0.0;
     } else if (kind == BK_CRIT_SUM) {
@@ -340,7 +347,7 @@ void cu_criterion(struct backend *b, enum bk_crit_kind kind, const struct bk_cri
         size_t threads = c->cols * 32;
         unsigned blocks = (unsigned)((threads + CU_THREADS - 1) / CU_THREADS);
         criterion_k<<<blocks, CU_THREADS, 0, s>>>((int)kind, c->rows, c->cols, c->z, c->y, c->mask,
-                                                  grad, val);
+                                                  grad, val, c->top_n);
         cu_launched(b, "criterion");
     } else if (c->cols) {
         cu_check(b, cudaMemsetAsync(val, 0, c->cols * sizeof(double), s), "criterion");

@@ -468,6 +468,69 @@ static int bi_mvn(struct ev *v, const struct bs_node *at, const char *name, stru
     return rc ? rc : bse_node_op(v, at, "ElementTimes", args, out);
 }
 
+/* An axis= of Softmax, CrossEntropyWithSoftmax or ClassificationError (a[k]): 0 (CNTK's
+ * default: all of a sample's values), or 1 when z is a vector (the same values); CNTK's
+ * reductions along one axis of a tensor are not built. */
+static int axis_all(struct ev *v, const struct bs_node *at, const char *name, const struct bv *ax,
+                    const struct bv *z)
+{
+    int vector = z->k != BV_NODE || v->g->nodes[z->node].tensor_rank <= 1;
+    if (ax->k == BV_NUM && (ax->num == 0 || (ax->num == 1 && vector)))
+        return 0;
+    if (ax->k != BV_NUM)
+        return bse_type_error(v, at, name, "an axis (a whole number)", ax);
+    return bs_error(v->e, at,
+                    "%s: axis=%g is not supported: only over all of a sample's values (axis=0, "
+                    "the default, or axis=1 of a vector)",
+                    name, ax->num);
+}
+
+/* Softmax (x, axis) */
+static int bi_softmax(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                      struct bv *out)
+{
+    int rc = bse_as_node(v, at, name, &a[0]);
+    if (rc == 0)
+        rc = axis_all(v, at, name, &a[1], &a[0]);
+    return rc ? rc : bse_node_op(v, at, name, a, out);
+}
+
+/* CrossEntropyWithSoftmax (labels, z, axis) */
+static int bi_ce(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                 struct bv *out)
+{
+    int rc = bse_as_node(v, at, name, &a[1]);
+    if (rc == 0)
+        rc = axis_all(v, at, name, &a[2], &a[1]);
+    return rc ? rc : bse_node_op(v, at, name, a, out);
+}
+
+/* ClassificationError / ErrorPrediction (labels, z, topN, axis): with topN > 1 an error is
+ * a label whose entry of z is not among z's topN largest (CNTK's third input
+ * Constant (topN)); CNTK refuses topN with an axis. */
+static int bi_class_error(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                          struct bv *out)
+{
+    int top = 0, rc = bse_as_node(v, at, name, &a[1]);
+    if (rc)
+        return rc;
+    if (a[2].k != BV_NUM || a[2].num < 1 || a[2].num != floor(a[2].num) || a[2].num > (1 << 24))
+        return a[2].k != BV_NUM ? bse_type_error(v, at, name, "topN: a whole number >= 1", &a[2])
+                                : bs_error(v->e, at, "%s: topN must be a whole number >= 1, got %g",
+                                           name, a[2].num);
+    top = (int)a[2].num;
+    if (top != 1 && !(a[3].k == BV_NUM && a[3].num == 0))
+        return bs_error(v->e, at,
+                        "%s: topN=%d along a specific axis is not supported (CNTK "
+                        "refuses it too)",
+                        name, top);
+    if ((rc = axis_all(v, at, name, &a[3], &a[1])) != 0 ||
+        (rc = bse_node_op(v, at, name, a, out)) != 0)
+        return rc;
+    v->g->nodes[out->node].top_n = top;
+    return 0;
+}
+
 /* Length (x): an array's elements or a string's characters (CNTK's NumericFunction). */
 static int bi_length(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                      struct bv *out)
@@ -540,20 +603,20 @@ static const struct builtin builtins[] = {
     {"RectifiedLinear", {"x", "tag=''"}, bse_node_op, "ReLU", 0},
     {"Exp", {"x", "tag=''"}, bse_node_op, "Exp", 0},
     {"Log", {"x", "tag=''"}, bse_node_op, "Log", 0},
-    {"Softmax", {"x", "axis=0", "tag=''"}, bse_node_op, "Softmax", 0},
+    {"Softmax", {"x", "axis=0", "tag=''"}, bi_softmax, "Softmax", 0},
     {"CrossEntropyWithSoftmax",
      {"labels", "z", "axis=0", "tag=''"},
-     bse_node_op,
+     bi_ce,
      "CrossEntropyWithSoftmax",
      0},
     {"ClassificationError",
      {"labels", "z", "topN=1", "axis=0", "tag=''"},
-     bse_node_op,
+     bi_class_error,
      "ClassificationError",
      0},
     {"ErrorPrediction",
      {"labels", "z", "topN=1", "axis=0", "tag=''"},
-     bse_node_op,
+     bi_class_error,
      "ClassificationError",
      0},
     {"SquareError", {"labels", "z", "tag=''"}, bse_node_op, "SquareError", 0},

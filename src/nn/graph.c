@@ -384,7 +384,8 @@ static void run_criterion(struct nn_graph *g, int node, int slot, int grad)
                         .y = y->v,
                         .mask = z->seq1 ? g->seq_mask_on : g->crit_mask,
                         .grad = want ? (z->g_over ? z->g : g->tmp) : NULL,
-                        .sum = g->stats + slot};
+                        .sum = g->stats + slot,
+                        .top_n = n->top_n};
     g->bk->ops->criterion(g->bk, kind, &c);
     if (want && !z->g_over)
         g->bk->ops->axpy(g->bk, z->g, g->tmp, (size_t)z->rows * c.cols, 1.0f);

@@ -116,6 +116,8 @@ struct g_node {
     /* Affine (a fused Times, Plus and activation; g_finish makes them): the activation */
     enum bk_act act;
     int dead; /* folded into a fused node: neither run nor given memory */
+    /* ClassificationError: a top-N error with top_n > 1 (bk_crit.top_n) */
+    int top_n;
     /* at run time */
     int needs_grad;
     int g_over;   /* one node writes all of this gradient, once: it writes over instead of
