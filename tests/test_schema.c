@@ -541,12 +541,20 @@ START_TEST(builder_precedence)
     ck_assert_int_eq(check_trainer(text, NULL, &e), PT_EUSER);
     ck_assert_ptr_nonnull(strstr(e.msg, "t.cfg:1:35: error: train.createNetwork: not supported by "
                                         "partrain: createNetwork is BrainScript's network lambda"));
-    /* action=test reads the model file: no builder needed, the others ignored */
-    ck_assert_msg(check_trainer("t=[action=test; modelPath=m; NDLNetworkBuilder=[x=1]\n"
+    /* action=test reads the model file: no builder needed; one in its block would make
+     * the network CNTK evaluates, which is not built: refused */
+    ck_assert_msg(check_trainer("t=[action=test; modelPath=m\n"
                                 " reader=[readerType=CNTKTextFormatReader; file=f\n"
                                 "  input=[a=[dim=1;format=dense]]]]\ncommand=t",
                                 NULL, &e) == 0,
                   "%s", e.msg);
+    ck_assert_int_eq(check_trainer("t=[action=test; modelPath=m; NDLNetworkBuilder=[x=1]\n"
+                                   " reader=[readerType=CNTKTextFormatReader; file=f\n"
+                                   "  input=[a=[dim=1;format=dense]]]]\ncommand=t",
+                                   NULL, &e),
+                     PT_EUSER);
+    ck_assert_ptr_nonnull(strstr(e.msg, "t.cfg:1:30: error: t.NDLNetworkBuilder: not supported by "
+                                        "partrain: a network builder in an action=test block"));
 }
 END_TEST
 

@@ -202,6 +202,10 @@ const struct cfg_schema train_command_schema = {
     .open = 1,
 };
 
+#define NO_BUILDER                                                                                 \
+    "a network builder in an action=test block makes the network that CNTK evaluates (in "         \
+    "BrainScript: BS.Network.Load and changes to the loaded model); partrain does not build "      \
+    "that: without the builder the network is modelPath's"
 static const struct cfg_key test_cmd_keys[] = {
     {.name = "action",
      .type = CFG_STRING,
@@ -230,12 +234,11 @@ static const struct cfg_key test_cmd_keys[] = {
      .flags = CFG_HAS_MIN,
      .help = "samples to evaluate; 0 = all",
      TS(epoch_size)},
-    {.name = "BrainScriptNetworkBuilder",
-     .type = CFG_TEXT,
-     .help = "ignored by action=test: the network comes from modelPath"},
-    {.name = "NDLNetworkBuilder",
-     .type = CFG_TEXT,
-     .help = "ignored by action=test: the network comes from modelPath"},
+    /* CNTK's GetModelFromConfig builds the network from a builder it finds here (a
+     * BrainScript one loads the model and changes it: BS.Network.Load, Hardmax ...) */
+    {.name = "BrainScriptNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
+    {.name = "ExperimentalNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
+    {.name = "NDLNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
     {.name = NULL},
 };
 

@@ -160,6 +160,10 @@ static const struct cfg_schema format_schema = {
     .keys = format_keys,
 };
 
+#define NO_BUILDER                                                                                 \
+    "a network builder in an action=write block makes the network that CNTK evaluates (in "        \
+    "BrainScript: BS.Network.Load and changes to the loaded model); partrain does not build "      \
+    "that: without the builder the network is modelPath's"
 static const struct cfg_key write_cmd_keys[] = {
     {.name = "action", .type = CFG_STRING, .def = "write", .help = "write: the network's outputs"},
     {.name = "modelPath",
@@ -208,12 +212,11 @@ static const struct cfg_key write_cmd_keys[] = {
      .type = CFG_UNSUPPORTED,
      .help = "sequence keys are not written (%k is not supported)"},
     {.name = "nodeUnitTest", .type = CFG_UNSUPPORTED, .help = "node unit tests are not supported"},
-    {.name = "BrainScriptNetworkBuilder",
-     .type = CFG_TEXT,
-     .help = "ignored by action=write: the network comes from modelPath"},
-    {.name = "NDLNetworkBuilder",
-     .type = CFG_TEXT,
-     .help = "ignored by action=write: the network comes from modelPath"},
+    /* CNTK's GetModelFromConfig builds the network from a builder it finds here (a
+     * BrainScript one loads the model and changes it: BS.Network.Load, Hardmax ...) */
+    {.name = "BrainScriptNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
+    {.name = "ExperimentalNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
+    {.name = "NDLNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
     {.name = NULL},
 };
 
