@@ -43,7 +43,7 @@ static int cmp(const void *a, const void *b)
 static double measure(struct comm *c, struct engine *en, float *g, const float *src, int reps,
                       double *bytes)
 {
-    double *t = calloc((size_t)reps, sizeof *t), stats[3];
+    double *t = calloc((size_t)reps, sizeof *t), stats[PT_STATS];
     struct pt_err e;
     pt_err_clear(&e);
     for (int r = 0; r < reps; r++) {

@@ -121,7 +121,8 @@ static void lost_updates_case(const char *name, int pipeline, int adjust, double
             die(&e);
         synced &= st == (last ? 0 : 1);
     }
-    double tally[3] = {1, 2, 3};
+    double tally[PT_STATS] = {1, 2, 3};
+    tally[PT_STATS - 1] = 4;
     if (engine_end_epoch(en, tally, &e) < 0)
         die(&e);
     CHECK(synced, "%s: a sync every period, none for half a period", name);
@@ -129,7 +130,8 @@ static void lost_updates_case(const char *name, int pipeline, int adjust, double
     CHECK(near(w, want, whole ? 0.0f : 1e-3f),
           "%s: final model = initial + every delta of every rank%s", name,
           whole ? ", exactly" : "");
-    CHECK(tally[0] == size && tally[1] == 2.0 * size && tally[2] == 3.0 * size,
+    CHECK(tally[0] == size && tally[1] == 2.0 * size && tally[2] == 3.0 * size &&
+              tally[PT_STATS - 1] == 4.0 * size,
           "%s: epoch statistics summed over ranks", name);
     engine_free(en);
     free(w), free(want);
@@ -173,7 +175,7 @@ static void sim_case(void)
         for (int s = 1; s <= rounds_of(r); s++)
             for (int i = 0; i < NP; i++)
                 mine[i] += delta_of(r, s, i, (float)size) / (float)size;
-    double tally[3] = {1, 1, 1};
+    double tally[PT_STATS] = {1, 1, 1};
     if (engine_end_epoch(en, tally, &e) < 0)
         die(&e);
     CHECK(synced, "SimModelAverage: a sync every period");
@@ -201,7 +203,7 @@ static void staleness_case(void)
             if (comm_barrier(C, &e))
                 die(&e);
         }
-    double tally[3] = {0, 0, 0};
+    double tally[PT_STATS] = {0};
     if (engine_end_epoch(en, tally, &e) < 0)
         die(&e);
     engine_free(en);
@@ -240,7 +242,7 @@ static void state_case(void)
         if (engine_after_update(en, 1, &e) < 0)
             die(&e);
     }
-    double tally[3] = {0, 0, 0};
+    double tally[PT_STATS] = {0};
     if (engine_end_epoch(en, tally, &e) < 0)
         die(&e);
     struct engine_state st[4];
@@ -296,7 +298,7 @@ static void progress_case(void)
         }
         took = pt_now() - t0;
     }
-    double tally[3] = {0, 0, 0};
+    double tally[PT_STATS] = {0};
     if (engine_end_epoch(en, tally, &e) < 0)
         die(&e);
     if (rank == 0 && size > 1)

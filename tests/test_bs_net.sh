@@ -344,6 +344,41 @@ sed "s/@N@/5, axis = 1/" top.cfg >topx.cfg
 expect 1 "$T" configFile=topx.cfg Dir=X
 has "$tmp/err" "error: ClassificationError: topN=5 along a specific axis is not supported (CNTK refuses it too)"
 
+# ---- several evaluationNodes, as CNTK's ResNet configs list (errs : top5Errs): each
+# reported in every line (a node of the network's own, ReduceSum, summed over the samples;
+# the criterion and a repeated node once), with the numbers each gives alone: the top-1
+# and top-3 errors above; on 2 ranks (summed over them), in [Validate] and Final Results
+sed -e 's/errs = ClassificationError (labels, z, topN = @N@)/errs = ClassificationError (labels, z) ; top3Errs = ClassificationError (labels, z, topN = 3) ; zsum = ReduceSum (z)/' \
+    -e 's/evaluationNodes = (errs)/evaluationNodes = (errs : top3Errs : zsum : ce : errs)/' top.cfg >multi.cfg
+cat >>multi.cfg <<'CFG'
+test = [ action = test ; modelPath = $Dir$/m.dnn
+    reader = [ readerType = CNTKTextFormatReader ; file = top.ctf
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 10 ; format = dense ] ] ] ]
+CFG
+mpi -n 2 "$T" configFile=multi.cfg Dir=M command=train:test traceLevel=1 numMBsToShowResult=5 \
+    'train.cvReader=[readerType=CNTKTextFormatReader; file=top.ctf; input=[features=[dim=2; format=dense]; labels=[dim=10; format=dense]]]' \
+    'train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' >multi.out 2>multi.err &&
+    ok || { no "several evaluation nodes on 2 ranks"; tail -5 multi.err; }
+has multi.err "Evaluation criteria:"
+has multi.err "	top3Errs = ClassificationError"
+e1=$(awk 'NR == 1 { print $2 }' top.txt) e3=$(awk 'NR == 2 { print $2 }' top.txt)
+has multi.err "errs = $e1% * 400; top3Errs = $e3% * 400; zsum = "
+grep '^Finished Epoch.*\[Validate\] ce = [0-9.]* \* 400; errs = [0-9.]*% \* 400; top3Errs = [0-9.]*% \* 400; zsum = [-0-9.e]* \* 400$' multi.err >/dev/null &&
+    ok || { no "the [Validate] line"; grep Validate multi.err; }
+grep '^Final Results: Minibatch\[1-1\]: errs = [0-9.]*% \* 400; ce = [0-9.]* \* 400; perplexity = [0-9.]*; top3Errs = [0-9.]*% \* 400; zsum = [-0-9.e]* \* 400$' multi.err >/dev/null &&
+    ok || { no "the Final Results line"; grep Final multi.err; }
+[ "$(grep -c '^ Epoch.*errs = .*top3Errs = .*zsum = ' multi.err)" -ge 1 ] && ok || no "progress lines"
+# the same groups from the nodes' tags (CNTK's older configs), in the order made
+sed -e 's/errs = ClassificationError (labels, z) ;/errs = ClassificationError (labels, z, tag = "evaluation") ;/' \
+    -e 's/top3Errs = ClassificationError (labels, z, topN = 3)/top3Errs = ClassificationError (labels, z, topN = 3, tag = "evaluation")/' \
+    -e 's/ce   = CrossEntropyWithSoftmax (labels, z)/ce = CrossEntropyWithSoftmax (labels, z, tag = "criterion")/' \
+    -e 's/criterionNodes = (ce) ; evaluationNodes = (errs : top3Errs : zsum : ce : errs) ;//' multi.cfg >tags.cfg
+expect 0 "$T" configFile=tags.cfg Dir=G
+has "$tmp/err" "errs = $e1% * 400; top3Errs = $e3% * 400; totalSamplesSeen"
+sed 's/evaluationNodes = (errs : top3Errs : zsum : ce : errs)/evaluationNodes = (errs : top3Errs : zsum : errs : top3Errs : zsum : errs : zsum)/' multi.cfg >multix.cfg
+expect 1 "$T" configFile=multix.cfg Dir=X
+has "$tmp/err" "error: evaluationNodes: 8 nodes; at most 7 are supported"
+
 # ---- a slot tagger as CNTK's SLUHandsOn tutorial writes it (EmbeddingLayer,
 # RecurrentLSTMLayer, DenseLayer over sparse word ids, FSAdaGrad with clipping, 1-bit
 # DataParallelSGD from epoch 2), on sequences whose every word's slot label is the word's

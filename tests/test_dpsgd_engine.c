@@ -59,20 +59,22 @@ static float grad_of(int r, int t, size_t i, int exact)
 }
 
 /* Rank r's statistics at step t: criteria and samples, exact in double. */
-static void stats_of(int r, int t, double s[3])
+static void stats_of(int r, int t, double s[PT_STATS])
 {
     s[0] = 1.5 * (r + 1) + t;
     s[1] = 2.0 * (r + 1);
     s[2] = 10.0 + r + t;
+    for (int j = 3; j < PT_STATS; j++) /* the further evaluation nodes */
+        s[j] = 0.25 * j * (r + 1) + t;
 }
 
-static void stats_sum(int t, double want[3])
+static void stats_sum(int t, double want[PT_STATS])
 {
-    want[0] = want[1] = want[2] = 0;
+    memset(want, 0, PT_STATS * sizeof *want);
     for (int r = 0; r < size; r++) {
-        double s[3];
+        double s[PT_STATS];
         stats_of(r, t, s);
-        for (int j = 0; j < 3; j++)
+        for (int j = 0; j < PT_STATS; j++)
             want[j] += s[j];
     }
 }
@@ -138,7 +140,7 @@ static void from_dev(float *g)
         die(&e);
 }
 
-static int flush(struct engine *en, float *g, double s[3], struct pt_err *e)
+static int flush(struct engine *en, float *g, double s[PT_STATS], struct pt_err *e)
 {
     int rc = engine_flush(en, to_dev(g), s, e);
     from_dev(g);
@@ -186,7 +188,7 @@ static int all_identical(const float *g)
 
 /* One step: this rank's inputs through after_backward; in overlap mode grad_ready is
  * called per tensor from the last, as the backward pass does. */
-static void step(struct engine *en, int t, int exact, int per_tensor, float *g, double s[3])
+static void step(struct engine *en, int t, int exact, int per_tensor, float *g, double s[PT_STATS])
 {
     struct pt_err e;
     pt_err_clear(&e);
@@ -214,11 +216,11 @@ static int exact_sum_is(const float *g, int t)
     return 1;
 }
 
-static int stats_are(const double s[3], int t)
+static int stats_are(const double s[PT_STATS], int t)
 {
-    double want[3];
+    double want[PT_STATS];
     stats_sum(t, want);
-    return s[0] == want[0] && s[1] == want[1] && s[2] == want[2];
+    return memcmp(s, want, sizeof want) == 0;
 }
 
 /* 32 bits: the exact sum and summed statistics, one piece or buckets. */
@@ -228,7 +230,7 @@ static void exact_case(const char *name, const char *settings, int per_tensor)
     struct engine *en = engine_from_text(settings, g);
     int sums = 1, stats = 1, same = 1;
     for (int t = 0; t < STEPS; t++) {
-        double s[3];
+        double s[PT_STATS];
         step(en, t, 1, per_tensor, g, s);
         sums &= exact_sum_is(g, t);
         stats &= stats_are(s, t);
@@ -249,7 +251,7 @@ static void buffered_exact_case(void)
         engine_from_text("DataParallelSGD = [ useBufferedAsyncGradientAggregation = true ]", g);
     int first = 0, prev = 1;
     for (int t = 0; t < STEPS; t++) {
-        double s[3];
+        double s[PT_STATS];
         step(en, t, 1, 0, g, s);
         if (t == 0)
             first = s[0] == 0 && s[1] == 0 && s[2] == 0;
@@ -260,7 +262,7 @@ static void buffered_exact_case(void)
     CHECK(prev, "buffered 32 bits: step t hands back step t-1's exact sum and statistics");
     struct pt_err e;
     pt_err_clear(&e);
-    double s[3] = {0, 0, 0};
+    double s[PT_STATS] = {0};
     memset(g, 0, NP * sizeof *g);
     int rc = flush(en, g, s, &e);
     CHECK(rc == 1 && exact_sum_is(g, STEPS - 1) && stats_are(s, STEPS - 1),
@@ -343,7 +345,7 @@ static void quantized_case(int bits, int zt)
     struct engine *en = engine_from_text(settings, g);
     int exact = 1, same = 1, stats = 1;
     for (int t = 0; t < STEPS; t++) {
-        double s[3];
+        double s[PT_STATS];
         step(en, t, 0, 0, g, s);
         qref_step(&q, t, want);
         exact &= memcmp(g, want, NP * sizeof *g) == 0;
@@ -384,7 +386,7 @@ static void buffered_quantized_case(void)
     float *g = calloc(NP, sizeof *g), *ref = calloc((size_t)STEPS * NP, sizeof *ref);
     struct engine *en = engine_from_text("DataParallelSGD = [ gradientBits = 1 ]", g);
     for (int t = 0; t < STEPS; t++) {
-        double s[3];
+        double s[PT_STATS];
         step(en, t, 0, 0, g, s);
         memcpy(ref + (size_t)t * NP, g, NP * sizeof *g);
     }
@@ -393,7 +395,7 @@ static void buffered_quantized_case(void)
         "DataParallelSGD = [ gradientBits = 1 ; useBufferedAsyncGradientAggregation = true ]", g);
     int shifted = 1, first = 0;
     for (int t = 0; t < STEPS; t++) {
-        double s[3];
+        double s[PT_STATS];
         step(en, t, 0, 0, g, s);
         if (t == 0)
             first = s[2] == 0;
@@ -403,7 +405,7 @@ static void buffered_quantized_case(void)
     }
     struct pt_err e;
     pt_err_clear(&e);
-    double s[3];
+    double s[PT_STATS];
     int rc = flush(en, g, s, &e);
     CHECK(first, "buffered 1 bit: the first step hands back nothing (stats[2] == 0)");
     CHECK(shifted, "buffered 1 bit: step t hands back unbuffered step t-1's aggregate");
@@ -421,7 +423,7 @@ static void fp16_case(void)
     struct engine *en = engine_from_text("useFp16AllReduce = true", g);
     int close = 1, same = 1, stats = 1;
     for (int t = 0; t < STEPS; t++) {
-        double s[3];
+        double s[PT_STATS];
         step(en, t, 0, 0, g, s);
         for (size_t i = 0; i < NP; i++) {
             double want = 0, mag = 0;

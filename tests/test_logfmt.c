@@ -32,6 +32,13 @@ START_TEST(spec_lines)
     ck_assert_str_eq(buf,
                      "Final Results: Minibatch[1-2]: EvalClassificationError = 0.04975124 * 603; "
                      "CrossEntropyWithSoftmax = 0.10813542 * 603; perplexity = 1.11419862");
+    /* several evaluation nodes: the perplexity right after the cross entropy (CNTK's
+     * BatchNormalization/NonSpatial baseline's line) */
+    struct logfmt_crit m[3] = {
+        {"ce", 0.29395443 * 10000, 10000}, {"errs", 844, 10000}, {"top5Errs", 56, 10000}};
+    logfmt_final(buf, sizeof buf, 1, 10, m, 3, 0);
+    ck_assert_str_eq(buf, "Final Results: Minibatch[1-10]: ce = 0.29395443 * 10000; perplexity = "
+                          "1.34172276; errs = 8.440% * 10000; top5Errs = 0.560% * 10000");
 }
 END_TEST
 

@@ -196,13 +196,15 @@ static void unequal_case(int bmuf)
             die(&e);
         regular += r;
     }
-    double tally[3] = {rank, 2.0 * rank, 3.0 * steps};
+    double tally[PT_STATS] = {rank, 2.0 * rank, 3.0 * steps};
+    tally[PT_STATS - 1] = 5.0 * rank;
     if (engine_end_epoch(en, tally, &e) != 1)
         die(&e);
     int max_regular = (7 + 5 * (size - 1)) / 4; /* 12 samples per sync: every 4th step */
-    double want[3] = {0, 0, 0};
+    double want[PT_STATS] = {0};
     for (int k = 0; k < size; k++)
-        want[0] += k, want[1] += 2.0 * k, want[2] += 3.0 * (7 + 5 * k);
+        want[0] += k, want[1] += 2.0 * k, want[2] += 3.0 * (7 + 5 * k),
+            want[PT_STATS - 1] += 5.0 * k;
     const char *m = bmuf ? "BMUF" : "MA";
     CHECK(regular == steps / 4, "%s unequal shares: rank's own regular syncs (step 0)", m);
     CHECK(en->perf.syncs == max_regular + 1, "%s unequal shares: every rank did %d syncs (step 0)",

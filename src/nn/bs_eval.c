@@ -396,10 +396,12 @@ int bse_eval(struct ev *v, const struct bs_node *x, struct benv *env, struct bv 
 
 /* ------------------------------------------------------------------ the roots */
 
-/* The first node of root list `key` (a node or an array of nodes), or -1 when absent. */
-static int root_node(struct ev *v, struct benv *root, const char *key, int *out)
+/* The nodes of root list `key` (a node or an array of nodes) into out[0 .. *n), at most
+ * max of them (evaluationNodes: NN_EVAL_MAX; criterionNodes: one; featureNodes,
+ * labelNodes and outputNodes: the first is the one used); *n = 0 when absent. */
+static int root_nodes(struct ev *v, struct benv *root, const char *key, int *out, int max, int *n)
 {
-    *out = -1;
+    *n = 0;
     struct bslot *s = bse_find_local(root, key);
     if (!s)
         return 0;
@@ -407,32 +409,38 @@ static int root_node(struct ev *v, struct benv *root, const char *key, int *out)
     int rc = bse_force(v, s->expr, root, s, &val);
     if (rc)
         return rc;
-    if (val.k == BV_ARR) {
-        if ((rc = bse_arr_force(v, s->expr, &val)) != 0)
-            return rc;
-        for (size_t i = 0; i < val.arr->n; i++)
-            if (val.arr->v[i].k != BV_NODE)
-                return bse_type_error(v, s->expr, key, "nodes", &val.arr->v[i]);
-        if (val.arr->n > 1 && strcmp(key, "featureNodes") && strcmp(key, "labelNodes") &&
-            strcmp(key, "outputNodes"))
-            return bs_error(v->e, s->expr, "%s: more than one node is not supported yet", key);
-        if (val.arr->n)
-            *out = val.arr->v[0].node;
+    if (val.k != BV_ARR) {
+        if (val.k != BV_NODE)
+            return bse_type_error(v, s->expr, key, "a node or an array of nodes", &val);
+        out[(*n)++] = val.node;
         return 0;
     }
-    if (val.k != BV_NODE)
-        return bse_type_error(v, s->expr, key, "a node or an array of nodes", &val);
-    *out = val.node;
+    if ((rc = bse_arr_force(v, s->expr, &val)) != 0)
+        return rc;
+    for (size_t i = 0; i < val.arr->n; i++)
+        if (val.arr->v[i].k != BV_NODE)
+            return bse_type_error(v, s->expr, key, "nodes", &val.arr->v[i]);
+    int first_only =
+        !strcmp(key, "featureNodes") || !strcmp(key, "labelNodes") || !strcmp(key, "outputNodes");
+    if (val.arr->n > (size_t)max && !first_only)
+        return max == 1
+                   ? bs_error(v->e, s->expr, "%s: more than one node is not supported yet", key)
+                   : bs_error(v->e, s->expr, "%s: %zu nodes; at most %d are supported", key,
+                              val.arr->n, max);
+    for (size_t i = 0; i < val.arr->n && *n < max; i++)
+        out[(*n)++] = val.arr->v[i].node;
     return 0;
 }
 
 /* The groups that no criterionNodes, evaluationNodes or outputNodes names, from the nodes'
- * tags, as CNTK makes them: the nodes tagged 'criterion' (one at most), 'evaluation' (one
- * at most) and 'output' (the first) fill the groups not named. Without criterionNodes
- * (`all`), every top-level member is evaluated first, as each is a root of CNTK's network;
- * with it, the tagged nodes are those its nodes reach (a network that names its criterion
- * keeps the nodes, and the order they are made in, that it always had). */
-static int tagged_roots(struct ev *v, struct benv *root, int all, int roots[5])
+ * tags, as CNTK makes them: the nodes tagged 'criterion' (one at most), 'evaluation' (up to
+ * NN_EVAL_MAX, in the order made) and 'output' (the first) fill the groups not named.
+ * Without criterionNodes (`all`), every top-level member is evaluated first, as each is a
+ * root of CNTK's network; with it, the tagged nodes are those its nodes reach (a network
+ * that names its criterion keeps the nodes, and the order they are made in, that it always
+ * had). */
+static int tagged_roots(struct ev *v, struct benv *root, int all, int roots[5], int *evals,
+                        int *nev)
 {
     for (size_t i = 0; all && i < root->n; i++) {
         struct bv val;
@@ -448,12 +456,22 @@ static int tagged_roots(struct ev *v, struct benv *root, int all, int roots[5])
                   {3, G_TAG_EVALUATION, "evaluation"},
                   {4, G_TAG_OUTPUT, "output"}};
     for (size_t k = 0; k < sizeof groups / sizeof *groups; k++) {
-        if (roots[groups[k].root] >= 0)
+        int ev = groups[k].tag == G_TAG_EVALUATION;
+        if (ev ? *nev > 0 : roots[groups[k].root] >= 0)
             continue;
         for (int i = 0; i < v->g->n; i++) {
             const struct g_node *n = &v->g->nodes[i];
             if (n->tag != groups[k].tag)
                 continue;
+            if (ev && *nev == NN_EVAL_MAX)
+                return pt_err_set(v->e, PT_EUSER,
+                                  "%s: error: '%s' is tagged 'evaluation': more than %d "
+                                  "evaluation nodes are not supported",
+                                  n->where, n->name[0] ? n->name : n->kind->name, NN_EVAL_MAX);
+            if (ev) {
+                evals[(*nev)++] = i;
+                continue;
+            }
             int first = roots[groups[k].root];
             if (first >= 0 && groups[k].tag != G_TAG_OUTPUT)
                 return pt_err_set(v->e, PT_EUSER,
@@ -525,8 +543,10 @@ static int drop_unreached(struct ev *v, struct benv *root)
             seen[root->slots[i].val.node] = 1;
             stack[top++] = root->slots[i].val.node;
         }
-    int groups[3] = {g->crit, g->eval, g->out};
-    for (int k = 0; rc == 0 && k < 3; k++)
+    int groups[3 + NN_EVAL_MAX] = {g->crit, g->eval, g->out};
+    for (int k = 0; k < g->n_eval_more; k++)
+        groups[3 + k] = g->eval_more[k];
+    for (int k = 0; rc == 0 && k < 3 + g->n_eval_more; k++)
         if (!seen[groups[k]]) {
             seen[groups[k]] = 1;
             stack[top++] = groups[k];
@@ -559,11 +579,17 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
     rc = rc ? rc : root ? 0 : e->code;
     const char *keys[] = {"featureNodes", "labelNodes", "criterionNodes", "evaluationNodes",
                           "outputNodes"};
-    int roots[5] = {-1, -1, -1, -1, -1};
-    for (int i = 0; rc == 0 && i < 5; i++)
-        rc = root_node(&v, root, keys[i], &roots[i]);
-    if (rc == 0 && (roots[2] < 0 || roots[3] < 0 || roots[4] < 0))
-        rc = tagged_roots(&v, root, roots[2] < 0, roots);
+    int roots[5] = {-1, -1, -1, -1, -1}, evals[NN_EVAL_MAX], nev = 0;
+    for (int i = 0; rc == 0 && i < 5; i++) {
+        int got[NN_EVAL_MAX], n = 0;
+        rc = root_nodes(&v, root, keys[i], got, i == 3 ? NN_EVAL_MAX : 1, &n);
+        if (rc == 0 && i == 3)
+            memcpy(evals, got, (size_t)(nev = n) * sizeof *got);
+        else if (rc == 0 && n)
+            roots[i] = got[0];
+    }
+    if (rc == 0 && (roots[2] < 0 || nev == 0 || roots[4] < 0))
+        rc = tagged_roots(&v, root, roots[2] < 0, roots, evals, &nev);
     /* the delays' inputs, now that the definitions they close a loop over exist (an input
      * may make more delays: the list grows while it is walked) */
     for (size_t i = 0; rc == 0 && i < v.nfix; i++) {
@@ -580,39 +606,53 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
         rc = bs_error(e, v.root,
                       "the network has no criterionNodes and no node tagged 'criterion' (say "
                       "criterionNodes = (ce) in the BrainScriptNetworkBuilder block)");
-    /* a node of the network's own as the criterion: its values summed over the samples
-     * (one criterion node for both groups when they name the same node) */
-    int own[2] = {-1, -1};
-    for (int i = 0; rc == 0 && i < 2; i++) {
-        int *r = &roots[2 + i];
-        if (*r < 0 || g->nodes[*r].kind->crit)
+    /* the criterion, then the evaluation nodes; a node of the network's own among them is
+     * summed over the samples by a criterion node made for it (one for all the groups that
+     * name the same node) */
+    int all[1 + NN_EVAL_MAX], own[1 + NN_EVAL_MAX], nall = 1 + nev;
+    all[0] = roots[2];
+    memcpy(all + 1, evals, (size_t)nev * sizeof *evals);
+    for (int i = 0; rc == 0 && i < nall; i++) {
+        own[i] = -1;
+        if (g->nodes[all[i]].kind->crit)
             continue;
-        if (i == 1 && own[0] >= 0 && *r == own[0]) {
-            own[1] = own[0];
-            *r = roots[2];
+        int j = 0;
+        while (j < i && own[j] != all[i])
+            j++;
+        if (j < i) { /* the criterion node made for an earlier group */
+            own[i] = own[j];
+            all[i] = all[j];
             continue;
         }
         char where[sizeof g->nodes[0].where]; /* g_add may move the nodes */
-        memcpy(where, g->nodes[*r].where, sizeof where);
-        int in[2] = {*r, *r};
+        memcpy(where, g->nodes[all[i]].where, sizeof where);
+        int in[2] = {all[i], all[i]};
         int id = g_add(g, &g_kind_own_crit, in, 2, where, e);
         if (id < 0)
             rc = e->code;
-        own[i] = *r;
-        *r = id;
+        own[i] = all[i];
+        all[i] = id;
     }
-    if (rc == 0 && g->nodes[roots[2]].kind->crit == BK_CRIT_CLASS_ERR + 1)
+    if (rc == 0 && g->nodes[all[0]].kind->crit == BK_CRIT_CLASS_ERR + 1)
         rc = bs_error(e, v.root,
                       "criterionNodes: '%s' (ClassificationError) has no gradient to train with; "
                       "make it an evaluationNodes",
-                      g->nodes[roots[2]].name);
-    if (rc == 0) {
-        g->crit = roots[2];
-        g->eval = roots[3] >= 0 ? roots[3] : roots[2];
+                      g->nodes[all[0]].name);
+    if (rc == 0) { /* CNTK reports a node once: the further ones that repeat one are left out */
+        g->crit = all[0];
+        g->eval = nall > 1 ? all[1] : all[0];
+        g->n_eval_more = 0;
+        for (int i = 2; i < nall; i++) {
+            int dup = 0;
+            for (int j = 0; j < i; j++)
+                dup |= all[j] == all[i];
+            if (!dup)
+                g->eval_more[g->n_eval_more++] = all[i];
+        }
         g->out = roots[4] >= 0 ? roots[4] : g->nodes[g->crit].in[1];
     }
-    for (int i = 0; rc == 0 && i < 2; i++) { /* before g_finish fuses nodes */
-        const struct g_node *c = &g->nodes[i ? g->eval : g->crit], *y = &g->nodes[c->in[0]];
+    for (int i = 0; rc == 0 && i < nall; i++) { /* before g_finish fuses nodes */
+        const struct g_node *c = &g->nodes[all[i]], *y = &g->nodes[c->in[0]];
         if (!y->is_input && c->kind != &g_kind_own_crit)
             rc = pt_err_set(e, PT_EUSER,
                             "%s: error: %s: the first operand (labels) must be an Input node, "
@@ -621,9 +661,9 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
     }
     if (rc == 0)
         name_roots(&v, root);
-    for (int i = 0; rc == 0 && i < 2; i++) /* an own criterion goes by its node's name */
+    for (int i = 0; rc == 0 && i < nall; i++) /* an own criterion goes by its node's name */
         if (own[i] >= 0)
-            memcpy(g->nodes[roots[2 + i]].name, g->nodes[own[i]].name, sizeof g->nodes[0].name);
+            memcpy(g->nodes[all[i]].name, g->nodes[own[i]].name, sizeof g->nodes[0].name);
     if (rc == 0)
         rc = drop_unreached(&v, root);
     if (rc == 0)

@@ -431,7 +431,22 @@ int nn_graph_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
         if (net->grad_ready && (rc = b->ops->sync(b, e)) == 0)
             rc = net->grad_ready(net->grad_ready_ctx, 0, e);
     }
-    return rc ? rc : nn_read_criteria(b, g->stats, st, e);
+    return rc ? rc : nn_read_criteria(b, g->stats, g->n_eval_more, st, e);
+}
+
+int nn_eval_more(const struct nn *net, int k, const char **name, const char **kind)
+{
+    const struct nn_graph *g = net->graph;
+    int n = g ? g->n_eval_more : 0;
+    if (k >= 0 && k < n) {
+        const struct g_node *c = &g->nodes[g->eval_more[k]];
+        const struct g_node *src = c->kind == &g_kind_own_crit ? &g->nodes[c->in[1]] : c;
+        if (name)
+            *name = c->name;
+        if (kind)
+            *kind = src->src_kind->name;
+    }
+    return n;
 }
 
 const char *nn_moving_states(const struct nn *net)

@@ -43,6 +43,8 @@ static int *consumers(struct nn_graph *g, struct pt_err *e)
             c[g->nodes[i].in[k]]++;
     c[g->crit] += 1; /* roots are read from outside */
     c[g->eval] += 1;
+    for (int k = 0; k < g->n_eval_more; k++)
+        c[g->eval_more[k]] += 1;
     c[g->out] += 1;
     return c;
 }
@@ -428,6 +430,8 @@ void g_forward(struct nn_graph *g)
     for (int u = 0; u < g->nunits; u++)
         run_unit(g, &g->units[u], 1);
     run_criterion(g, g->eval, 2, 0);
+    for (int k = 0; k < g->n_eval_more; k++)
+        run_criterion(g, g->eval_more[k], 4 + 2 * k, 0);
     if (!g->train) /* training computes it with its gradient in g_backward */
         run_criterion(g, g->crit, 0, 0);
 }

@@ -23,6 +23,7 @@
 
 #include "core/err.h"
 #include "math/backend.h"
+#include "nn/nn.h"
 
 #define G_MAX_IN    6
 #define G_MAX_NODES 4096
@@ -137,7 +138,9 @@ struct g_unit {
 struct nn_graph {
     struct g_node *nodes;
     int n, cap;
-    int crit, eval, out; /* the criterion, evaluation and output nodes */
+    int crit, eval, out;            /* the criterion, evaluation and output nodes */
+    int eval_more[NN_EVAL_MAX - 1]; /* the further evaluation nodes, n_eval_more of them */
+    int n_eval_more;
     size_t nparams;
     size_t nstate; /* the last nstate of the nparams: states (g_node.state) */
     struct backend *bk;
@@ -154,7 +157,7 @@ struct nn_graph {
     const float *seq_mask_on; /* per-sequence columns that count: seq_mask, or NULL (all) */
     float dropout_rate;       /* Dropout nodes: the rate of this pass (0: off) */
     uint64_t dropout_seed;
-    float *stats;      /* 4 floats: training and evaluation sums (device) */
+    float *stats;      /* 2 floats a criterion (device): training, evaluation, eval_more's */
     int train;         /* the pass computes gradients */
     float *tmp, *tmp2; /* scratch, max rows x ncols each */
     float *consts;     /* fixed buffers of constants (device) */

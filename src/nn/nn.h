@@ -40,6 +40,9 @@ extern const struct cfg_schema nn_simple_builder_schema; /* SimpleNetworkBuilder
 enum nn_rnn_type { NN_SIMPLENET, NN_LSTM, NN_GRAPH /* a BrainScriptNetworkBuilder network */ };
 
 #define NN_BS_MAX 16384 /* bytes of a BrainScript network description */
+/* evaluation nodes a network reports (BrainScript's evaluationNodes): the first as
+ * nn_stats.eval_crit, the others in eval_more */
+#define NN_EVAL_MAX 7
 
 /* The network description: everything SimpleNetworkBuilder says (model files store it). */
 struct nn_config {
@@ -96,8 +99,9 @@ struct nn_tensor {
 
 /* What one minibatch gave. Criteria are sums over `samples` (not means). */
 struct nn_stats {
-    double train_crit;   /* the training criterion */
-    double eval_crit;    /* the evaluation criterion (ClassificationError: wrong argmax count) */
+    double train_crit; /* the training criterion */
+    double eval_crit;  /* the evaluation criterion (ClassificationError: wrong argmax count) */
+    double eval_more[NN_EVAL_MAX - 1]; /* the further evaluation nodes (nn_eval_more) */
     size_t samples;      /* counted label columns: frames, or sequences (sequence labels) */
     size_t team_samples; /* in a team (nn_set_team): samples summed over the members */
 };
@@ -265,6 +269,10 @@ const float *nn_get_prior(const struct nn *net, int *dim);
 /* The configured criterion names, for log lines ("CrossEntropyWithSoftmax",
  * "ClassificationError" or "ErrorPrediction", "SquareError"). */
 const char *nn_train_criterion_name(const struct nn *net);
+/* The further evaluation nodes of a BrainScript network (evaluationNodes after the first;
+ * nn_stats.eval_more): how many; for k below that, the k-th's name and node kind (NULL
+ * pointers are not written). */
+int nn_eval_more(const struct nn *net, int k, const char **name, const char **kind);
 const char *nn_eval_criterion_name(const struct nn *net);
 
 /* The dropout stream position (steps taken), for checkpoints. */

@@ -84,9 +84,9 @@ int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate
                      struct nn_stats *st, struct pt_err *e);
 int nn_graph_finish(struct nn *net, struct nn_stats *st, struct pt_err *e);
 void nn_graph_release(struct nn *net);
-/* The two criterion sums of a pass (4 device floats: training, evaluation, each a double
- * split in two floats) into st (step.c). */
-int nn_read_criteria(struct backend *b, const float *sums_dev, struct nn_stats *st,
+/* The criterion sums of a pass (device floats: training, evaluation and `more` further
+ * evaluation nodes, each a double split in two floats) into st (step.c). */
+int nn_read_criteria(struct backend *b, const float *sums_dev, int more, struct nn_stats *st,
                      struct pt_err *e);
 
 /* applyMeanVarNorm's mean (0) and 1/stddev (1), sizes[0] each, host and device (net.c). */

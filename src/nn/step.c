@@ -369,19 +369,21 @@ static int step_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
     struct backend *b = net->bk;
     if (due == 2)
         rc = net->team ? team_backward(net, e) : run_backward(net, e);
-    return rc ? rc : nn_read_criteria(b, net->stats_dev, st, e);
+    return rc ? rc : nn_read_criteria(b, net->stats_dev, 0, st, e);
 }
 
-int nn_read_criteria(struct backend *b, const float *sums_dev, struct nn_stats *st,
+int nn_read_criteria(struct backend *b, const float *sums_dev, int more, struct nn_stats *st,
                      struct pt_err *e)
 {
-    float sums[4];
-    int rc = b->ops->download(b, sums, sums_dev, 4, e);
+    float sums[2 * (NN_EVAL_MAX + 1)];
+    int rc = b->ops->download(b, sums, sums_dev, 4 + 2 * (size_t)more, e);
     if (rc == 0)
         rc = b->ops->sync(b, e);
     if (rc == 0) {
         st->train_crit = (double)sums[0] + sums[1];
         st->eval_crit = (double)sums[2] + sums[3];
+        for (int k = 0; k < more; k++)
+            st->eval_more[k] = (double)sums[4 + 2 * k] + sums[5 + 2 * k];
     }
     return rc;
 }

@@ -51,8 +51,8 @@
 #include "parallel/asgd_config.h"
 #include "parallel/parallel.h"
 
-#define ASGD_BINS 64 /* staleness histogram: 0 .. 62, and 63 or more */
-#define ASGD_HDR  4  /* end-of-epoch allreduce: tally[3], syncs; then the histogram */
+#define ASGD_BINS 64             /* staleness histogram: 0 .. 62, and 63 or more */
+#define ASGD_HDR  (PT_STATS + 1) /* end-of-epoch allreduce: tally, syncs; then the histogram */
 
 struct asgd {
     struct engine base;
@@ -285,7 +285,8 @@ static int sync_pipelined(struct asgd *a, struct pt_err *e)
 }
 
 /* SimModelAverage: push, wait for everybody's push (the header), pull. */
-static int sync_sim(struct asgd *a, int done, double tally[3], int *all_done, struct pt_err *e)
+static int sync_sim(struct asgd *a, int done, double tally[PT_STATS], int *all_done,
+                    struct pt_err *e)
 {
     struct engine *en = &a->base;
     double t0 = pt_now();
@@ -299,10 +300,11 @@ static int sync_sim(struct asgd *a, int done, double tally[3], int *all_done, st
     if (rc == 0)
         rc = comm_store_complete(a->store, e);
     engine_mark(en, PT_TRACE_COMM, "push", a->since > 0 ? push_bytes(a) : 0);
-    double hdr[5] = {(double)a->since, done ? 1.0 : 0.0, tally[0], tally[1], tally[2]};
+    double hdr[2 + PT_STATS] = {(double)a->since, done ? 1.0 : 0.0};
+    memcpy(hdr + 2, tally, PT_STATS * sizeof *tally);
     double tw = pt_now(), wait = 0;
     if (rc == 0)
-        rc = comm_allreduce_f64(en->comm, hdr, 5, e);
+        rc = comm_allreduce_f64(en->comm, hdr, 2 + PT_STATS, e);
     wait += pt_now() - tw;
     engine_mark(en, PT_TRACE_COMM, "wait", sizeof hdr);
     if (rc == 0 && hdr[0] > 0) {
@@ -322,7 +324,7 @@ static int sync_sim(struct asgd *a, int done, double tally[3], int *all_done, st
         return pt_err_context(e, "in DataParallelASGD (SimModelAverage) sync %lld", a->syncs);
     *all_done = hdr[1] > (double)a->workers - 0.5;
     if (*all_done)
-        memcpy(tally, hdr + 2, 3 * sizeof *tally);
+        memcpy(tally, hdr + 2, PT_STATS * sizeof *tally);
     double t1 = pt_now();
     if (a->since > 0 || hdr[0] > 0)
         report(a, t0, t1, t1 - t0, wait, 0, hdr[0], 0);
@@ -337,7 +339,7 @@ static int as_after_update(struct engine *en, size_t samples, struct pt_err *e)
     if (a->since < a->period) /* one-sided components that need the owner get it here */
         return comm_store_poke(a->store, e) ? -1 : 0;
     int rc, all = 0;
-    double none[3] = {0, 0, 0};
+    double none[PT_STATS] = {0};
     if (a->sim)
         rc = sync_sim(a, 0, none, &all, e);
     else
@@ -373,7 +375,7 @@ static void staleness_line(struct asgd *a, const double *hist, double pushes)
 }
 
 /* Final push, everybody's pushes landed (the allreduce of the statistics), final pull. */
-static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
+static int end_async(struct asgd *a, double tally[PT_STATS], struct pt_err *e)
 {
     struct engine *en = &a->base;
     double t0 = pt_now();
@@ -396,7 +398,9 @@ static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
     if (rc == 0)
         rc = comm_store_complete(a->store, e);
     engine_mark(en, PT_TRACE_COMM, "final push", pushed ? push_bytes(a) : 0);
-    double all[ASGD_HDR + ASGD_BINS] = {tally[0], tally[1], tally[2], (double)a->syncs};
+    double all[ASGD_HDR + ASGD_BINS];
+    memcpy(all, tally, PT_STATS * sizeof *tally);
+    all[PT_STATS] = (double)a->syncs;
     memcpy(all + ASGD_HDR, a->hist, sizeof a->hist);
     double tw = pt_now();
     if (rc == 0) /* returns once every rank's pushes have landed */
@@ -412,8 +416,8 @@ static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
                               en->epoch + 1);
     take_start(a);
     engine_mark(en, PT_TRACE_COMM, "final pull", 0);
-    memcpy(tally, all, 3 * sizeof *tally);
-    a->syncs_state = (float)(all[3] / a->workers);
+    memcpy(tally, all, PT_STATS * sizeof *tally);
+    a->syncs_state = (float)(all[PT_STATS] / a->workers);
     double pushes = 0;
     for (int b = 0; b < ASGD_BINS; b++)
         pushes += all[ASGD_HDR + b];
@@ -425,12 +429,12 @@ static int end_async(struct asgd *a, double tally[3], struct pt_err *e)
     return 0;
 }
 
-static int as_end_epoch(struct engine *en, double tally[3], struct pt_err *e)
+static int as_end_epoch(struct engine *en, double tally[PT_STATS], struct pt_err *e)
 {
     struct asgd *a = as_of(en);
     if (!a->sim)
         return end_async(a, tally, e) ? -1 : 1;
-    double mine[3];
+    double mine[PT_STATS];
     int all = 0;
     do {
         memcpy(mine, tally, sizeof mine);

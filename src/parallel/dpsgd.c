@@ -64,11 +64,11 @@ struct dpsgd {
     size_t ncuts, next; /* slices 0..next are in flight */
     struct comm_req **reqs;
     size_t nreqs;
-    double stats_io[3];
+    double stats_io[PT_STATS];
     struct comm_req *stats_req;
     /* buffered */
     float *buf[2];
-    double bstats[2][3];
+    double bstats[2][PT_STATS];
     int cur, pending;
     double start_seconds; /* time the in-flight aggregation's start took */
     struct quant q;
@@ -135,11 +135,11 @@ static int stage_in(struct dpsgd *d, struct pt_err *e)
 }
 
 /* Start aggregating g (n floats) and stats (nonblocking where MPI allows). */
-static int agg_start(struct dpsgd *d, float *g, double stats[3], struct pt_err *e)
+static int agg_start(struct dpsgd *d, float *g, double stats[PT_STATS], struct pt_err *e)
 {
     struct comm *c = d->base.comm;
     size_t n = d->base.layout.n;
-    int rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
+    int rc = comm_iallreduce(c, stats, PT_STATS, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
     if (rc)
         return rc;
     if (d->bits_now < 32)
@@ -218,7 +218,7 @@ static int dp_grad_ready(struct engine *en, float *grads, size_t first, struct p
 }
 
 /* Unbuffered: the rest of the arena and the statistics, then wait for everything. */
-static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct pt_err *e)
+static int aggregate_now(struct dpsgd *d, float *grads, double stats[PT_STATS], struct pt_err *e)
 {
     struct comm *c = d->base.comm;
     size_t n = d->base.layout.n;
@@ -231,13 +231,13 @@ static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct 
     } else if (overlapping(d)) {
         rc = start_slices(d, grads, 0, e);
         if (rc == 0)
-            rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
+            rc = comm_iallreduce(c, stats, PT_STATS, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
         int rc2 = wait_all(d, e);
         rc = rc ? rc : rc2;
     } else if ((comm_size(c) == 1 || d->base.shared) && !d->fp16) {
         /* one rank: the sum is the gradient itself (on a GPU, no trip to the host); ranks
          * sharing one model: the backward pass applied the whole minibatch already */
-        rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
+        rc = comm_iallreduce(c, stats, PT_STATS, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
         if (rc == 0)
             rc = wait_all(d, e);
     } else {
@@ -249,7 +249,7 @@ static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct 
             rc = d->fp16 ? comm_allreduce_half(c, d->half, n, e)
                          : comm_allreduce(c, d->host, n, COMM_FLOAT, COMM_SUM, e);
         if (rc == 0)
-            rc = comm_iallreduce(c, stats, 3, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
+            rc = comm_iallreduce(c, stats, PT_STATS, COMM_DOUBLE, COMM_SUM, &d->stats_req, e);
         if (rc == 0)
             rc = wait_all(d, e);
     }
@@ -260,7 +260,7 @@ static int aggregate_now(struct dpsgd *d, float *grads, double stats[3], struct 
 }
 
 /* Buffered: finish step t-1's aggregate, start step t's, hand back t-1's. */
-static int aggregate_buffered(struct dpsgd *d, float *grads, double stats[3], double *wait,
+static int aggregate_buffered(struct dpsgd *d, float *grads, double stats[PT_STATS], double *wait,
                               struct pt_err *e)
 {
     size_t n = d->base.layout.n;
@@ -279,7 +279,7 @@ static int aggregate_buffered(struct dpsgd *d, float *grads, double stats[3], do
         b->ops->copy(b, grads, d->buf[f], n);
         memcpy(stats, d->bstats[f], sizeof d->bstats[f]);
     } else {
-        stats[0] = stats[1] = stats[2] = 0.0;
+        memset(stats, 0, PT_STATS * sizeof *stats);
     }
     if (d->bits_now < 32)
         engine_mark(&d->base, PT_TRACE_COMPUTE, "quantize", -1);
@@ -290,7 +290,8 @@ static int aggregate_buffered(struct dpsgd *d, float *grads, double stats[3], do
     return rc;
 }
 
-static int dp_after_backward(struct engine *en, float *grads, double stats[3], struct pt_err *e)
+static int dp_after_backward(struct engine *en, float *grads, double stats[PT_STATS],
+                             struct pt_err *e)
 {
     struct dpsgd *d = dp_of(en);
     double t0 = pt_now(), wait = 0;
@@ -330,7 +331,7 @@ static int dp_can_share(struct engine *en)
     return !d->fp16 && !d->buffered && !d->overlap;
 }
 
-static int dp_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e)
+static int dp_flush(struct engine *en, float *grads, double stats[PT_STATS], struct pt_err *e)
 {
     struct dpsgd *d = dp_of(en);
     if (!d->pending)

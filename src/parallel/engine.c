@@ -126,7 +126,7 @@ int engine_start_epoch(struct engine *en, size_t epoch, struct pt_err *e)
     return rc;
 }
 
-int engine_after_backward(struct engine *en, float *grads, double stats[3], struct pt_err *e)
+int engine_after_backward(struct engine *en, float *grads, double stats[PT_STATS], struct pt_err *e)
 {
     return en->ops->after_backward ? en->ops->after_backward(en, grads, stats, e) : 0;
 }
@@ -149,7 +149,7 @@ void engine_share(struct engine *en, float *params)
     en->layout.params = params;
 }
 
-int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e)
+int engine_flush(struct engine *en, float *grads, double stats[PT_STATS], struct pt_err *e)
 {
     return en->ops->flush ? en->ops->flush(en, grads, stats, e) : 0;
 }
@@ -166,7 +166,7 @@ int engine_after_update(struct engine *en, size_t samples, struct pt_err *e)
     return en->ops->after_update ? en->ops->after_update(en, samples, e) : 0;
 }
 
-int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e)
+int engine_end_epoch(struct engine *en, double tally[PT_STATS], struct pt_err *e)
 {
     en->minibatch = 0;
     return en->ops->end_epoch ? en->ops->end_epoch(en, tally, e) : 0;

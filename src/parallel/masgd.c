@@ -107,7 +107,8 @@ static void report(struct masgd *m, double t0, double t1, double comm_s, double 
 
 /* One synchronization. done: this rank's data is used up; tally: its epoch statistics
  * (replaced by the global ones when every rank is done). */
-static int sync_models(struct masgd *m, int done, double tally[3], int *all_done, struct pt_err *e)
+static int sync_models(struct masgd *m, int done, double tally[PT_STATS], int *all_done,
+                       struct pt_err *e)
 {
     struct engine *en = &m->base;
     struct comm *c = en->comm;
@@ -115,8 +116,9 @@ static int sync_models(struct masgd *m, int done, double tally[3], int *all_done
     double t0 = pt_now();
     engine_mark_start(en);
     /* the header: every rank arrives here, so its time is mostly waiting for the slowest */
-    double hdr[5] = {(double)m->since, done ? 1.0 : 0.0, tally[0], tally[1], tally[2]};
-    int rc = comm_allreduce_f64(c, hdr, 5, e);
+    double hdr[2 + PT_STATS] = {(double)m->since, done ? 1.0 : 0.0};
+    memcpy(hdr + 2, tally, PT_STATS * sizeof *tally);
+    int rc = comm_allreduce_f64(c, hdr, 2 + PT_STATS, e);
     double total = hdr[0], comm_s = pt_now() - t0, wait = comm_s;
     engine_mark(en, PT_TRACE_COMM, "wait", sizeof hdr);
     if (rc == 0 && total > 0) {
@@ -143,7 +145,7 @@ static int sync_models(struct masgd *m, int done, double tally[3], int *all_done
                               m->hits + 1, en->epoch + 1);
     *all_done = hdr[1] > (double)m->workers - 0.5;
     if (*all_done)
-        memcpy(tally, hdr + 2, 3 * sizeof *tally);
+        memcpy(tally, hdr + 2, PT_STATS * sizeof *tally);
     report(m, t0, pt_now(), comm_s, wait, total);
     m->since = 0;
     return 0;
@@ -183,15 +185,15 @@ static int ms_after_update(struct engine *en, size_t samples, struct pt_err *e)
     m->since += samples;
     if (m->since < m->per_worker)
         return 0;
-    double none[3] = {0, 0, 0};
+    double none[PT_STATS] = {0};
     int all = 0;
     return sync_models(m, 0, none, &all, e) ? -1 : 1;
 }
 
-static int ms_end_epoch(struct engine *en, double tally[3], struct pt_err *e)
+static int ms_end_epoch(struct engine *en, double tally[PT_STATS], struct pt_err *e)
 {
     struct masgd *m = ma_of(en);
-    double mine[3];
+    double mine[PT_STATS];
     int all = 0;
     do {
         memcpy(mine, tally, sizeof mine);

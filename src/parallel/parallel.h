@@ -9,6 +9,11 @@
 #include "core/trace.h"
 #include "parsers/schema.h"
 
+/* The statistics of a step that the engines sum over the ranks: [0] the training
+ * criterion's sum, [1] the evaluation criterion's, [2] the samples, then the further
+ * evaluation nodes' sums (nn.h: NN_EVAL_MAX - 1 of them). */
+#define PT_STATS 9
+
 extern const struct cfg_schema parallel_train_schema;       /* SGD.ParallelTrain */
 extern const struct cfg_schema parallel_asgd_adjust_schema; /* ...AdjustLearningRateAtBeginning */
 
@@ -158,7 +163,8 @@ struct engine_ops {
     /* Turn this rank's summed gradient grads[0..n) and its statistics (training criterion,
      * eval criterion, samples) into the global ones, in place. A buffered engine returns
      * the previous step's (stats[2] == 0 when there is none). */
-    int (*after_backward)(struct engine *en, float *grads, double stats[3], struct pt_err *e);
+    int (*after_backward)(struct engine *en, float *grads, double stats[PT_STATS],
+                          struct pt_err *e);
     /* For an engine with after_backward: 1 when this epoch's after_backward leaves this
      * rank's gradient and statistics as they are (one rank, full precision, unbuffered),
      * so the learner may run inside the backward pass (engine_keeps_gradient). NULL:
@@ -171,7 +177,7 @@ struct engine_ops {
      * keeps_gradient says 1. NULL: never. */
     int (*can_share)(struct engine *en);
     /* Epoch end: a pending aggregate goes into grads/stats (returns 1), or none (0). */
-    int (*flush)(struct engine *en, float *grads, double stats[3], struct pt_err *e);
+    int (*flush)(struct engine *en, float *grads, double stats[PT_STATS], struct pt_err *e);
     /* After the learner applied a minibatch of `samples` samples of this rank: an engine
      * that synchronizes models counts them and, at its sync points, replaces the
      * parameters. Returns 1 when it synchronized (the loop then zeroes the learner's
@@ -180,7 +186,7 @@ struct engine_ops {
     /* Epoch end, after flush: the last synchronization of the epoch. tally = this rank's
      * (training criterion, eval criterion, samples) over the epoch; an engine whose
      * statistics are local makes them global. Returns 1/0/-1 as after_update. */
-    int (*end_epoch)(struct engine *en, double tally[3], struct pt_err *e);
+    int (*end_epoch)(struct engine *en, double tally[PT_STATS], struct pt_err *e);
     /* Fill out[0..max) with the state a checkpoint keeps; returns how many. */
     size_t (*state)(struct engine *en, struct engine_state *out, size_t max);
     /* After a checkpoint restored the state (loaded = 1), or found none (0). */
@@ -229,7 +235,8 @@ void engine_free(struct engine *en);
 
 /* The ops, or nothing where an engine has none (see struct engine_ops). */
 int engine_start_epoch(struct engine *en, size_t epoch, struct pt_err *e);
-int engine_after_backward(struct engine *en, float *grads, double stats[3], struct pt_err *e);
+int engine_after_backward(struct engine *en, float *grads, double stats[PT_STATS],
+                          struct pt_err *e);
 /* 1 when the learner's update may run before after_backward, inside the backward pass:
  * the engine has no after_backward or its keeps_gradient says so for this epoch. */
 int engine_keeps_gradient(struct engine *en);
@@ -238,9 +245,9 @@ int engine_keeps_gradient(struct engine *en);
  * at params). */
 int engine_can_share(struct engine *en);
 void engine_share(struct engine *en, float *params);
-int engine_flush(struct engine *en, float *grads, double stats[3], struct pt_err *e);
+int engine_flush(struct engine *en, float *grads, double stats[PT_STATS], struct pt_err *e);
 int engine_after_update(struct engine *en, size_t samples, struct pt_err *e);
-int engine_end_epoch(struct engine *en, double tally[3], struct pt_err *e);
+int engine_end_epoch(struct engine *en, double tally[PT_STATS], struct pt_err *e);
 
 /* For engines: record one aggregation [t_start, t_end] (the JSON line, with `extra` fields
  * ("" or ",\"name\":value..."); DataParallelSGD's syncPerfStats line when print is set).

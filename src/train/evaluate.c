@@ -46,13 +46,13 @@ int train_agree(struct comm *comm, int rc, const char *what, struct pt_err *e)
 }
 
 int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t mb_size,
-                   size_t epoch_size, double sums[3], size_t *nmb, struct pt_err *e)
+                   size_t epoch_size, double sums[PT_STATS], size_t *nmb, struct pt_err *e)
 {
     int rank = comm_rank(comm), workers = comm_size(comm);
     int rc = reader_start_epoch(r, 0, epoch_size, rank, workers, e);
     struct minibatch mb = {0};
     struct nn_stats st;
-    sums[0] = sums[1] = sums[2] = 0.0;
+    memset(sums, 0, PT_STATS * sizeof *sums);
     *nmb = 0;
     while (rc == 0 && (rc = reader_next(r, mb_size, &mb, e)) == 0 && mb.global_samples) {
         if ((rc = nn_evaluate(net, &mb, &st, e)))
@@ -60,12 +60,14 @@ int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t m
         sums[0] += st.train_crit;
         sums[1] += st.eval_crit;
         sums[2] += (double)st.samples;
+        for (int k = 3; k < PT_STATS; k++)
+            sums[k] += st.eval_more[k - 3];
         ++*nmb;
     }
     mb_free(&mb);
     /* a rank that failed would leave the others in the allreduce: agree first */
     rc = train_agree(comm, rc, "while evaluating", e);
-    return rc == 0 && workers > 1 ? comm_allreduce_f64(comm, sums, 3, e) : rc;
+    return rc == 0 && workers > 1 ? comm_allreduce_f64(comm, sums, PT_STATS, e) : rc;
 }
 
 /* Every rank evaluates the same model in the same minibatches (else the sums mix models). */
@@ -95,6 +97,25 @@ int train_crit_count(const struct nn *net)
 {
     const struct nn_config *c = nn_get_config(net);
     return c->rnn == NN_GRAPH && !strcmp(c->train_name, c->eval_name) ? 1 : 2;
+}
+
+int train_crit_list(const struct nn *net, const char *eval_name, const double *stats,
+                    int eval_first, struct logfmt_crit *c)
+{
+    size_t n = (size_t)stats[2];
+    int two = train_crit_count(net) == 2, k = 0;
+    struct logfmt_crit tc = {nn_train_criterion_name(net), stats[0], n};
+    if (!eval_first)
+        c[k++] = tc;
+    if (two)
+        c[k++] = (struct logfmt_crit){eval_name, stats[1], n};
+    if (eval_first)
+        c[k++] = tc;
+    for (int i = 0; i < nn_eval_more(net, -1, NULL, NULL) && 3 + i < PT_STATS; i++) {
+        c[k] = (struct logfmt_crit){NULL, stats[3 + i], n};
+        nn_eval_more(net, i, &c[k++].name, NULL);
+    }
+    return k;
 }
 
 int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int in_order,
@@ -145,7 +166,7 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         rc = train_open_model(ctx, command, ts.model, 0, &mr, e);
     struct nn *net = mr.net;
     struct reader *r = mr.reader;
-    double sums[3];
+    double sums[PT_STATS];
     size_t nmb = 0;
     rc = train_agree(ctx->comm, rc, "to load the model or open the reader", e);
     if (rc == 0)
@@ -157,10 +178,12 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         char eval_name[48], line[1024];
         train_eval_name(net, eval_name, sizeof eval_name);
         const char *tname = nn_train_criterion_name(net);
-        size_t n = (size_t)sums[2];
-        struct logfmt_crit c[2] = {{eval_name, sums[1], n}, {tname, sums[0], n}};
-        int ce = nn_get_config(net)->train_crit == BK_CRIT_CE_SOFTMAX ? 1 : -1;
-        logfmt_final(line, sizeof line, 1, (int)nmb, c, train_crit_count(net), ce);
+        struct logfmt_crit c[1 + NN_EVAL_MAX];
+        int nc = train_crit_list(net, eval_name, sums, 1, c), ce = -1;
+        for (int k = 0; k < nc; k++) /* the training criterion's perplexity */
+            ce =
+                c[k].name == tname && nn_get_config(net)->train_crit == BK_CRIT_CE_SOFTMAX ? k : ce;
+        logfmt_final(line, sizeof line, 1, (int)nmb, c, nc, ce);
         pt_log_printf(ctx->log, "%s\n", line);
     }
     train_close_model(&mr);

@@ -118,10 +118,15 @@ void logfmt_final(char *buf, size_t size, int first_mb, int last_mb, const struc
     size_t o = 0;
     buf[0] = '\0';
     put(buf, size, &o, "Final Results: Minibatch[%d-%d]: ", first_mb, last_mb);
-    joined(buf, size, &o, c, n);
-    if (perplexity_of >= 0 && perplexity_of < n && c[perplexity_of].count) {
-        double ce = c[perplexity_of].sum / (double)c[perplexity_of].count;
+    int p = perplexity_of >= 0 && perplexity_of < n && c[perplexity_of].count ? perplexity_of : -1;
+    joined(buf, size, &o, c, p >= 0 ? p + 1 : n);
+    if (p >= 0) { /* right after the cross entropy, as CNTK prints it */
+        double ce = c[p].sum / (double)c[p].count;
         put(buf, size, &o, "; perplexity = %.8f", exp(ce));
+        if (p + 1 < n) {
+            put(buf, size, &o, "; ");
+            joined(buf, size, &o, c + p + 1, n - p - 1);
+        }
     }
 }
 

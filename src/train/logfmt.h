@@ -39,7 +39,7 @@ void logfmt_epoch_end(char *buf, size_t size, int epoch, int max_epochs,
 /* "Finished Epoch[ 1 of 3]: [Validate] A = ... * N; B = ... * N" (cvReader). */
 void logfmt_validate(char *buf, size_t size, int epoch, int max_epochs, const struct logfmt_crit *c,
                      int n);
-/* perplexity_of: index of the cross-entropy criterion whose exp() is appended, or -1. */
+/* perplexity_of: index of the cross-entropy criterion whose exp() follows it, or -1. */
 void logfmt_final(char *buf, size_t size, int first_mb, int last_mb, const struct logfmt_crit *c,
                   int n, int perplexity_of);
 

@@ -61,9 +61,22 @@ void run_print_summary(struct run *r)
     int graph = c->rnn == NN_GRAPH;
     const char *train = nn_train_criterion_name(r->net);
     pt_log_printf(log, "Training criterion:   %s = %s\n", train, graph ? c->train_kind : train);
-    if (c->train_crit != c->eval_crit || strcmp(c->train_name, c->eval_name))
+    int two = c->train_crit != c->eval_crit || strcmp(c->train_name, c->eval_name);
+    int more = nn_eval_more(r->net, -1, NULL, NULL);
+    if (two && !more)
         pt_log_printf(log, "Evaluation criterion: %s = %s\n", r->eval_name,
                       graph ? c->eval_kind : nn_eval_criterion_name(r->net));
+    if (more) { /* CNTK's list of several */
+        pt_log_plain(log, "\n");
+        pt_log_printf(log, "Evaluation criteria:\n");
+        if (two)
+            pt_log_printf(log, "\t%s = %s\n", r->eval_name, c->eval_kind);
+        for (int k = 0; k < more; k++) {
+            const char *name = NULL, *kind = NULL;
+            nn_eval_more(r->net, k, &name, &kind);
+            pt_log_printf(log, "\t%s = %s\n", name, kind);
+        }
+    }
     size_t n = 0;
     const struct nn_tensor *t = nn_tensors(r->net, &n);
     const struct nn_tensor **sorted = calloc(n ? n : 1, sizeof *sorted);

@@ -43,14 +43,15 @@ static int parallel_on(const struct run *r, size_t epoch)
 }
 
 struct window {
-    double train, eval, t0;
-    size_t samples, first_mb;
+    double v[PT_STATS]; /* the step statistics (PT_STATS's layout) summed */
+    double t0;
+    size_t first_mb;
 };
 
 static void progress(struct run *r, size_t epoch, size_t mb, struct window *w)
 {
-    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), w->train, w->samples},
-                               {r->eval_name, w->eval, w->samples}};
+    struct logfmt_crit c[1 + NN_EVAL_MAX];
+    int nc = train_crit_list(r->net, r->eval_name, w->v, 0, c);
     int full_pass = r->lc.epoch_size == 0;
     double pct = -1;
     int digits = 2;
@@ -67,8 +68,7 @@ static void progress(struct run *r, size_t epoch, size_t mb, struct window *w)
     char line[1024];
     double now = pt_now();
     logfmt_progress(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, (int)w->first_mb,
-                    (int)mb, pct, digits, c, train_crit_count(r->net), now - w->t0,
-                    (double)w->samples);
+                    (int)mb, pct, digits, c, nc, now - w->t0, w->v[2]);
     pt_log_printf(r->ctx->log, "%s\n", line);
     *w = (struct window){.t0 = now, .first_mb = mb + 1};
 }
@@ -87,17 +87,15 @@ static void loop_start_line(struct run *r, size_t epoch)
     pt_log_printf(r->ctx->log, "%s.\n", line);
 }
 
-/* Running sums of an epoch and of a progress window. */
+/* Running sums of an epoch's step statistics (PT_STATS's layout). */
 struct tally {
-    double train, eval;
-    size_t samples;
+    double v[PT_STATS];
 };
 
-static void tally_add(struct tally *t, const double stats[3])
+static void tally_add(double *acc, const double stats[PT_STATS])
 {
-    t->train += stats[0];
-    t->eval += stats[1];
-    t->samples += (size_t)stats[2];
+    for (int k = 0; k < PT_STATS; k++)
+        acc[k] += stats[k];
 }
 
 /* An engine synchronized the models (status 1): zero the momentum if it asks for that. */
@@ -153,7 +151,7 @@ static int local_step(struct run *r, struct minibatch *mb, const struct learn_ep
 /* One minibatch (nmb, 1-based, of epoch): local step, the engine's aggregation, the learner
  * with the global sample count. stats: criterion, eval, samples. */
 static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep, int on,
-                size_t epoch, size_t nmb, double stats[3], struct pt_err *e)
+                size_t epoch, size_t nmb, double stats[PT_STATS], struct pt_err *e)
 {
     struct nn_stats st = {0};
     int fused;
@@ -161,6 +159,8 @@ static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *e
     stats[0] = st.train_crit;
     stats[1] = st.eval_crit;
     stats[2] = (double)st.samples;
+    for (int k = 3; k < PT_STATS; k++)
+        stats[k] = st.eval_more[k - 3];
     r->engine->minibatch = nmb;
     if (rc == 0 && on)
         rc = engine_after_backward(r->engine, nn_grads(r->net), stats, e);
@@ -183,21 +183,18 @@ static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *e
 /* Epoch end: what a buffered engine still holds is applied too. */
 static int flush(struct run *r, const struct learn_epoch *ep, struct tally *all, struct pt_err *e)
 {
-    double stats[3];
+    double stats[PT_STATS];
     int rc;
     while ((rc = engine_flush(r->engine, nn_grads(r->net), stats, e)) == 1) {
         if (stats[2] > 0)
             learner_update(&r->learner, &r->lc, ep, nn_params(r->net), nn_grads(r->net),
                            (size_t)stats[2], r->spans, r->nspans);
-        tally_add(all, stats);
+        tally_add(all->v, stats);
     }
     if (rc)
         return rc;
     /* the last synchronization of the epoch; local statistics become global */
-    double t[3] = {all->train, all->eval, (double)all->samples};
-    rc = synced(r, engine_end_epoch(r->engine, t, e));
-    *all = (struct tally){t[0], t[1], (size_t)t[2]};
-    return rc;
+    return synced(r, engine_end_epoch(r->engine, all->v, e));
 }
 
 /* Every rank must hold the same model after a synchronous epoch: compare checksums. A
@@ -238,7 +235,7 @@ static int check_models_agree(struct run *r, size_t epoch, struct pt_err *e)
 /* cvReader: the model after this epoch on the validation data (distributed). */
 static int validate(struct run *r, size_t epoch, const struct learn_epoch *ep, struct pt_err *e)
 {
-    double sums[3];
+    double sums[PT_STATS];
     size_t nmb = 0;
     double t = pt_trace_now(r->timeline);
     int rc = train_evaluate(r->ctx->comm, r->net, r->cv, ep->mb_size, 0, sums, &nmb, e);
@@ -246,11 +243,10 @@ static int validate(struct run *r, size_t epoch, const struct learn_epoch *ep, s
     if (rc)
         return pt_err_context(e, "while validating epoch %zu on cvReader", epoch + 1);
     size_t n = (size_t)sums[2];
-    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), sums[0], n},
-                               {r->eval_name, sums[1], n}};
+    struct logfmt_crit c[1 + NN_EVAL_MAX];
+    int nc = train_crit_list(r->net, r->eval_name, sums, 0, c);
     char line[1024];
-    logfmt_validate(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c,
-                    train_crit_count(r->net));
+    logfmt_validate(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, nc);
     r->crit.cv_train = n ? sums[0] / (double)n : NAN;
     r->crit.cv_eval = n ? sums[1] / (double)n : NAN;
     if (run_may_log(r))
@@ -295,7 +291,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         pt_log_printf(log, "%s\n", line);
     }
     /* epochTime (and the timeline's epoch span) covers the engine's start of the epoch */
-    double t0 = pt_now(), stats[3];
+    double t0 = pt_now(), stats[PT_STATS];
     int rc = on ? engine_start_epoch(r->engine, epoch, e) : 0;
     /* a team: rank 0 has written the last epoch's files from the shared model, and a
      * loaded model is in place on every rank, before anybody changes it */
@@ -333,10 +329,8 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
             break;
         nmb++;
         mine += (double)m->samples; /* this rank's own (the stats may be everyone's) */
-        tally_add(&all, stats);
-        w.train += stats[0];
-        w.eval += stats[1];
-        w.samples += (size_t)stats[2];
+        tally_add(all.v, stats);
+        tally_add(w.v, stats);
         if (r->trace > 0 && talk &&
             (nmb % (size_t)r->lc.show_every == 0 || nmb <= (size_t)r->lc.show_first))
             progress(r, epoch, nmb, &w);
@@ -353,31 +347,32 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     if (rc)
         return rc;
     /* AutoAdjust with loadBestModel goes back from a diverged epoch (CNTK) */
-    if (!isfinite(all.train) && !(r->lc.aa.mode && r->lc.aa.load_best))
+    size_t samples = (size_t)all.v[2];
+    if (!isfinite(all.v[0]) && !(r->lc.aa.mode && r->lc.aa.load_best))
         return pt_err_set(e, PT_EUSER,
                           "error: epoch %zu: the training criterion is not finite "
                           "(diverged); lower the learning rate",
                           epoch + 1);
     r->mbs_last_epoch = nmb;
-    r->st.samples_seen += all.samples;
+    r->st.samples_seen += samples;
     r->st.epochs_done = epoch + 1;
     r->st.dropout_state = nn_get_dropout_state(r->net);
-    struct logfmt_crit c[2] = {{nn_train_criterion_name(r->net), all.train, all.samples},
-                               {r->eval_name, all.eval, all.samples}};
+    struct logfmt_crit c[1 + NN_EVAL_MAX];
+    int nc = train_crit_list(r->net, r->eval_name, all.v, 0, c);
     char line[1024];
     double t1 = pt_now();
-    logfmt_epoch_end(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c,
-                     train_crit_count(r->net), (size_t)r->st.samples_seen, (float)ep->lr_per_sample,
-                     t1 - t0);
+    logfmt_epoch_end(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, c, nc,
+                     (size_t)r->st.samples_seen, (float)ep->lr_per_sample, t1 - t0);
     if (r->timeline) {
-        struct pt_trace_arg a[3] = {
-            {"epoch", (double)epoch + 1}, {"minibatches", (double)nmb}, {"samples", all.samples}};
+        struct pt_trace_arg a[3] = {{"epoch", (double)epoch + 1},
+                                    {"minibatches", (double)nmb},
+                                    {"samples", (double)samples}};
         pt_trace_span(r->timeline, PT_TRACE_EPOCH, "epoch", t0, t1, a, 3);
     }
     if (talk)
         pt_log_printf(log, "%s\n", line);
-    r->crit.train = all.samples ? all.train / (double)all.samples : NAN;
-    r->crit.eval = all.samples ? all.eval / (double)all.samples : NAN;
+    r->crit.train = samples ? all.v[0] / (double)samples : NAN;
+    r->crit.eval = samples ? all.v[1] / (double)samples : NAN;
     if (r->cv && (rc = validate(r, epoch, ep, e)))
         return rc;
     int save = 1;

@@ -5,6 +5,8 @@
 #include <stdint.h>
 
 #include "learn/learn.h"
+#include "parallel/parallel.h"
+#include "train/logfmt.h"
 #include "nn/nn.h"
 #include "reader/reader.h"
 #include "train/train.h"
@@ -73,6 +75,12 @@ void train_eval_name(const struct nn *net, char *buf, size_t size);
  * criterion's node (a BrainScript network that names one node for both, or no
  * evaluationNodes), as CNTK shows it once; else 2. */
 int train_crit_count(const struct nn *net);
+/* The criteria of a log line into c (room for 1 + NN_EVAL_MAX), how many: the training
+ * criterion, the evaluation criterion where it is another node (eval_first: before the
+ * training one, as Final Results puts it), then the further evaluation nodes; their sums
+ * from stats (PT_STATS's layout), each over its samples (stats[2]). */
+int train_crit_list(const struct nn *net, const char *eval_name, const double *stats,
+                    int eval_first, struct logfmt_crit *c);
 
 /* What every rank must have alike (train_ident.c): a name for messages ("layerSizes"),
  * a hash of the exact value, a short text for people, and what else the hash covers (for
@@ -94,11 +102,11 @@ int train_check_same(struct comm *comm, const struct train_ident *items, size_t 
 void train_ident_network(struct nn *net, struct train_ident *it);
 
 /* Evaluate net on one pass of r (epoch_size samples, 0 = all), in minibatches of mb_size:
- * each rank its share when comm has several ranks. sums = (training criterion, eval
- * criterion, samples), global; *nmb = global minibatches. Collective; a failure on any
- * rank fails every rank. */
+ * each rank its share when comm has several ranks. sums (PT_STATS's layout: training
+ * criterion, eval criterion, samples, the further evaluation nodes), global; *nmb = global
+ * minibatches. Collective; a failure on any rank fails every rank. */
 int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t mb_size,
-                   size_t epoch_size, double sums[3], size_t *nmb, struct pt_err *e);
+                   size_t epoch_size, double sums[PT_STATS], size_t *nmb, struct pt_err *e);
 
 /* What test and write evaluate: the model (on the CPU backend) and the command's reader. */
 struct train_model_reader {
