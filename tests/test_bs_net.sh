@@ -368,6 +368,12 @@ grep '^Finished Epoch.*\[Validate\] ce = [0-9.]* \* 400; errs = [0-9.]*% \* 400;
 grep '^Final Results: Minibatch\[1-1\]: errs = [0-9.]*% \* 400; ce = [0-9.]* \* 400; perplexity = [0-9.]*; top3Errs = [0-9.]*% \* 400; zsum = [-0-9.e]* \* 400$' multi.err >/dev/null &&
     ok || { no "the Final Results line"; grep Final multi.err; }
 [ "$(grep -c '^ Epoch.*errs = .*top3Errs = .*zsum = ' multi.err)" -ge 1 ] && ok || no "progress lines"
+# evalNodeNames (CNTK's eval action): those criteria, in its order; another name is refused
+expect 0 "$T" configFile=multi.cfg Dir=M command=test test.evalNodeNames=top3Errs:errs
+grep -q '^Final Results: Minibatch\[1-1\]: top3Errs = [0-9.]*% \* 400; errs = [0-9.]*% \* 400$' "$tmp/err" &&
+    ok || { no "evalNodeNames=top3Errs:errs"; grep Final "$tmp/err"; }
+expect 1 "$T" configFile=multi.cfg Dir=M command=test test.evalNodeNames=errs:nope
+has "$tmp/err" "error: evalNodeNames: 'nope' is not a criterion of the model 'M/m.dnn' (partrain reports its training criterion and evaluation nodes: errs, ce, top3Errs, zsum)"
 # the same groups from the nodes' tags (CNTK's older configs), in the order made
 sed -e 's/errs = ClassificationError (labels, z) ;/errs = ClassificationError (labels, z, tag = "evaluation") ;/' \
     -e 's/top3Errs = ClassificationError (labels, z, topN = 3)/top3Errs = ClassificationError (labels, z, topN = 3, tag = "evaluation")/' \

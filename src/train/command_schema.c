@@ -234,6 +234,11 @@ static const struct cfg_key test_cmd_keys[] = {
      .flags = CFG_HAS_MIN,
      .help = "samples to evaluate; 0 = all",
      TS(epoch_size)},
+    {.name = "evalNodeNames",
+     .type = CFG_STRING_LIST,
+     .help = "the criteria to report, in this order (default: the training criterion and "
+             "every evaluation node); each must be one of them",
+     TS(eval_nodes)},
     /* CNTK's GetModelFromConfig builds the network from a builder it finds here (a
      * BrainScript one loads the model and changes it: BS.Network.Load, Hardmax ...) */
     {.name = "BrainScriptNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},

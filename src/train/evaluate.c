@@ -70,6 +70,45 @@ int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t m
     return rc == 0 && workers > 1 ? comm_allreduce_f64(comm, sums, PT_STATS, e) : rc;
 }
 
+/* The criteria that Final Results reports (c, *nc; their names may point into eval_name,
+ * 48 bytes): every one (evaluation first), or those evalNodeNames names, in its order; a
+ * name that is none of them is an error (e non-NULL: the check before evaluating). */
+static int report_list(const struct nn *net, const struct cfg_val *names, const double *sums,
+                       char *eval_name, struct logfmt_crit *c, int *nc, const char *model,
+                       struct pt_err *e)
+{
+    train_eval_name(net, eval_name, 48);
+    struct logfmt_crit all[1 + NN_EVAL_MAX];
+    int n = train_crit_list(net, eval_name, sums, 1, all);
+    if (!names->node) {
+        memcpy(c, all, (size_t)n * sizeof *all);
+        *nc = n;
+        return 0;
+    }
+    *nc = 0;
+    for (size_t i = 0; i < names->slist.n; i++) {
+        const char *want = names->slist.items[i];
+        int k = 0;
+        while (k < n && strcmp(all[k].name, want))
+            k++;
+        if (k < n && *nc < 1 + NN_EVAL_MAX) {
+            c[(*nc)++] = all[k];
+            continue;
+        }
+        if (!e || k < n)
+            continue;
+        char list[512] = "";
+        for (int j = 0; j < n; j++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", j ? ", " : "",
+                     all[j].name);
+        return cfg_error(e, cfg_value_origin(names->node),
+                         "evalNodeNames: '%s' is not a criterion of the model '%s' (partrain "
+                         "reports its training criterion and evaluation nodes: %s)",
+                         want, model, list);
+    }
+    return 0;
+}
+
 /* Every rank evaluates the same model in the same minibatches (else the sums mix models). */
 static int check_same_test(struct comm *comm, struct nn *net, const struct train_settings *ts,
                            struct pt_err *e)
@@ -168,6 +207,13 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     struct reader *r = mr.reader;
     double sums[PT_STATS];
     size_t nmb = 0;
+    if (rc == 0) { /* evalNodeNames names the model's criteria: checked before evaluating */
+        double none[PT_STATS] = {0};
+        char eval_name[48];
+        struct logfmt_crit c[1 + NN_EVAL_MAX];
+        int nc = 0;
+        rc = report_list(net, &ts.eval_nodes, none, eval_name, c, &nc, ts.model, e);
+    }
     rc = train_agree(ctx->comm, rc, "to load the model or open the reader", e);
     if (rc == 0)
         rc = check_same_test(ctx->comm, net, &ts, e);
@@ -175,11 +221,11 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         rc = train_evaluate(ctx->comm, net, r, (size_t)ts.mb_size, (size_t)ts.epoch_size, sums,
                             &nmb, e);
     if (rc == 0 && comm_rank(ctx->comm) == 0) {
-        char eval_name[48], line[1024];
-        train_eval_name(net, eval_name, sizeof eval_name);
+        char line[1024], eval_name[48];
         const char *tname = nn_train_criterion_name(net);
         struct logfmt_crit c[1 + NN_EVAL_MAX];
-        int nc = train_crit_list(net, eval_name, sums, 1, c), ce = -1;
+        int nc = 0, ce = -1;
+        report_list(net, &ts.eval_nodes, sums, eval_name, c, &nc, ts.model, NULL);
         for (int k = 0; k < nc; k++) /* the training criterion's perplexity */
             ce =
                 c[k].name == tname && nn_get_config(net)->train_crit == BK_CRIT_CE_SOFTMAX ? k : ce;

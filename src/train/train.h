@@ -32,12 +32,13 @@ int train_parallel_off(struct cfg *cfg);
  * test_command_schema and train_top_schema (a command block may override top-level keys)
  * store into it through cfg_schema_read. */
 struct train_settings {
-    char model[4096];     /* modelPath */
-    long long mb_size;    /* action=test: minibatchSize */
-    long long epoch_size; /* action=test: epochSize */
-    long long trace;      /* traceLevel */
-    long long seed;       /* randomSeed */
-    int make_mode;        /* makeMode */
+    char model[4096];          /* modelPath */
+    long long mb_size;         /* action=test: minibatchSize */
+    long long epoch_size;      /* action=test: epochSize */
+    long long trace;           /* traceLevel */
+    long long seed;            /* randomSeed */
+    int make_mode;             /* makeMode */
+    struct cfg_val eval_nodes; /* action=test: evalNodeNames (node NULL: not given) */
 };
 
 /* What a running action gets. */
