@@ -225,6 +225,50 @@ START_TEST(values_reduce)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ initial values */
+
+/* CNTK's random initializers that do not scale by the fan: 'normal' N(0, s), 'uniform1'
+ * U(-s, s), 'TruncNormal' N(0, s) without the values beyond 2 s (its standard deviation
+ * 0.880 s), next to 'uniform' U(-0.05 s, 0.05 s). */
+START_TEST(random_initializers)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(
+        b,
+        IO "A = Parameter (100, 100, init = 'normal', initValueScale = 0.5)\n"
+           "B = Parameter (100, 100, init = 'uniform1', initValueScale = 0.5)\n"
+           "C = Parameter (100, 100, init = 'TruncNormal', initValueScale = 0.5)\n"
+           "D = Parameter (100, 100, init = 'uniform', initValueScale = 2)\n"
+           "h = Tanh (A * Tanh (B * Tanh (C * Tanh (D * Parameter (100, 3) * features))))\n"
+           "z = Parameter (4, 100) * h\n" CE("z"),
+        3);
+    const char *names[] = {"A", "B", "C", "D"};
+    const double sd_want[] = {0.5, 0.5 / sqrt(3.0), 0.5 * 0.8796, 0.1 / sqrt(3.0)};
+    const double max_want[] = {0.5 * 5.5, 0.5, 1.0, 0.1};
+    const float *p = nn_params(net);
+    for (int k = 0; k < 4; k++) {
+        const struct nn_tensor *t = tensor_named(net, names[k]);
+        ck_assert_ptr_nonnull(t);
+        size_t n = (size_t)t->rows * (size_t)t->cols;
+        double sum = 0, sq = 0, mx = 0;
+        for (size_t i = 0; i < n; i++) {
+            double x = p[t->offset + i];
+            sum += x;
+            sq += x * x;
+            mx = fabs(x) > mx ? fabs(x) : mx;
+        }
+        double mean = sum / (double)n, sd = sqrt(sq / (double)n - mean * mean);
+        ck_assert_msg(fabs(mean) < 0.05 * sd_want[k] + 1e-3, "%s: mean %g", names[k], mean);
+        ck_assert_msg(fabs(sd / sd_want[k] - 1.0) < 0.03, "%s: sd %g, want %g", names[k], sd,
+                      sd_want[k]);
+        ck_assert_msg(mx <= max_want[k] + 1e-6 && mx > 0.9 * max_want[k] * (k == 0 ? 0.6 : 1.0),
+                      "%s: largest |value| %g, bound %g", names[k], mx, max_want[k]);
+    }
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ shapes and errors */
 
 START_TEST(inferred_dimensions)
@@ -551,6 +595,7 @@ END_TEST
 void graph_value_tests(TCase *tc)
 {
     tcase_add_test(tc, convolution_shapes);
+    tcase_add_test(tc, random_initializers);
     tcase_add_test(tc, values_reduce);
     tcase_add_test(tc, values_sigmoid_square_logistic);
     tcase_add_test(tc, values_softmax_ce_errors);

@@ -188,6 +188,9 @@ static const struct {
     {"glorotNormal", G_INIT_GLOROT_NORMAL},
     {"heUniform", G_INIT_HE_UNIFORM},
     {"heNormal", G_INIT_HE_NORMAL},
+    {"normal", G_INIT_NORMAL},
+    {"uniform1", G_INIT_UNIFORM1},
+    {"TruncNormal", G_INIT_TRUNC_NORMAL},
     {"fixedValue", G_INIT_FIXED},
     {"zero", G_INIT_FIXED},
 };
@@ -234,7 +237,8 @@ int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int row
         }
     return bs_error(v->e, at,
                     "Parameter: init='%s' is not supported (uniform, gaussian, xavier, "
-                    "glorotUniform, glorotNormal, heUniform, heNormal, fixedValue, zero)",
+                    "glorotUniform, glorotNormal, heUniform, heNormal, normal, uniform1, "
+                    "TruncNormal, fixedValue, zero)",
                     init);
 }
 

@@ -247,10 +247,16 @@ static void init_one(const struct g_node *n, float *w, struct pt_rng *rng)
     case G_INIT_GAUSSIAN: sd = 0.2 * s / sqrt(fan_in); break;
     case G_INIT_GLOROT_NORMAL: sd = s * sqrt(2.0 / (fan_in + fan_out)); break;
     case G_INIT_HE_NORMAL: sd = s * sqrt(2.0 / fan_in); break;
+    case G_INIT_NORMAL:
+    case G_INIT_TRUNC_NORMAL: sd = s; break;
+    case G_INIT_UNIFORM1: r = s; break;
     }
-    for (size_t i = 0; i < count; i++)
-        w[i] = r > 0.0 ? (float)((pt_rng_uniform(rng) * 2.0 - 1.0) * r)
-                       : (float)(nn_rng_normal(rng) * sd);
+    for (size_t i = 0; i < count; i++) {
+        double x = r > 0.0 ? (pt_rng_uniform(rng) * 2.0 - 1.0) * r : nn_rng_normal(rng) * sd;
+        while (n->init == G_INIT_TRUNC_NORMAL && fabs(x) > 2.0 * sd) /* CNTK's rejection */
+            x = nn_rng_normal(rng) * sd;
+        w[i] = (float)x;
+    }
 }
 
 void g_init_params(const struct nn_graph *g, float *params, uint64_t seed)

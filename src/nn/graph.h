@@ -51,6 +51,9 @@ enum g_init {
     G_INIT_GLOROT_NORMAL,  /* N(0, s sqrt(2 / (fanIn + fanOut))) */
     G_INIT_HE_UNIFORM,     /* U(-r, r), r = s sqrt(6 / fanIn) */
     G_INIT_HE_NORMAL,      /* N(0, s sqrt(2 / fanIn)) */
+    G_INIT_NORMAL,         /* N(0, s) (CNTK's 'normal': no fan scaling) */
+    G_INIT_UNIFORM1,       /* U(-s, s) (CNTK's 'uniform1') */
+    G_INIT_TRUNC_NORMAL,   /* N(0, s), values beyond 2 s drawn again (CNTK's 'TruncNormal') */
     G_INIT_FIXED           /* every value init_value */
 };
 
