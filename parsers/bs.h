@@ -81,7 +81,8 @@ enum bs_kind {
 
 struct bs_node {
     enum bs_kind kind;
-    const char *file; /* the file name given to bs_parse (not copied) */
+    const char *file; /* the file name given to bs_parse (not copied), or an included file's
+                       * (bs_expand_includes; owned by the tree) */
     int line, col;    /* where the node starts: 1-based, columns count bytes */
     double num;
     const char *str; /* owned by the tree */
@@ -100,6 +101,16 @@ int bs_parse(const char *text, size_t len, const char *file, int line, int col,
              struct bs_tree **out, struct pt_err *e);
 struct bs_node *bs_tree_root(struct bs_tree *t);
 void bs_tree_free(struct bs_tree *t); /* NULL is a no-op */
+
+/* CNTK's include "PATH": text[0..len) (starting in `file` at line:col) with every include
+ * replaced by the file's text, expanded the same way, set off by "#@at LINE COL FILE"
+ * comment lines that bs_parse follows, so that positions name the included file. PATH is
+ * taken as written (from the working directory), else its file name in the directory of
+ * the file that holds the include. Without `allowed` (a model file's description) an
+ * include is an error; nested more than 8 deep, or longer than max - 1 bytes in all, too.
+ * *out (malloc'd, NUL-terminated) is the result. */
+int bs_expand_includes(const char *text, size_t len, const char *file, int line, int col,
+                       int allowed, size_t max, char **out, struct pt_err *e);
 
 /* "FILE:LINE:COL: error: " + the message, as cfg_error does; returns PT_EUSER. */
 int bs_error(struct pt_err *e, const struct bs_node *at, const char *fmt, ...)

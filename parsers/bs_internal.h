@@ -63,10 +63,22 @@ struct bs_tok {
     double num;            /* TK_NUM: the value */
 };
 
+/* Positions in several files: the text of an include (bs_expand_includes) is set off by
+ * comment lines "#@at LINE COL FILE" (the next line starts at LINE:COL of FILE). A token's
+ * line is then file * BS_FILE_LINES + its line in that file, where file indexes
+ * bs_toks.files (0: the text's own file, which bs_lex does not know). */
+#define BS_FILE_LINES 1000000
+#define BS_MAX_FILES  64
+
 struct bs_toks {
     struct bs_tok *v;
     size_t n, cap;
     char msg[256]; /* the message of the TK_ERROR token, without "FILE:LINE:COL: error: " */
+    struct {
+        const char *s; /* the name inside the text (not terminated) */
+        size_t len;
+    } files[BS_MAX_FILES]; /* files[1 .. nfiles] (files[0], the text's own, is not set) */
+    int nfiles;
 };
 
 /* Tokenize text[0..len) that starts at (line, col) into *out (which the caller frees with

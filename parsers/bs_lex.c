@@ -18,6 +18,8 @@ struct lexer {
     int nl;        /* a newline since the last token */
     struct bs_toks *out;
     struct pt_err *e;
+    int file; /* bs_toks.files index of the text at s[i] (0: the text's own) */
+    int pend_file, pend_line, pend_col; /* a marker's position for the next line */
 };
 
 /* What each scanning step returns: go on, stop (the error token is pushed), out of memory. */
@@ -72,9 +74,9 @@ static int push(struct lexer *lx, enum bs_tk kind, size_t start, int line, int c
     k->kind = kind;
     k->s = lx->s + start;
     k->len = lx->i - start;
-    k->line = line;
+    k->line = lx->file * BS_FILE_LINES + line;
     k->col = col;
-    k->end_line = lx->line;
+    k->end_line = lx->file * BS_FILE_LINES + lx->line;
     k->end_col = lx->col;
     k->nl = lx->nl;
     lx->nl = 0;
@@ -104,12 +106,63 @@ static const char *excerpt(const struct lexer *lx, size_t start, size_t end, cha
     return pt_excerpt(buf, size, lx->s + start, end - start, 24);
 }
 
+/* "#@at LINE COL FILE" (bs_internal.h): where the next line starts; 0 when it is no such
+ * marker (a comment like any other). */
+static int marker(struct lexer *lx, size_t end)
+{
+    const char *p = lx->s + lx->i, *q = lx->s + end;
+    if (q - p < 5 || memcmp(p, "#@at ", 5) != 0)
+        return 0;
+    long v[2];
+    p += 5;
+    for (int k = 0; k < 2; k++) {
+        v[k] = 0;
+        if (p >= q || !is_digit(*p))
+            return 0;
+        while (p < q && is_digit(*p) && v[k] < BS_FILE_LINES)
+            v[k] = v[k] * 10 + (*p++ - '0');
+        if (p >= q || *p++ != ' ' || v[k] < 1 || v[k] >= BS_FILE_LINES)
+            return 0;
+    }
+    while (q > p && (q[-1] == '\r' || q[-1] == ' '))
+        q--;
+    if (q == p)
+        return 0;
+    struct bs_toks *t = lx->out; /* files[1 .. nfiles]: files[0] is the text's own */
+    int f = 1;
+    while (f <= t->nfiles &&
+           !((size_t)(q - p) == t->files[f].len && memcmp(t->files[f].s, p, t->files[f].len) == 0))
+        f++;
+    if (f > t->nfiles) {
+        if (f == BS_MAX_FILES)
+            return 0;
+        t->files[f].s = p;
+        t->files[f].len = (size_t)(q - p);
+        t->nfiles = f;
+    }
+    lx->pend_file = f;
+    lx->pend_line = (int)v[0];
+    lx->pend_col = (int)v[1];
+    return 1;
+}
+
 static int skip_line_comment(struct lexer *lx)
 {
+    size_t end = lx->i;
+    while (end < lx->n && lx->s[end] != '\n')
+        end++;
+    int moved = marker(lx, end);
     while (lx->i < lx->n && lx->s[lx->i] != '\n') {
         if (lx->s[lx->i] == '\0')
             return fail_nul(lx);
         adv(lx);
+    }
+    if (moved && lx->i < lx->n) { /* past the newline: the marker's position */
+        adv(lx);
+        lx->nl = 1;
+        lx->file = lx->pend_file;
+        lx->line = lx->pend_line;
+        lx->col = lx->pend_col;
     }
     return GO;
 }
@@ -354,7 +407,8 @@ static int scan_token(struct lexer *lx)
 int bs_lex(const char *text, size_t len, int line, int col, struct bs_toks *out, struct pt_err *e)
 {
     memset(out, 0, sizeof *out);
-    struct lexer lx = {text ? text : "", text ? len : 0, 0, line, col, 0, out, e};
+    struct lexer lx = {
+        .s = text ? text : "", .n = text ? len : 0, .line = line, .col = col, .out = out, .e = e};
     for (;;) {
         int rc = skip_space(&lx);
         if (rc == GO && lx.i >= lx.n) {

@@ -106,7 +106,8 @@ static struct bs_node *new_record(struct parser *p)
     struct bs_node *r = record(p);
     if (!r || !(r->str = bsp_copy(p, name->s, name->len)))
         return NULL;
-    r->line = kw->line;
+    r->file = bsp_file_of(p, kw->line);
+    r->line = bsp_line_of(kw->line);
     r->col = kw->col;
     return r;
 }
@@ -343,13 +344,14 @@ static struct bs_node *if_expr(struct parser *p)
     if (!n || !(n->a = expr(p)))
         return NULL;
     if (!bsp_is(p, TK_THEN))
-        return bsp_expected(p, "'then' after the condition of the 'if' at %d:%d", kw->line,
-                            kw->col);
+        return bsp_expected(p, "'then' after the condition of the 'if' at %d:%d",
+                            bsp_line_of(kw->line), kw->col);
     bsp_next(p);
     if (!(n->b = expr(p)))
         return NULL;
     if (!bsp_is(p, TK_ELSE))
-        return bsp_expected(p, "'else' to complete the 'if' at %d:%d", kw->line, kw->col);
+        return bsp_expected(p, "'else' to complete the 'if' at %d:%d", bsp_line_of(kw->line),
+                            kw->col);
     bsp_next(p);
     if (!(n->c = expr(p)))
         return NULL;
@@ -530,12 +532,17 @@ int bs_parse(const char *text, size_t len, const char *file, int line, int col,
         struct parser p = {.tok = toks.v,
                            .ntok = toks.n,
                            .file = file ? file : "<text>",
+                           .nfiles = toks.nfiles,
                            .line = line,
                            .col = col,
                            .lexmsg = toks.msg,
                            .tree = tree,
                            .e = &err};
-        root = body(&p, NULL);
+        p.files[0] = p.file;
+        int ok = 1; /* the included files' names, kept with the tree */
+        for (int k = 1; ok && k <= toks.nfiles; k++)
+            ok = (p.files[k] = bsp_copy(&p, toks.files[k].s, toks.files[k].len)) != NULL;
+        root = ok ? body(&p, NULL) : NULL;
     }
     bs_toks_free(&toks);
     if (!root) {

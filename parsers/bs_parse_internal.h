@@ -34,6 +34,8 @@ struct parser {
     const struct bs_tok *tok; /* the tokens; the last is TK_EOF or TK_ERROR */
     size_t ntok, i;           /* tok[i] is the current token */
     const char *file;
+    const char *files[BS_MAX_FILES]; /* by a token line's file index (files[0] = file) */
+    int nfiles;
     int line, col;      /* where the text starts */
     const char *lexmsg; /* the message of the TK_ERROR token */
     struct bs_tree *tree;
@@ -55,6 +57,9 @@ struct bs_node *bsp_mk_at(struct parser *p, enum bs_kind kind, const struct bs_t
 struct bs_node *bsp_named(struct parser *p, enum bs_kind kind, const struct bs_tok *at,
                           const char *s, size_t len);
 int bsp_height(const struct bs_node *n);
+/* A token line's file (bs_internal.h's BS_FILE_LINES) and its line in that file. */
+const char *bsp_file_of(const struct parser *p, int line);
+int bsp_line_of(int line);
 const struct bs_tok *bsp_cur(const struct parser *p);
 const struct bs_tok *bsp_ahead(const struct parser *p, size_t k);
 int bsp_is(const struct parser *p, enum bs_tk kind);

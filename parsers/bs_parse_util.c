@@ -72,11 +72,22 @@ struct bs_node *bsp_mk(struct parser *p, enum bs_kind kind, int line, int col)
         return NULL;
     memset(x, 0, sizeof *x);
     x->node.kind = kind;
-    x->node.file = p->file;
-    x->node.line = line;
+    x->node.file = bsp_file_of(p, line);
+    x->node.line = bsp_line_of(line);
     x->node.col = col;
     x->height = 1;
     return &x->node;
+}
+
+const char *bsp_file_of(const struct parser *p, int line)
+{
+    int f = line / BS_FILE_LINES;
+    return f > 0 && f <= p->nfiles && p->files[f] ? p->files[f] : p->file;
+}
+
+int bsp_line_of(int line)
+{
+    return line % BS_FILE_LINES;
 }
 
 struct bs_node *bsp_mk_at(struct parser *p, enum bs_kind kind, const struct bs_tok *t)
@@ -139,7 +150,8 @@ __attribute__((format(printf, 4, 5))) void *bsp_fail_at(struct parser *p, int li
     va_start(ap, fmt);
     vsnprintf(text, sizeof text, fmt, ap);
     va_end(ap);
-    pt_err_set(p->e, PT_EUSER, "%s:%d:%d: error: %s", p->file, line, col, text);
+    pt_err_set(p->e, PT_EUSER, "%s:%d:%d: error: %s", bsp_file_of(p, line), bsp_line_of(line), col,
+               text);
     return NULL;
 }
 
@@ -238,6 +250,6 @@ int bsp_expect_closer(struct parser *p, const struct bs_tok *open, const char *a
         return 0;
     }
     bsp_expected(p, "%s'%c' to close the '%c' at %d:%d", also, bsp_closer_char(open->kind),
-                 bsp_opener_char(open->kind), open->line, open->col);
+                 bsp_opener_char(open->kind), bsp_line_of(open->line), open->col);
     return -1;
 }

@@ -62,6 +62,8 @@ int cfg_load_string(struct cfg *c, const char *name, const char *text, size_t le
 #define CFG_LOAD_PLAIN 1u
 int cfg_load_string_opts(struct cfg *c, const char *name, const char *text, size_t len,
                          unsigned options, struct pt_err *e);
+/* Whether n's config was loaded with CFG_LOAD_PLAIN. */
+int cfg_node_plain(const struct cfg_node *n);
 
 /* Real paths of the config files read so far (configFile= and include=), i in
  * [0, cfg_file_count). */

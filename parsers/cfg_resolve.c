@@ -200,6 +200,11 @@ static int block_segment(struct cfg_node *block, const struct cfg_seg *seg, stru
     return rc;
 }
 
+int cfg_node_plain(const struct cfg_node *n)
+{
+    return (n->cfg->options & CFG_LOAD_PLAIN) != 0;
+}
+
 int cfg_block_text(struct cfg_node *block, char **text, struct cfg_origin *at, struct pt_err *e)
 {
     *text = NULL;

@@ -385,6 +385,36 @@ sed 's/evaluationNodes = (errs : top3Errs : zsum : ce : errs)/evaluationNodes = 
 expect 1 "$T" configFile=multix.cfg Dir=X
 has "$tmp/err" "error: evaluationNodes: 8 nodes; at most 7 are supported"
 
+# ---- include "FILE" (CNTK's ResNet and Inception configs pull their macros in so): the
+# file's text in place, an include inside it found beside it; the model file keeps the
+# text (action=test reads no macro file); an error inside names the included file
+mkdir -p inc/lib
+cat >inc/lib/macros.bs <<'BS'
+# the layers
+Hidden {n} = DenseLayer {n, activation = ReLU}
+include "out.bs"
+BS
+echo 'Out {n} = LinearLayer {n}' >inc/lib/out.bs
+sed -e 's|model = Sequential (|include "lib/macros.bs"\n        model = Sequential (|' \
+    -e 's|DenseLayer {hid, activation = ReLU} :|Hidden {hid} :|' -e 's|LinearLayer {labelDim}|Out {labelDim}|' \
+    -e 's|file = d.ctf|file = ../d.ctf|' layers.cfg >inc/net.cfg
+cat >>inc/net.cfg <<'CFG'
+test = [ action = test ; modelPath = $Dir$/m.dnn
+    reader = [ readerType = CNTKTextFormatReader ; file = ../d.ctf
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ] ]
+CFG
+(cd inc && "$T" configFile=net.cfg Dir=I command=train >../inc.out 2>../inc.err) && ok || { no "include"; tail -3 inc.err; }
+has inc.err "Training 354 parameters in 6 parameter tensors."
+mv inc/lib inc/gone
+(cd inc && "$T" configFile=net.cfg Dir=I command=test >../inc.out 2>../inc.err) && ok || { no "the model without its macro files"; tail -3 inc.err; }
+has inc.err "Final Results: Minibatch[1-1]: errs = "
+(cd inc && "$T" configFile=net.cfg Dir=J command=train >../inc.out 2>../inc.err); [ $? -eq 1 ] && ok || no "a missing include: exit 1"
+has inc.err 'net.cfg:8:9: error: include "lib/macros.bs": no such file (looked for it as written and in .)'
+mv inc/gone inc/lib
+echo 'Out {n} = LinearLayer {n, bias = maybe}' >inc/lib/out.bs
+(cd inc && "$T" configFile=net.cfg Dir=J command=train >../inc.out 2>../inc.err); [ $? -eq 1 ] && ok || no "an error in an include: exit 1"
+has inc.err "lib/out.bs:1:34: error: unknown name 'maybe'"
+
 # ---- a slot tagger as CNTK's SLUHandsOn tutorial writes it (EmbeddingLayer,
 # RecurrentLSTMLayer, DenseLayer over sparse word ids, FSAdaGrad with clipping, 1-bit
 # DataParallelSGD from epoch 2), on sequences whose every word's slot label is the word's

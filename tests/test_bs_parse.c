@@ -1,6 +1,9 @@
 /* The BrainScript parser (parsers/bs*): tree shapes of CNTK's own network descriptions,
  * precedence, lambdas and function definitions, the newline rule, positions, and the exact
  * text of every error message. */
+#include <stdio.h>
+#include <unistd.h>
+
 #include "test_bs_parse.h"
 
 static const char logistic[] = "        SDim = $dimension$\n"
@@ -335,6 +338,113 @@ START_TEST(positions_from_an_offset)
 }
 END_TEST
 
+/* CNTK's include "PATH": the file's text in its place, nested includes from the including
+ * file's directory, "#@at" markers that keep every node's file and line; a model file's
+ * description (not allowed) reads no file; errors name the included file. */
+START_TEST(includes)
+{
+    char dir[] = "/tmp/pt-bsinc-XXXXXX", path[256], *out = NULL;
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/m.bs", dir);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("# macros\nH (x) = x\ninclude 'n.bs'\nk = 2", f); /* no newline at the end */
+    fclose(f);
+    snprintf(path, sizeof path, "%s/n.bs", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("j = 1 # one\n", f);
+    fclose(f);
+    char cfgpath[256], text[512];
+    snprintf(cfgpath, sizeof cfgpath, "%s/net.cfg", dir);
+    snprintf(text, sizeof text, "a = 1\n  include \"%s/m.bs\" b = H (a)\nc = b", dir);
+    struct pt_err e;
+    pt_err_clear(&e);
+    pt_err_clear(&e);
+    ck_assert_int_eq(bs_expand_includes(text, strlen(text), cfgpath, 4, 5, 1, 4096, &out, &e), 0);
+    ck_assert_ptr_null(strstr(out, "include"));
+    struct bs_tree *t = NULL;
+    ck_assert_msg(bs_parse(out, strlen(out), cfgpath, 4, 5, &t, &e) == 0, "%s", e.msg);
+    const struct bs_node *root = bs_tree_root(t);
+    const char *names[] = {"a", "H", "j", "k", "b", "c"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+        ck_assert_ptr_nonnull(member(root, names[i]));
+    char want[1024];
+    AT(member(root, "a"), 4, 5);
+    ck_assert_str_eq(member(root, "a")->file, cfgpath);
+    snprintf(want, sizeof want, "%s/m.bs", dir);
+    AT(member(root, "H"), 2, 1);
+    ck_assert_str_eq(member(root, "H")->file, want);
+    AT(member(root, "k"), 4, 1);
+    ck_assert_str_eq(member(root, "k")->file, want);
+    snprintf(want, sizeof want, "%s/n.bs", dir); /* found beside m.bs, not in the cwd */
+    AT(member(root, "j"), 1, 1);
+    ck_assert_str_eq(member(root, "j")->file, want);
+    AT(member(root, "b"), 5, 19 + (int)strlen(dir)); /* after the path, on its line */
+    ck_assert_str_eq(member(root, "b")->file, cfgpath);
+    AT(member(root, "c"), 6, 1);
+    bs_tree_free(t);
+    /* parsed again (a model file's copy), it reads no file and keeps the positions */
+    char *again = NULL;
+    pt_err_clear(&e);
+    ck_assert_int_eq(bs_expand_includes(out, strlen(out), "model.dnn", 1, 1, 0, 4096, &again, &e),
+                     0);
+    ck_assert_str_eq(again, out);
+    free(again);
+    /* an error inside an included file names it */
+    snprintf(path, sizeof path, "%s/n.bs", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("j = 1 + * 2\n", f);
+    fclose(f);
+    free(out);
+    pt_err_clear(&e);
+    ck_assert_int_eq(bs_expand_includes(text, strlen(text), cfgpath, 4, 5, 1, 4096, &out, &e), 0);
+    pt_err_clear(&e);
+    ck_assert_int_eq(bs_parse(out, strlen(out), cfgpath, 4, 5, &t, &e), PT_EUSER);
+    snprintf(want, sizeof want, "%s/n.bs:1:9: error: expected an expression after '+', found '*'",
+             dir);
+    ck_assert_str_eq(e.msg, want);
+    free(out);
+    /* refused: a model's include, a missing file, too long, nested without end */
+    pt_err_clear(&e);
+    ck_assert_int_eq(bs_expand_includes(text, strlen(text), "model.dnn", 4, 5, 0, 4096, &out, &e),
+                     PT_EUSER);
+    snprintf(want, sizeof want,
+             "model.dnn:5:3: error: include \"%s/m.bs\": a model file's network description "
+             "reads no other file",
+             dir);
+    ck_assert_str_eq(e.msg, want);
+    const char *missing = "include 'nope.bs'";
+    pt_err_clear(&e);
+    ck_assert_int_eq(bs_expand_includes(missing, strlen(missing), cfgpath, 1, 1, 1, 4096, &out, &e),
+                     PT_EUSER);
+    snprintf(want, sizeof want,
+             "%s:1:1: error: include \"nope.bs\": no such file (looked for it as written and "
+             "in %s)",
+             cfgpath, dir);
+    ck_assert_str_eq(e.msg, want);
+    pt_err_clear(&e);
+    ck_assert_int_eq(bs_expand_includes(text, strlen(text), cfgpath, 4, 5, 1, 40, &out, &e),
+                     PT_EUSER);
+    ck_assert_ptr_nonnull(strstr(e.msg, "is longer than the 39 bytes partrain keeps"));
+    snprintf(path, sizeof path, "%s/n.bs", dir);
+    f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    fputs("include 'n.bs'\n", f); /* itself */
+    fclose(f);
+    pt_err_clear(&e);
+    ck_assert_int_eq(bs_expand_includes(text, strlen(text), cfgpath, 4, 5, 1, 1 << 20, &out, &e),
+                     PT_EUSER);
+    ck_assert_ptr_nonnull(strstr(e.msg, "includes nested deeper than 8 levels"));
+    snprintf(path, sizeof path, "%s/n.bs", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/m.bs", dir);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 START_TEST(empty_and_odd_input)
 {
     struct bs_tree *t = parse_ok("");
@@ -403,6 +513,7 @@ static Suite *suite(void)
     tcase_add_test(t, literals_and_comments);
     tcase_add_test(t, positions_from_an_offset);
     tcase_add_test(t, empty_and_odd_input);
+    tcase_add_test(t, includes);
     tcase_add_test(t, every_prefix);
     tcase_add_test(t, error_helper);
     suite_add_tcase(s, t);

@@ -82,10 +82,17 @@ int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_e
     while (len > 0 &&
            (s[len - 1] == ' ' || s[len - 1] == '\t' || s[len - 1] == '\n' || s[len - 1] == '\r'))
         len--;
-    memcpy(out->bs_text, s, len);
-    out->bs_text[len] = '\0';
-    free(text);
+    /* CNTK's include "PATH": the files' text in place (a model file keeps it so, and
+     * reads no file) */
+    char *full = NULL;
     snprintf(out->bs_file, sizeof out->bs_file, "%s", at.file ? at.file : "<config>");
+    rc = bs_expand_includes(s, len, out->bs_file, line, col, !cfg_node_plain(block),
+                            sizeof out->bs_text, &full, e);
+    free(text);
+    if (rc)
+        return rc;
+    memcpy(out->bs_text, full, strlen(full) + 1);
+    free(full);
     out->bs_line = line;
     out->bs_col = col;
     snprintf(out->origin, sizeof out->origin, "%.200s:%d:%d", out->bs_file, out->bs_line,
