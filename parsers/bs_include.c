@@ -158,6 +158,7 @@ static int one(struct out *o, const struct bs_toks *t, const char *file, const s
     free(inc);
     if (rc == 0) {
         int ef = str->end_line / BS_FILE_LINES;
+        ef = ef <= t->nfiles ? ef : 0;
         snprintf(mark, sizeof mark, "\n#@at %d %d %.*s\n", str->end_line % BS_FILE_LINES,
                  str->end_col, (int)(ef > 0 ? t->files[ef].len : strlen(file)),
                  ef > 0 ? t->files[ef].s : file);

@@ -445,6 +445,46 @@ START_TEST(includes)
 }
 END_TEST
 
+/* "#@at" markers as text may have them: odd ones are comments, lines past a file's range
+ * and more files than are kept never reach past the tables. */
+START_TEST(odd_markers)
+{
+    const char *texts[] = {"#@at 999999 1 a\n\n\nx = 1\n",
+                           "#@at 0 0 a\nx = 1",
+                           "#@at 1 1 \nx = 1",
+                           "#@at 1 1 a",
+                           "#@at 12 3 f.bs\r\nx = (1 +\n",
+                           "#@at 5 5 b\nx = 1 #@at 7 7 c\ny = include 'q'"};
+    for (size_t i = 0; i < sizeof texts / sizeof *texts; i++) {
+        struct pt_err e;
+        pt_err_clear(&e);
+        struct bs_tree *t = NULL;
+        int rc = bs_parse(texts[i], strlen(texts[i]), "m.cfg", 1, 1, &t, &e);
+        ck_assert_msg(rc == 0 || rc == PT_EUSER, "%zu: %d", i, rc);
+        bs_tree_free(t);
+        char *out = NULL;
+        pt_err_clear(&e);
+        rc = bs_expand_includes(texts[i], strlen(texts[i]), "m.cfg", 1, 1, 0, 4096, &out, &e);
+        ck_assert_msg(rc == 0 || rc == PT_EUSER, "%zu: %d", i, rc);
+        free(out);
+    }
+    struct pt_err e;
+    pt_err_clear(&e);
+    struct bs_tree *t = NULL;
+    const char *moved = "#@at 12 3 f.bs\r\nx = (1 +\n";
+    ck_assert_int_eq(bs_parse(moved, strlen(moved), "m.cfg", 1, 1, &t, &e), PT_EUSER);
+    ck_assert_str_eq(e.msg, "f.bs:12:11: error: expected an expression after '+', found end of "
+                            "text");
+    char many[100 * 24 + 16] = "";
+    for (int k = 0; k < 100; k++)
+        snprintf(many + strlen(many), sizeof many - strlen(many), "#@at 1 1 f%d\nx%d = 1\n", k, k);
+    pt_err_clear(&e);
+    ck_assert_int_eq(bs_parse(many, strlen(many), "m.cfg", 1, 1, &t, &e), 0);
+    ck_assert_str_eq(member(bs_tree_root(t), "x62")->file, "f62");
+    bs_tree_free(t);
+}
+END_TEST
+
 START_TEST(empty_and_odd_input)
 {
     struct bs_tree *t = parse_ok("");
@@ -514,6 +554,7 @@ static Suite *suite(void)
     tcase_add_test(t, positions_from_an_offset);
     tcase_add_test(t, empty_and_odd_input);
     tcase_add_test(t, includes);
+    tcase_add_test(t, odd_markers);
     tcase_add_test(t, every_prefix);
     tcase_add_test(t, error_helper);
     suite_add_tcase(s, t);

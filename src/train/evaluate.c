@@ -233,5 +233,6 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         pt_log_printf(ctx->log, "%s\n", line);
     }
     train_close_model(&mr);
+    cfg_schema_free(&test_command_schema, &ts);
     return rc;
 }
