@@ -112,6 +112,8 @@ static struct bs_node *new_record(struct parser *p)
     return r;
 }
 
+static struct bs_node *array_of(struct parser *p);
+
 static struct bs_node *primary(struct parser *p)
 {
     const struct bs_tok *t = bsp_cur(p);
@@ -126,7 +128,11 @@ static struct bs_node *primary(struct parser *p)
         if (n)
             n->num = t->kind == TK_NUM ? t->num : t->kind == TK_TRUE;
         return n;
-    case TK_NAME: bsp_next(p); return bsp_named(p, BS_ID, t, t->s, t->len);
+    case TK_NAME:
+        if (t->len == 5 && !memcmp(t->s, "array", 5) && bsp_ahead(p, 1)->kind == TK_LBRACK)
+            return array_of(p);
+        bsp_next(p);
+        return bsp_named(p, BS_ID, t, t->s, t->len);
     case TK_STR:
     case TK_VAR:
         bsp_next(p);
@@ -393,6 +399,39 @@ static struct bs_node *function(struct parser *p, const struct bs_tok *name)
     if (!(n->a = expr(p)))
         return NULL;
     return bsp_seal(p, n);
+}
+
+/* CNTK's array constructor 'array' '[' first '..' last ']' '(' f ')': element i is f (i),
+ * made when first used. A BS_FOR whose element calls f with the index, named so that no
+ * BrainScript name can see it. */
+static struct bs_node *array_of(struct parser *p)
+{
+    const struct bs_tok *kw = bsp_next(p), *open = bsp_next(p);
+    static const char idx[] = "array index";
+    struct bs_node *n = bsp_named(p, BS_FOR, kw, idx, sizeof idx - 1);
+    if (!n || !(n->a = binary(p, OR)))
+        return NULL;
+    if (!bsp_is(p, TK_DOTDOT))
+        return bsp_expected(p, "'..' between the first and the last index of 'array[first..last] "
+                               "(f)'");
+    bsp_next(p);
+    if (!(n->b = binary(p, OR)) || bsp_expect_closer(p, open, ""))
+        return NULL;
+    if (!bsp_is(p, TK_LPAREN))
+        return bsp_expected(p, "'(' and the function of each index after 'array[first..last]'");
+    const struct bs_tok *lp = bsp_next(p);
+    struct bs_node *f = expr(p), *c = bsp_mk_at(p, BS_CALL, lp),
+                   *i = bsp_named(p, BS_ID, lp, idx, sizeof idx - 1);
+    if (!f || !c || !i || bsp_expect_closer(p, lp, ""))
+        return NULL;
+    struct vec v = {0};
+    if (bsp_push(p, &v, i))
+        return NULL;
+    c->a = f;
+    c->items = v.v;
+    c->nitems = v.n;
+    n->c = bsp_seal(p, c);
+    return n ? bsp_seal(p, n) : NULL;
 }
 
 /* NAME '[' NAME ':' or '..' or ']' '=' expr, at the '[': the array definition's BS_FOR. */

@@ -737,7 +737,7 @@ done
 # interleaves the images)
 sed 's/s1 = x \* featScale/s1 = Splice (x : x)/' img.cntk >splice.cntk
 expect 1 "$T" configFile=splice.cntk Dir=B
-has "$tmp/err" "splice.cntk:10:18: error: Splice: splicing tensors of rank 3 (an Input with several dims) is not supported, only vectors"
+has "$tmp/err" "splice.cntk:10:18: error: Splice: axis=1 of tensors of rank 3 is not supported, only their last axis (or a new one)"
 
 # ---- errors: FILE:LINE:COL inside the block, the construct named
 bad() { # NAME LINE EXPECTED-TEXT: the network block's line replaced, the error expected

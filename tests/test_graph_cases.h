@@ -196,6 +196,13 @@ static const struct grad_case cases[] = {
            "    ConvolutionalLayer {2, (3:2), stride = 2, pad = true} : Sigmoid : "
            "LinearLayer {4})\n"
            "z = m (features)\n" CE("z")},
+    /* Inception's join of its branches: maps spliced along axis 3, convolved again */
+    {"Splice_maps", IMG,
+     IMGIO "a = ConvolutionalLayer {3, (3:3), pad = true, activation = Tanh} (features)\n"
+           "b = ConvolutionalLayer {2, (1:1), activation = Sigmoid} (features)\n"
+           "j = Splice (a : b : features, axis = 3)\n"
+           "c = ConvolutionalLayer {2, (3:3), pad = true} (j)\n"
+           "z = LinearLayer {4} (Tanh (c))\n" CE("z")},
     {"ConvolutionalLayer_lower_upper_pad", IMG,
      IMGIO "c = ConvolutionalLayer {2, (3:3), lowerPad = (1:0), upperPad = (2:1), stride = 2} "
            "(features)\n"

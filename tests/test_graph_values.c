@@ -269,6 +269,39 @@ START_TEST(random_initializers)
 }
 END_TEST
 
+/* Splice along an image's maps (axis 3): the maps joined, which the next convolution's
+ * kernel sees (3 x 3 x 7 inputs: 3 + 2 maps and the 2 channels); the other axes must
+ * agree; an inner axis is refused. */
+START_TEST(splice_maps)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b,
+                                 IMGIO "a = ConvolutionalLayer {3, (3:3), pad = true} (features)\n"
+                                       "p = ConvolutionalLayer {2, (1:1)} (features)\n"
+                                       "j = Splice (a : p : features, axis = 3)\n"
+                                       "c = ConvolutionalLayer {2, (3:3), pad = true} (j)\n"
+                                       "z = LinearLayer {4} (c)\n" CE("z"),
+                                 1);
+    size_t nt = 0;
+    const struct nn_tensor *t = nn_tensors(net, &nt);
+    int found = 0;
+    for (size_t i = 0; i < nt; i++)
+        found |= t[i].rows == 63 && t[i].cols == 2; /* (3 x 3 x 7) x 2 */
+    ck_assert_msg(found, "no 63 x 2 kernel after the splice");
+    nn_free(net);
+    backend_free(b);
+    ck_assert_str_eq(bs_error_of(IMGIO "a = MaxPoolingLayer {(2:2), stride = 2} (features)\n"
+                                       "j = Splice (a : features, axis = 3)\n"
+                                       "z = LinearLayer {4} (j)\n" CE("z")),
+                     "g.cfg:5:5: error: Splice: operand 2 has 5 along axis 1 where the first has "
+                     "2: along axis 3 the other axes must agree");
+    ck_assert_str_eq(bs_error_of(IMGIO "j = Splice (features : features, axis = 1)\n"
+                                       "z = LinearLayer {4} (j)\n" CE("z")),
+                     "g.cfg:4:5: error: Splice: axis=1 of tensors of rank 3 is not supported, "
+                     "only their last axis (or a new one)");
+}
+END_TEST
+
 /* ------------------------------------------------------------------ shapes and errors */
 
 START_TEST(inferred_dimensions)
@@ -596,6 +629,7 @@ void graph_value_tests(TCase *tc)
 {
     tcase_add_test(tc, convolution_shapes);
     tcase_add_test(tc, random_initializers);
+    tcase_add_test(tc, splice_maps);
     tcase_add_test(tc, values_reduce);
     tcase_add_test(tc, values_sigmoid_square_logistic);
     tcase_add_test(tc, values_softmax_ce_errors);

@@ -390,29 +390,75 @@ static int bi_delay(struct ev *v, const struct bs_node *at, const char *name, st
 }
 
 /* Splice (inputs, axis): the rows of the inputs (an array of nodes) one under the other */
+/* A node's tensor dims (a vector of rows: [rows x 1 x 1], as CNTK pads a lower rank). */
+static void dims3(const struct g_node *n, int d[3])
+{
+    if (n->tensor_rank > 1)
+        memcpy(d, n->tdims, 3 * sizeof *d);
+    else
+        d[0] = n->rows, d[1] = d[2] = 1;
+}
+
+/* Splice (inputs, axis): the inputs' values joined along axis (CNTK's RowStack). Values lie
+ * first axis fastest, so joining along the last axis of the inputs' shape (the rows of
+ * vectors, axis 1; the maps of images [W x H x C], axis 3, as Inception joins its
+ * branches; axis 2 of [W x H]) is putting each sample's values one after the other: the
+ * Splice node, with the joined shape. The axes before it must agree; a lower rank counts
+ * as padded with 1s. Other axes (interleaving values) are not built. */
 static int bi_splice(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                      struct bv *out)
 {
-    if (a[1].k != BV_NUM || a[1].num != 1)
-        return bs_error(v->e, at, "%s: only axis=1 (the rows) is supported", name);
+    if (a[1].k != BV_NUM || a[1].num != floor(a[1].num) || a[1].num < 1 || a[1].num > 3)
+        return bs_error(v->e, at,
+                        "%s: axis must be 1, 2 or 3 (joining along the last axis of the inputs' "
+                        "shape)",
+                        name);
+    int axis = (int)a[1].num;
+    size_t n = a[0].k == BV_ARR ? a[0].arr->n : 1;
+    int d[3], dk[3], rank = 1;
+    for (size_t i = 0; i < n; i++) {
+        struct bv x = a[0].k == BV_ARR ? a[0].arr->v[i] : a[0];
+        int rc = bse_as_node(v, at, name, &x);
+        if (rc)
+            return rc;
+        const struct g_node *nd = &v->g->nodes[x.node];
+        rank = nd->tensor_rank > rank ? nd->tensor_rank : rank;
+        dims3(nd, i ? dk : d);
+        for (int k = 0; i && k < axis - 1; k++)
+            if (dk[k] != d[k])
+                return bs_error(v->e, at,
+                                "%s: operand %zu has %d along axis %d where the first has %d: "
+                                "along axis %d the other axes must agree",
+                                name, i + 1, dk[k], k + 1, d[k], axis);
+    }
+    if (axis < rank)
+        return bs_error(v->e, at,
+                        "%s: axis=%d of tensors of rank %d is not supported, only their last "
+                        "axis (or a new one)",
+                        name, axis, rank);
     if (a[0].k != BV_ARR) {
         *out = a[0];
         return bse_as_node(v, at, name, out);
     }
     struct bv acc = a[0].arr->v[0];
     int rc = bse_as_node(v, at, name, &acc);
-    for (size_t i = 1; rc == 0 && i < a[0].arr->n; i++) {
+    int joined = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
         struct bv next = a[0].arr->v[i];
         if ((rc = bse_as_node(v, at, name, &next)) != 0)
             break;
+        int nd[3];
+        dims3(&v->g->nodes[next.node], nd);
+        joined += nd[axis - 1];
+        if (i == 0)
+            continue;
         int in[2] = {acc.node, next.node};
-        for (int k = 0; k < 2; k++)
-            if (v->g->nodes[in[k]].tensor_rank > 1)
-                return bs_error(v->e, at,
-                                "%s: splicing tensors of rank %d (an Input with several "
-                                "dims) is not supported, only vectors",
-                                name, v->g->nodes[in[k]].tensor_rank);
-        rc = bse_make_node(v, at, "Splice", in, 2, &acc);
+        if ((rc = bse_make_node(v, at, "Splice", in, 2, &acc)) != 0)
+            break;
+        struct g_node *sp = &v->g->nodes[acc.node];
+        sp->tensor_rank = axis > 1 ? axis : 0;
+        for (int k = 0; k < 3; k++)
+            sp->tdims[k] = k < axis - 1 ? d[k] : k == axis - 1 ? joined : 1;
     }
     *out = acc;
     return rc;

@@ -30,4 +30,6 @@ const char bs_prelude[] =
     "Sign (x) = if x > 0 then 1 else if x < 0 then -1 else 0\n"
     "Min (a, b) = if a < b then a else b\n"
     "Max (a, b) = if a > b then a else b\n"
-    "Fac (n) = if n > 1 then Fac (n - 1) * n else 1\n";
+    "Fac (n) = if n > 1 then Fac (n - 1) * n else 1\n"
+    "# n layers in sequence, the i-th made by c (i), i from 0\n"
+    "LayerStack {n, c} = Sequential (array[0..n-1] (c))\n";
