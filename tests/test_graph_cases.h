@@ -196,6 +196,10 @@ static const struct grad_case cases[] = {
            "    ConvolutionalLayer {2, (3:2), stride = 2, pad = true} : Sigmoid : "
            "LinearLayer {4})\n"
            "z = m (features)\n" CE("z")},
+    /* CNTK's array constructor through CNTK.core.bs's LayerStack: layer i made by f (i) */
+    {"LayerStack", STD,
+     IO "z = LinearLayer {4} (LayerStack {2, i => DenseLayer {3 + i, activation = Tanh}} "
+        "(features))\n" CE("z")},
     /* Inception's join of its branches: maps spliced along axis 3, convolved again */
     {"Splice_maps", IMG,
      IMGIO "a = ConvolutionalLayer {3, (3:3), pad = true, activation = Tanh} (features)\n"

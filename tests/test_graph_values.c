@@ -289,7 +289,17 @@ START_TEST(splice_maps)
         found |= t[i].rows == 63 && t[i].cols == 2; /* (3 x 3 x 7) x 2 */
     ck_assert_msg(found, "no 63 x 2 kernel after the splice");
     nn_free(net);
+    /* array[first..last] (f): element i is f (i), indexed from first */
+    net = make_bs_net(b,
+                      IO "a = array[2..4] (i => i * i)\n"
+                         "W = Parameter (a[3], 3)\n"
+                         "z = LinearLayer {4} (W * features)\n" CE("z"),
+                      1);
+    ck_assert_int_eq(tensor_named(net, "W")->rows, 9);
+    nn_free(net);
     backend_free(b);
+    ck_assert_str_eq(bs_error_of(IO "a = array[1..3] (x => x)\nb = a[0]\n" CE("b")),
+                     "g.cfg:5:7: error: index out of range: the array's indices are 1..3");
     ck_assert_str_eq(bs_error_of(IMGIO "a = MaxPoolingLayer {(2:2), stride = 2} (features)\n"
                                        "j = Splice (a : features, axis = 3)\n"
                                        "z = LinearLayer {4} (j)\n" CE("z")),
