@@ -627,6 +627,20 @@ START_TEST(convolution_shapes)
                           "z = LinearLayer {4} (c)\n" CE("z"));
     ck_assert_msg(strstr(msg, "Convolution is not supported yet by partrain's BrainScript"), "%s",
                   msg);
+    /* every name of CNTK.core.bs that is not built is refused as such, not as unknown */
+    const char *cntk[] = {"FlattenDimensions", "Ceil",         "RowStack", "DiagTimes",
+                          "LambdaRank",        "StopGradient", "Equal"};
+    for (size_t i = 0; i < sizeof cntk / sizeof *cntk; i++) {
+        char body[256], expect_msg[128];
+        snprintf(body, sizeof body, IO "h = %s (features)\nz = LinearLayer {4} (h)\n" CE("z"),
+                 cntk[i]);
+        snprintf(expect_msg, sizeof expect_msg,
+                 "g.cfg:4:5: error: %s is not supported yet by partrain's", cntk[i]);
+        msg = bs_error_of(body);
+        ck_assert_msg(strstr(msg, expect_msg), "%s", msg);
+    }
+    ck_assert_str_eq(bs_error_of(IO "h = Flaten (features)\nz = LinearLayer {4} (h)\n" CE("z")),
+                     "g.cfg:4:5: error: unknown name 'Flaten'");
     /* a window whose cells would not fit an int (found by a stress run under UBSan) */
     msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, 100000} (features)\n"
                             "z = LinearLayer {4} (c)\n" CE("z"));
