@@ -24,6 +24,8 @@ int bse_make_kind(struct ev *v, const struct bs_node *at, const struct g_kind *k
                   int nin, struct bv *out)
 {
     char where[320];
+    if (v->user_call && at->file && !strcmp(at->file, bs_prelude_file))
+        at = v->user_call; /* made inside CNTK.core.bs: the user's call that led there */
     snprintf(where, sizeof where, "%s:%d:%d", at->file, at->line, at->col);
     int id = g_add(v->g, k, in, nin, where, v->e);
     if (id < 0)

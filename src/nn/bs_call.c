@@ -302,5 +302,18 @@ int bse_eval_call(struct ev *v, const struct bs_node *x, struct benv *env, struc
         else
             rc = bse_eval(v, ex, env, slot);
     }
-    return rc ? rc : bse_call(v, x, &fn, pos, npos, named, nval, nnamed, out);
+    /* inside partrain's CNTK.core.bs, errors and nodes name the user's call that led
+     * there (the innermost one outside it) */
+    int user = x->file && strcmp(x->file, bs_prelude_file) != 0;
+    const struct bs_node *outer = v->user_call;
+    if (user)
+        v->user_call = x;
+    if (rc == 0)
+        rc = bse_call(v, x, &fn, pos, npos, named, nval, nnamed, out);
+    v->user_call = outer;
+    size_t pre = strlen(bs_prelude_file);
+    if (rc == PT_EUSER && user && !strncmp(v->e->msg, bs_prelude_file, pre) &&
+        !strstr(v->e->msg, "; called at "))
+        pt_err_context(v->e, "called at %s:%d:%d", x->file, x->line, x->col);
+    return rc;
 }

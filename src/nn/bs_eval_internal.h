@@ -136,6 +136,9 @@ struct ev {
     /* where the evaluation is, as CNTK names nodes: "h", "L1.W", "layers[2].Eh" (the
      * member being evaluated, inside the records and calls that led to it) */
     char path[64];
+    /* the innermost call written in the user's text (not in bs_prelude): the place that
+     * nodes made inside CNTK.core.bs's definitions are reported at */
+    const struct bs_node *user_call;
 };
 
 #define MAX_DEPTH 400
