@@ -156,6 +156,10 @@ expect 1 "$T" configFile=c.cfg Dir=x 'train.SGD.AutoAdjust=[autoAdjustMinibatch=
 has "$tmp/err" "autoAdjustMinibatch: not supported (CNTK's search trains trial minibatches"
 expect 1 "$T" configFile=c.cfg Dir=x 'train.SGD.AutoAdjust=[autoAdjustLR=searchBeforeEpoch]'
 has "$tmp/err" "searchBeforeEpoch is not supported"
+# the searches' own keys, which CNTK reads only when it searches, are inert without one
+# (CNTK's ParallelBMWithAdjustLR test and G2P set them beside adjustAfterEpoch)
+expect 0 "$T" configFile=c.cfg Dir=inert command=train train.SGD.maxEpochs=1 \
+    'train.SGD.AutoAdjust=[autoAdjustLR=adjustAfterEpoch; numMiniBatch4LRSearch=500; numPrevLearnRates=5; numBestSearchEpoch=1]'
 cp test.txt x.HLast
 expect 1 "$T" configFile=c.cfg Dir=full command=out out.outputPath=x out.reader.file=x.HLast
 has "$tmp/err" "is an input"

@@ -65,8 +65,12 @@ static int refuse_auto_mb(const struct cfg_val *v, char *why, size_t size)
     return -1;
 }
 
-#define AA(m)          CFG_OUT(struct learn_autoadjust, m)
-#define AA_SEARCH_ONLY "the learning-rate and minibatch searches are not implemented"
+#define AA(m) CFG_OUT(struct learn_autoadjust, m)
+/* read by CNTK's searches only (autoAdjustLR=searchBeforeEpoch, autoAdjustMinibatch=true),
+ * which are refused where they are asked for: elsewhere CNTK leaves these unread too */
+#define AA_SEARCH_ONLY                                                                             \
+    "read only by CNTK's learning-rate and minibatch searches (not implemented: asked for, "       \
+    "they are refused); without them it has no effect, as in CNTK"
 
 static const struct cfg_key autoadjust_keys[] = {
     {.name = "autoAdjustLR",
@@ -137,15 +141,13 @@ static const struct cfg_key autoadjust_keys[] = {
      .valid = refuse_auto_mb,
      .help = "refused when true (see the message)",
      AA(auto_mb)},
-    {.name = "minibatchSizeTuningFrequency", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
-    {.name = "minibatchSizeTuningMax", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
-    {.name = "minibatchSearchCriterionErrorMargin",
-     .type = CFG_UNSUPPORTED,
-     .help = AA_SEARCH_ONLY},
-    {.name = "numMiniBatch4LRSearch", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
-    {.name = "numSamples4Search", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
-    {.name = "numPrevLearnRates", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
-    {.name = "numBestSearchEpoch", .type = CFG_UNSUPPORTED, .help = AA_SEARCH_ONLY},
+    {.name = "minibatchSizeTuningFrequency", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
+    {.name = "minibatchSizeTuningMax", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
+    {.name = "minibatchSearchCriterionErrorMargin", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
+    {.name = "numMiniBatch4LRSearch", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
+    {.name = "numSamples4Search", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
+    {.name = "numPrevLearnRates", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
+    {.name = "numBestSearchEpoch", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
     {.name = NULL},
 };
 
