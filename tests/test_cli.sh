@@ -14,6 +14,11 @@ has "$tmp/out" "maxEpochs"
 has "$tmp/out" "learningRatesPerSample"
 expect 2 "$T" --help nosuchblock
 has "$tmp/err" "no block named 'nosuchblock'"
+# a command block by the name the list gives it, or by its action
+expect 0 "$T" --help 'command block (action=test)'
+has "$tmp/out" "command block (action=test) = [ ... ]"
+expect 0 "$T" --help write
+has "$tmp/out" "command block (action=write) = [ ... ]"
 expect 2 "$T"
 has "$tmp/err" "usage: trainer"
 

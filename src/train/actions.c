@@ -237,8 +237,12 @@ int train_print_help(FILE *out, const char *topic)
     if (topic) {
         for (int i = 0; all[i]; i++) {
             const struct cfg_schema *s = all[i];
+            char action[64]; /* "test": the command block of action=test */
+            snprintf(action, sizeof action, "(action=%s)", topic);
+            const char *at = strstr(s->name, "(action=");
             if (strcasecmp(s->name, topic) == 0 ||
-                (strncasecmp(s->name, topic, strlen(topic)) == 0 && strlen(topic) >= 3)) {
+                (strncasecmp(s->name, topic, strlen(topic)) == 0 && strlen(topic) >= 3) ||
+                (at && strcasecmp(at, action) == 0)) {
                 cfg_schema_print_help(out, s);
                 return 0;
             }

@@ -21,7 +21,10 @@ static int take_flag(int argc, char **argv, int *i, struct cmdline *out, int *un
         return 0;
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
         out->help = 1;
-        if (*i + 1 < argc && argv[*i + 1][0] != '-' && !strchr(argv[*i + 1], '='))
+        /* a block's name, as the list of them prints it: 'command block (action=test)' has
+         * an '=' inside its parentheses, which no key=value argument has before its '=' */
+        const char *t = *i + 1 < argc ? argv[*i + 1] : NULL, *eq = t ? strchr(t, '=') : NULL;
+        if (t && t[0] != '-' && (!eq || (strchr(t, '(') && strchr(t, '(') < eq)))
             out->help_topic = argv[++*i];
     } else if (prefix_ci(a, "--help=")) {
         out->help = 1;
