@@ -145,7 +145,8 @@ static const struct cfg_key reader_keys[] = {
      .choices = "CNTKTextFormatReader",
      .unsupported = "UCIFastReader|HTKMLFReader|HTKDeserializers|ImageReader|"
                     "CNTKBinaryReader|LMSequenceReader|LUSequenceReader|DSSMReader|"
-                    "SparsePCReader|LibSVMBinaryReader|BinaryReader|CompositeDataReader",
+                    "SparsePCReader|LibSVMBinaryReader|BinaryReader|CompositeDataReader|"
+                    "Kaldi2Reader|ExperimentalHTKMLFReader",
      .group = READER_KIND,
      .help = "the reader, CNTKTextFormatReader, with file= and input= in this block; required "
              "unless deserializers = ({ ... }) (CNTK's composite form) stands instead"},
@@ -245,7 +246,7 @@ static const struct cfg_key deserializer_keys[] = {
      .type = CFG_ENUM,
      .flags = CFG_LOCAL,
      .choices = "CNTKTextFormatReader",
-     .unsupported = "HTKDeserializers|ImageReader|CNTKBinaryReader|HTKMLFReader",
+     .unsupported = "HTKDeserializers|ImageReader|CNTKBinaryReader|HTKMLFReader|Kaldi2Reader",
      .help = "the reader library that holds the deserializer (this or type is required)"},
     {.name = "file",
      .type = CFG_PATH,
