@@ -6,7 +6,7 @@
 
 #include "test_cuda_ops.h"
 
-static const int shapes[][2] = {{1, 1}, {13, 40}, {256, 7}, {10, 300}};
+static const int shapes[][2] = {{1, 1}, {13, 40}, {256, 7}, {10, 300}, {1, 1000}};
 #define NSHAPES (sizeof shapes / sizeof shapes[0])
 
 /* ---- ewise ---- */

@@ -196,6 +196,12 @@ static const struct grad_case cases[] = {
            "    ConvolutionalLayer {2, (3:2), stride = 2, pad = true} : Sigmoid : "
            "LinearLayer {4})\n"
            "z = m (features)\n" CE("z")},
+    /* a [1 x 1] parameter applied to every value, on either side (CNTK's Scale) */
+    {"Scalar_times", STD,
+     IO WB "s = Parameter (1, 1)\nz = Scale (s, W * features + b) + W * features .* s\n" CE("z")},
+    {"Scalar_plus_minus", STD,
+     IO WB "s = Parameter (1, 1)\nt = Parameter (1, 1)\n"
+           "z = Tanh (s - W * features) + Tanh (W * features - t) .* (t + W * features)\n" CE("z")},
     /* CNTK's array constructor through CNTK.core.bs's LayerStack: layer i made by f (i) */
     {"LayerStack", STD,
      IO "z = LinearLayer {4} (LayerStack {2, i => DenseLayer {3 + i, activation = Tanh}} "

@@ -642,8 +642,8 @@ START_TEST(convolution_shapes)
     ck_assert_str_eq(bs_error_of(IO "h = Flaten (features)\nz = LinearLayer {4} (h)\n" CE("z")),
                      "g.cfg:4:5: error: unknown name 'Flaten'");
     /* inside partrain's CNTK.core.bs, errors name the user's call that led there */
-    ck_assert_str_eq(bs_error_of(IO "s = Parameter (1, 1)\nz = Scale (s, features)\n" CE("z")),
-                     "g.cfg:5:5: error: ElementTimes: operands of shapes [1 x 1] and [3 x "
+    ck_assert_str_eq(bs_error_of(IO "s = Parameter (2, 1)\nz = Scale (s, features)\n" CE("z")),
+                     "g.cfg:5:5: error: ElementTimes: operands of shapes [2 x 1] and [3 x "
                      "samples]: the rows must be equal");
     msg = bs_error_of(IO "z = Sign (LinearLayer {4} (features))\n" CE("z"));
     ck_assert_msg(strstr(msg, "'>' on nodes is not supported") &&

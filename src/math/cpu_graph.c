@@ -66,6 +66,14 @@ void cpu_ewise(struct backend *be, enum bk_ew op, float *y, const float *a, cons
         ew_column(op, y, a, unary ? NULL : x, r * cols);
         return;
     }
+    if (r == 1) { /* one value applied to a row of them: the same in chunks of a column */
+        float s[256];
+        for (size_t i = 0; i < sizeof s / sizeof *s; i++)
+            s[i] = x[0];
+        for (size_t j = 0; j < cols; j += 256)
+            ew_column(op, y + j, a + j, s, cols - j < 256 ? cols - j : 256);
+        return;
+    }
     for (size_t j = 0; j < cols; j++)
         ew_column(op, y + j * r, a + j * r, unary ? NULL : x + (bcols == 1 ? 0 : j * r), r);
 }

@@ -143,6 +143,13 @@ static void backward_times(struct nn_graph *g, struct g_node *n)
 
 /* ------------------------------------------------------------------ element-wise binary */
 
+/* s is one value (a [1 x 1] parameter or constant, as CNTK's Scale takes) beside an
+ * operand of more rows: CNTK broadcasts it over every value of the other. */
+static int scalar_of(const struct g_node *s, const struct g_node *o)
+{
+    return s->rows == 1 && s->cols == 1 && o->rows > 1;
+}
+
 static int shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 {
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
@@ -154,6 +161,13 @@ static int shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
         a->cols = x->cols;
     if (x->cols == 0 && x->learnable && a->cols > 0)
         x->cols = a->cols;
+    if (scalar_of(a, x) || scalar_of(x, a)) { /* one value, applied to every value */
+        const struct g_node *o = scalar_of(a, x) ? x : a;
+        n->rows = o->rows;
+        n->cols = o->cols;
+        n->seq1 = o->seq1;
+        return 0;
+    }
     if (a->rows <= 0 || a->rows != x->rows)
         return shape_error(n, a, x, "the rows must be equal", e);
     int ok = a->cols == x->cols || a->cols == 1 || x->cols == 1;
@@ -179,6 +193,14 @@ static void forward_binary(struct nn_graph *g, struct g_node *n)
     struct backend *b = g->bk;
     enum bk_ew op = binary_op(n);
     size_t cols = g_cols(g, n);
+    if (scalar_of(a, x) || scalar_of(x, a)) { /* the values as one row, the scalar broadcast */
+        int left = scalar_of(a, x);
+        b->ops->ewise(b, op, g_val(g, n), g_val(g, left ? x : a), g_val(g, left ? a : x), 1,
+                      numel(g, n), 1);
+        if (left && op == BK_EW_SUB) /* s - x = -(x - s) */
+            b->ops->scale(b, g_val(g, n), numel(g, n), -1.0f);
+        return;
+    }
     if (g_cols(g, a) == cols) {
         b->ops->ewise(b, op, g_val(g, n), g_val(g, a), g_val(g, x), n->rows, cols, g_cols(g, x));
         return;
@@ -189,12 +211,50 @@ static void forward_binary(struct nn_graph *g, struct g_node *n)
         b->ops->scale(b, g_val(g, n), numel(g, n), -1.0f);
 }
 
+/* The gradients of s op o with s one value: o's is dy (times s for .*, negated for s - o),
+ * s's the sum of dy (times o for .*, negated for o - s) over every value. */
+static void backward_scalar(struct nn_graph *g, struct g_node *n, struct g_node *s,
+                            struct g_node *o, enum bk_ew op)
+{
+    struct backend *b = g->bk;
+    size_t total = numel(g, n);
+    int s_left = s == IN(g, n, 0);
+    if (o->needs_grad) {
+        const float *d = g_grad(g, n);
+        if (op == BK_EW_MUL) {
+            b->ops->ewise(b, BK_EW_MUL, g->tmp, d, g_val(g, s), 1, total, 1);
+            d = g->tmp;
+        }
+        g_add_grad(g, o, d, n, op == BK_EW_SUB && s_left ? -1.0f : 1.0f);
+    }
+    if (s->needs_grad) {
+        const float *d = g_grad(g, n);
+        if (op == BK_EW_MUL) {
+            b->ops->ewise(b, BK_EW_MUL, g->tmp, d, g_val(g, o), 1, total, total);
+            d = g->tmp;
+        }
+        b->ops->sum_cols(b, g->tmp2, d, 1, total, 1);
+        float alpha = op == BK_EW_SUB && !s_left ? -1.0f : 1.0f;
+        if (s->g_over) {
+            b->ops->copy(b, g_grad(g, s), g->tmp2, 1);
+            if (alpha != 1.0f)
+                b->ops->scale(b, g_grad(g, s), 1, alpha);
+        } else {
+            b->ops->axpy(b, g_grad(g, s), g->tmp2, 1, alpha);
+        }
+    }
+}
+
 static void backward_binary(struct nn_graph *g, struct g_node *n)
 {
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
     struct backend *b = g->bk;
     enum bk_ew op = binary_op(n);
     size_t cols = g_cols(g, n);
+    if (scalar_of(a, x) || scalar_of(x, a)) {
+        backward_scalar(g, n, scalar_of(a, x) ? a : x, scalar_of(a, x) ? x : a, op);
+        return;
+    }
     if (op != BK_EW_MUL) {
         g_add_grad(g, a, g_grad(g, n), n, 1.0f);
         g_add_grad(g, x, g_grad(g, n), n, op == BK_EW_SUB ? -1.0f : 1.0f);
