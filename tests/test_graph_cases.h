@@ -196,6 +196,12 @@ static const struct grad_case cases[] = {
            "    ConvolutionalLayer {2, (3:2), stride = 2, pad = true} : Sigmoid : "
            "LinearLayer {4})\n"
            "z = m (features)\n" CE("z")},
+    /* rows of a vector (CNTK's RowSlice and Slice, negative indices from the end); the
+     * rows no slice takes get no gradient, overlapping slices add */
+    {"RowSlice", STD,
+     IO "W6 = Parameter (6, 3)\nh = Tanh (W6 * features)\n"
+        "z = LinearLayer {4} (Splice (RowSlice (1, 4, h) : Slice (-3, 0, h) : "
+        "Slice (0, 2, h)))\n" CE("z")},
     /* a [1 x 1] parameter applied to every value, on either side (CNTK's Scale) */
     {"Scalar_times", STD,
      IO WB "s = Parameter (1, 1)\nz = Scale (s, W * features + b) + W * features .* s\n" CE("z")},

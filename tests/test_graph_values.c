@@ -225,6 +225,39 @@ START_TEST(values_reduce)
 }
 END_TEST
 
+/* RowSlice and Slice take the rows they name: sum of squares of rows 1-2 (RowSlice (1, 2))
+ * and of the last row (Slice (-1, 0)) against the same sums by hand. */
+START_TEST(values_slice)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b,
+                                 "features = Input (4)\nlabels = Input (1)\n"
+                                 "r = RowSlice (1, 2, features)\nl = Slice (-1, 0, features)\n"
+                                 "s = ReduceSum (r .* r)\nt = ReduceSum (l .* l)\n"
+                                 "criterionNodes = (s)\nevaluationNodes = (t)\n",
+                                 1);
+    const float x[12] = {1, 2, 3, 4, -1, 0.5f, 2, 7, 0, 0, -3, 1};
+    const float y[3] = {0, 0, 0};
+    struct minibatch mb = {0};
+    set_input(&mb, "features", 4, 3, x);
+    set_input(&mb, "labels", 1, 3, y);
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    double want_s = 0, want_t = 0;
+    for (int j = 0; j < 3; j++) {
+        want_s += x[4 * j + 1] * x[4 * j + 1] + x[4 * j + 2] * x[4 * j + 2];
+        want_t += x[4 * j + 3] * x[4 * j + 3];
+    }
+    ck_assert_msg(fabs(st.train_crit - want_s) < 1e-5, "RowSlice: %g, want %g", st.train_crit,
+                  want_s);
+    ck_assert_msg(fabs(st.eval_crit - want_t) < 1e-5, "Slice: %g, want %g", st.eval_crit, want_t);
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ initial values */
 
 /* CNTK's random initializers that do not scale by the fan: 'normal' N(0, s), 'uniform1'
@@ -641,6 +674,13 @@ START_TEST(convolution_shapes)
     }
     ck_assert_str_eq(bs_error_of(IO "h = Flaten (features)\nz = LinearLayer {4} (h)\n" CE("z")),
                      "g.cfg:4:5: error: unknown name 'Flaten'");
+    /* Slice's indices inside the input, a tensor or another axis refused */
+    msg = bs_error_of(IO "z = LinearLayer {4} (Slice (1, 5, features))\n" CE("z"));
+    ck_assert_msg(strstr(msg, "Slice: rows [1, 5) are not inside the input's 3 rows"), "%s", msg);
+    msg = bs_error_of(IO "z = LinearLayer {4} (Slice (0, 2, features, axis = -1))\n" CE("z"));
+    ck_assert_msg(strstr(msg, "only axis=1 (the rows of a vector) is supported"), "%s", msg);
+    msg = bs_error_of(IMGIO "z = LinearLayer {4} (RowSlice (0, 2, features))\n" CE("z"));
+    ck_assert_msg(strstr(msg, "slicing a tensor of rank 3 is not supported"), "%s", msg);
     /* inside partrain's CNTK.core.bs, errors name the user's call that led there */
     ck_assert_str_eq(bs_error_of(IO "s = Parameter (2, 1)\nz = Scale (s, features)\n" CE("z")),
                      "g.cfg:5:5: error: ElementTimes: operands of shapes [2 x 1] and [3 x "
@@ -663,6 +703,7 @@ void graph_value_tests(TCase *tc)
     tcase_add_test(tc, convolution_shapes);
     tcase_add_test(tc, random_initializers);
     tcase_add_test(tc, splice_maps);
+    tcase_add_test(tc, values_slice);
     tcase_add_test(tc, values_reduce);
     tcase_add_test(tc, values_sigmoid_square_logistic);
     tcase_add_test(tc, values_softmax_ce_errors);

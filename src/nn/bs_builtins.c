@@ -466,6 +466,43 @@ static int bi_splice(struct ev *v, const struct bs_node *at, const char *name, s
     return rc;
 }
 
+/* RowSlice (beginIndex, numRows, input) and Slice (beginIndex, endIndex, input, axis):
+ * rows [begin, end) of a vector, per sample (CNTK's SliceNode on axis 1; Slice's negative
+ * begin and end <= 0 count from the end, as CNTK's). Other axes (a tensor's, the time
+ * axis of axis < 0) are not built. */
+static int bi_slice(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out)
+{
+    int row = !strcmp(name, "RowSlice");
+    struct bv x = a[2];
+    int rc = bse_as_node(v, at, name, &x);
+    if (rc)
+        return rc;
+    for (int k = 0; k < 2; k++)
+        if (a[k].k != BV_NUM || a[k].num != floor(a[k].num) || fabs(a[k].num) > (1 << 24))
+            return bse_type_error(v, at, name, "whole numbers for the indices", &a[k]);
+    if (!row && !(a[3].k == BV_NUM && a[3].num == 1))
+        return bs_error(v->e, at,
+                        "%s: only axis=1 (the rows of a vector) is supported, not axis=%g (a "
+                        "negative axis is the time axis)",
+                        name, a[3].k == BV_NUM ? a[3].num : 0.0);
+    if (v->g->nodes[x.node].tensor_rank > 1)
+        return bs_error(v->e, at, "%s: slicing a tensor of rank %d is not supported, only vectors",
+                        name, v->g->nodes[x.node].tensor_rank);
+    if (row && (a[0].num < 0 || a[1].num < 1))
+        return bs_error(v->e, at, "%s: expected beginIndex >= 0 and numRows >= 1, got %g and %g",
+                        name, a[0].num, a[1].num);
+    int in[1] = {x.node};
+    if ((rc = bse_make_node(v, at, "RowSlice", in, 1, out)) != 0)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    n->slice_begin = (int)a[0].num;
+    n->slice_end = (int)(row ? a[0].num + a[1].num : a[1].num);
+    n->slice_rel = !row;
+    n->tensor_rank = 0;
+    return 0;
+}
+
 /* ReduceSum / ReduceMean (z, axis): the values of each sample summed (averaged) into one
  * (CNTK's ReduceElements over all of them, or over axis 1 of a vector, which is all of
  * them): a product with a constant row of ones (of 1 / its length) whose length the
@@ -751,6 +788,8 @@ static const struct builtin builtins[] = {
      NULL,
      0},
     {"Splice", {"inputs", "axis=1", "tag=''"}, bi_splice, NULL, 0},
+    {"RowSlice", {"beginIndex", "numRows", "input", "tag=''"}, bi_slice, NULL, 0},
+    {"Slice", {"beginIndex", "endIndex", "input", "axis=1", "tag=''"}, bi_slice, NULL, 0},
     {"ReduceSum", {"z", "axis=None", "tag=''"}, bi_reduce_sum, NULL, 0},
     {"ReduceMean", {"z", "axis=None", "tag=''"}, bi_reduce_sum, NULL, 0},
     {"Sequences.Last", {"x", "tag=''"}, bse_node_op, "Last", 0},

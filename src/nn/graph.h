@@ -122,6 +122,9 @@ struct g_node {
     int dead; /* folded into a fused node: neither run nor given memory */
     /* ClassificationError: a top-N error with top_n > 1 (bk_crit.top_n) */
     int top_n;
+    /* RowSlice / Slice: rows [slice_begin, slice_end) of the input; with slice_rel (Slice)
+     * a negative begin and an end <= 0 count from the input's end */
+    int slice_begin, slice_end, slice_rel;
     /* at run time */
     int needs_grad;
     int g_over;   /* one node writes all of this gradient, once: it writes over instead of

@@ -271,6 +271,48 @@ static void backward_binary(struct nn_graph *g, struct g_node *n)
     }
 }
 
+/* ------------------------------------------------------------------ RowSlice */
+
+static int shape_slice(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *a = IN(g, n, 0);
+    int r = a->rows, b = n->slice_begin, end = n->slice_end;
+    if (r <= 0)
+        return pt_err_set(e, PT_EUSER, "%s: error: %s: the input's dimension is not known",
+                          n->where, n->src_kind->name);
+    if (n->slice_rel) {
+        b = b < 0 ? r + b : b;
+        end = end <= 0 ? r + end : end;
+    }
+    if (b < 0 || end > r || b >= end)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: %s: rows [%d, %d) are not inside the input's %d rows",
+                          n->where, n->src_kind->name, b, end, r);
+    n->slice_begin = b;
+    n->slice_end = end;
+    n->slice_rel = 0;
+    n->rows = end - b;
+    n->cols = a->cols;
+    n->seq1 = a->seq1;
+    return 0;
+}
+
+static void forward_slice(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0);
+    g->bk->ops->copy2d(g->bk, g_val(g, n), n->rows, g_val(g, a) + n->slice_begin, a->rows, n->rows,
+                       g_cols(g, n));
+}
+
+static void backward_slice(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0);
+    if (a->needs_grad) /* the other rows of a get nothing from here (ow 0: a's gradient is
+                          cleared before the backward pass and added into) */
+        g->bk->ops->axpy2d(g->bk, g_grad(g, a) + n->slice_begin, a->rows, g_grad(g, n), n->rows,
+                           n->rows, g_cols(g, n), 1.0f);
+}
+
 /* ------------------------------------------------------------------ element-wise unary */
 
 static int shape_unary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
@@ -579,6 +621,7 @@ static const struct g_kind kinds[] = {
     KINDW("Reciprocal", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     KINDW("Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax, 1),
     KINDW("Splice", 2, 0, shape_splice, forward_splice, backward_splice, 3),
+    KIND("RowSlice", 1, 0, shape_slice, forward_slice, backward_slice),
     CRITERION("CrossEntropyWithSoftmax", BK_CRIT_CE_SOFTMAX),
     CRITERION("ClassificationError", BK_CRIT_CLASS_ERR),
     CRITERION("SquareError", BK_CRIT_SQUARE_ERR),
