@@ -322,6 +322,13 @@ START_TEST(splice_maps)
         found |= t[i].rows == 63 && t[i].cols == 2; /* (3 x 3 x 7) x 2 */
     ck_assert_msg(found, "no 63 x 2 kernel after the splice");
     nn_free(net);
+    /* numbers and Constant (v) spliced are CNTK's scalars: one row each */
+    net = make_bs_net(b,
+                      IO "j = Splice (1 : Constant (2) : 3)\nW = Parameter (4, Inferred)\n"
+                         "z = LinearLayer {4} (features) + W * j\n" CE("z"),
+                      1);
+    ck_assert_int_eq(tensor_named(net, "W")->cols, 3);
+    nn_free(net);
     /* array[first..last] (f): element i is f (i), indexed from first */
     net = make_bs_net(b,
                       IO "a = array[2..4] (i => i * i)\n"

@@ -419,11 +419,14 @@ static int bi_splice(struct ev *v, const struct bs_node *at, const char *name, s
     size_t n = a[0].k == BV_ARR ? a[0].arr->n : 1;
     int d[3], dk[3], rank = 1;
     for (size_t i = 0; i < n; i++) {
-        struct bv x = a[0].k == BV_ARR ? a[0].arr->v[i] : a[0];
+        struct bv *el = a[0].k == BV_ARR ? &a[0].arr->v[i] : &a[0], x = *el;
         int rc = bse_as_node(v, at, name, &x);
         if (rc)
             return rc;
-        const struct g_node *nd = &v->g->nodes[x.node];
+        *el = x; /* a number made a node once */
+        struct g_node *nd = &v->g->nodes[x.node];
+        if (nd->is_const && !nd->data && nd->rows == 0) /* Constant (104): CNTK's scalar */
+            nd->rows = 1;
         rank = nd->tensor_rank > rank ? nd->tensor_rank : rank;
         dims3(nd, i ? dk : d);
         for (int k = 0; i && k < axis - 1; k++)
