@@ -202,6 +202,11 @@ static const struct grad_case cases[] = {
      IO "W6 = Parameter (6, 3)\nh = Tanh (W6 * features)\n"
         "z = LinearLayer {4} (Splice (RowSlice (1, 4, h) : Slice (-3, 0, h) : "
         "Slice (0, 2, h)))\n" CE("z")},
+    /* CNTK.core.bs's BS.Parameters and DiagTimes (the hand-written LSTMs' peepholes) */
+    {"DiagTimes_BS_Parameters", STD,
+     IO "d = BS.Parameters.DiagWeightParam (3)\n"
+        "z = BS.Parameters.WeightParam (4, 3) * Tanh (DiagTimes (d, features)) + "
+        "BS.Parameters.BiasParam (4)\n" CE("z")},
     /* a [1 x 1] parameter applied to every value, on either side (CNTK's Scale) */
     {"Scalar_times", STD,
      IO WB "s = Parameter (1, 1)\nz = Scale (s, W * features + b) + W * features .* s\n" CE("z")},

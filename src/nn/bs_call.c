@@ -92,6 +92,11 @@ static void bind_arg(struct bslot *s, const struct bv *arg)
     s->env = arg->env;
 }
 
+static int same_file(const struct bs_node *a, const struct bs_node *b)
+{
+    return a->file == b->file || (a->file && b->file && !strcmp(a->file, b->file));
+}
+
 static int call_lambda(struct ev *v, const struct bs_node *at, struct bfn *f, struct bv *pos,
                        size_t npos, const struct bs_node **named, struct bv *nval, size_t nnamed,
                        struct bv *out)
@@ -110,8 +115,9 @@ static int call_lambda(struct ev *v, const struct bs_node *at, struct bfn *f, st
             if (used == npos)
                 return bs_error(v->e, at,
                                 "missing positional argument '%s' (the function is "
-                                "defined at %d:%d)",
-                                p->str, lam->line, lam->col);
+                                "defined at %s%s%d:%d)",
+                                p->str, same_file(at, lam) ? "" : lam->file,
+                                same_file(at, lam) ? "" : ":", lam->line, lam->col);
             bind_arg(s, &pos[used++]);
             continue;
         }

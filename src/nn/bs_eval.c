@@ -175,7 +175,7 @@ static int eval_dot(struct ev *v, const struct bs_node *x, struct benv *env, str
             if (bse_find_builtin(qualified))
                 id.str = qualified;
         }
-        int rc = lookup(v, &id, NULL, out);
+        int rc = lookup(v, &id, v->prelude, out);
         if (rc && v->e->code == PT_EUSER && !bse_find_builtin(x->str)) {
             pt_err_clear(v->e);
             return bs_error(v->e, x, "BS.%s%s%s is not supported yet by partrain's BrainScript",
@@ -576,6 +576,7 @@ int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e)
     int rc = bs_parse(bs_prelude, strlen(bs_prelude), bs_prelude_file, 1, 1, &pre, e);
     struct benv *outer = rc == 0 ? bse_record_env(&v, bs_tree_root(pre), NULL, "") : NULL;
     struct benv *root = outer ? bse_record_env(&v, v.root, outer, "") : NULL;
+    v.prelude = outer;
     rc = rc ? rc : root ? 0 : e->code;
     const char *keys[] = {"featureNodes", "labelNodes", "criterionNodes", "evaluationNodes",
                           "outputNodes"};

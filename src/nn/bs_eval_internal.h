@@ -139,6 +139,7 @@ struct ev {
     /* the innermost call written in the user's text (not in bs_prelude): the place that
      * nodes made inside CNTK.core.bs's definitions are reported at */
     const struct bs_node *user_call;
+    struct benv *prelude; /* CNTK.core.bs's definitions (bs_prelude): BS.X.Name finds them */
 };
 
 #define MAX_DEPTH 400
