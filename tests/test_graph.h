@@ -93,5 +93,6 @@ static inline void set_input(struct minibatch *mb, const char *name, int dim, si
 
 /* test_graph_values.c: its tests into tc. */
 void graph_value_tests(TCase *tc);
+void graph_more_tests(TCase *tc); /* test_graph_shapes.c */
 
 #endif

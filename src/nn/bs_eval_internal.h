@@ -207,6 +207,19 @@ int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int row
  * *init_bias; *b is BV_NONE without. */
 int bse_layer_params(struct ev *v, const struct bs_node *at, const struct bv *init, int rows,
                      int cols, int bias, const struct bv *init_bias, struct bv *w, struct bv *b);
+/* bs_rows.c: Splice, RowSlice / Slice, ReduceSum / ReduceMean, and Softmax,
+ * CrossEntropyWithSoftmax, ClassificationError with their axis= and topN= */
+int bse_splice(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+               struct bv *out);
+int bse_slice(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+              struct bv *out);
+int bse_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out);
+int bse_softmax(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                struct bv *out);
+int bse_ce(struct ev *v, const struct bs_node *at, const char *name, struct bv *a, struct bv *out);
+int bse_class_error(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out);
 /* bs_conv.c: ConvolutionTransposeLayer and MaxUnpoolingLayer */
 int bse_conv_t_layer(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                      struct bv *out);

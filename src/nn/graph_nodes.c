@@ -21,8 +21,8 @@ static size_t numel(const struct nn_graph *g, const struct g_node *n)
     return (size_t)n->rows * g_cols(g, n);
 }
 
-static int shape_error(struct g_node *n, struct g_node *a, struct g_node *b, const char *want,
-                       struct pt_err *e)
+int g_shape_error(struct g_node *n, struct g_node *a, struct g_node *b, const char *want,
+                  struct pt_err *e)
 {
     char sa[32], sb[32];
     snprintf(sa, sizeof sa, a->cols ? "%d x %d" : "%d x samples", a->rows, a->cols);
@@ -69,7 +69,7 @@ int g_same_axis(struct g_node *a, struct g_node *b)
     return a->seq1 == b->seq1;
 }
 
-static int axis_error(struct g_node *n, struct g_node *a, struct g_node *b, struct pt_err *e)
+int g_axis_error(struct g_node *n, struct g_node *a, struct g_node *b, struct pt_err *e)
 {
     return pt_err_set(e, PT_EUSER,
                       "%s: error: %s: '%s' has a value per %s, '%s' per %s (BS.Sequences.Last "
@@ -111,9 +111,9 @@ static int shape_times(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     if (x->rows == 0 && g_open(x) && a->cols > 0)
         x->rows = a->cols;
     if (a->cols == 0 && !(a->learnable || a->is_const))
-        return shape_error(n, a, x, "the left operand must be a parameter or constant", e);
+        return g_shape_error(n, a, x, "the left operand must be a parameter or constant", e);
     if (a->rows <= 0 || a->cols != x->rows)
-        return shape_error(n, a, x, "the left operand's columns must equal the right's rows", e);
+        return g_shape_error(n, a, x, "the left operand's columns must equal the right's rows", e);
     n->rows = a->rows;
     n->cols = x->cols;
     n->seq1 = x->seq1;
@@ -169,12 +169,12 @@ static int shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
         return 0;
     }
     if (a->rows <= 0 || a->rows != x->rows)
-        return shape_error(n, a, x, "the rows must be equal", e);
+        return g_shape_error(n, a, x, "the rows must be equal", e);
     int ok = a->cols == x->cols || a->cols == 1 || x->cols == 1;
     if (!ok)
-        return shape_error(n, a, x, "the columns must be equal, or one operand one column", e);
+        return g_shape_error(n, a, x, "the columns must be equal, or one operand one column", e);
     if (!g_same_axis(a, x))
-        return axis_error(n, a, x, e);
+        return g_axis_error(n, a, x, e);
     n->rows = a->rows;
     n->cols = a->cols == x->cols ? a->cols : a->cols == 1 ? x->cols : a->cols;
     n->seq1 = a->cols == 0 ? a->seq1 : x->seq1;
@@ -269,48 +269,6 @@ static void backward_binary(struct nn_graph *g, struct g_node *n)
                       g_cols(g, other));
         g_add_grad(g, to, g->tmp, n, 1.0f);
     }
-}
-
-/* ------------------------------------------------------------------ RowSlice */
-
-static int shape_slice(struct nn_graph *g, struct g_node *n, struct pt_err *e)
-{
-    struct g_node *a = IN(g, n, 0);
-    int r = a->rows, b = n->slice_begin, end = n->slice_end;
-    if (r <= 0)
-        return pt_err_set(e, PT_EUSER, "%s: error: %s: the input's dimension is not known",
-                          n->where, n->src_kind->name);
-    if (n->slice_rel) {
-        b = b < 0 ? r + b : b;
-        end = end <= 0 ? r + end : end;
-    }
-    if (b < 0 || end > r || b >= end)
-        return pt_err_set(e, PT_EUSER,
-                          "%s: error: %s: rows [%d, %d) are not inside the input's %d rows",
-                          n->where, n->src_kind->name, b, end, r);
-    n->slice_begin = b;
-    n->slice_end = end;
-    n->slice_rel = 0;
-    n->rows = end - b;
-    n->cols = a->cols;
-    n->seq1 = a->seq1;
-    return 0;
-}
-
-static void forward_slice(struct nn_graph *g, struct g_node *n)
-{
-    struct g_node *a = IN(g, n, 0);
-    g->bk->ops->copy2d(g->bk, g_val(g, n), n->rows, g_val(g, a) + n->slice_begin, a->rows, n->rows,
-                       g_cols(g, n));
-}
-
-static void backward_slice(struct nn_graph *g, struct g_node *n)
-{
-    struct g_node *a = IN(g, n, 0);
-    if (a->needs_grad) /* the other rows of a get nothing from here (ow 0: a's gradient is
-                          cleared before the backward pass and added into) */
-        g->bk->ops->axpy2d(g->bk, g_grad(g, a) + n->slice_begin, a->rows, g_grad(g, n), n->rows,
-                           n->rows, g_cols(g, n), 1.0f);
 }
 
 /* ------------------------------------------------------------------ element-wise unary */
@@ -495,43 +453,6 @@ const struct g_kind g_kind_affine = {
 /* ------------------------------------------------------------------ Splice */
 
 /* Rows of a over rows of b (CNTK's Splice along the first axis, two at a time). */
-static int shape_splice(struct nn_graph *g, struct g_node *n, struct pt_err *e)
-{
-    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    if (a->rows <= 0 || x->rows <= 0 || a->cols != x->cols)
-        return shape_error(n, a, x, "Splice joins operands of known rows with equal columns", e);
-    if (!g_same_axis(a, x))
-        return axis_error(n, a, x, e);
-    n->rows = a->rows + x->rows;
-    n->cols = a->cols;
-    n->seq1 = a->seq1;
-    return 0;
-}
-
-static void forward_splice(struct nn_graph *g, struct g_node *n)
-{
-    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    size_t cols = g_cols(g, n);
-    g->bk->ops->copy2d(g->bk, g_val(g, n), n->rows, g_val(g, a), a->rows, a->rows, cols);
-    g->bk->ops->copy2d(g->bk, g_val(g, n) + a->rows, n->rows, g_val(g, x), x->rows, x->rows, cols);
-}
-
-static void backward_splice(struct nn_graph *g, struct g_node *n)
-{
-    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    struct backend *b = g->bk;
-    size_t cols = g_cols(g, n);
-    for (int side = 0; side < 2; side++) {
-        struct g_node *to = side ? x : a;
-        const float *from = g_grad(g, n) + (side ? a->rows : 0);
-        if (!to->needs_grad)
-            continue;
-        if (to->g_over)
-            b->ops->copy2d(b, g_grad(g, to), to->rows, from, n->rows, to->rows, cols);
-        else
-            b->ops->axpy2d(b, g_grad(g, to), to->rows, from, n->rows, to->rows, cols, 1.0f);
-    }
-}
 
 /* ------------------------------------------------------------------ Mean, InvStdDev */
 
@@ -556,12 +477,12 @@ static int shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 {
     struct g_node *y = IN(g, n, 0), *z = IN(g, n, 1);
     if (y->rows <= 0 || y->rows != z->rows || y->cols != 0 || z->cols != 0)
-        return shape_error(n, y, z,
-                           "a criterion compares two per-sample operands of equal dimension "
-                           "(labels first)",
-                           e);
+        return g_shape_error(n, y, z,
+                             "a criterion compares two per-sample operands of equal dimension "
+                             "(labels first)",
+                             e);
     if (!g_same_axis(y, z))
-        return axis_error(n, y, z, e);
+        return g_axis_error(n, y, z, e);
     n->rows = 1;
     n->cols = 1;
     return 0;
@@ -620,8 +541,6 @@ static const struct g_kind kinds[] = {
     KINDW("Abs", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     KINDW("Reciprocal", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     KINDW("Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax, 1),
-    KINDW("Splice", 2, 0, shape_splice, forward_splice, backward_splice, 3),
-    KIND("RowSlice", 1, 0, shape_slice, forward_slice, backward_slice),
     CRITERION("CrossEntropyWithSoftmax", BK_CRIT_CE_SOFTMAX),
     CRITERION("ClassificationError", BK_CRIT_CLASS_ERR),
     CRITERION("SquareError", BK_CRIT_SQUARE_ERR),
@@ -633,8 +552,9 @@ const struct g_kind g_kind_own_crit =
 
 /* Kinds with their own file (graph_rnn.c, graph_delay.c) that BrainScript names by kind
  * (graph_conv.c's are made by their built-ins only: bs_conv.c). */
-static const struct g_kind *const more[] = {&g_kind_lstm,   &g_kind_dropout, &g_kind_past,
-                                            &g_kind_future, &g_kind_last,    &g_kind_first};
+static const struct g_kind *const more[] = {&g_kind_splice,  &g_kind_row_slice, &g_kind_lstm,
+                                            &g_kind_dropout, &g_kind_past,      &g_kind_future,
+                                            &g_kind_last,    &g_kind_first};
 
 const struct g_kind *g_kind_find(const char *name)
 {

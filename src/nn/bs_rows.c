@@ -1,0 +1,214 @@
+/* BrainScript's built-ins that work on a node's rows and the criteria's options (the
+ * builtins[] table of bs_builtins.c names them): Splice along the inputs' last axis,
+ * RowSlice / Slice, ReduceSum / ReduceMean, and the axis= and topN= of Softmax,
+ * CrossEntropyWithSoftmax and ClassificationError. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/bs_eval_internal.h"
+
+/* A node's tensor dims (a vector of rows: [rows x 1 x 1], as CNTK pads a lower rank). */
+static void dims3(const struct g_node *n, int d[3])
+{
+    if (n->tensor_rank > 1)
+        memcpy(d, n->tdims, 3 * sizeof *d);
+    else
+        d[0] = n->rows, d[1] = d[2] = 1;
+}
+
+/* Splice (inputs, axis): the inputs' values joined along axis (CNTK's RowStack). Values lie
+ * first axis fastest, so joining along the last axis of the inputs' shape (the rows of
+ * vectors, axis 1; the maps of images [W x H x C], axis 3, as Inception joins its
+ * branches; axis 2 of [W x H]) is putting each sample's values one after the other: the
+ * Splice node, with the joined shape. The axes before it must agree; a lower rank counts
+ * as padded with 1s. Other axes (interleaving values) are not built. */
+int bse_splice(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+               struct bv *out)
+{
+    if (a[1].k != BV_NUM || a[1].num != floor(a[1].num) || a[1].num < 1 || a[1].num > 3)
+        return bs_error(v->e, at,
+                        "%s: axis must be 1, 2 or 3 (joining along the last axis of the inputs' "
+                        "shape)",
+                        name);
+    int axis = (int)a[1].num;
+    size_t n = a[0].k == BV_ARR ? a[0].arr->n : 1;
+    int d[3], dk[3], rank = 1;
+    for (size_t i = 0; i < n; i++) {
+        struct bv *el = a[0].k == BV_ARR ? &a[0].arr->v[i] : &a[0], x = *el;
+        int rc = bse_as_node(v, at, name, &x);
+        if (rc)
+            return rc;
+        *el = x; /* a number made a node once */
+        struct g_node *nd = &v->g->nodes[x.node];
+        if (nd->is_const && !nd->data && nd->rows == 0) /* Constant (104): CNTK's scalar */
+            nd->rows = 1;
+        rank = nd->tensor_rank > rank ? nd->tensor_rank : rank;
+        dims3(nd, i ? dk : d);
+        for (int k = 0; i && k < axis - 1; k++)
+            if (dk[k] != d[k])
+                return bs_error(v->e, at,
+                                "%s: operand %zu has %d along axis %d where the first has %d: "
+                                "along axis %d the other axes must agree",
+                                name, i + 1, dk[k], k + 1, d[k], axis);
+    }
+    if (axis < rank)
+        return bs_error(v->e, at,
+                        "%s: axis=%d of tensors of rank %d is not supported, only their last "
+                        "axis (or a new one)",
+                        name, axis, rank);
+    if (a[0].k != BV_ARR) {
+        *out = a[0];
+        return bse_as_node(v, at, name, out);
+    }
+    struct bv acc = a[0].arr->v[0];
+    int rc = bse_as_node(v, at, name, &acc);
+    int joined = 0;
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        struct bv next = a[0].arr->v[i];
+        if ((rc = bse_as_node(v, at, name, &next)) != 0)
+            break;
+        int nd[3];
+        dims3(&v->g->nodes[next.node], nd);
+        joined += nd[axis - 1];
+        if (i == 0)
+            continue;
+        int in[2] = {acc.node, next.node};
+        if ((rc = bse_make_node(v, at, "Splice", in, 2, &acc)) != 0)
+            break;
+        struct g_node *sp = &v->g->nodes[acc.node];
+        sp->tensor_rank = axis > 1 ? axis : 0;
+        for (int k = 0; k < 3; k++)
+            sp->tdims[k] = k < axis - 1 ? d[k] : k == axis - 1 ? joined : 1;
+    }
+    *out = acc;
+    return rc;
+}
+
+/* RowSlice (beginIndex, numRows, input) and Slice (beginIndex, endIndex, input, axis):
+ * rows [begin, end) of a vector, per sample (CNTK's SliceNode on axis 1; Slice's negative
+ * begin and end <= 0 count from the end, as CNTK's). Other axes (a tensor's, the time
+ * axis of axis < 0) are not built. */
+int bse_slice(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+              struct bv *out)
+{
+    int row = !strcmp(name, "RowSlice");
+    struct bv x = a[2];
+    int rc = bse_as_node(v, at, name, &x);
+    if (rc)
+        return rc;
+    for (int k = 0; k < 2; k++)
+        if (a[k].k != BV_NUM || a[k].num != floor(a[k].num) || fabs(a[k].num) > (1 << 24))
+            return bse_type_error(v, at, name, "whole numbers for the indices", &a[k]);
+    if (!row && !(a[3].k == BV_NUM && a[3].num == 1))
+        return bs_error(v->e, at,
+                        "%s: only axis=1 (the rows of a vector) is supported, not axis=%g (a "
+                        "negative axis is the time axis)",
+                        name, a[3].k == BV_NUM ? a[3].num : 0.0);
+    if (v->g->nodes[x.node].tensor_rank > 1)
+        return bs_error(v->e, at, "%s: slicing a tensor of rank %d is not supported, only vectors",
+                        name, v->g->nodes[x.node].tensor_rank);
+    if (row && (a[0].num < 0 || a[1].num < 1))
+        return bs_error(v->e, at, "%s: expected beginIndex >= 0 and numRows >= 1, got %g and %g",
+                        name, a[0].num, a[1].num);
+    int in[1] = {x.node};
+    if ((rc = bse_make_node(v, at, "RowSlice", in, 1, out)) != 0)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    n->slice_begin = (int)a[0].num;
+    n->slice_end = (int)(row ? a[0].num + a[1].num : a[1].num);
+    n->slice_rel = !row;
+    n->tensor_rank = 0;
+    return 0;
+}
+
+/* ReduceSum / ReduceMean (z, axis): the values of each sample summed (averaged) into one
+ * (CNTK's ReduceElements over all of them, or over axis 1 of a vector, which is all of
+ * them): a product with a constant row of ones (of 1 / its length) whose length the
+ * product infers. */
+int bse_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out)
+{
+    struct bv x = a[0], ones;
+    int rc = bse_as_node(v, at, name, &x);
+    if (rc)
+        return rc;
+    int vector = v->g->nodes[x.node].tensor_rank <= 1;
+    if (a[1].k != BV_NONE && !(a[1].k == BV_NUM && a[1].num == 1 && vector))
+        return bs_error(v->e, at,
+                        "%s: only the sum of all of a sample's values is supported (no axis, or "
+                        "axis=1 of a vector)",
+                        name);
+    if ((rc = bse_make_node(v, at, "Constant", NULL, 0, &ones)) != 0)
+        return rc;
+    struct g_node *n = &v->g->nodes[ones.node];
+    n->is_const = 1;
+    n->rows = 1;
+    n->cols = 0;
+    n->init_value = 1.0;
+    n->mean_row = !strcmp(name, "ReduceMean");
+    int in[2] = {ones.node, x.node};
+    return bse_make_node(v, at, "Times", in, 2, out);
+}
+
+/* An axis= of Softmax, CrossEntropyWithSoftmax or ClassificationError (a[k]): 0 (CNTK's
+ * default: all of a sample's values), or 1 when z is a vector (the same values); CNTK's
+ * reductions along one axis of a tensor are not built. */
+static int axis_all(struct ev *v, const struct bs_node *at, const char *name, const struct bv *ax,
+                    const struct bv *z)
+{
+    int vector = z->k != BV_NODE || v->g->nodes[z->node].tensor_rank <= 1;
+    if (ax->k == BV_NUM && (ax->num == 0 || (ax->num == 1 && vector)))
+        return 0;
+    if (ax->k != BV_NUM)
+        return bse_type_error(v, at, name, "an axis (a whole number)", ax);
+    return bs_error(v->e, at,
+                    "%s: axis=%g is not supported: only over all of a sample's values (axis=0, "
+                    "the default, or axis=1 of a vector)",
+                    name, ax->num);
+}
+
+/* Softmax (x, axis) */
+int bse_softmax(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                struct bv *out)
+{
+    int rc = bse_as_node(v, at, name, &a[0]);
+    if (rc == 0)
+        rc = axis_all(v, at, name, &a[1], &a[0]);
+    return rc ? rc : bse_node_op(v, at, name, a, out);
+}
+
+/* CrossEntropyWithSoftmax (labels, z, axis) */
+int bse_ce(struct ev *v, const struct bs_node *at, const char *name, struct bv *a, struct bv *out)
+{
+    int rc = bse_as_node(v, at, name, &a[1]);
+    if (rc == 0)
+        rc = axis_all(v, at, name, &a[2], &a[1]);
+    return rc ? rc : bse_node_op(v, at, name, a, out);
+}
+
+/* ClassificationError / ErrorPrediction (labels, z, topN, axis): with topN > 1 an error is
+ * a label whose entry of z is not among z's topN largest (CNTK's third input
+ * Constant (topN)); CNTK refuses topN with an axis. */
+int bse_class_error(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out)
+{
+    int top = 0, rc = bse_as_node(v, at, name, &a[1]);
+    if (rc)
+        return rc;
+    if (a[2].k != BV_NUM || a[2].num < 1 || a[2].num != floor(a[2].num) || a[2].num > (1 << 24))
+        return a[2].k != BV_NUM ? bse_type_error(v, at, name, "topN: a whole number >= 1", &a[2])
+                                : bs_error(v->e, at, "%s: topN must be a whole number >= 1, got %g",
+                                           name, a[2].num);
+    top = (int)a[2].num;
+    if (top != 1 && !(a[3].k == BV_NUM && a[3].num == 0))
+        return bs_error(v->e, at,
+                        "%s: topN=%d along a specific axis is not supported (CNTK "
+                        "refuses it too)",
+                        name, top);
+    if ((rc = axis_all(v, at, name, &a[3], &a[1])) != 0 ||
+        (rc = bse_node_op(v, at, name, a, out)) != 0)
+        return rc;
+    v->g->nodes[out->node].top_n = top;
+    return 0;
+}
