@@ -10,33 +10,7 @@ MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_bs_eval: mpiexec not found"; exit 99; }
 cd "$tmp"
 # the Layers classifier of test_bs_net.sh on the toy data
-toy_ctf 'x * x + y * y < 0.5' >d.ctf
-cat >layers.cfg <<'CFG'
-command = train
-train = [
-    action = train
-    modelPath = $Dir$/m.dnn
-    BrainScriptNetworkBuilder = {
-        inDim = 2 ; hid = 16
-        labelDim = 2
-        model = Sequential (
-            DenseLayer {hid, activation = ReLU} :
-            DenseLayer {hid, activation = Tanh, init = 'heNormal'} :
-            LinearLayer {labelDim}
-        )
-        features = Input {inDim}
-        labels = Input {labelDim}
-        z = model (features)
-        ce   = CrossEntropyWithSoftmax (labels, z)
-        errs = ClassificationError (labels, z)
-        featureNodes = (features) ; labelNodes = (labels)
-        criterionNodes = (ce) ; evaluationNodes = (errs) ; outputNodes = (z)
-    }
-    SGD = [ maxEpochs = 8 ; minibatchSize = 40 ; learningRatesPerSample = 0.02 ; momentumPerMB = 0.9 ]
-    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf
-        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
-]
-CFG
+layers_cfg # d.ctf and layers.cfg (testlib.sh)
 
 # ---- ClassificationError's topN: 10 classes that the features do not predict; the same
 # training (the evaluation node changes nothing in it) reports the top-1 error, a smaller

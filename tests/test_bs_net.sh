@@ -281,33 +281,7 @@ expect 1 "$T" configFile=lr_old.cntk command=DumpNodeInfo DumpNodeInfo.nodeName=
 has "$tmp/err" "error: nodeName=nope: the model 'Models/LR.dnn' has no such node"
 
 # ---- CNTK's Layers library: a two-layer classifier on the toy data
-toy_ctf 'x * x + y * y < 0.5' >d.ctf
-cat >layers.cfg <<'CFG'
-command = train
-train = [
-    action = train
-    modelPath = $Dir$/m.dnn
-    BrainScriptNetworkBuilder = {
-        inDim = 2 ; hid = 16
-        labelDim = 2
-        model = Sequential (
-            DenseLayer {hid, activation = ReLU} :
-            DenseLayer {hid, activation = Tanh, init = 'heNormal'} :
-            LinearLayer {labelDim}
-        )
-        features = Input {inDim}
-        labels = Input {labelDim}
-        z = model (features)
-        ce   = CrossEntropyWithSoftmax (labels, z)
-        errs = ClassificationError (labels, z)
-        featureNodes = (features) ; labelNodes = (labels)
-        criterionNodes = (ce) ; evaluationNodes = (errs) ; outputNodes = (z)
-    }
-    SGD = [ maxEpochs = 8 ; minibatchSize = 40 ; learningRatesPerSample = 0.02 ; momentumPerMB = 0.9 ]
-    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf
-        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
-]
-CFG
+layers_cfg # d.ctf and layers.cfg (testlib.sh)
 mpi -n 2 "$T" configFile=layers.cfg Dir=L 'train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD]' \
     >layers.out 2>layers.err && ok || { no "the Layers network failed"; tail -5 layers.err; }
 has layers.err "Training criterion:   ce = CrossEntropyWithSoftmax"

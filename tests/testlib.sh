@@ -27,6 +27,37 @@ toy_ctf() {
         s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648;
         c = ('"$1"'); printf "|features %.4f %.4f |labels %d %d\n", x, y, 1 - c, c } }'
 }
+# layers_cfg: d.ctf (the toy data inside a circle) and layers.cfg, a two-layer classifier
+# written with CNTK's Layers library (DenseLayer, LinearLayer, Sequential) on it
+layers_cfg() {
+    toy_ctf 'x * x + y * y < 0.5' >d.ctf
+    cat >layers.cfg <<'CFG'
+command = train
+train = [
+    action = train
+    modelPath = $Dir$/m.dnn
+    BrainScriptNetworkBuilder = {
+        inDim = 2 ; hid = 16
+        labelDim = 2
+        model = Sequential (
+            DenseLayer {hid, activation = ReLU} :
+            DenseLayer {hid, activation = Tanh, init = 'heNormal'} :
+            LinearLayer {labelDim}
+        )
+        features = Input {inDim}
+        labels = Input {labelDim}
+        z = model (features)
+        ce   = CrossEntropyWithSoftmax (labels, z)
+        errs = ClassificationError (labels, z)
+        featureNodes = (features) ; labelNodes = (labels)
+        criterionNodes = (ce) ; evaluationNodes = (errs) ; outputNodes = (z)
+    }
+    SGD = [ maxEpochs = 8 ; minibatchSize = 40 ; learningRatesPerSample = 0.02 ; momentumPerMB = 0.9 ]
+    reader = [ readerType = CNTKTextFormatReader ; file = d.ctf
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]
+]
+CFG
+}
 # toy_cfg TRACELEVEL: a DataParallelSGD training config over d.ctf (model in $Dir$)
 toy_cfg() {
     cat <<CFG
