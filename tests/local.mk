@@ -69,19 +69,6 @@ EXTRA_DIST += tests/test_bs_fashion.sh tests/test_conv_fashion.sh tests/test_asg
 check-long:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(LONG_TESTS)' TEST_SUITE_LOG=test-suite-long.log
 .PHONY: check-long
-# `make check-sanitized`: `make check` but for the tests in SANITIZED_SKIP, for the build
-# under AddressSanitizer + UBSan (scripts/test.sh). Those three repeat, for every method
-# and rank count, training runs whose code the other tests run under the sanitizers too
-# (test_bs_net.sh trains every method, 1-bit SGD included; test_dpsgd_engine aggregates and
-# quantizes; test_elastic.sh resumes a 4-rank checkpoint on 3 ranks); under the sanitizers
-# they took 430 of the 1380 CPU seconds of its tests.
-SANITIZED_SKIP = tests/test_rescale.sh tests/test_dpsgd.sh tests/test_masgd.sh
-check-sanitized:
-	@keep=; for t in $(TESTS); do \
-	    case " $(SANITIZED_SKIP) " in *" $$t "*) ;; *) keep="$$keep $$t" ;; esac; \
-	done; \
-	$(MAKE) $(AM_MAKEFLAGS) check TESTS="$$keep"
-.PHONY: check-sanitized
 # `make check-cluster`: every method across a simulated cluster (scripts/cluster.sh: 2
 # hosts as network namespaces, Open MPI over TCP), and scripts/slurm-train.sbatch on a
 # local Slurm over it (scripts/slurm-cluster.sh); needs root, ip, tc and namespaces, else

@@ -9,8 +9,6 @@ set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_asgd: mpiexec not found"; exit 99; }
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
-export ASAN_OPTIONS
 P=$(cd "${top_builddir:-.}" && pwd)/tests/test_asgd
 [ -x "$P" ] || { echo "test_asgd: $P not built (make check builds it)"; exit 99; }
 for n in 1 2 4; do

@@ -6,10 +6,6 @@ set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_comm: mpiexec not found (apt-get install openmpi-bin)"; exit 99; }
-# Under AddressSanitizer: unwind malloc stacks fully, or the frames inside Open MPI (built
-# without frame pointers) are lost and tests/lsan.supp cannot match its start-up leaks.
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
-export ASAN_OPTIONS
 P=$(cd "${top_builddir:-.}" && pwd)/tests/test_comm
 [ -x "$P" ] || { echo "test_comm: $P not built (make check builds it)"; exit 99; }
 for n in 1 2 3 4; do

@@ -9,8 +9,6 @@ set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_masgd: mpiexec not found"; exit 99; }
-ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}fast_unwind_on_malloc=0"
-export ASAN_OPTIONS
 P=$(cd "${top_builddir:-.}" && pwd)/tests/test_masgd
 [ -x "$P" ] || { echo "test_masgd: $P not built (make check builds it)"; exit 99; }
 for n in 2 4; do
