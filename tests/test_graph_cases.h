@@ -151,6 +151,19 @@ static const struct grad_case cases[] = {
     {"Splice", STD,
      IO WB "z = LinearLayer {4} (Splice ((W * features) : Tanh (features) : Sigmoid (b + W * "
            "features)))\n" CE("z")},
+    /* BS.RNNs' LSTMs (bs_prelude.c): two layers, the first with a projection (cellDim 4
+     * to h of 3); the bidirectional stack; a self-stabilizer (a scalar broadcast over a
+     * loop's delay, whose rows come from the node reading it) */
+    {"RecurrentLSTMPStack", STD " seqs",
+     IO "s = BS.RNNs.RecurrentLSTMPStack ((3 : 2), cellDims = (4 : 2), features)\n"
+        "z = LinearLayer {4} (s[1].h)\n" CE("z")},
+    {"Stabilize_loop", STD " seqs",
+     IO "W = Parameter (3, 3)\nR = Parameter (3, 3)\n"
+        "h = Tanh (W * features + R * BS.Parameters.Stabilize (PastValue (0, h)))\n"
+        "z = LinearLayer {4} (BS.Parameters.Stabilize (h))\n" CE("z")},
+    {"RecurrentBidirectionalLSTMPStack", STD " zeropad",
+     IO "s = BS.RNNs.RecurrentBidirectionalLSTMPStack ((2 : 3), features)\n"
+        "z = LinearLayer {4} (s[1].h)\n" CE("z")},
     {"BiRecurrentLSTMLayer", STD " seqs",
      IO "model = Sequential (BiRecurrentLSTMLayer {3} : LinearLayer {4})\n"
         "z = model (features)\n" CE("z")},

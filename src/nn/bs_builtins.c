@@ -429,6 +429,15 @@ static int bi_length(struct ev *v, const struct bs_node *at, const char *name, s
     return 0;
 }
 
+/* IsNone (x): whether x is None (BS.Constants.IsNone: an optional argument not given). */
+static int bi_is_none(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                      struct bv *out)
+{
+    (void)v, (void)at, (void)name;
+    *out = (struct bv){.k = BV_BOOL, .num = a[0].k == BV_NONE};
+    return 0;
+}
+
 /* Fail (what): the network's own error (CNTK's FailAction), where it is evaluated. */
 static int bi_fail(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                    struct bv *out)
@@ -584,6 +593,7 @@ static const struct builtin builtins[] = {
      NULL,
      0},
     {"Splice", {"inputs", "axis=1", "tag=''"}, bse_splice, NULL, 0},
+    {"RowStack", {"inputs", "axis=1", "tag=''"}, bse_splice, NULL, 0},
     {"RowSlice", {"beginIndex", "numRows", "input", "tag=''"}, bse_slice, NULL, 0},
     {"Slice", {"beginIndex", "endIndex", "input", "axis=1", "tag=''"}, bse_slice, NULL, 0},
     {"ReduceSum", {"z", "axis=None", "tag=''"}, bse_reduce_sum, NULL, 0},
@@ -620,6 +630,7 @@ static const struct builtin builtins[] = {
     {"ReconcileDynamicAxis", {"dataInput", "layoutInput", "tag=''"}, bi_identity, NULL, 0},
     {"Pass", {"x", "tag=''"}, bi_identity, NULL, 0},
     {"Length", {"x"}, bi_length, NULL, 0},
+    {"IsNone", {"x"}, bi_is_none, NULL, 0},
     {"Fail", {"what"}, bi_fail, NULL, 0},
 };
 

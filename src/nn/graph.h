@@ -120,6 +120,9 @@ struct g_node {
     /* Affine (a fused Times, Plus and activation; g_finish makes them): the activation */
     enum bk_act act;
     int dead; /* folded into a fused node: neither run nor given memory */
+    /* an element-wise node of a [1 x 1] and an open operand of no rows yet (a loop's delay
+     * behind a stabilizer): its rows, fixed by the node that reads it, are the operand's */
+    int open_rows;
     /* ClassificationError: a top-N error with top_n > 1 (bk_crit.top_n) */
     int top_n;
     /* RowSlice / Slice: rows [slice_begin, slice_end) of the input; with slice_rel (Slice)
@@ -220,7 +223,7 @@ extern const struct g_kind g_kind_own_crit;  /* a node of the network as its cri
  * (parameters, constants, delays: CNTK's Inferred). */
 static inline int g_open(const struct g_node *n)
 {
-    return n->learnable || n->is_const || n->delay != 0;
+    return n->learnable || n->is_const || n->delay != 0 || n->open_rows;
 }
 
 /* Add src (shaped like node `like`'s output) into dst's gradient, summed over the columns

@@ -153,6 +153,22 @@ static int scalar_of(const struct g_node *s, const struct g_node *o)
 static int shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 {
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    /* a [1 x 1] beside a loop's delay of no rows yet (or such a node) says nothing of its
+     * rows: this node takes them from its reader (open_rows), and hands them to the delay
+     * next pass (a Constant or Parameter of no rows takes the other operand's, below) */
+    struct g_node *one = a->rows == 1 && a->cols == 1   ? a
+                         : x->rows == 1 && x->cols == 1 ? x
+                                                        : NULL,
+                  *other = one == a ? x : a;
+    if (one && other->rows == 0 && (other->delay != 0 || other->open_rows)) {
+        other->rows = n->rows;
+        if (n->rows == 0) {
+            n->open_rows = 1;
+            n->cols = other->cols;
+            n->seq1 = other->seq1;
+            return 0;
+        }
+    }
     if (a->rows == 0 && g_open(a))
         a->rows = x->rows;
     if (x->rows == 0 && g_open(x))
