@@ -4,8 +4,9 @@
 # 07_Deconvolution's MaxUnpoolingLayer and ConvolutionTransposeLayer), on
 # 6 x 6 images whose class is the half a bright square lies in: training on 1 and 2 ranks
 # (the same updates), the model file (action=test and action=write rebuild the network
-# from it), a makeMode restart, a node of the network's own as the criterion, and the
-# errors that name the file, line and column.
+# from it), a makeMode restart, a node of the network's own as the criterion, the errors
+# that name the file, line and column, and the older form of CNTK's image configs (the
+# primitive Convolution, a bias per map, FlattenDimensions).
 # The arithmetic itself is checked by tests/test_math_conv.c (against direct sums) and
 # tests/test_graph.c (gradients against finite differences).
 set -u
@@ -137,4 +138,70 @@ sed 's/ConvolutionalLayer {3, (2:2), bias = false}/ConvolutionalLayer {3, (2:2:2
 expect 1 "$T" configFile=bad3.cfg Dir=bad
 has "$tmp/err" "error: ConvolutionalLayer: along the channels (the third value) the window must be 4 and a pooling's stride 1, got window 2 and stride 1"
 [ ! -e bad/m.dnn ] && ok || no "a failed start wrote a model"
+
+# ---- the older form of CNTK's image configs (its QuickE2E test, the MNIST convolution
+# examples before the Layers library): the primitive Convolution over a kernel written
+# Parameter (outMap, inWCount), a bias ParameterTensor ((1 : 1 : outMap)) added to every
+# cell of its map, the legacy MaxPooling / AveragePooling, FlattenDimensions into the
+# dense layers. CNTK's counts of nodes and of those with a gradient (all but the inputs
+# and the evaluation node; its QuickE2E baseline counts so), learning, 2 ranks alike, the
+# test action
+square_cfg >prim.cfg <<'CFG'
+command = train:test
+deviceId = -1
+traceLevel = 1
+train = [
+    action = train
+    modelPath = $Dir$/m.dnn
+    BrainScriptNetworkBuilder = [
+        ConvReLU (inp, outMap, inMap, kW, kH) = [
+            convW = Parameter (outMap, kW * kH * inMap, init = "uniform", initValueScale = 10)
+            conv = Convolution (convW, inp, (kW : kH : inMap), mapDims = outMap, stride = (1 : 1 : inMap), autoPadding = false, imageLayout = "cudnn")
+            convB = ParameterTensor ((1 : 1 : outMap), init = "fixedValue", value = 0.1)
+            out = RectifiedLinear (conv + convB)
+        ]
+        features = ImageInput (6, 6, 1, imageLayout = "cudnn", tag = "feature")
+        labels = Input (2, tag = "label")
+        c1 = ConvReLU (features, 4, 1, 3, 3).out
+        p1 = MaxPooling (c1, 2, 2, 1, 1, imageLayout = "cudnn")
+        c2 = ConvReLU (p1, 3, 4, 2, 2).out
+        p2 = AveragePooling (c2, 2, 2, 1, 1, imageLayout = "cudnn")
+        W1 = ParameterTensor ((8 : 0), init = "uniform", initValueScale = 10)
+        b1 = ParameterTensor (8, init = "fixedValue", value = 0)
+        h1 = Sigmoid (W1 * FlattenDimensions (p2, 1, 3) + b1)
+        W2 = Parameter (2, 0)
+        b2 = Parameter (2, 1, init = "fixedValue", value = 0)
+        ol = W2 * h1 + b2
+        ce = CrossEntropyWithSoftmax (labels, ol, tag = "criterion")
+        errs = ClassificationError (labels, ol, tag = "evaluation")
+    ]
+    SGD = [ maxEpochs = 6 ; minibatchSize = 20 ; learningRatesPerSample = 0.02
+        momentumPerMB = 0.9 ; numMBsToShowResult = 1000
+        ParallelTrain = [ parallelizationMethod = DataParallelSGD
+            DataParallelSGD = [ gradientBits = 32 ] ] ]
+    @READER@
+]
+test = [
+    action = test
+    modelPath = $Dir$/m.dnn
+    @TESTREADER@
+]
+CFG
+expect 0 "$T" configFile=prim.cfg Dir=prim1
+cp "$tmp/err" prim1.err
+# 6 x 6 -> conv 3 x 3: 4 x 4 x 4 -> pool: 3 x 3 x 4 -> conv 2 x 2: 2 x 2 x 3 -> pool: 1 x 1 x 3
+p=$((4 * 9 + 4 + 3 * 16 + 3 + 8 * 3 + 8 + 2 * 8 + 2))
+has prim1.err "Model has 26 nodes. Using CPU."
+has prim1.err "Training $p parameters in 8 out of 8 parameter tensors and 23 nodes with gradient:"
+errs prim1.err >prim1.txt
+awk 'NR == 1 { a = $2 } END { exit !(NR == 6 && $2 < 10 && $2 < a) }' prim1.txt && ok ||
+    { no "the primitive convolution network did not learn"; cat prim1.txt; }
+sed -n 's/^Final Results: .*errs = \([0-9.]*\)% .*/\1/p' prim1.err | awk '{ exit !($1 < 10) }' && ok ||
+    no "the test of the primitive convolution network: $(grep 'Final Results' prim1.err)"
+expect 0 mpi -n 2 "$T" configFile=prim.cfg Dir=prim2
+errs "$tmp/err" >prim2.txt
+close prim1.txt prim2.txt 1e-3 && ok || { no "2 ranks differ from 1 (primitive convolution)"; paste prim1.txt prim2.txt; }
+sed 's/convB = ParameterTensor ((1 : 1 : outMap)/convB = ParameterTensor ((1 : 1 : outMap + 1)/' prim.cfg >bad6.cfg
+expect 1 "$T" configFile=bad6.cfg Dir=bad
+has "$tmp/err" "bad6.cfg:12:36: error: Plus: a value for each of 5 maps, applied to an image of 4 x 4 x 4"
 finish bs_conv

@@ -237,6 +237,25 @@ static const struct grad_case cases[] = {
            "j = Splice (a : b : features, axis = 3)\n"
            "c = ConvolutionalLayer {2, (3:3), pad = true} (j)\n"
            "z = LinearLayer {4} (Tanh (c))\n" CE("z")},
+    /* CNTK's primitive Convolution over a kernel of the config's (a Parameter (maps,
+     * cells) as the older configs write it, or a ParameterTensor (kW:kH:C:maps)), a value
+     * per map (1:1:C) broadcast over the image in +, - and .* on either side, the
+     * reshapes (FlattenDimensions, SplitDimension) */
+    {"Convolution_primitive", IMG,
+     IMGIO "W = Parameter (3, 18)\n"
+           "c = Convolution (W, features, (3:3:2), mapDims = 3, autoPadding = false)\n"
+           "b = ParameterTensor ((1:1:3))\n"
+           "z = LinearLayer {4} (Tanh (c + b))\n" CE("z")},
+    {"Convolution_tensor_per_map", IMG,
+     IMGIO "W = ParameterTensor ((2:2:2:3))\n"
+           "c = Convolution (W, features, (2:2:2), stride = (2:2:2))\n"
+           "m = ParameterTensor ((1:1:3))\nk = ParameterTensor ((1:1:3))\n"
+           "f = FlattenDimensions (Tanh (c .* m - k) + Sigmoid (k - c), 1, 3)\n"
+           "z = Parameter (4, 0) * f\n" CE("z")},
+    {"Reshape_roundtrip", IMG,
+     IMGIO "r = SplitDimension (FlattenDimensions (features, 1, 2), 1, 5)\n"
+           "c = ConvolutionalLayer {2, (3:3), pad = true} (r)\n"
+           "z = LinearLayer {4} (Tanh (c))\n" CE("z")},
     {"ConvolutionalLayer_lower_upper_pad", IMG,
      IMGIO "c = ConvolutionalLayer {2, (3:3), lowerPad = (1:0), upperPad = (2:1), stride = 2} "
            "(features)\n"

@@ -1,6 +1,6 @@
 /* BrainScript networks, more values and shapes by hand (tests/test_graph.c runs them):
- * CNTK's random initializers' spread, RowSlice / Slice, Splice of an image's maps, the
- * array constructor. */
+ * CNTK's random initializers' spread, RowSlice / Slice, a value per map broadcast over an
+ * image, Splice of an image's maps, the array constructor. */
 #include "test_graph.h"
 
 /* CNTK's random initializers that do not scale by the fan: 'normal' N(0, s), 'uniform1'
@@ -78,6 +78,43 @@ START_TEST(values_slice)
 }
 END_TEST
 
+/* A value per map broadcast over an image (VGG's mean subtraction: a Splice of constants
+ * along axis 3), and FlattenDimensions keeping the values in place: the sum of squares
+ * of (x - m) over an image of 2 x 2 pixels and 3 maps, m = (1, 2, 3), against the same
+ * sum by hand. */
+START_TEST(values_per_map)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b,
+                                 "features = Input {2:2:3}\nlabels = Input (1)\n"
+                                 "d = features - Splice (Constant (1) : Constant (2) : "
+                                 "Constant (3), axis = 3)\n"
+                                 "f = FlattenDimensions (d, 1, 3)\n"
+                                 "s = ReduceSum (f .* f)\ncriterionNodes = (s)\n",
+                                 1);
+    float x[24];
+    for (int i = 0; i < 24; i++)
+        x[i] = 0.25f * (float)(i % 7) - 0.5f * (float)(i / 12);
+    const float y[2] = {0, 0};
+    struct minibatch mb = {0};
+    set_input(&mb, "features", 12, 2, x);
+    set_input(&mb, "labels", 1, 2, y);
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    double want = 0;
+    for (int i = 0; i < 24; i++) { /* value i: sample i / 12, map (i % 12) / 4 */
+        double d = x[i] - (double)((i % 12) / 4 + 1);
+        want += d * d;
+    }
+    ck_assert_msg(fabs(st.train_crit - want) < 1e-4, "per-map broadcast: %g, want %g",
+                  st.train_crit, want);
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
 /* Splice along an image's maps (axis 3): the maps joined, which the next convolution's
  * kernel sees (3 x 3 x 7 inputs: 3 + 2 maps and the 2 channels); the other axes must
  * agree; an inner axis is refused. */
@@ -133,4 +170,5 @@ void graph_more_tests(TCase *tc)
     tcase_add_test(tc, random_initializers);
     tcase_add_test(tc, splice_maps);
     tcase_add_test(tc, values_slice);
+    tcase_add_test(tc, values_per_map);
 }

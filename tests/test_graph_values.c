@@ -540,15 +540,26 @@ START_TEST(convolution_shapes)
     msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, (3:3), stride = 0} (features)\n"
                             "z = LinearLayer {4} (c)\n" CE("z"));
     ck_assert_msg(strstr(msg, "ConvolutionalLayer stride: expected 1 to 4096, got 0"), "%s", msg);
-    /* the primitive Convolution is not built: refused by name, not taken as its node kind */
-    msg =
-        bs_error_of(IMGIO "W = ParameterTensor {(3:3:2:4)}\nc = Convolution (W, features, (3:3))\n"
-                          "z = LinearLayer {4} (c)\n" CE("z"));
-    ck_assert_msg(strstr(msg, "Convolution is not supported yet by partrain's BrainScript"), "%s",
-                  msg);
+    /* the primitive Convolution's kernel must fit its window; a reshape its values */
+    msg = bs_error_of(IMGIO "W = Parameter (4, 10)\nc = Convolution (W, features, (3:3:2))\n"
+                            "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "Convolution: the kernel has 10 values per map, the window 3 x 3 x "
+                              "2 cells"),
+                  "%s", msg);
+    msg = bs_error_of(IMGIO "W = Parameter (4, 18)\nc = Convolution (W, features, (3:3:2), "
+                            "mapDims = 5)\nz = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "Convolution: mapDims is 5, the kernel has 4 maps"), "%s", msg);
+    msg = bs_error_of(IMGIO "r = ReshapeDimension (features, 1, (3:0))\n"
+                            "z = LinearLayer {4} (r)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "ReshapeDimension: the input's 40 values do not fit the new shape"),
+                  "%s", msg);
+    msg = bs_error_of(IMGIO "b = ParameterTensor ((1:1:3))\n"
+                            "z = LinearLayer {4} (features + b)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "Plus: a value for each of 3 maps, applied to an image of 5 x 4 x 2"),
+                  "%s", msg);
     /* every name of CNTK.core.bs that is not built is refused as such, not as unknown */
-    const char *cntk[] = {"FlattenDimensions", "Ceil",         "ReduceLogSum", "Transpose",
-                          "LambdaRank",        "StopGradient", "Equal"};
+    const char *cntk[] = {"Hardmax",    "Ceil",         "ReduceLogSum", "Transpose",
+                          "LambdaRank", "StopGradient", "Equal"};
     for (size_t i = 0; i < sizeof cntk / sizeof *cntk; i++) {
         char body[256], expect_msg[128];
         snprintf(body, sizeof body, IO "h = %s (features)\nz = LinearLayer {4} (h)\n" CE("z"),

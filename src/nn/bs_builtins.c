@@ -26,6 +26,14 @@ int bse_make_kind(struct ev *v, const struct bs_node *at, const struct g_kind *k
     char where[320];
     if (v->user_call && at->file && !strcmp(at->file, bs_prelude_file))
         at = v->user_call; /* made inside CNTK.core.bs: the user's call that led there */
+    int ins[8];
+    if (nin == 2) { /* a value per map (1:1:C) broadcast over an image */
+        memcpy(ins, in, 2 * sizeof *ins);
+        int rc = bse_map_broadcast(v, at, k, ins, nin);
+        if (rc)
+            return rc;
+        in = ins;
+    }
     snprintf(where, sizeof where, "%s:%d:%d", at->file, at->line, at->col);
     int id = g_add(v->g, k, in, nin, where, v->e);
     if (id < 0)
@@ -260,6 +268,8 @@ static int bi_parameter_tensor(struct ev *v, const struct bs_node *at, const cha
 {
     (void)name;
     int rows = 0, cols = 1;
+    if (a[0].k == BV_ARR && a[0].arr->n > 2)
+        return bse_param_tensor_nd(v, at, a, out);
     int rc = bse_get_dims(v, at, "ParameterTensor dims", &a[0], &rows, &cols);
     return rc ? rc : bse_param_node(v, at, a + 1, rows, cols, out);
 }
@@ -567,6 +577,21 @@ static const struct builtin builtins[] = {
      bse_pooling_legacy,
      NULL,
      0},
+    {"Convolution",
+     {"weightNode", "inputValueNode", "kernelDims", "mapDims=0", "stride=1", "sharing=true",
+      "autoPadding=true", "lowerPad=0", "upperPad=0", "imageLayout='CHW'",
+      "maxTempMemSizeInSamples=0", "tag=''"},
+     bse_conv_primitive,
+     NULL,
+     0},
+    {"NewReshape",
+     {"input", "dims", "beginAxis=0", "endAxis=0", "tag=''"},
+     bse_new_reshape,
+     NULL,
+     0},
+    {"ReshapeDimension", {"x", "axis", "tensorShape"}, bse_reshape_dim, NULL, 0},
+    {"FlattenDimensions", {"x", "axis", "num"}, bse_reshape_dim, NULL, 0},
+    {"SplitDimension", {"x", "axis", "N"}, bse_reshape_dim, NULL, 0},
     {"ConvolutionTransposeLayer",
      {"numOutputChannels", "filterShape", "numInputChannels", "bias=true", "activation=None",
       "init='glorotUniform'", "initValueScale=0.001", "initBias=0", "stride=1", "pad=false",

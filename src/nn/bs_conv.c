@@ -447,3 +447,66 @@ int bse_unpool_layer(struct ev *v, const struct bs_node *at, const char *name, s
     *out = (struct bv){.k = BV_FN, .fn = f};
     return rc;
 }
+
+/* Convolution (weightNode, inputValueNode, kernelDims, mapDims, stride, sharing,
+ * autoPadding, lowerPad, upperPad, imageLayout, maxTempMemSizeInSamples, tag): CNTK's
+ * primitive node over a kernel of the caller's, a Parameter (maps, window cells) as
+ * CNTK's older configs make it (Parameter (outMap, inWCount)), taken as its transpose,
+ * or a ParameterTensor (kW:kH:C:maps). No bias: the configs add one per map. */
+int bse_conv_primitive(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out)
+{
+    struct bconv c = {.layer = name};
+    struct bv geo[6] = {a[2], a[4], a[6], a[7], a[8], {.k = BV_BOOL, .num = 0}};
+    int rc = read_geometry(v, at, name, geo, node_args, &c);
+    if (rc)
+        return rc;
+    if (a[5].k != BV_BOOL || a[5].num == 0)
+        return bs_error(v->e, at,
+                        "%s: only sharing = true (one kernel for every position) is "
+                        "supported",
+                        name);
+    struct bv w = a[0], x = a[1];
+    if ((rc = bse_as_node(v, at, name, &w)) != 0 || (rc = bse_as_node(v, at, name, &x)) != 0)
+        return rc;
+    struct g_node *W = &v->g->nodes[w.node];
+    if (!W->learnable || (W->tensor_rank != 4 && W->tensor_rank > 1))
+        return bs_error(v->e, at,
+                        "%s: the kernel must be a Parameter (maps, window cells) or a "
+                        "ParameterTensor (kW:kH:C:maps)",
+                        name);
+    if (W->tensor_rank != 4) { /* CNTK's (maps x cells): partrain's kernel is cells x maps */
+        for (int i = 0; i < v->g->n; i++)
+            for (int k = 0; k < v->g->nodes[i].kind->nin; k++)
+                if (v->g->nodes[i].in[k] == w.node)
+                    return bs_error(v->e, at,
+                                    "%s: a kernel given as a Parameter (maps, window cells) "
+                                    "must not be used by another node (it is laid out for "
+                                    "this convolution)",
+                                    name);
+        int maps = W->rows;
+        W->rows = W->cols;
+        W->cols = maps;
+        W->tensor_rank = 4;
+        W->fan_filter = c.k[0] * c.k[1];
+    }
+    c.maps = W->cols;
+    int maps = 0;
+    if (a[3].k == BV_ARR && a[3].arr->n == 1)
+        rc = bse_get_int(v, at, "Convolution mapDims", &a[3].arr->v[0], &maps);
+    else
+        rc = bse_get_int(v, at, "Convolution mapDims", &a[3], &maps);
+    if (rc)
+        return rc;
+    if (maps != 0 && maps != c.maps)
+        return bs_error(v->e, at, "%s: mapDims is %d, the kernel has %d maps", name, maps, c.maps);
+    int in[2] = {w.node, x.node};
+    if ((rc = make(v, at, name, &c, &g_kind_conv, in, 2, out)) != 0)
+        return rc;
+    const struct bk_conv *g = &v->g->nodes[out->node].conv;
+    if (W->rows != 0 && W->rows != g->kw * g->kh * g->ic)
+        return bs_error(v->e, at,
+                        "%s: the kernel has %d values per map, the window %d x %d x %d cells", name,
+                        W->rows, g->kw, g->kh, g->ic);
+    return 0;
+}

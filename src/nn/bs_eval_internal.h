@@ -257,5 +257,17 @@ int bse_pool_layer(struct ev *v, const struct bs_node *at, const char *name, str
                    struct bv *out);
 int bse_pooling_legacy(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                        struct bv *out);
+int bse_conv_primitive(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out);
+/* bs_tensor.c: ParameterTensor of rank 3 and 4 (a[0] the dims, a + 1 as bse_param_node's),
+ * the reshapes, and a value per map broadcast over an image: in[] of a Plus, Minus or
+ * ElementTimes made by bse_make_kind, rewritten there */
+int bse_param_tensor_nd(struct ev *v, const struct bs_node *at, struct bv *a, struct bv *out);
+int bse_map_broadcast(struct ev *v, const struct bs_node *at, const struct g_kind *k, int *in,
+                      int nin);
+int bse_new_reshape(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out);
+int bse_reshape_dim(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out);
 
 #endif

@@ -265,16 +265,34 @@ const char *nn_output_name(const struct nn *net)
     return net->graph ? net->graph->nodes[net->graph->out].name : NULL;
 }
 
+/* CNTK's counts: every node (not an own criterion's second one, nor partrain's helpers),
+ * and those the training criterion's gradient passes through (its ancestors that read a
+ * parameter, the nodes folded into a fused one among them). */
 int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)
 {
     const struct nn_graph *g = net->graph;
     *nodes = *with_grad = 0;
     if (!g)
         return 0;
-    for (int i = 0; i < g->n; i++) { /* an own criterion is its node, not one more */
-        *nodes += g->nodes[i].kind != &g_kind_own_crit;
-        *with_grad += g->nodes[i].needs_grad && g->nodes[i].kind != &g_kind_own_crit;
+    char *back = calloc((size_t)g->n, 1);
+    if (!back)
+        return 0;
+    if (g->crit >= 0)
+        back[g->crit] = 1;
+    for (int i = g->n; i-- > 0;) /* inputs come before the nodes that read them */
+        for (int k = 0; back[i] && !g->nodes[i].dead && k < g->nodes[i].kind->nin; k++)
+            back[g->nodes[i].in[k]] = 1;
+    for (int i = 0; i < g->n; i++) {
+        const struct g_node *n = &g->nodes[i];
+        int own = n->kind != &g_kind_own_crit && !n->helper;
+        int grad = back[i] && n->needs_grad;
+        for (int k = 0; n->dead && k < n->kind->nin; k++) /* folded: its inputs tell */
+            grad |= g->nodes[n->in[k]].learnable || (g->nodes[n->in[k]].dead && back[n->in[k]]);
+        back[i] = (char)grad;
+        *nodes += own;
+        *with_grad += grad && own;
     }
+    free(back);
     return 1;
 }
 

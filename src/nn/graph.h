@@ -123,6 +123,9 @@ struct g_node {
     /* an element-wise node of a [1 x 1] and an open operand of no rows yet (a loop's delay
      * behind a stabilizer): its rows, fixed by the node that reads it, are the operand's */
     int open_rows;
+    /* made by partrain to carry out another node (MapBroadcast and its ones): not one of
+     * the network's nodes in the log's counts */
+    int helper;
     /* ClassificationError: a top-N error with top_n > 1 (bk_crit.top_n) */
     int top_n;
     /* RowSlice / Slice: rows [slice_begin, slice_end) of the input; with slice_rel (Slice)
@@ -199,25 +202,26 @@ int g_shape_error(struct g_node *n, struct g_node *a, struct g_node *b, const ch
 int g_axis_error(struct g_node *n, struct g_node *a, struct g_node *b, struct pt_err *e);
 
 /* Kinds defined in their own files (graph_rnn.c). */
-extern const struct g_kind g_kind_lstm;      /* RecurrentLSTM: inputs x, W, H, b, peepholes */
-extern const struct g_kind g_kind_dropout;   /* Dropout: input x */
-extern const struct g_kind g_kind_affine;    /* act (W x + b): inputs W, x, b (graph_nodes.c) */
-extern const struct g_kind g_kind_past;      /* PastValue: input x (graph_delay.c) */
-extern const struct g_kind g_kind_future;    /* FutureValue: input x */
-extern const struct g_kind g_kind_last;      /* BS.Sequences.Last: input x */
-extern const struct g_kind g_kind_first;     /* BS.Sequences.First: input x */
-extern const struct g_kind g_kind_conv;      /* Convolution: inputs W, x (graph_conv.c) */
-extern const struct g_kind g_kind_conv_b;    /* Convolution with a bias per map: W, x, b */
-extern const struct g_kind g_kind_pool;      /* Pooling: input x */
-extern const struct g_kind g_kind_splice;    /* Splice: inputs a, b (graph_rows.c) */
-extern const struct g_kind g_kind_row_slice; /* RowSlice: input x */
-extern const struct g_kind g_kind_conv_t;    /* ConvolutionTranspose: inputs W, x */
-extern const struct g_kind g_kind_conv_t_b;  /* with a bias per output map: W, x, b */
-extern const struct g_kind g_kind_unpool;    /* MaxUnpooling: x, the pooling's input */
-extern const struct g_kind g_kind_bn;        /* BatchNormalization: x, scale, bias, running
-                                              * mean, variance and count (graph_bn.c) */
-extern const struct g_kind g_kind_own_crit;  /* a node of the network as its criterion: the
-                                              * node twice (graph_nodes.c) */
+extern const struct g_kind g_kind_lstm;          /* RecurrentLSTM: inputs x, W, H, b, peepholes */
+extern const struct g_kind g_kind_dropout;       /* Dropout: input x */
+extern const struct g_kind g_kind_affine;        /* act (W x + b): inputs W, x, b (graph_nodes.c) */
+extern const struct g_kind g_kind_past;          /* PastValue: input x (graph_delay.c) */
+extern const struct g_kind g_kind_future;        /* FutureValue: input x */
+extern const struct g_kind g_kind_last;          /* BS.Sequences.Last: input x */
+extern const struct g_kind g_kind_first;         /* BS.Sequences.First: input x */
+extern const struct g_kind g_kind_conv;          /* Convolution: inputs W, x (graph_conv.c) */
+extern const struct g_kind g_kind_conv_b;        /* Convolution with a bias per map: W, x, b */
+extern const struct g_kind g_kind_pool;          /* Pooling: input x */
+extern const struct g_kind g_kind_splice;        /* Splice: inputs a, b (graph_rows.c) */
+extern const struct g_kind g_kind_row_slice;     /* RowSlice: input x */
+extern const struct g_kind g_kind_map_broadcast; /* MapBroadcast: per-map values, ones */
+extern const struct g_kind g_kind_conv_t;        /* ConvolutionTranspose: inputs W, x */
+extern const struct g_kind g_kind_conv_t_b;      /* with a bias per output map: W, x, b */
+extern const struct g_kind g_kind_unpool;        /* MaxUnpooling: x, the pooling's input */
+extern const struct g_kind g_kind_bn;            /* BatchNormalization: x, scale, bias, running
+                                                  * mean, variance and count (graph_bn.c) */
+extern const struct g_kind g_kind_own_crit;      /* a node of the network as its criterion: the
+                                                  * node twice (graph_nodes.c) */
 
 /* Whether a node's open dimensions may be fixed by the operations that use it
  * (parameters, constants, delays: CNTK's Inferred). */

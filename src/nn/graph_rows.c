@@ -1,5 +1,7 @@
-/* Node kinds that move rows (graph.h): Splice (its operands' rows one under the other)
- * and RowSlice (rows [begin, end) of its input; BrainScript's RowSlice and Slice). */
+/* Node kinds that move rows (graph.h): Splice (its operands' rows one under the other),
+ * RowSlice (rows [begin, end) of its input; BrainScript's RowSlice and Slice, and the
+ * reshapes, which copy all of them) and MapBroadcast (one value per map of an image,
+ * repeated over the map's cells). */
 #include <stdio.h>
 
 #include "nn/graph.h"
@@ -102,4 +104,47 @@ const struct g_kind g_kind_row_slice = {
     .shape = shape_slice,
     .forward = forward_slice,
     .backward = backward_slice,
+};
+
+/* MapBroadcast (v, ones): v's C values (a fixed column, one per map), each over the n cells
+ * of its map, n the rows of the fixed column of ones: the column of n x C values, map
+ * after map, that an element-wise node then applies to every sample of an n-cell image of
+ * C maps (CNTK broadcasting a [1 x 1 x C] tensor over [W x H x C]). As products with the
+ * ones: out = ones v^T, dv = dout^T ones. */
+static int shape_map_broadcast(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *v = IN(g, n, 0), *ones = IN(g, n, 1);
+    if (v->rows <= 0 || v->cols != 1 || ones->rows <= 0 || ones->cols != 1)
+        return g_shape_error(n, v, ones,
+                             "one value per map is broadcast over an image when it is the same "
+                             "for every sample (a parameter or constant), not computed per sample",
+                             e);
+    n->rows = v->rows * ones->rows;
+    n->cols = 1;
+    return 0;
+}
+
+static void forward_map_broadcast(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *v = IN(g, n, 0), *ones = IN(g, n, 1);
+    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_TRANS, ones->rows, v->rows, 1, 1.0f, g_val(g, ones),
+                     ones->rows, g_val(g, v), v->rows, 0.0f, g_val(g, n), ones->rows);
+}
+
+static void backward_map_broadcast(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *v = IN(g, n, 0), *ones = IN(g, n, 1);
+    if (v->needs_grad)
+        g->bk->ops->gemm(g->bk, BK_TRANS, BK_NOTRANS, v->rows, 1, ones->rows, 1.0f, g_grad(g, n),
+                         ones->rows, g_val(g, ones), ones->rows, v->g_over ? 0.0f : 1.0f,
+                         g_grad(g, v), v->rows);
+}
+
+const struct g_kind g_kind_map_broadcast = {
+    .name = "MapBroadcast",
+    .nin = 2,
+    .shape = shape_map_broadcast,
+    .forward = forward_map_broadcast,
+    .backward = backward_map_broadcast,
+    .overwrites = 1,
 };
