@@ -55,6 +55,10 @@ errs() { sed -n 's/^Finished Epoch.*\[Training\] ce = \([0-9.]*\) .*errs = \([0-
 mpi -n 1 "$T" configFile=conv.cfg Dir=one >one.out 2>one.err && ok || { no "1 rank: exit $?"; tail -5 one.err; }
 mpi -n 2 "$T" configFile=conv.cfg Dir=two >two.out 2>two.err && ok || { no "2 ranks: exit $?"; tail -5 two.err; }
 errs one.err >one.txt
+# CNTK's counts of this network: a layer's W, b, Convolution (Times), Plus and activation
+# each a node, the inputs, ce and errs; all but the inputs and errs with a gradient
+has one.err "Model has 22 nodes. Using CPU."
+has one.err "Training 138 parameters in 7 out of 7 parameter tensors and 19 nodes with gradient:"
 errs two.err >two.txt
 [ "$(wc -l <one.txt)" -eq 4 ] && ok || no "4 epochs expected: $(cat one.txt)"
 close one.txt two.txt 1e-3 && ok || { no "2 ranks train differently from 1"; paste one.txt two.txt; }

@@ -265,7 +265,8 @@ const char *nn_output_name(const struct nn *net)
     return net->graph ? net->graph->nodes[net->graph->out].name : NULL;
 }
 
-/* CNTK's counts: every node (not an own criterion's second one, nor partrain's helpers),
+/* CNTK's counts: every node (not an own criterion's second one, nor partrain's helpers;
+ * a fused convolution and bias as CNTK's two),
  * and those the training criterion's gradient passes through (its ancestors that read a
  * parameter, the nodes folded into a fused one among them). */
 int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)
@@ -284,13 +285,16 @@ int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)
             back[g->nodes[i].in[k]] = 1;
     for (int i = 0; i < g->n; i++) {
         const struct g_node *n = &g->nodes[i];
-        int own = n->kind != &g_kind_own_crit && !n->helper;
+        /* a convolution with its bias is CNTK's Convolution and Plus */
+        int own = n->kind == &g_kind_own_crit || n->helper                   ? 0
+                  : n->kind == &g_kind_conv_b || n->kind == &g_kind_conv_t_b ? 2
+                                                                             : 1;
         int grad = back[i] && n->needs_grad;
         for (int k = 0; n->dead && k < n->kind->nin; k++) /* folded: its inputs tell */
             grad |= g->nodes[n->in[k]].learnable || (g->nodes[n->in[k]].dead && back[n->in[k]]);
         back[i] = (char)grad;
         *nodes += own;
-        *with_grad += grad && own;
+        *with_grad += grad ? own : 0;
     }
     free(back);
     return 1;

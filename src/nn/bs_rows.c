@@ -147,6 +147,7 @@ int bse_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, str
     n->cols = 0;
     n->init_value = 1.0;
     n->mean_row = !strcmp(name, "ReduceMean");
+    n->helper = 1; /* CNTK's ReduceElements is one node */
     int in[2] = {ones.node, x.node};
     return bse_make_node(v, at, "Times", in, 2, out);
 }
