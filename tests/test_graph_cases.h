@@ -161,6 +161,10 @@ static const struct grad_case cases[] = {
      IO "W = Parameter (3, 3)\nR = Parameter (3, 3)\n"
         "h = Tanh (W * features + R * BS.Parameters.Stabilize (PastValue (0, h)))\n"
         "z = LinearLayer {4} (BS.Parameters.Stabilize (h))\n" CE("z")},
+    {"StabilizerLayer", STD,
+     IO "m = Sequential (DenseLayer {3, activation = Tanh} : StabilizerLayer {} : "
+        "LinearLayer {4})\n"
+        "z = m (features)\n" CE("z")},
     {"RecurrentBidirectionalLSTMPStack", STD " zeropad",
      IO "s = BS.RNNs.RecurrentBidirectionalLSTMPStack ((2 : 3), features)\n"
         "z = LinearLayer {4} (s[1].h)\n" CE("z")},
