@@ -1,18 +1,19 @@
 #!/bin/sh
 # Build a fuzz target with libFuzzer + ASan + UBSan and run it:
 #
-#   scripts/fuzz.sh [cfg|ctf] [SECONDS] [extra libFuzzer args...]    (default: cfg, 600 s)
+#   scripts/fuzz.sh [cfg|ctf|bs] [SECONDS] [extra libFuzzer args...]    (default: cfg, 600 s)
 #
 # cfg: the config language (tests/fuzz/fuzz_cfg.c); ctf: the CTF line parser
-# (tests/fuzz/fuzz_ctf.c). Needs clang and libclang-rt-14-dev (installed on demand) and a
+# (tests/fuzz/fuzz_ctf.c); bs: BrainScript networks, parsed and evaluated into a node graph
+# with its shapes (tests/fuzz/fuzz_bs.c). Needs clang and libclang-rt-14-dev (installed on demand) and a
 # configured tree (config.h; the libraries are built here). New crashers land in
 # tests/fuzz/ as crash-*; minimize them and keep them in tests/fuzz/regress/ (or
-# regress-ctf/): `make check` replays them.
+# regress-ctf/, regress-bs/): `make check` replays them.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 target=cfg
-case ${1:-} in cfg | ctf) target=$1; shift ;; esac
+case ${1:-} in cfg | ctf | bs) target=$1; shift ;; esac
 secs=${1:-600}
 [ $# -gt 0 ] && shift
 if ! command -v clang >/dev/null || ! dpkg-query -W libclang-rt-14-dev >/dev/null 2>&1; then
@@ -25,11 +26,14 @@ fi
 make libpartrain.a libptparsers.a libptcore.a >/dev/null
 # (src/core/half.c is left to the library: clang 14 knows no __builtin_cpu_supports("f16c"))
 lib=$(ls parsers/*.c src/core/*.c src/*/*_schema.c src/train/actions.c | grep -v "^src/core/half.c$")
-if [ "$target" = cfg ]; then
-    dirs="regress seeds"
-else
-    dirs="regress-ctf seeds-ctf"
-fi
+case $target in
+cfg) dirs="regress seeds" ;;
+ctf) dirs="regress-ctf seeds-ctf" ;;
+bs)
+    dirs="regress-bs seeds-bs"
+    lib="$lib $(ls src/nn/bs_*.c src/nn/graph*.c)" # the evaluator and the graph's shapes
+    ;;
+esac
 out=tests/fuzz/fuzz_$target
 blas=$(pkg-config --cflags openblas 2>/dev/null || true)
 # a --with-cuda build's libpartrain.a holds the cuBLAS backend: link CUDA's libraries too

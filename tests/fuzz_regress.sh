@@ -1,7 +1,8 @@
 #!/bin/sh
-# Replays every kept fuzz input (seeds and minimized crashers) through both fuzz targets.
+# Replays every kept fuzz input (seeds and minimized crashers) through the fuzz targets.
 set -eu
 b=${top_builddir:-.}/tests
 s=${top_srcdir:-.}/tests/fuzz
 "$b/test_fuzz_regress" "$s/seeds" "$s/regress"
 "$b/test_fuzz_regress_ctf" "$s/seeds-ctf" "$s/regress-ctf"
+"$b/test_fuzz_regress_bs" "$s/seeds-bs" "$s/regress-bs"

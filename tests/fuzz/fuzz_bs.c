@@ -1,0 +1,30 @@
+/* Fuzz target for BrainScript networks: parse a network description and evaluate it into
+ * a node graph with its shapes (what `BrainScriptNetworkBuilder = [ ... ]` makes before any
+ * memory for values is taken). An error is a fine outcome; a crash, leak, hang or
+ * sanitizer report is not. Built by scripts/fuzz.sh with libFuzzer; tests/fuzz_regress.sh
+ * replays kept inputs with the same harness under `make check`. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "nn/bs_eval.h"
+#include "parsers/bs.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct pt_err e;
+    pt_err_clear(&e);
+    struct bs_tree *t = NULL;
+    if (bs_parse((const char *)data, size, "fuzz.bs", 1, 1, &t, &e) != 0)
+        return 0;
+    struct nn_graph *g = calloc(1, sizeof *g);
+    if (g) {
+        pt_err_clear(&e);
+        bs_build_graph(t, g, &e);
+        g_free(g);
+    }
+    bs_tree_free(t);
+    return 0;
+}
