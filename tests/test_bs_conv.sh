@@ -140,7 +140,7 @@ expect 1 "$T" configFile=bad2.cfg Dir=bad
 has "$tmp/err" "bad2.cfg:14:13: error: ConvolutionalLayer: the input must be an image (an Input {W:H:C} or what is computed from one), got a vector of 36 values"
 sed 's/ConvolutionalLayer {3, (2:2), bias = false}/ConvolutionalLayer {3, (2:2:2), bias = false}/' conv.cfg >bad3.cfg
 expect 1 "$T" configFile=bad3.cfg Dir=bad
-has "$tmp/err" "error: ConvolutionalLayer: along the channels (the third value) the window must be 4 and a pooling's stride 1, got window 2 and stride 1"
+has "$tmp/err" "error: ConvolutionalLayer: a window of 2 along the channels, of an input of 4 (a convolution across the maps, as CNTK's local response normalization makes) is not supported yet: the window's third value must be all 4 of them"
 [ ! -e bad/m.dnn ] && ok || no "a failed start wrote a model"
 
 # ---- the older form of CNTK's image configs (its QuickE2E test, the MNIST convolution

@@ -532,8 +532,9 @@ START_TEST(convolution_shapes)
                   msg);
     msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, (3:3:3)} (features)\n"
                             "z = LinearLayer {4} (c)\n" CE("z"));
-    ck_assert_msg(strstr(msg, "along the channels (the third value) the window must be 2"), "%s",
-                  msg);
+    ck_assert_msg(strstr(msg, "a window of 3 along the channels, of an input of 2 (a "
+                              "convolution across the maps"),
+                  "%s", msg);
     msg = bs_error_of(IMGIO
                       "p = Pooling (features, \"min\", (2:2))\nz = LinearLayer {4} (p)\n" CE("z"));
     ck_assert_msg(strstr(msg, "poolKind must be \"max\" or \"average\""), "%s", msg);

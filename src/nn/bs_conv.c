@@ -119,6 +119,12 @@ static int geometry(struct ev *v, const struct bs_node *at, const char *name, co
      * every channel (CNTK's kernel (kW:kH:C) and (kW:kH:1), strides (sW:sH:anything) and
      * (sW:sH:1)) */
     int k3 = c->pool ? 1 : g.ic;
+    if (!c->pool && c->k3 && c->k3 != k3)
+        return bs_error(v->e, at,
+                        "%s: a window of %d along the channels, of an input of %d (a convolution "
+                        "across the maps, as CNTK's local response normalization makes) is not "
+                        "supported yet: the window's third value must be all %d of them",
+                        name, c->k3, g.ic, g.ic);
     if ((c->k3 && c->k3 != k3) || (c->pool && c->s3 > 1))
         return bs_error(v->e, at,
                         "%s: along the channels (the third value) the window must be %d and "
