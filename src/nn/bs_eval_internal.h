@@ -1,13 +1,17 @@
-/* BrainScript evaluation, internal to src/nn (bs_eval.c, bs_array.c, bs_call.c,
- * bs_builtins.c, bs_layers.c, bs_prelude.c): the values, the evaluator's state, and what
- * the files call of each other.
+/* BrainScript evaluation, internal to src/nn (the bs_*.c files below): the values, the evaluator's
+ * state, and what the files call of each other.
  *
  *   bs_eval.c      the arena, records and their lazy members, expressions, the roots, the
  *                  node groups (criterionNodes or tags) and CNTK's node names
  *   bs_array.c     arrays: a : b : c, NAME[i:first..last] = ... (lazy elements), a[i]
  *   bs_call.c      calls: binding arguments (lazily for lambdas), the kinds of functions
- *   bs_builtins.c  the built-in functions (nodes, parameters, inputs) and the table of all
+ *   bs_builtins.c  the built-in functions (nodes, delays, helpers) and the table of all
+ *   bs_params.c    parameters, inputs and constants, with CNTK's initializations
  *   bs_layers.c    CNTK's Layers library (DenseLayer ... Sequential, Parallel)
+ *   bs_rows.c      Splice, slices, reductions, the criteria's options
+ *   bs_conv.c      convolution (the layer and CNTK's primitive), pooling, their transposes
+ *   bs_tensor.c    tensors of rank 3 and 4, reshapes, a value per map over an image
+ *   bs_bn.c        batch normalization
  *   bs_prelude.c   CNTK.core.bs's definitions written in BrainScript: the outer scope */
 #ifndef PT_NN_BS_EVAL_INTERNAL_H
 #define PT_NN_BS_EVAL_INTERNAL_H
@@ -259,6 +263,20 @@ int bse_pooling_legacy(struct ev *v, const struct bs_node *at, const char *name,
                        struct bv *out);
 int bse_conv_primitive(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                        struct bv *out);
+/* bs_params.c: Parameter, ParameterTensor, Input, SparseInput, ImageInput, Constant (rows
+ * of builtins[]) */
+int bse_parameter(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                  struct bv *out);
+int bse_parameter_tensor(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                         struct bv *out);
+int bse_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+              struct bv *out);
+int bse_sparse_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out);
+int bse_image_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out);
+int bse_constant(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                 struct bv *out);
 /* bs_tensor.c: ParameterTensor of rank 3 and 4 (a[0] the dims, a + 1 as bse_param_node's),
  * the reshapes, and a value per map broadcast over an image: in[] of a Plus, Minus or
  * ElementTimes made by bse_make_kind, rewritten there */

@@ -1,0 +1,240 @@
+/* BrainScript's sources of values (bs_eval_internal.h): Parameter and ParameterTensor with
+ * CNTK's initializations, Input and its kinds (SparseInput, ImageInput), Constant, and the
+ * dimensions their arguments give. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/bs_eval_internal.h"
+
+/* An array of dimensions: the first, the product of the others (capped just above 2^24)
+ * and how many there are. */
+static int dims_of(struct ev *v, const struct bs_node *at, const char *what, const struct barr *a,
+                   int *first, long long *rest)
+{
+    *rest = 1;
+    for (size_t i = 0; i < a->n; i++) {
+        int d = 0;
+        int rc = bse_get_int(v, at, what, &a->v[i], &d);
+        if (rc)
+            return rc;
+        if (i == 0)
+            *first = d;
+        else
+            *rest = *rest * d > (1 << 24) ? (1 << 24) + 1 : *rest * d;
+    }
+    return 0;
+}
+
+/* Input's dims: a number or an array of numbers -> rows, the product of all (a tensor's
+ * values, first axis fastest, as CNTK lays them out and the reader delivers them: an
+ * image's 28:28:1 is its 784 pixels), and the array's rank. */
+static int get_flat_dims(struct ev *v, const struct bs_node *at, const char *what,
+                         const struct bv *x, int *rows, int *rank, int tdims[3])
+{
+    *rank = 1;
+    tdims[0] = tdims[1] = tdims[2] = 1;
+    if (x->k != BV_ARR)
+        return bse_get_int(v, at, what, x, rows);
+    /* an image's x, y and channels (the product of the dims beyond the second) */
+    for (size_t i = 0; i < x->arr->n; i++) {
+        int d = 0;
+        if (x->arr->v[i].k == BV_NUM && bse_get_int(v, at, what, &x->arr->v[i], &d) == 0 && d > 0)
+            tdims[i < 2 ? i : 2] *= d;
+    }
+    int first = 0;
+    long long rest = 1;
+    int rc = dims_of(v, at, what, x->arr, &first, &rest);
+    if (rc == 0 && first * rest > (1 << 24))
+        return bs_error(v->e, at, "%s: more than 2^24 values in one sample", what);
+    *rows = (int)(first * rest);
+    *rank = (int)x->arr->n;
+    return rc;
+}
+
+/* dims: a number or an array of numbers -> rows (the first) and cols (the product of the
+ * rest, or fixed_cols when there is no rest). */
+int bse_get_dims(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
+                 int *rows, int *cols)
+{
+    if (x->k != BV_ARR)
+        return bse_get_int(v, at, what, x, rows);
+    long long c = 1;
+    int rc = dims_of(v, at, what, x->arr, rows, &c);
+    if (rc == 0 && x->arr->n > 2 && c > 0)
+        return bs_error(v->e, at, "%s: tensors of rank %zu are not supported (rank 1 or 2)", what,
+                        x->arr->n);
+    if (rc == 0 && x->arr->n > 1)
+        *cols = (int)c;
+    return rc;
+}
+
+const char *bse_get_str(const struct bv *x)
+{
+    return x->k == BV_STR ? x->str : NULL;
+}
+
+static const struct {
+    const char *name;
+    enum g_init init;
+} inits[] = {
+    {"uniform", G_INIT_UNIFORM},
+    {"gaussian", G_INIT_GAUSSIAN},
+    {"xavier", G_INIT_XAVIER},
+    {"glorotUniform", G_INIT_GLOROT_UNIFORM},
+    {"glorotNormal", G_INIT_GLOROT_NORMAL},
+    {"heUniform", G_INIT_HE_UNIFORM},
+    {"heNormal", G_INIT_HE_NORMAL},
+    {"normal", G_INIT_NORMAL},
+    {"uniform1", G_INIT_UNIFORM1},
+    {"TruncNormal", G_INIT_TRUNC_NORMAL},
+    {"fixedValue", G_INIT_FIXED},
+    {"zero", G_INIT_FIXED},
+};
+
+/* Parameter args after the dims: init, initValueScale, value, initValue, lrm. */
+int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int rows, int cols,
+                   struct bv *out)
+{
+    const char *init = bse_get_str(&a[0]);
+    if (!init || a[1].k != BV_NUM || (a[2].k != BV_NUM && a[2].k != BV_NONE) ||
+        (a[3].k != BV_NUM && a[3].k != BV_NONE) || a[4].k != BV_NUM)
+        return bs_error(v->e, at,
+                        "Parameter: init must be a string; initValueScale, value, "
+                        "initValue and learningRateMultiplier numbers");
+    if (a[4].num != 1.0 && a[4].num != 0.0)
+        return bs_error(v->e, at,
+                        "Parameter: learningRateMultiplier=%g is not supported yet (only 1, "
+                        "or 0: not learned)",
+                        a[4].num);
+    int rc = bse_make_node(v, at, "Parameter", NULL, 0, out);
+    if (rc)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    n->learnable = 1;
+    n->state = a[4].num == 0.0;
+    n->rows = rows;
+    n->cols = cols;
+    n->init_scale = a[1].num;
+    int fixed = a[3].k == BV_NUM || (init[0] == '\0' && a[2].k == BV_NUM && a[2].num != 0);
+    n->init_value = a[3].k == BV_NUM ? a[3].num : a[2].k == BV_NUM ? a[2].num : 0.0;
+    n->init = G_INIT_UNIFORM;
+    if (fixed && init[0] == '\0') {
+        n->init = G_INIT_FIXED;
+        return 0;
+    }
+    if (init[0] == '\0')
+        init = "uniform";
+    for (size_t i = 0; i < sizeof inits / sizeof inits[0]; i++)
+        if (!strcmp(inits[i].name, init)) {
+            n->init = inits[i].init;
+            if (!strcmp(init, "zero"))
+                n->init_value = 0.0;
+            return 0;
+        }
+    return bs_error(v->e, at,
+                    "Parameter: init='%s' is not supported (uniform, gaussian, xavier, "
+                    "glorotUniform, glorotNormal, heUniform, heNormal, normal, uniform1, "
+                    "TruncNormal, fixedValue, zero)",
+                    init);
+}
+
+int bse_parameter(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                  struct bv *out)
+{
+    (void)name;
+    int rows = 0, cols = 1;
+    int rc = bse_get_dims(v, at, "Parameter rows", &a[0], &rows, &cols);
+    if (rc == 0 && a[1].k != BV_NONE)
+        rc = bse_get_int(v, at, "Parameter cols", &a[1], &cols);
+    return rc ? rc : bse_param_node(v, at, a + 2, rows, cols, out);
+}
+
+int bse_parameter_tensor(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                         struct bv *out)
+{
+    (void)name;
+    int rows = 0, cols = 1;
+    if (a[0].k == BV_ARR && a[0].arr->n > 2)
+        return bse_param_tensor_nd(v, at, a, out);
+    int rc = bse_get_dims(v, at, "ParameterTensor dims", &a[0], &rows, &cols);
+    return rc ? rc : bse_param_node(v, at, a + 1, rows, cols, out);
+}
+
+/* Input (dims, dynamicAxis, sparse, tag) as CNTK's CNTK.core.bs declares it, and
+ * isSparse (an older spelling), cols (Input (rows, cols) of the legacy form; only 1):
+ * a[0] dims, a[1] dynamicAxis or cols when a number, a[2] sparse, a[3] tag, a[4] isSparse.
+ * The dynamic axis is derived from the input's use, so its value only has to exist. */
+int bse_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+              struct bv *out)
+{
+    int rows = 0, cols = 1, rank = 1, tdims[3];
+    int rc = get_flat_dims(v, at, "Input dims", &a[0], &rows, &rank, tdims);
+    if (rc == 0 && a[1].k == BV_NUM)
+        rc = bse_get_int(v, at, "Input cols", &a[1], &cols);
+    if (rc == 0 && cols != 1)
+        return bs_error(v->e, at, "%s: only vector inputs are supported (dims %d x %d)", name, rows,
+                        cols);
+    if (rc == 0 && rows <= 0)
+        return bs_error(v->e, at, "%s: the dimension must be positive", name);
+    for (int i = 2; rc == 0 && i <= 4; i += 2)
+        if (a[i].k != BV_BOOL)
+            return bse_type_error(v, at, i == 2 ? "Input sparse" : "Input isSparse",
+                                  "true or false", &a[i]);
+    if (rc == 0 && (rc = bse_make_node(v, at, "Input", NULL, 0, out)) == 0) {
+        struct g_node *n = &v->g->nodes[out->node];
+        n->is_input = 1;
+        n->rows = rows;
+        n->sparse = a[2].num != 0 || a[4].num != 0;
+        n->tensor_rank = rank > 1 ? rank : 0;
+        memcpy(n->tdims, tdims, sizeof n->tdims);
+    }
+    return rc;
+}
+
+/* SparseInput (dims, dynamicAxis, tag): Input with sparse=true (CNTK.core.bs). */
+int bse_sparse_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out)
+{
+    struct bv in[5] = {a[0], a[1], {.k = BV_BOOL, .num = 1}, a[2], {.k = BV_BOOL, .num = 0}};
+    return bse_input(v, at, name, in, out);
+}
+
+/* ImageInput (imageWidth, imageHeight, imageChannels, imageLayout, dynamicAxis, tag): an
+ * Input of dims (W:H:C), its values in the reader's order, whichever imageLayout is named
+ * (only products and element-wise nodes use them: no convolution here). */
+int bse_image_input(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                    struct bv *out)
+{
+    struct barr *dims = bse_alloc(v, sizeof *dims);
+    if (!dims || !(dims->v = bse_alloc(v, 3 * sizeof *dims->v)))
+        return v->e->code;
+    dims->n = 3;
+    for (int i = 0; i < 3; i++)
+        dims->v[i] = a[i];
+    if (!bse_get_str(&a[3]))
+        return bse_type_error(v, at, "ImageInput imageLayout", "a string", &a[3]);
+    struct bv in[5] = {
+        {.k = BV_ARR, .arr = dims}, a[4], {.k = BV_BOOL, .num = 0}, a[5], {.k = BV_BOOL, .num = 0}};
+    return bse_input(v, at, name, in, out);
+}
+
+int bse_constant(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                 struct bv *out)
+{
+    int rows = 0, cols = 1, rc = 0;
+    if (a[0].k != BV_NUM)
+        return bse_type_error(v, at, name, "a number", &a[0]);
+    if (a[1].k != BV_NONE)
+        rc = bse_get_dims(v, at, name, &a[1], &rows, &cols);
+    if (rc == 0 && a[2].k != BV_NONE)
+        rc = bse_get_int(v, at, name, &a[2], &cols);
+    if (rc == 0 && (rc = bse_make_node(v, at, "Constant", NULL, 0, out)) == 0) {
+        struct g_node *n = &v->g->nodes[out->node];
+        n->is_const = 1;
+        n->rows = rows;
+        n->cols = cols;
+        n->init_value = a[0].num;
+    }
+    return rc;
+}
