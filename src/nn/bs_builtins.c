@@ -27,7 +27,7 @@ int bse_make_kind(struct ev *v, const struct bs_node *at, const struct g_kind *k
     char where[320];
     if (v->user_call && at->file && !strcmp(at->file, bs_prelude_file))
         at = v->user_call; /* made inside CNTK.core.bs: the user's call that led there */
-    int ins[8];
+    int ins[2];
     if (nin == 2) { /* a value per map (1:1:C) broadcast over an image */
         memcpy(ins, in, 2 * sizeof *ins);
         int rc = bse_map_broadcast(v, at, k, ins, nin);

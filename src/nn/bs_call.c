@@ -130,12 +130,6 @@ static int call_lambda(struct ev *v, const struct bs_node *at, struct bfn *f, st
         }
         /* a default is evaluated when first used, where the function is defined (not
          * among its parameters: CNTK.core.bs's precision=precision is the outer one) */
-        if (!f->env) {
-            int rc = bse_eval(v, p->a, f->env, &s->val);
-            if (rc)
-                return rc;
-            continue;
-        }
         s->state = SLOT_TODO;
         s->expr = p->a;
         s->env = f->env;

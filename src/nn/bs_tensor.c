@@ -8,7 +8,8 @@
 
 #include "nn/bs_eval_internal.h"
 
-/* The dims of an array value into d[0..*n), each a whole number >= 0 (0: to infer). */
+/* The dims of an array value (or one number) into d[0..*n), each a whole number in
+ * [0, 2^24] (0: to infer). */
 static int dims_array(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,
                       int d[4], int *n)
 {
@@ -17,12 +18,9 @@ static int dims_array(struct ev *v, const struct bs_node *at, const char *what, 
     if (count < 1 || count > 4)
         return bs_error(v->e, at, "%s: expected 1 to 4 dimensions, got %zu", what, count);
     for (size_t i = 0; i < count; i++) {
-        int rc = bse_get_int(v, at, what, &items[i], &d[i]);
+        int rc = bse_get_int(v, at, what, &items[i], &d[i]); /* 0 (inferred) to 2^24 */
         if (rc)
             return rc;
-        if (d[i] < 0 || d[i] > (1 << 24))
-            return bs_error(v->e, at, "%s: a dimension must be 0 (inferred) to %d, got %d", what,
-                            1 << 24, d[i]);
     }
     *n = (int)count;
     return 0;
