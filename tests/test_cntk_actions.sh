@@ -165,12 +165,13 @@ expect 1 "$T" configFile=c.cfg Dir=full command=out out.outputPath=x out.reader.
 has "$tmp/err" "is an input"
 expect 1 "$T" configFile=c.cfg Dir=full command=out out.format.precisionFormat=%d
 has "$tmp/err" "precisionFormat: expected a printf width and precision"
-# a network builder in a write or test block: CNTK evaluates the network it makes (a loaded
-# model changed in BrainScript), which partrain does not build: refused, not ignored
+# a network builder in a write or test block makes the network evaluated (BS.Network.Load
+# and additions: tests/test_bs_load.sh); a model file that is missing, or holds no
+# BrainScript network, is an error naming it and the call
 expect 1 "$T" configFile=c.cfg Dir=full command=out 'out.BrainScriptNetworkBuilder=[m = BS.Network.Load ("x") ; h = Hardmax (m.z)]'
-has "$tmp/err" "out.BrainScriptNetworkBuilder: not supported by partrain: a network builder in an action=write block makes the network that CNTK evaluates"
-expect 1 "$T" configFile=c.cfg Dir=full command=out out.action=test 'out.ExperimentalNetworkBuilder=[m = BS.Network.Load ("x")]'
-has "$tmp/err" "out.ExperimentalNetworkBuilder: not supported by partrain: a network builder in an action=test block"
+has "$tmp/err" 'x: error: cannot open model file: No such file or directory; in BS.Network.Load ("x") at <command line>'
+expect 1 "$T" configFile=c.cfg Dir=full command=out out.action=test 'out.ExperimentalNetworkBuilder=[m = BS.Network.Load ("full/model.dnn") ; h = Hardmax (m.HLast)]'
+has "$tmp/err" "full/model.dnn: error: the model holds a SimpleNetworkBuilder network, whose nodes BrainScript cannot name"
 # format options: CNTK's names, escapes and %s
 expect 0 "$T" configFile=c.cfg Dir=full command=out out.outputPath=fmt/O out.outputNodeNames=PosteriorProb \
     'out.format=[type=category; prologue="[%s]\n"; epilogue=END; sequencePrologue=<; sequenceEpilogue=">\n"]'

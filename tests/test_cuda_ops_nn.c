@@ -1,5 +1,6 @@
 /* tests/test_cuda_ops: the node graph's ops (ewise, mask_cols, copy2d, axpy2d, softmax and
- * its gradient), the criteria and the LSTM step, device against CPU (see test_cuda_ops.h). */
+ * its gradient, hardmax), the criteria and the LSTM step, device against CPU (see test_cuda_ops.h).
+ */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -144,6 +145,32 @@ START_TEST(softmax_and_gradient)
         twin_free(&dx);
     }
     check_synced("softmax");
+}
+END_TEST
+
+/* Hardmax: small integers (so that maxima tie: the first one wins), a NaN in some columns
+ * (the first NaN wins), the rows split across a warp's lanes. */
+START_TEST(hardmax_ties_and_nans)
+{
+    static const int sh[][2] = {{1, 1}, {3, 50}, {127, 40}, {70, 9}};
+    for (size_t s = 0; s < sizeof sh / sizeof sh[0]; s++) {
+        int rows = sh[s][0];
+        size_t cols = (size_t)sh[s][1], n = (size_t)rows * cols;
+        struct twin x = {0}, y = {0};
+        twin_alloc(&x, n);
+        for (size_t i = 0; i < n; i++)
+            x.c[i] = (float)(rnd_next() % 4) - 2.0f;
+        for (size_t j = 0; j < cols; j += 3)
+            x.c[j * (size_t)rows + rnd_next() % (uint64_t)rows] = NAN;
+        twin_set(&x, x.c);
+        twin_const(&y, n, -7.0f);
+        ref_bk->ops->hardmax(ref_bk, y.c, x.c, rows, cols);
+        dev_bk->ops->hardmax(dev_bk, y.d, x.d, rows, cols);
+        check_bits("hardmax", &y, "%dx%zu", rows, cols);
+        twin_free(&x);
+        twin_free(&y);
+    }
+    check_synced("hardmax");
 }
 END_TEST
 
@@ -395,6 +422,7 @@ TCase *cuda_nn_tcase(void)
     tcase_add_test(tc, ewise_all_ops);
     tcase_add_test(tc, mask_cols_copy2d_axpy2d);
     tcase_add_test(tc, softmax_and_gradient);
+    tcase_add_test(tc, hardmax_ties_and_nans);
     tcase_add_test(tc, criteria_every_kind);
     tcase_add_test(tc, lstm_steps);
     return tc;

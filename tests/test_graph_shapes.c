@@ -1,6 +1,7 @@
 /* BrainScript networks, more values and shapes by hand (tests/test_graph.c runs them):
  * CNTK's random initializers' spread, RowSlice / Slice, a value per map broadcast over an
- * image, Splice of an image's maps, the array constructor. */
+ * image, Splice of an image's maps, the array constructor, convolution and pooling
+ * shapes. */
 #include "test_graph.h"
 
 /* CNTK's random initializers that do not scale by the fan: 'normal' N(0, s), 'uniform1'
@@ -165,10 +166,134 @@ START_TEST(splice_maps)
 }
 END_TEST
 
+/* Convolution and pooling shapes as CNTK's ConvolveGeometry gives them (the kernels'
+ * Inferred channels, the dense layer's inferred input: every output's cells), and the
+ * errors that name what is wrong. */
+START_TEST(convolution_shapes)
+{
+    struct backend *b = make_backend();
+    /* CNTK's ConvNet_MNIST: 28 -> 28 (5 x 5, pad) -> 13 (3 x 3, stride 2) -> 11 (3 x 3) -> 5
+     * -> 3 */
+    struct nn *net =
+        make_bs_net(b,
+                    "features = Input {28:28:1}\nlabels = Input (10)\n"
+                    "c1 = ConvolutionalLayer {32, (5:5), pad = true} (features)\n"
+                    "p1 = MaxPoolingLayer {(3:3), stride = (2:2)} (ReLU (c1))\n"
+                    "c2 = ConvolutionalLayer {48, (3:3), pad = false} (p1)\n"
+                    "p2 = MaxPoolingLayer {(3:3), stride = (2:2)} (ReLU (c2))\n"
+                    "c3 = ConvolutionalLayer {64, (3:3)} (p2)\n"
+                    "d = DenseLayer {96} (ReLU (c3))\nz = LinearLayer {10} (d)\n" CE("z"),
+                    1);
+    static const struct {
+        const char *name;
+        int rows, cols;
+    } want[] = {{"c1.W", 25, 32},  {"c1.b", 32, 1},  {"c2.W", 288, 48},
+                {"c3.W", 432, 64}, {"d.W", 96, 576}, {"z.W", 10, 96}};
+    for (size_t i = 0; i < COUNT(want); i++) {
+        const struct nn_tensor *t = tensor_named(net, want[i].name);
+        ck_assert_msg(t, "no tensor %s", want[i].name);
+        ck_assert_msg(t->rows == want[i].rows && t->cols == want[i].cols, "%s: %d x %d",
+                      want[i].name, t->rows, t->cols);
+    }
+    nn_free(net);
+    /* autoPadding with strides: ceil (7 / 2) x ceil (5 / 2); pooling keeps the channels */
+    net = make_bs_net(b,
+                      "features = Input {7:5:3}\nlabels = Input (4)\n"
+                      "c = ConvolutionalLayer {2, (3:3), pad = true, stride = 2} (features)\n"
+                      "p = AveragePoolingLayer {(2:2), pad = true} (features)\n"
+                      "z = LinearLayer {4} (c) + LinearLayer {4} (p)\n" CE("z"),
+                      1);
+    ck_assert_int_eq(tensor_named(net, "c.W")->rows, 27);
+    ck_assert_int_eq(tensor_named(net, "z.W")->cols, 4 * 3 * 2);
+    ck_assert_int_eq(tensor_named(net, "_z.W")->cols, 7 * 5 * 3);
+    nn_free(net);
+    backend_free(b);
+    const char *msg = bs_error_of(
+        IO "c = ConvolutionalLayer {2, (3:3)} (features)\nz = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "g.cfg:4:5:") && strstr(msg, "must be an image") &&
+                      strstr(msg, "a vector of 3 values"),
+                  "%s", msg);
+    msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, (5:5)} (features)\n"
+                            "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "the window (5 cells along y) is larger than the input (4)"), "%s",
+                  msg);
+    msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, (3:3:3)} (features)\n"
+                            "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "a window of 3 along the channels, of an input of 2 (a "
+                              "convolution across the maps"),
+                  "%s", msg);
+    msg = bs_error_of(IMGIO
+                      "p = Pooling (features, \"min\", (2:2))\nz = LinearLayer {4} (p)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "poolKind must be \"max\" or \"average\""), "%s", msg);
+    msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, (3:3), stride = 0} (features)\n"
+                            "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "ConvolutionalLayer stride: expected 1 to 4096, got 0"), "%s", msg);
+    /* the primitive Convolution's kernel must fit its window; a reshape its values */
+    msg = bs_error_of(IMGIO "W = Parameter (4, 10)\nc = Convolution (W, features, (3:3:2))\n"
+                            "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "Convolution: the kernel has 10 values per map, the window 3 x 3 x "
+                              "2 cells"),
+                  "%s", msg);
+    msg = bs_error_of(IMGIO "W = Parameter (4, 18)\nc = Convolution (W, features, (3:3:2), "
+                            "mapDims = 5)\nz = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "Convolution: mapDims is 5, the kernel has 4 maps"), "%s", msg);
+    msg = bs_error_of(IMGIO "r = ReshapeDimension (features, 1, (3:0))\n"
+                            "z = LinearLayer {4} (r)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "ReshapeDimension: the input's 40 values do not fit the new shape"),
+                  "%s", msg);
+    msg = bs_error_of(IMGIO "b = ParameterTensor ((1:1:3))\n"
+                            "z = LinearLayer {4} (features + b)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "Plus: a value for each of 3 maps, applied to an image of 5 x 4 x 2"),
+                  "%s", msg);
+    /* every name of CNTK.core.bs that is not built is refused as such, not as unknown */
+    const char *cntk[] = {"ReduceMax",  "Ceil",         "ReduceLogSum", "Transpose",
+                          "LambdaRank", "StopGradient", "Equal"};
+    for (size_t i = 0; i < sizeof cntk / sizeof *cntk; i++) {
+        char body[256], expect_msg[128];
+        snprintf(body, sizeof body, IO "h = %s (features)\nz = LinearLayer {4} (h)\n" CE("z"),
+                 cntk[i]);
+        snprintf(expect_msg, sizeof expect_msg,
+                 "g.cfg:4:5: error: %s is not supported yet by partrain's", cntk[i]);
+        msg = bs_error_of(body);
+        ck_assert_msg(strstr(msg, expect_msg), "%s", msg);
+    }
+    ck_assert_str_eq(bs_error_of(IO "h = Flaten (features)\nz = LinearLayer {4} (h)\n" CE("z")),
+                     "g.cfg:4:5: error: unknown name 'Flaten'");
+    /* a function of CNTK.core.bs called short of an argument names where it is defined */
+    msg = bs_error_of(IO "h = DiagTimes (features)\nz = LinearLayer {4} (h)\n" CE("z"));
+    ck_assert_msg(strstr(msg,
+                         "g.cfg:4:5: error: missing positional argument 'matrix' (the function "
+                         "is defined at CNTK.core.bs (built into partrain):"),
+                  "%s", msg);
+    /* Slice's indices inside the input, a tensor or another axis refused */
+    msg = bs_error_of(IO "z = LinearLayer {4} (Slice (1, 5, features))\n" CE("z"));
+    ck_assert_msg(strstr(msg, "Slice: rows [1, 5) are not inside the input's 3 rows"), "%s", msg);
+    msg = bs_error_of(IO "z = LinearLayer {4} (Slice (0, 2, features, axis = -1))\n" CE("z"));
+    ck_assert_msg(strstr(msg, "only axis=1 (the rows of a vector) is supported"), "%s", msg);
+    msg = bs_error_of(IMGIO "z = LinearLayer {4} (RowSlice (0, 2, features))\n" CE("z"));
+    ck_assert_msg(strstr(msg, "slicing a tensor of rank 3 is not supported"), "%s", msg);
+    /* inside partrain's CNTK.core.bs, errors name the user's call that led there */
+    ck_assert_str_eq(bs_error_of(IO "s = Parameter (2, 1)\nz = Scale (s, features)\n" CE("z")),
+                     "g.cfg:5:5: error: ElementTimes: operands of shapes [2 x 1] and [3 x "
+                     "samples]: the rows must be equal");
+    msg = bs_error_of(IO "z = Sign (LinearLayer {4} (features))\n" CE("z"));
+    ck_assert_msg(strstr(msg, "'>' on nodes is not supported") &&
+                      strstr(msg, "; called at g.cfg:4:5"),
+                  "%s", msg);
+
+    /* a window whose cells would not fit an int (found by a stress run under UBSan) */
+    msg = bs_error_of(IMGIO "c = ConvolutionalLayer {2, 100000} (features)\n"
+                            "z = LinearLayer {4} (c)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "ConvolutionalLayer filterShape: expected 1 to 4096, got 100000"),
+                  "%s", msg);
+}
+END_TEST
+
 void graph_more_tests(TCase *tc)
 {
     tcase_add_test(tc, random_initializers);
     tcase_add_test(tc, splice_maps);
     tcase_add_test(tc, values_slice);
     tcase_add_test(tc, values_per_map);
+    tcase_add_test(tc, convolution_shapes);
 }

@@ -312,6 +312,9 @@ struct backend_ops {
     void (*softmax)(struct backend *b, float *y, const float *x, int rows, size_t cols);
     void (*softmax_grad)(struct backend *b, float *dx, const float *dy, const float *y, int rows,
                          size_t cols);
+    /* Column hardmax (CNTK's Hardmax): y is 1 at the first largest value of x's column, 0
+     * elsewhere (rows x cols; y may not be x). A column with a NaN counts it as largest. */
+    void (*hardmax)(struct backend *b, float *y, const float *x, int rows, size_t cols);
     /* Optional (NULL where the backend has none; the graph refuses the node there).
      * conv_forward: y = w * x (+ bias, one per map) over cols images; ws: bk_conv_ws floats.
      * conv_backward ADDS dL/dw, dL/dbias and dL/dx (each NULL: not wanted) from dy.

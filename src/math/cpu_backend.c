@@ -261,6 +261,7 @@ static const struct backend_ops cpu_ops = {
     .copy2d = cpu_copy2d,
     .axpy2d = cpu_axpy2d,
     .softmax_grad = cpu_softmax_grad,
+    .hardmax = cpu_hardmax,
     .lstm_forward = cpu_lstm_forward,
     .lstm_backward = cpu_lstm_backward,
     .unpool_backward = cpu_unpool_backward,

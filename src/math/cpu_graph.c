@@ -126,6 +126,21 @@ void cpu_softmax(struct backend *be, float *y, const float *x, int rows, size_t 
     }
 }
 
+void cpu_hardmax(struct backend *be, float *y, const float *x, int rows, size_t cols)
+{
+    (void)be;
+    size_t r = (size_t)rows;
+    for (size_t j = 0; j < cols && r; j++) {
+        const float *xj = x + j * r;
+        float *yj = y + j * r;
+        size_t best = 0;
+        for (size_t i = 1; i < r && xj[best] == xj[best]; i++)
+            best = xj[i] > xj[best] || xj[i] != xj[i] ? i : best;
+        memset(yj, 0, r * sizeof *yj);
+        yj[best] = 1.0f;
+    }
+}
+
 void cpu_softmax_grad(struct backend *be, float *dx, const float *dy, const float *y, int rows,
                       size_t cols)
 {

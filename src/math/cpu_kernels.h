@@ -133,6 +133,7 @@ void cpu_copy2d(struct backend *be, float *dst, int ldd, const float *src, int l
                 size_t cols);
 void cpu_axpy2d(struct backend *be, float *dst, int ldd, const float *src, int lds, int rows,
                 size_t cols, float a);
+void cpu_hardmax(struct backend *be, float *y, const float *x, int rows, size_t cols);
 void cpu_softmax_grad(struct backend *be, float *dx, const float *dy, const float *y, int rows,
                       size_t cols);
 

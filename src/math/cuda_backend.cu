@@ -285,6 +285,7 @@ static const struct backend_ops cuda_ops = {
     .axpy2d = cu_axpy2d,
     .softmax = cu_softmax,
     .softmax_grad = cu_softmax_grad,
+    .hardmax = cu_hardmax,
     .lstm_forward = cu_lstm_forward,
     .lstm_backward = cu_lstm_backward,
     .sgd_update = cu_sgd_update,

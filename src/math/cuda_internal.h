@@ -117,6 +117,7 @@ void cu_copy2d(struct backend *b, float *dst, int ldd, const float *src, int lds
 void cu_axpy2d(struct backend *b, float *dst, int ldd, const float *src, int lds, int rows,
                size_t cols, float a);
 void cu_softmax(struct backend *b, float *y, const float *x, int rows, size_t cols);
+void cu_hardmax(struct backend *b, float *y, const float *x, int rows, size_t cols);
 void cu_softmax_grad(struct backend *b, float *dx, const float *dy, const float *y, int rows,
                      size_t cols);
 void cu_lstm_forward(struct backend *b, const struct bk_lstm_fwd *s);

@@ -506,6 +506,48 @@ void cu_softmax_grad(struct backend *b, float *dx, const float *dy, const float 
     cu_launched(b, "softmax_grad");
 }
 
+// One warp a column: each lane's first largest (a NaN counts as largest, the first of
+// them), then the warp's, lowest row on ties, as the CPU's loop takes it.
+__global__ static void hardmax_k(float *y, const float *x, int rows, size_t cols)
+{
+    size_t j = (blockIdx.x * (size_t)blockDim.x + threadIdx.x) / 32;
+    int lane = threadIdx.x % 32;
+    if (j >= cols)
+        return;
+    const float *xj = x + j * rows;
+    float *yj = y + j * rows;
+    int best = -1;
+    float bv = 0.0f;
+    for (int i = lane; i < rows; i += 32) {
+        float xi = xj[i];
+        if (best < 0 || (bv == bv && (xi > bv || xi != xi))) {
+            best = i;
+            bv = xi;
+        }
+    }
+    for (int off = 16; off > 0; off /= 2) {
+        int ob = __shfl_down_sync(0xffffffffu, best, off);
+        float ov = __shfl_down_sync(0xffffffffu, bv, off);
+        int take = ob >= 0 && (best < 0 || (bv == bv && (ov > bv || ov != ov)) ||
+                               (ov == bv && ob < best) || (ov != ov && bv != bv && ob < best));
+        if (take) {
+            best = ob;
+            bv = ov;
+        }
+    }
+    best = __shfl_sync(0xffffffffu, best, 0);
+    for (int i = lane; i < rows; i += 32)
+        yj[i] = i == best ? 1.0f : 0.0f;
+}
+
+void cu_hardmax(struct backend *b, float *y, const float *x, int rows, size_t cols)
+{
+    if (rows <= 0 || !cols)
+        return;
+    hardmax_k<<<warp_blocks(cols), CU_THREADS, 0, cu_state(b)->stream>>>(y, x, rows, cols);
+    cu_launched(b, "hardmax");
+}
+
 /* ---------------------------------------------------------------- the LSTM cell */
 
 // One thread per (cell k, column j); the gate rows of column j are k, H+k, 2H+k, 3H+k.

@@ -393,6 +393,7 @@ static const struct builtin builtins[] = {
     {"ReduceSum", {"z", "axis=None", "tag=''"}, bse_reduce_sum, NULL, 0},
     {"ReduceMean", {"z", "axis=None", "tag=''"}, bse_reduce_sum, NULL, 0},
     {"Sequences.Last", {"x", "tag=''"}, bse_node_op, "Last", 0},
+    {"Network.Load", {"path"}, bse_network_load, NULL, 0},
     {"DynamicAxis", {"tag=''"}, bi_dynamic_axis, NULL, 0},
     {"Sequences.First", {"x", "tag=''"}, bse_node_op, "First", 0},
     {"Parallel", {"functions", "combine"}, bse_parallel, NULL, 0},

@@ -16,8 +16,25 @@
 #include "nn/graph.h"
 #include "parsers/bs.h"
 
+/* How a network is built. NULL (or all zero): to train. To evaluate (the network builder of
+ * an action=test or write block): eval_only, so that no criterion is needed (the first
+ * evaluation node stands in for it; a ClassificationError may). want[0 .. nwant) are the
+ * action's names: with want_eval (evalNodeNames), the evaluation nodes where no
+ * criterion or evaluation node is named or tagged; else (outputNodeNames) the first that
+ * names a node is the output node where no outputNodes or tag names one. BS.Network.Load
+ * reads a model file's network description with load (NULL: BS.Network.Load is refused). */
+struct bs_build_opts {
+    int eval_only, want_eval;
+    const char *const *want;
+    size_t nwant;
+    int (*load)(void *ctx, const char *path, struct nn_config *out, struct pt_err *e);
+    void *ctx;
+};
+
 /* Evaluate the root record of tree into g (empty on entry, g->bk unset is fine), then
- * g_finish it. Errors name FILE:LINE:COL inside the description. */
-int bs_build_graph(struct bs_tree *tree, struct nn_graph *g, struct pt_err *e);
+ * g_finish it. Errors name FILE:LINE:COL inside the description. The models that
+ * BS.Network.Load read are in g->loaded. */
+int bs_build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struct nn_graph *g,
+                   struct pt_err *e);
 
 #endif

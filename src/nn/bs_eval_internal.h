@@ -144,6 +144,11 @@ struct ev {
      * nodes made inside CNTK.core.bs's definitions are reported at */
     const struct bs_node *user_call;
     struct benv *prelude; /* CNTK.core.bs's definitions (bs_prelude): BS.X.Name finds them */
+    const struct bs_build_opts *opts;  /* how the network is built (bs_eval.h; NULL: to train) */
+    int loading;                       /* evaluating a model that BS.Network.Load reads */
+    struct bs_tree **trees;            /* descriptions parsed on the way (BS.Network.Load's), */
+    size_t ntrees;                     /* freed with the evaluation */
+    struct benv *loaded[G_MAX_LOADED]; /* the records of g->loaded's models */
 };
 
 #define MAX_DEPTH 400
@@ -153,8 +158,25 @@ const char *bse_kind_name(enum bv_kind k);
 int bse_type_error(struct ev *v, const struct bs_node *at, const char *what, const char *want,
                    const struct bv *got);
 int bse_eval(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out);
+/* dst = "path.member", or "member" when path is "", cut to size - 1 bytes. */
+void bse_path_join(char *dst, size_t size, const char *path, const char *member);
 /* Name node (when it has no name yet) `member` inside the current path (v->path). */
 void bse_name_new(struct ev *v, int node, const char *member);
+/* bs_roots.c: a network's root record evaluated as a network: its node groups (the
+ * criterion first, -1 where there is none, then the evaluation nodes; the output node, -1
+ * when none is named or tagged), the tags of the nodes made from node `first` on, the
+ * delays' inputs from v->fix[fix0] on, and its top-level members' names. need_crit: a
+ * network without a criterion is an error. */
+struct bs_roots {
+    int all[1 + NN_EVAL_MAX];
+    int nall;
+    int out;
+};
+int bse_network(struct ev *v, struct benv *root, int first, size_t fix0, int need_crit,
+                struct bs_roots *r);
+/* bs_load.c: BS.Network.Load (path): a trained model's network as a record of its nodes */
+int bse_network_load(struct ev *v, const struct bs_node *at, const char *name, struct bv *args,
+                     struct bv *out);
 /* bs_prelude.c: CNTK.core.bs's definitions written in BrainScript, the network's outer scope */
 extern const char bs_prelude[];
 extern const char bs_prelude_file[];

@@ -87,7 +87,6 @@ static const char *const not_yet_names[] = {
     "GatherPacked",
     "Greater",
     "GreaterEqual",
-    "Hardmax",
     "Identity",
     "ImageInput",
     "Input",

@@ -21,12 +21,24 @@ static int build(const struct nn_config *c, struct nn_graph **out, struct pt_err
 {
     struct bs_tree *t = NULL;
     *out = NULL;
+    char names[sizeof c->want];
+    const char *want[16];
+    struct bs_build_opts o = {.eval_only = c->eval_only, .want_eval = c->want_eval, .want = want};
+    snprintf(names, sizeof names, "%s", c->want);
+    for (char *s = names, *end; *s && o.nwant < sizeof want / sizeof *want; s = end) {
+        end = s + strcspn(s, ",");
+        want[o.nwant++] = s;
+        if (*end)
+            *end++ = '\0';
+    }
+    if (c->eval_only) /* a model's description never loads another (it is never eval_only) */
+        o.load = nn_model_description;
     int rc = bs_parse(c->bs_text, strlen(c->bs_text), c->bs_file, c->bs_line, c->bs_col, &t, e);
     struct nn_graph *g = rc ? NULL : pt_calloc(1, sizeof *g, e);
     if (rc == 0 && !g)
         rc = e ? e->code : PT_ENOMEM;
     if (rc == 0)
-        rc = bs_build_graph(t, g, e);
+        rc = bs_build_graph(t, &o, g, e);
     bs_tree_free(t);
     if (rc) {
         g_free(g);
@@ -50,11 +62,40 @@ static enum bk_crit_kind crit_of(const struct g_node *n)
     return (enum bk_crit_kind)(n->kind->crit - 1);
 }
 
+int nn_graph_build(const struct nn_config *cfg, struct nn_graph **out, struct pt_err *e)
+{
+    return build(cfg, out, e);
+}
+
+static int read_block(struct cfg_node *block, struct nn_config *out, struct pt_err *e);
+
 int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    return read_block(block, out, e);
+}
+
+int nn_bs_config_read_eval(struct cfg_node *block, int want_eval, const char *const *want,
+                           size_t nwant, struct nn_config *out, struct pt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->eval_only = 1;
+    out->want_eval = want_eval;
+    for (size_t i = 0; i < nwant; i++) {
+        size_t at = strlen(out->want);
+        if (strchr(want[i], ',') || at + strlen(want[i]) + 2 > sizeof out->want)
+            return pt_err_set(e, PT_EUSER, "error: %s: the node names asked for are too long",
+                              cfg_key(block));
+        snprintf(out->want + at, sizeof out->want - at, "%s%s", at ? "," : "", want[i]);
+    }
+    return read_block(block, out, e);
+}
+
+/* The block into *out (zeroed but for the eval_only settings). */
+static int read_block(struct cfg_node *block, struct nn_config *out, struct pt_err *e)
 {
     char *text = NULL;
     struct cfg_origin at;
-    memset(out, 0, sizeof *out);
     int rc = cfg_block_text(block, &text, &at, e);
     if (rc)
         return rc;
@@ -106,11 +147,13 @@ int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_e
     out->eval_crit = crit_of(ev);
     copy_cut(out->train_name, sizeof out->train_name, crit->name);
     copy_cut(out->eval_name, sizeof out->eval_name, ev->name);
-    if (crit->kind != &g_kind_own_crit) /* else no labels: the node is the criterion */
+    int own = crit->kind == &g_kind_own_crit || crit->kind == &g_kind_no_crit;
+    if (!own) /* else no labels: the node is the criterion */
         copy_cut(out->labels_input, sizeof out->labels_input, lab->name);
     for (int i = 0; i < 2; i++) {
         const struct g_node *c = i ? ev : crit;
-        const struct g_node *k = c->kind == &g_kind_own_crit ? &g->nodes[c->in[1]] : c;
+        int by_node = c->kind == &g_kind_own_crit || c->kind == &g_kind_no_crit;
+        const struct g_node *k = by_node ? &g->nodes[c->in[1]] : c;
         copy_cut(i ? out->eval_kind : out->train_kind, sizeof out->train_kind, k->src_kind->name);
     }
     out->nsizes = 2;
@@ -217,7 +260,9 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
     if (!host)
         return e ? e->code : PT_ENOMEM;
     g_init_params(g, host, net->seed);
-    rc = b->ops->upload(b, net->params, host, net->nparams, e);
+    rc = g->nloaded ? nn_graph_fill_loaded(net, g, host, e) : 0;
+    if (rc == 0)
+        rc = b->ops->upload(b, net->params, host, net->nparams, e);
     free(host);
     g_bind_arena(g, net->params, net->grads);
     return rc;
@@ -317,7 +362,7 @@ static int find_inputs(struct nn *net, struct minibatch *mb, struct graph_inputs
     gi->first_step = -1;
     for (int i = 0; i < g->n && gi->n < 64; i++) {
         struct g_node *n = &g->nodes[i];
-        if (!n->is_input)
+        if (!n->is_input || n->dead) /* a loaded model's labels, when nothing reads them */
             continue;
         struct mb_input *in = mb_find(mb, n->name);
         if (!in)

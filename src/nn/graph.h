@@ -25,8 +25,9 @@
 #include "math/backend.h"
 #include "nn/nn.h"
 
-#define G_MAX_IN    6
-#define G_MAX_NODES 4096
+#define G_MAX_IN     6
+#define G_MAX_NODES  4096
+#define G_MAX_LOADED 4 /* models that BS.Network.Load reads into one network */
 
 struct nn_graph;
 struct g_node;
@@ -147,9 +148,19 @@ struct g_unit {
     int loop, reverse;
 };
 
+/* Nodes [base, base + n) of a graph are those of the model in file path, made in the
+ * order its own graph made its first n nodes (BS.Network.Load): node base + k is node k
+ * there, whose trained values it takes (nn_graph_setup). */
+struct g_loaded {
+    char path[4096];
+    int base, n;
+};
+
 struct nn_graph {
     struct g_node *nodes;
     int n, cap;
+    struct g_loaded loaded[G_MAX_LOADED];
+    int nloaded;
     int crit, eval, out;            /* the criterion, evaluation and output nodes */
     int eval_more[NN_EVAL_MAX - 1]; /* the further evaluation nodes, n_eval_more of them */
     int n_eval_more;
@@ -222,6 +233,8 @@ extern const struct g_kind g_kind_bn;            /* BatchNormalization: x, scale
                                                   * mean, variance and count (graph_bn.c) */
 extern const struct g_kind g_kind_own_crit;      /* a node of the network as its criterion: the
                                                   * node twice (graph_nodes.c) */
+extern const struct g_kind g_kind_no_crit;       /* a network evaluated without a criterion
+                                                  * (action=write): its output twice */
 
 /* Whether a node's open dimensions may be fixed by the operations that use it
  * (parameters, constants, delays: CNTK's Inferred). */

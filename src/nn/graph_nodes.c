@@ -416,6 +416,13 @@ static void backward_softmax(struct nn_graph *g, struct g_node *n)
     g_add_grad(g, IN(g, n, 0), g->tmp, n, 1.0f);
 }
 
+/* Hardmax: no gradient flows back through it (CNTK's HardmaxNode back-propagates nothing:
+ * a decoder runs it inside a training without training through it). */
+static void forward_hardmax(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->hardmax(g->bk, g_val(g, n), g_val(g, IN(g, n, 0)), n->rows, g_cols(g, n));
+}
+
 /* ------------------------------------------------------------------ Affine */
 
 /* act (W x + b), what g_finish makes of Times, Plus with a bias column and an activation
@@ -557,6 +564,7 @@ static const struct g_kind kinds[] = {
     KINDW("Abs", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     KINDW("Reciprocal", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     KINDW("Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax, 1),
+    KIND("Hardmax", 1, 0, shape_unary, forward_hardmax, backward_none),
     CRITERION("CrossEntropyWithSoftmax", BK_CRIT_CE_SOFTMAX),
     CRITERION("ClassificationError", BK_CRIT_CLASS_ERR),
     CRITERION("SquareError", BK_CRIT_SQUARE_ERR),
@@ -565,6 +573,19 @@ static const struct g_kind kinds[] = {
 
 const struct g_kind g_kind_own_crit =
     KIND("Criterion", 2, CRIT(BK_CRIT_SUM), shape_own_crit, forward_none, backward_none);
+
+/* The output of a network that is only evaluated, summed (no report shows it). */
+static int shape_no_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    (void)g;
+    (void)e;
+    n->rows = 1;
+    n->cols = 1;
+    return 0;
+}
+
+const struct g_kind g_kind_no_crit =
+    KIND("Criterion", 2, CRIT(BK_CRIT_SUM), shape_no_crit, forward_none, backward_none);
 
 /* Kinds with their own file (graph_rnn.c, graph_delay.c) that BrainScript names by kind
  * (graph_conv.c's are made by their built-ins only: bs_conv.c). */

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "core/fs.h"
+#include "nn/graph.h"
 #include "nn/nn_internal.h"
 
 #define MODEL_MAGIC   "PTMODEL\x1a"
@@ -380,5 +381,86 @@ int nn_load_params(struct nn *net, const char *path, struct pt_err *e)
     if (rc == 0)
         rc = install(net, &f, e);
     free(f.buf);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ BS.Network.Load */
+
+int nn_model_description(void *ctx, const char *path, struct nn_config *out, struct pt_err *e)
+{
+    (void)ctx;
+    struct model_file f;
+    int rc = open_model(&f, path, out, e);
+    free(f.buf);
+    if (rc == 0 && out->rnn != NN_GRAPH)
+        rc = pt_err_set(e, PT_EUSER,
+                        "%s: error: the model holds a SimpleNetworkBuilder network, whose nodes "
+                        "BrainScript cannot name (BS.Network.Load reads a BrainScript network)",
+                        path);
+    return rc;
+}
+
+/* The trained values of loaded model l's parameters that g reaches. */
+static int fill_one(struct nn *net, const struct nn_graph *g, const struct g_loaded *l, float *host,
+                    int *norm, int *prior, struct pt_err *e)
+{
+    struct model_file f;
+    struct nn_config *mc = pt_calloc(1, sizeof *mc, e);
+    struct nn_graph *gm = NULL;
+    int rc = mc ? open_model(&f, l->path, mc, e) : PT_ENOMEM;
+    if (rc == 0)
+        rc = nn_graph_build(mc, &gm, e);
+    if (rc == 0 && gm->n < l->n)
+        rc = pt_err_set(e, PT_EINTERNAL,
+                        "error: internal: %s: the model's graph has %d nodes, "
+                        "fewer than the %d loaded",
+                        l->path, gm->n, l->n);
+    for (int k = 0; rc == 0 && k < l->n; k++) {
+        const struct g_node *c = &g->nodes[l->base + k], *m = &gm->nodes[k];
+        if (!c->learnable || c->dead)
+            continue;
+        if (!m->learnable || m->dead || m->rows != c->rows || m->cols != c->cols ||
+            m->state != c->state)
+            rc = pt_err_set(e, PT_EUSER,
+                            "%s: error: BS.Network.Load: '%s' (%d x %d) is no trained parameter of "
+                            "model file %s (its own network does not reach it)",
+                            c->where, c->name, c->rows, c->cols, l->path);
+        else
+            memcpy(host + c->offset, f.d.params + m->offset,
+                   (size_t)c->rows * (size_t)c->cols * sizeof *host);
+    }
+    if (rc == 0 && net->cfg.mean_var_norm && !*norm && f.d.mean_dim) {
+        if (f.d.mean_dim != net->cfg.sizes[0])
+            rc = corrupt(&f, "feature statistics do not match the network that loads it", e);
+        else
+            rc = nn_set_mean_var(net, f.d.mean, f.d.invstd, f.d.mean_dim, e);
+        *norm = rc == 0;
+    }
+    if (rc == 0 && net->cfg.need_prior && !*prior && f.d.prior_dim) {
+        rc = nn_set_prior(net, f.d.prior, f.d.prior_dim, e);
+        *prior = rc == 0;
+    }
+    g_free(gm);
+    if (mc)
+        free(f.buf);
+    free(mc);
+    return rc;
+}
+
+int nn_graph_fill_loaded(struct nn *net, const struct nn_graph *g, float *host, struct pt_err *e)
+{
+    int norm = 0, prior = 0, rc = 0;
+    for (int i = 0; rc == 0 && i < g->nloaded; i++)
+        rc = fill_one(net, g, &g->loaded[i], host, &norm, &prior, e);
+    if (rc == 0 && net->cfg.mean_var_norm && !norm)
+        rc = pt_err_set(e, PT_EUSER,
+                        "%s: error: the network's Mean / InvStdDev of '%s' are in none of the "
+                        "models it loads",
+                        net->cfg.origin, net->cfg.norm_input);
+    if (rc == 0 && net->cfg.need_prior && !prior)
+        rc = pt_err_set(e, PT_EUSER,
+                        "%s: error: the network's label prior is in none of the "
+                        "models it loads",
+                        net->cfg.origin);
     return rc;
 }

@@ -69,6 +69,12 @@ struct nn_config {
     /* NN_GRAPH: the criteria's node kinds, as the summary names them ("Sqrt" for a node of
      * the network's own as the criterion, else the criterion's kind) */
     char train_kind[32], eval_kind[32];
+    /* NN_GRAPH, a network only evaluated (the builder of an action=test or write block;
+     * never saved): no criterion needed, BS.Network.Load allowed, and the names the
+     * action asks for (comma-separated): outputNodeNames (want_eval 0), or evalNodeNames
+     * (1), which pick the output or the evaluation nodes where the network names none */
+    int eval_only, want_eval;
+    char want[512];
     char bs_text[NN_BS_MAX];
 };
 
@@ -76,6 +82,12 @@ struct nn_config {
  * description is parsed and evaluated into its node graph here, so every error (syntax,
  * names, shapes) names FILE:LINE:COL in the config. */
 int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err *e);
+/* The same for a network that an action=test (want_eval 1) or write (0) block's builder
+ * makes, to be evaluated (nn_config.eval_only): want[0 .. nwant) are its evalNodeNames or
+ * outputNodeNames. BS.Network.Load reads a model's network into it (bs_load.c); nn_new
+ * gives the loaded parameters their trained values. */
+int nn_bs_config_read_eval(struct cfg_node *block, int want_eval, const char *const *want,
+                           size_t nwant, struct nn_config *out, struct pt_err *e);
 
 /* Line i (from 0) describing a BrainScript network's nodes other than its parameters,
  * "name=Operation (input, input)", into buf; 0 past the last one (at once for a

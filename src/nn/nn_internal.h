@@ -94,6 +94,15 @@ int nn_alloc_norm(struct nn *net, struct pt_err *e);
 /* prior_dev, uniform until nn_set_prior(). */
 int nn_alloc_prior(struct nn *net, struct pt_err *e);
 int nn_graph_param_count(const struct nn_config *cfg, size_t *count, struct pt_err *e);
+/* A NN_GRAPH description's graph, built as nn_new builds it (bs_net.c). */
+int nn_graph_build(const struct nn_config *cfg, struct nn_graph **out, struct pt_err *e);
+/* model_io.c: BS.Network.Load's reader (bs_build_opts.load; ctx unused): the network
+ * description of a model file, which must be a BrainScript one. */
+int nn_model_description(void *ctx, const char *path, struct nn_config *out, struct pt_err *e);
+/* model_io.c: the trained values of the parameters of g that BS.Network.Load made, into
+ * host (the arena, as g lays it out), and the models' Mean / InvStdDev and prior into net
+ * where its network has them. */
+int nn_graph_fill_loaded(struct nn *net, const struct nn_graph *g, float *host, struct pt_err *e);
 
 /* The parameter count a description gives, without building the network (checks the
  * description as nn_new does). */

@@ -203,9 +203,9 @@ const struct cfg_schema train_command_schema = {
 };
 
 #define NO_BUILDER                                                                                 \
-    "a network builder in an action=test block makes the network that CNTK evaluates (in "         \
-    "BrainScript: BS.Network.Load and changes to the loaded model); partrain does not build "      \
-    "that: without the builder the network is modelPath's"
+    "a network builder in an action=test block makes the network that CNTK evaluates; "            \
+    "partrain builds a BrainScript one (BS.Network.Load and additions to the loaded model), "      \
+    "not NDL: without one the network is modelPath's"
 static const struct cfg_key test_cmd_keys[] = {
     {.name = "action",
      .type = CFG_STRING,
@@ -241,8 +241,14 @@ static const struct cfg_key test_cmd_keys[] = {
      TS(eval_nodes)},
     /* CNTK's GetModelFromConfig builds the network from a builder it finds here (a
      * BrainScript one loads the model and changes it: BS.Network.Load, Hardmax ...) */
-    {.name = "BrainScriptNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
-    {.name = "ExperimentalNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
+    {.name = "BrainScriptNetworkBuilder",
+     .type = CFG_TEXT,
+     .help = "the network to evaluate, in BrainScript: BS.Network.Load (\"PATH\") reads a "
+             "trained model's network, whose nodes it names (m.outputs); without it the network "
+             "is modelPath's"},
+    {.name = "ExperimentalNetworkBuilder",
+     .type = CFG_TEXT,
+     .help = "BrainScriptNetworkBuilder's old name, read the same way"},
     {.name = "NDLNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
     {.name = NULL},
 };

@@ -6,6 +6,7 @@
  * * N; perplexity = ... Finished Epoch[ 1 of 3]: [Validate] CrossEntropyWithSoftmax = ... * N;
  * EvalClassificationError = ... * N */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "comm/comm.h"
@@ -157,8 +158,35 @@ int train_crit_list(const struct nn *net, const char *eval_name, const double *s
     return k;
 }
 
+/* The network to evaluate: the one that command's own network builder makes (CNTK's
+ * GetModelFromConfig; a BrainScript one may load the trained model and add to it:
+ * BS.Network.Load), else model's. */
+static int load_network(struct cfg_node *command, const char *model, const struct cfg_val *names,
+                        int names_eval, struct backend *be, struct nn **out, struct pt_err *e)
+{
+    struct cfg_node *bs = NULL;
+    int rc = cfg_find_local(command, "BrainScriptNetworkBuilder", &bs, e);
+    if (rc == 0 && !bs)
+        rc = cfg_find_local(command, "ExperimentalNetworkBuilder", &bs, e);
+    if (rc || !bs)
+        return rc ? rc : nn_load(model, be, out, e);
+    const char *want[16];
+    size_t nwant = 0;
+    for (size_t i = 0; names && names->node && i < names->slist.n && nwant < 16; i++)
+        want[nwant++] = names->slist.items[i];
+    struct nn_config *cfg = pt_calloc(1, sizeof *cfg, e);
+    if (!cfg)
+        return e ? e->code : PT_ENOMEM;
+    rc = nn_bs_config_read_eval(bs, names_eval, want, nwant, cfg, e);
+    if (rc == 0)
+        rc = nn_new(cfg, be, 0, out, e);
+    free(cfg);
+    return rc;
+}
+
 int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int in_order,
-                     struct train_model_reader *mr, struct pt_err *e)
+                     const struct cfg_val *names, int names_eval, struct train_model_reader *mr,
+                     struct pt_err *e)
 {
     struct cfg_node *rd = NULL;
     struct reader_config rcfg;
@@ -175,11 +203,11 @@ int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *m
         rc = train_backend_open(&dev, ctx->comm, comm_rank(ctx->comm) == 0 ? ctx->log : NULL,
                                 &mr->be, e);
     if (rc == 0)
-        rc = nn_load(model, mr->be, &mr->net, e);
+        rc = load_network(command, model, names, names_eval, mr->be, &mr->net, e);
     if (rc == PT_EDEVICE &&
         (rc = train_backend_fallback(&dev, comm_rank(ctx->comm) == 0 ? ctx->log : NULL, &mr->be, rc,
                                      e)) == 0)
-        rc = nn_load(model, mr->be, &mr->net, e);
+        rc = load_network(command, model, names, names_eval, mr->be, &mr->net, e);
     if (rc == 0)
         train_mark_labels(nn_get_config(mr->net), &rcfg, NULL);
     if (rc == 0) /* the reader's lines from rank 0 (the others would interleave) */
@@ -202,7 +230,7 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     struct train_model_reader mr = {0};
     int rc = cfg_schema_read(command, &test_command_schema, &ts, e);
     if (rc == 0)
-        rc = train_open_model(ctx, command, ts.model, 0, &mr, e);
+        rc = train_open_model(ctx, command, ts.model, 0, &ts.eval_nodes, 1, &mr, e);
     struct nn *net = mr.net;
     struct reader *r = mr.reader;
     double sums[PT_STATS];

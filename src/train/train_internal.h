@@ -114,11 +114,14 @@ struct train_model_reader {
     struct nn *net;
     struct reader *reader;
 };
-/* Read command's reader block, load model, mark its label stream, open the reader
- * (in_order: in file order, as CNTK's write does). Local; on failure mr holds what to
- * free with train_close_model. */
+/* Read command's reader block, load model (or build the network of command's own
+ * BrainScriptNetworkBuilder, which may BS.Network.Load it: names are the action's
+ * evalNodeNames, names_eval 1, or outputNodeNames, 0), mark its label stream, open the
+ * reader (in_order: in file order, as CNTK's write does). Local; on failure mr holds what
+ * to free with train_close_model. */
 int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int in_order,
-                     struct train_model_reader *mr, struct pt_err *e);
+                     const struct cfg_val *names, int names_eval, struct train_model_reader *mr,
+                     struct pt_err *e);
 void train_close_model(struct train_model_reader *mr);
 
 /* deviceId (device.c): read from a command (or the top level), then the backend it names;

@@ -161,9 +161,9 @@ static const struct cfg_schema format_schema = {
 };
 
 #define NO_BUILDER                                                                                 \
-    "a network builder in an action=write block makes the network that CNTK evaluates (in "        \
-    "BrainScript: BS.Network.Load and changes to the loaded model); partrain does not build "      \
-    "that: without the builder the network is modelPath's"
+    "a network builder in an action=write block makes the network that CNTK evaluates; "           \
+    "partrain builds a BrainScript one (BS.Network.Load and additions to the loaded model), "      \
+    "not NDL: without one the network is modelPath's"
 static const struct cfg_key write_cmd_keys[] = {
     {.name = "action", .type = CFG_STRING, .def = "write", .help = "write: the network's outputs"},
     {.name = "modelPath",
@@ -214,8 +214,14 @@ static const struct cfg_key write_cmd_keys[] = {
     {.name = "nodeUnitTest", .type = CFG_UNSUPPORTED, .help = "node unit tests are not supported"},
     /* CNTK's GetModelFromConfig builds the network from a builder it finds here (a
      * BrainScript one loads the model and changes it: BS.Network.Load, Hardmax ...) */
-    {.name = "BrainScriptNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
-    {.name = "ExperimentalNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
+    {.name = "BrainScriptNetworkBuilder",
+     .type = CFG_TEXT,
+     .help = "the network to evaluate, in BrainScript: BS.Network.Load (\"PATH\") reads a "
+             "trained model's network, whose nodes it names (m.outputs); without it the network "
+             "is modelPath's"},
+    {.name = "ExperimentalNetworkBuilder",
+     .type = CFG_TEXT,
+     .help = "BrainScriptNetworkBuilder's old name, read the same way"},
     {.name = "NDLNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
     {.name = NULL},
 };
@@ -591,7 +597,8 @@ int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     struct train_model_reader mr = {0};
     int rank = comm_rank(ctx->comm), rc = cfg_schema_read(command, &write_command_schema, &ws, e);
     if (rc == 0 && rank == 0)
-        rc = train_open_model(ctx, command, ws.model, 1, &mr, e); /* CNTK: file order */
+        rc = train_open_model(ctx, command, ws.model, 1, &ws.nodes, 0, &mr,
+                              e); /* CNTK: file order */
     if (rc == 0 && rank == 0)
         rc = write_all(ctx, &ws, mr.net, mr.reader, e);
     rc = train_agree(ctx->comm, rc, "to write the outputs", e);

@@ -22,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct nn_graph *g = calloc(1, sizeof *g);
     if (g) {
         pt_err_clear(&e);
-        bs_build_graph(t, g, &e);
+        bs_build_graph(t, NULL, g, &e);
         g_free(g);
     }
     bs_tree_free(t);
