@@ -17,7 +17,7 @@ cd "$here"
 # them, do not get in its way); python3 for tests/test_timeline.sh (its JSON check);
 # gnuplot-nox for scripts/plot-run.sh
 pkgs="build-essential autoconf automake libtool pkg-config \
-      libopenmpi-dev openmpi-bin libopenblas-dev libinih-dev check clang-format \
+      libopenmpi-dev openmpi-bin libopenblas-dev libinih-dev libstb-dev check clang-format \
       clang libclang-rt-14-dev dataset-fashion-mnist iproute2 util-linux \
       slurmctld slurmd slurm-client munge python3 gnuplot-nox"
 

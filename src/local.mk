@@ -20,6 +20,7 @@ libpartrain_a_SOURCES = \
 	src/reader/reader.h src/reader/reader_schema.c \
 	src/reader/reader_internal.h src/reader/reader_config.c src/reader/ctf_index.c \
 	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/prefetch.c src/reader/dense_store.h src/reader/dense_store.c src/reader/timeline.h src/reader/timeline.c \
+	src/reader/image.h src/reader/image_config.c src/reader/image_reader.c src/reader/image_tf.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c src/parallel/engine.c \
 	src/parallel/dpsgd.c src/parallel/dpsgd_quant.h src/parallel/dpsgd_quant.c src/parallel/masgd.c \
 	src/parallel/asgd.c src/parallel/asgd_config.h src/parallel/asgd_config.c \
@@ -27,9 +28,9 @@ libpartrain_a_SOURCES = \
 	src/train/logfmt.h src/train/logfmt.c src/train/banner.c src/train/summary.c src/train/train_internal.h src/train/train_loop.c \
 	src/train/evaluate.c src/train/write_output.c src/train/dump_node.c src/train/checkpoint.c src/train/stats.c src/train/files.c src/train/train_run.h src/train/train_setup.c src/train/train_ident.c src/train/train_epoch.c src/train/train_save.c src/train/train_adjust.c src/train/train_stage.c src/train/train_team.c src/train/device.c \
 	src/math/backend.h src/math/backend.c
-libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(CUDA_CFLAGS)
+libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(CUDA_CFLAGS) $(STB_CFLAGS)
 
-PT_LIBS = libpartrain.a libptparsers.a libptcore.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(CUDA_LIBS) -lm
+PT_LIBS = libpartrain.a libptparsers.a libptcore.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(CUDA_LIBS) $(STB_LIBS) -lm
 
 # The cuBLAS backend (--with-cuda): nvcc objects added to libpartrain.a, built with
 # --fmad=false: no a*b+c fused into one rounding, as the CPU's code is built, so the

@@ -69,8 +69,11 @@ fails 'train.reader = { deserializers = ({ type = "CNTKTextFormatDeserializer"; 
     "r.cfg:3:5: error: train.reader.deserializers: 2 deserializers: partrain reads exactly one, a CNTKTextFormatDeserializer (composing several is not supported)"
 fails 'train.reader = { deserializers = ({ type = "HTKFeatureDeserializer"; module = "HTKDeserializers" }) }' \
     "r.cfg:1:44: error: type=HTKFeatureDeserializer is not supported by partrain (supported: CNTKTextFormatDeserializer)"
+fails 'train.reader = { deserializers = ({ type = "Base64ImageDeserializer"; module = "ImageReader" }) }' \
+    "r.cfg:1:44: error: type=Base64ImageDeserializer is not supported by partrain (supported: ImageDeserializer)"
+# an ImageDeserializer (tests/test_image_reader.sh) without its map file
 fails 'train.reader = { deserializers = ({ type = "ImageDeserializer"; module = "ImageReader" }) }' \
-    "r.cfg:1:44: error: type=ImageDeserializer is not supported by partrain (supported: CNTKTextFormatDeserializer)"
+    "r.cfg:1:35: error: train.reader.deserializers: required key 'file' is not set (the map file: PATH<TAB>LABEL"
 fails 'train.reader = { deserializers = ({ module = "CNTKBinaryReader"; file = d.ctf }) }' \
     "r.cfg:1:46: error: module=CNTKBinaryReader is not supported by partrain (supported: CNTKTextFormatReader)"
 fails 'train.reader = { deserializers = ({ type = "CNTKTextFormatDeserializer"
@@ -97,7 +100,8 @@ fails 'train.reader = { deserializers = ({ type = "CNTKTextFormatDeserializer"; 
               labels = [ dim = 2; format = "dens" ] ] }) }' \
     'r.cfg:3:44: error: format: expected one of dense|sparse, got "dens"'
 expect 1 "$T" configFile=p.cfg Dir=e "train.cvReader={deserializers=({type=ImageDeserializer;file=cv.ctf;input=[features=[dim=2;format=dense]]})}"
-has "$tmp/err" "<command line>:arg3: error: type=ImageDeserializer is not supported by partrain (supported: CNTKTextFormatDeserializer)"
+has "$tmp/err" "<command line>:arg3: warning: unknown key 'train.cvReader.deserializers.input.features.dim' in image input stream is ignored"
+has "$tmp/err" "<command line>:arg3: error: an ImageDeserializer's input has one stream with transforms = ( ... ) (the image) and one with labelDim = N (its class); found 0 and 0"
 # a reader key inside the deserializer: CNTK ignores it there, partrain says so (strictConfig:
 # refuses it)
 sed 's/file = "d.ctf"/file = "d.ctf" ; randomize = false/' ds.cfg >rnd.cfg

@@ -106,8 +106,9 @@ START_TEST(config_deserializers)
                 "one, a CNTKTextFormatDeserializer (composing several is not supported)"},
         {"htk", "d.cfg:14:35: error: type=HTKFeatureDeserializer is not supported by partrain "
                 "(supported: CNTKTextFormatDeserializer)"},
-        {"img", "d.cfg:15:37: error: module=ImageReader is not supported by partrain "
-                "(supported: CNTKTextFormatReader)"},
+        {"img", "d.cfg:15:62: error: an ImageDeserializer's input has one stream with "
+                "transforms = ( ... ) (the image) and one with labelDim = N (its class); found 0 "
+                "and 0"},
         {"which", "d.cfg:16:28: error: which.deserializers: which deserializer? expected type = "
                   "\"CNTKTextFormatDeserializer\" (or module = \"CNTKTextFormatReader\"): "
                   "partrain reads CNTK text format"},

@@ -41,6 +41,8 @@ void reader_close(struct reader *r)
     free(r->cache);
     free(r->buf);
     free(r->pick);
+    free(r->pick_at);
+    image_close(r);
     tl_sweep_free(&r->sweep);
     ctf_index_free(&r->ix);
     if (r->fd >= 0)
@@ -80,8 +82,8 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
     r->fd = -1;
     r->sweep_no = UINT64_MAX;
     reader_ctf_inputs(&r->rc, r->in);
-    int rcode = ctf_index_build(&r->rc, log, &r->ix, e);
-    if (rcode == 0) {
+    int rcode = rc->img.on ? image_open(r, e) : ctf_index_build(&r->rc, log, &r->ix, e);
+    if (rcode == 0 && !rc->img.on) {
         r->fd = open(rc->file, O_RDONLY);
         if (r->fd < 0)
             rcode = cfg_error(e, &rc->file_origin, "cannot read data file '%s': %s", rc->file,
@@ -93,11 +95,11 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
                                     .seq_chunk = r->ix.seq_chunk,
                                     .seq_samples = r->ix.seq_samples,
                                     .chunk_first = r->ix.chunk_first};
-        r->tp = (struct tl_params){.randomize = rc->randomize,
-                                   .seed = rc->seed,
-                                   .window = rc->window,
-                                   .sample_window = rc->sample_window};
-        r->ncache = cache_slots(r);
+        r->tp = (struct tl_params){.randomize = r->rc.randomize,
+                                   .seed = r->rc.seed,
+                                   .window = r->rc.window,
+                                   .sample_window = r->rc.sample_window};
+        r->ncache = rc->img.on ? 0 : cache_slots(r);
         r->cache = calloc(r->ncache ? r->ncache : 1, sizeof *r->cache);
         if (!r->cache)
             rcode = pt_err_set(e, PT_ENOMEM, "error: out of memory");
@@ -176,18 +178,23 @@ int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct p
             if (n == r->cap_pick) {
                 size_t cap = r->cap_pick ? r->cap_pick * 2 : 256;
                 uint32_t *p = realloc(r->pick, cap * sizeof *p);
-                if (!p)
+                if (p)
+                    r->pick = p;
+                uint64_t *at = p ? realloc(r->pick_at, cap * sizeof *at) : NULL;
+                if (!at)
                     return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-                r->pick = p;
+                r->pick_at = at;
                 r->cap_pick = cap;
             }
+            r->pick_at[n] = r->next;
             r->pick[n++] = seq;
         }
         total += len;
         r->next += len;
         r->k++;
     }
-    rc = reader_fill(r, r->pick, n, mb, e);
+    rc = r->rc.img.on ? image_fill(r, r->pick, r->pick_at, n, mb, e)
+                      : reader_fill(r, r->pick, n, mb, e);
     mb->global_samples = total;
     return rc;
 }

@@ -32,6 +32,39 @@ struct reader_input {
     char one_hot[80];
 };
 
+/* CNTK's ImageDeserializer (image_config.c, image_reader.c, image_tf.c): images listed in
+ * a map file, each one sample of the features stream (after its transforms, in order) and
+ * its class, one-hot, in the labels stream. */
+#define IMG_MAX_TF 8
+enum img_tf_kind { IMG_CROP, IMG_SCALE, IMG_MEAN, IMG_TRANSPOSE, IMG_COLOR, IMG_INTENSITY };
+enum img_crop { IMG_CROP_CENTER, IMG_CROP_SIDE, IMG_CROP_AREA, IMG_CROP_MULTIVIEW };
+enum img_interp { IMG_NEAREST, IMG_LINEAR, IMG_CUBIC };
+enum img_scale_mode { IMG_FILL, IMG_SCALE_CROP, IMG_PAD };
+struct img_tf {
+    int kind;                /* enum img_tf_kind */
+    struct cfg_origin where; /* the transform's block, for messages */
+    /* Crop */
+    int crop_type, crop_w, crop_h; /* cropSize (0: the ratios decide) */
+    double side[2], area[2], aspect[2];
+    int jitter, hflip;
+    /* Scale */
+    int width, height, channels, interp, scale_mode, pad_value;
+    /* Mean (meanFile), Intensity (intensityFile) */
+    char file[1024];
+    /* Color, Intensity */
+    double brightness, contrast, saturation, intensity_std;
+};
+struct image_config {
+    int on;                      /* rc->file is a map file of images */
+    int features, labels;        /* the inputs (rc->inputs) of the image and its class */
+    int grayscale;               /* decode to one channel */
+    int width, height, channels; /* the features' image (the last Scale) */
+    int planar;                  /* a Transpose: channel planes (W:H:C), else interleaved */
+    int label_dim;
+    struct img_tf tf[IMG_MAX_TF];
+    int ntf;
+};
+
 struct reader_config {
     char file[4096];
     struct cfg_origin file_origin; /* where file= was set, for messages */
@@ -46,6 +79,7 @@ struct reader_config {
     int by_sequence; /* distributionMode=sequence: ranks share every minibatch evenly */
     long long max_errors;
     int trace;
+    struct image_config img;
 };
 
 /* Fill rc from a reader block (typed, validated, with CNTK's defaults). */

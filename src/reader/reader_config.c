@@ -4,6 +4,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "reader/image.h"
 #include "reader/reader.h"
 
 /* One stream: its name (the block's key), then its keys through the schema. */
@@ -101,6 +102,8 @@ static int check_deserializer(struct cfg_node *reader, struct cfg_node *d, int o
                          cfg_path(d, path, sizeof path));
     static const struct cfg_schema *const others[] = {&reader_schema, NULL};
     struct cfg_check ck = {.cfg = cfg_of(reader), .strict = strict_config(reader), .all = others};
+    if (image_deserializer(d)) /* its own keys: image_config_read checks them */
+        return 0;
     rc = cfg_schema_check(&ck, d, &reader_deserializer_schema, e);
     if (rc == 0) /* its own, not one found further out */
         rc = cfg_find_local(d, "input", &input, e);
@@ -177,6 +180,11 @@ int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct 
     if (ds && (r = find_deserializer(block, ds, &d, e)))
         return r;
     r = cfg_schema_read(block, &reader_schema, rc, e);
+    if (r == 0 && d && image_deserializer(d)) {
+        static const struct cfg_schema *const others[] = {&reader_schema, NULL};
+        struct cfg_check ck = {.cfg = cfg_of(block), .strict = strict_config(block), .all = others};
+        return image_config_read(&ck, d, rc, e);
+    }
     if (r == 0 && d)
         r = cfg_schema_read(d, &reader_deserializer_schema, rc, e);
     if (r == 0 && rc->file[0] == '\0')

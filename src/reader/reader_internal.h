@@ -63,9 +63,18 @@ struct reader {
     uint64_t clock;
     char *buf;
     size_t cap_buf;
-    uint32_t *pick; /* this rank's sequences of the current minibatch */
+    uint32_t *pick;    /* this rank's sequences of the current minibatch */
+    uint64_t *pick_at; /* and the global sample position of each */
     size_t cap_pick;
+    struct image_set *img; /* rc.img.on: the images (image_reader.c) */
 };
+
+/* The ImageDeserializer's data (image_reader.c): the map file into r->ix and r->img;
+ * picked images into mb (at: their global sample positions, which seed their transforms). */
+int image_open(struct reader *r, struct pt_err *e);
+void image_close(struct reader *r);
+int image_fill(struct reader *r, const uint32_t *seqs, const uint64_t *at, size_t n,
+               struct minibatch *mb, struct pt_err *e);
 
 /* Rows of the sequences of this minibatch into mb (ctf_batch.c). */
 int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibatch *mb,

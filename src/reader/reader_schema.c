@@ -160,8 +160,10 @@ static const struct cfg_key reader_keys[] = {
              "keys. In it: type or module (naming the text format), file and input (required, "
              "and only there), chunkSizeInBytes, keepDataInMemory, skipSequenceIds, maxErrors "
              "and traceLevel (there or in the reader block; the deserializer's win). The other "
-             "keys stay in the reader block. Several deserializers, and other types (HTK, "
-             "image, binary), are not supported"},
+             "keys stay in the reader block. Or an ImageDeserializer: type = "
+             "\"ImageDeserializer\"; module = \"ImageReader\"; file = MAP; input = { features "
+             "= { transforms = ( ... ) }; labels = { labelDim = N } } (README \"Images\"). "
+             "Several deserializers, and other types (HTK, binary), are not supported"},
     {.name = "file",
      .type = CFG_PATH,
      .help = "the CTF data file (required with readerType; with deserializers, inside the "
@@ -239,14 +241,13 @@ static const struct cfg_key deserializer_keys[] = {
      .flags = CFG_LOCAL,
      .choices = "CNTKTextFormatDeserializer",
      .unsupported = "HTKFeatureDeserializer|HTKMLFDeserializer|LatticeDeserializer|"
-                    "ImageDeserializer|Base64ImageDeserializer|CNTKBinaryFormatDeserializer|"
-                    "PlainTextDeserializer",
+                    "Base64ImageDeserializer|CNTKBinaryFormatDeserializer|PlainTextDeserializer",
      .help = "the deserializer (this or module is required)"},
     {.name = "module",
      .type = CFG_ENUM,
      .flags = CFG_LOCAL,
      .choices = "CNTKTextFormatReader",
-     .unsupported = "HTKDeserializers|ImageReader|CNTKBinaryReader|HTKMLFReader|Kaldi2Reader",
+     .unsupported = "HTKDeserializers|CNTKBinaryReader|HTKMLFReader|Kaldi2Reader",
      .help = "the reader library that holds the deserializer (this or type is required)"},
     {.name = "file",
      .type = CFG_PATH,
