@@ -31,7 +31,7 @@ static int build(const struct nn_config *c, struct nn_graph **out, struct pt_err
         if (*end)
             *end++ = '\0';
     }
-    if (c->eval_only) /* a model's description never loads another (it is never eval_only) */
+    if (c->eval_only && c->load_ok) /* a model file's description loads nothing */
         o.load = nn_model_description;
     int rc = bs_parse(c->bs_text, strlen(c->bs_text), c->bs_file, c->bs_line, c->bs_col, &t, e);
     struct nn_graph *g = rc ? NULL : pt_calloc(1, sizeof *g, e);
@@ -81,6 +81,7 @@ int nn_bs_config_read_eval(struct cfg_node *block, int want_eval, const char *co
     memset(out, 0, sizeof *out);
     out->eval_only = 1;
     out->want_eval = want_eval;
+    out->load_ok = !cfg_node_plain(block);
     for (size_t i = 0; i < nwant; i++) {
         size_t at = strlen(out->want);
         if (strchr(want[i], ',') || at + strlen(want[i]) + 2 > sizeof out->want)

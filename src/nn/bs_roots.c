@@ -223,20 +223,24 @@ static int drop_unreached(struct ev *v, struct benv *root)
 /* The nodes that the action names (evalNodeNames, outputNodeNames: bs_build_opts.want),
  * at most max of them, into out: for each name a top-level member of that name, else a
  * node so named (a name that is neither is left to the action: a reader's input). */
-static int wanted_nodes(struct ev *v, struct benv *root, int *out, int max)
+static int wanted_nodes(struct ev *v, struct benv *root, int *out, int max, int *n)
 {
     const struct bs_build_opts *o = v->opts;
-    int n = 0;
-    for (size_t w = 0; o && w < o->nwant && n < max; w++) {
+    *n = 0;
+    for (size_t w = 0; o && w < o->nwant && *n < max; w++) {
         struct bslot *s = bse_find_local(root, o->want[w]);
-        int found = s && s->state == SLOT_DONE && s->val.k == BV_NODE ? s->val.node : -1;
+        struct bv val = {.k = BV_NONE};
+        int rc = s ? bse_force(v, s->expr, root, s, &val) : 0; /* a member not made yet */
+        if (rc)
+            return rc;
+        int found = val.k == BV_NODE ? val.node : -1;
         for (int i = 0; found < 0 && i < v->g->n; i++)
             if (!strcmp(v->g->nodes[i].name, o->want[w]))
                 found = i;
         if (found >= 0)
-            out[n++] = found;
+            out[(*n)++] = found;
     }
-    return n;
+    return 0;
 }
 
 int bse_network(struct ev *v, struct benv *root, int first, size_t fix0, int need_crit,
@@ -256,8 +260,15 @@ int bse_network(struct ev *v, struct benv *root, int first, size_t fix0, int nee
     }
     if (rc == 0 && (roots[2] < 0 || nev == 0 || roots[4] < 0))
         rc = tagged_roots(v, root, first, roots[2] < 0, roots, evals, &nev);
-    if (rc == 0 && !need_crit && roots[2] < 0 && nev == 0 && v->opts && v->opts->want_eval)
-        nev = wanted_nodes(v, root, evals, NN_EVAL_MAX);
+    if (rc == 0 && v->opts && v->opts->want_eval && !v->loading) { /* evalNodeNames */
+        int named[NN_EVAL_MAX], n = 0;
+        rc = wanted_nodes(v, root, named, NN_EVAL_MAX, &n);
+        if (rc == 0 && (n == (int)v->opts->nwant || (n > 0 && nev == 0))) { /* else the
+                                                                             * test names them */
+            memcpy(evals, named, (size_t)n * sizeof *named);
+            nev = n;
+        }
+    }
     /* the delays' inputs, now that the definitions they close a loop over exist (an input
      * may make more delays: the list grows while it is walked) */
     for (size_t i = fix0; rc == 0 && i < v->nfix; i++) {
@@ -360,9 +371,12 @@ int bs_build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struc
     if (rc == 0)
         rc = bse_network(&v, root, 0, 0, !eval_only, &r);
     free(v.fix);
-    if (rc == 0 && r.out < 0 && eval_only && !opts->want_eval &&
-        wanted_nodes(&v, root, &r.out, 1) == 0)
-        r.out = -1;
+    if (rc == 0 && r.out < 0 && eval_only && !opts->want_eval) {
+        int n = 0;
+        rc = wanted_nodes(&v, root, &r.out, 1, &n);
+        if (n == 0)
+            r.out = -1;
+    }
     if (rc == 0 && r.all[0] < 0 && eval_only && opts->want_eval)
         rc = bs_error(e, v.root,
                       "the network has nothing to evaluate: no criterionNodes or "

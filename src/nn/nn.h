@@ -69,11 +69,13 @@ struct nn_config {
     /* NN_GRAPH: the criteria's node kinds, as the summary names them ("Sqrt" for a node of
      * the network's own as the criterion, else the criterion's kind) */
     char train_kind[32], eval_kind[32];
-    /* NN_GRAPH, a network only evaluated (the builder of an action=test or write block;
-     * never saved): no criterion needed, BS.Network.Load allowed, and the names the
-     * action asks for (comma-separated): outputNodeNames (want_eval 0), or evalNodeNames
-     * (1), which pick the output or the evaluation nodes where the network names none */
-    int eval_only, want_eval;
+    /* NN_GRAPH, a network only evaluated (the builder of an action=test or write block, or
+     * a model that a test names nodes of; never saved): no criterion needed, BS.Network.Load
+     * allowed where the description is the user's config's (load_ok), and the names the
+     * action asks for (comma-separated): outputNodeNames (want_eval 0: the output node
+     * where the network names none), or evalNodeNames (1: the nodes reported, any of the
+     * network's) */
+    int eval_only, want_eval, load_ok;
     char want[512];
     char bs_text[NN_BS_MAX];
 };
@@ -300,6 +302,11 @@ int nn_save(struct nn *net, const char *path, struct pt_err *e);
  * foreign file is PT_EUSER with a message naming the file and the problem. On failure
  * *out is NULL. */
 int nn_load(const char *path, struct backend *b, struct nn **out, struct pt_err *e);
+/* The same for a test that names nodes to report (evalNodeNames, want[0 .. nwant)): a
+ * BrainScript network reports those of its nodes (any, as CNTK's evalNodeNames) where it
+ * has all of them; a SimpleNetworkBuilder one is loaded as by nn_load. */
+int nn_load_eval(const char *path, const char *const *want, size_t nwant, struct backend *b,
+                 struct nn **out, struct pt_err *e);
 
 /* Load a model file's parameters (and mean/invstd, prior) into an existing network, whose
  * structure (rnnType, layerSizes, layerTypes) must match the file's. On failure the
