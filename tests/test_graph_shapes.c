@@ -116,6 +116,43 @@ START_TEST(values_per_map)
 }
 END_TEST
 
+/* ResNet's zero maps (CNTK's ImageHandsOn): Splice (image : ConstantTensor (v, (1:1:C)),
+ * axis = 3) broadcasts the constant over every cell: each sample's values, then C maps of
+ * v; the gradient reaches the image's own values through the splice. */
+START_TEST(splice_constant_maps)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b,
+                                 "features = Input {2:2:1}\nlabels = Input (1)\n"
+                                 "j = Splice ((features : ConstantTensor (3, (1:1:2))), axis = 3)\n"
+                                 "f = FlattenDimensions (j, 1, 3)\n"
+                                 "s = ReduceSum (f .* f)\ncriterionNodes = (s)\n",
+                                 1);
+    const float x[8] = {1, 2, 3, 4, -1, 0, 0.5f, 2}, y[2] = {0, 0};
+    struct minibatch mb = {0};
+    set_input(&mb, "features", 4, 2, x);
+    set_input(&mb, "labels", 1, 2, y);
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    double want = 2 * 8 * 9.0; /* two samples, 2 maps x 4 cells of 3 each */
+    for (int i = 0; i < 8; i++)
+        want += (double)x[i] * x[i];
+    ck_assert_msg(fabs(st.train_crit - want) < 1e-4, "spliced zero maps: %g, want %g",
+                  st.train_crit, want);
+    /* the image is 2 x 2 x 1 and the constant 1 x 1 x 2: joined 2 x 2 x 3 */
+    ck_assert_str_eq(
+        bs_error_of("features = Input {2:2:1}\nlabels = Input (1)\n"
+                    "j = Splice ((features : ConstantTensor (0, (2:1:2))), axis = 3)\n"
+                    "s = ReduceSum (FlattenDimensions (j, 1, 3))\ncriterionNodes = (s)\n"),
+        "g.cfg:4:5: error: Splice: operand 2 has 1 along axis 2 where the first has 2: "
+        "along axis 3 the other axes must agree");
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
 /* Splice along an image's maps (axis 3): the maps joined, which the next convolution's
  * kernel sees (3 x 3 x 7 inputs: 3 + 2 maps and the 2 channels); the other axes must
  * agree; an inner axis is refused. */
@@ -293,6 +330,7 @@ void graph_more_tests(TCase *tc)
 {
     tcase_add_test(tc, random_initializers);
     tcase_add_test(tc, splice_maps);
+    tcase_add_test(tc, splice_constant_maps);
     tcase_add_test(tc, values_slice);
     tcase_add_test(tc, values_per_map);
     tcase_add_test(tc, convolution_shapes);

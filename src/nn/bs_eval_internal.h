@@ -305,6 +305,9 @@ int bse_constant(struct ev *v, const struct bs_node *at, const char *name, struc
 int bse_param_tensor_nd(struct ev *v, const struct bs_node *at, struct bv *a, struct bv *out);
 int bse_map_broadcast(struct ev *v, const struct bs_node *at, const struct g_kind *k, int *in,
                       int nin);
+/* x, one value per map (1:1:C), over each cell of an image of img[0] x img[1] cells: a fixed
+ * column of the image's shape (MapBroadcast) */
+int bse_broadcast_maps(struct ev *v, const struct bs_node *at, struct bv *x, const int img[3]);
 int bse_new_reshape(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                     struct bv *out);
 int bse_reshape_dim(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,

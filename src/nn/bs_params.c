@@ -222,12 +222,20 @@ int bse_image_input(struct ev *v, const struct bs_node *at, const char *name, st
 int bse_constant(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                  struct bv *out)
 {
-    int rows = 0, cols = 1, rc = 0;
+    int rows = 0, cols = 1, rc = 0, d[3] = {0, 0, 0};
     if (a[0].k != BV_NUM)
         return bse_type_error(v, at, name, "a number", &a[0]);
-    if (a[1].k != BV_NONE)
+    int rank3 = a[1].k == BV_ARR && a[1].arr->n == 3;
+    for (int i = 0; rank3 && rc == 0 && i < 3; i++) /* a tensor's values in one column */
+        rc = bse_get_int(v, at, name, &a[1].arr->v[i], &d[i]);
+    if (rc == 0 && rank3 &&
+        (d[0] < 1 || d[1] < 1 || d[2] < 1 || (long long)d[0] * d[1] * d[2] > (1 << 24)))
+        return bs_error(v->e, at, "%s: a tensor of rank 3 needs dimensions of 1 or more", name);
+    if (rank3)
+        rows = d[0] * d[1] * d[2];
+    else if (a[1].k != BV_NONE)
         rc = bse_get_dims(v, at, name, &a[1], &rows, &cols);
-    if (rc == 0 && a[2].k != BV_NONE)
+    if (rc == 0 && a[2].k != BV_NONE && strcmp(name, "ConstantTensor")) /* its third: tag */
         rc = bse_get_int(v, at, name, &a[2], &cols);
     if (rc == 0 && (rc = bse_make_node(v, at, "Constant", NULL, 0, out)) == 0) {
         struct g_node *n = &v->g->nodes[out->node];
@@ -235,6 +243,10 @@ int bse_constant(struct ev *v, const struct bs_node *at, const char *name, struc
         n->rows = rows;
         n->cols = cols;
         n->init_value = a[0].num;
+        if (rank3) {
+            n->tensor_rank = 3;
+            memcpy(n->tdims, d, sizeof n->tdims);
+        }
     }
     return rc;
 }

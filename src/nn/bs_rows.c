@@ -39,8 +39,14 @@ int bse_splice(struct ev *v, const struct bs_node *at, const char *name, struct 
         int rc = bse_as_node(v, at, name, &x);
         if (rc)
             return rc;
-        *el = x; /* a number made a node once */
         struct g_node *nd = &v->g->nodes[x.node];
+        if (i > 0 && axis == 3 && d[0] * d[1] > 1 && nd->is_const && nd->tensor_rank == 3 &&
+            nd->tdims[0] == 1 && nd->tdims[1] == 1) { /* zero maps beside an image: ResNet's */
+            if ((rc = bse_broadcast_maps(v, at, &x, d)) != 0)
+                return rc;
+            nd = &v->g->nodes[x.node];
+        }
+        *el = x;                                        /* a number made a node once */
         if (nd->is_const && !nd->data && nd->rows == 0) /* Constant (104): CNTK's scalar */
             nd->rows = 1;
         rank = nd->tensor_rank > rank ? nd->tensor_rank : rank;

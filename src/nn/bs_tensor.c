@@ -78,28 +78,35 @@ int bse_map_broadcast(struct ev *v, const struct bs_node *at, const struct g_kin
             return bs_error(v->e, at,
                             "%s: a value for each of %d maps, applied to an image of %d x %d x %d",
                             k->name, p->tdims[2], img->tdims[0], img->tdims[1], img->tdims[2]);
-        int cells = img->tdims[0] * img->tdims[1], tdims[3];
-        memcpy(tdims, img->tdims, sizeof tdims);
-        struct bv ones, mb;
-        int rc = bse_make_node(v, at, "Constant", NULL, 0, &ones);
-        if (rc)
-            return rc;
-        struct g_node *o = &v->g->nodes[ones.node];
-        o->is_const = 1;
-        o->rows = cells;
-        o->cols = 1;
-        o->init_value = 1.0;
-        o->helper = 1;
-        int mbin[2] = {in[side], ones.node};
-        if ((rc = bse_make_kind(v, at, &g_kind_map_broadcast, mbin, 2, &mb)) != 0)
-            return rc;
-        struct g_node *m = &v->g->nodes[mb.node];
-        m->tensor_rank = 3;
-        memcpy(m->tdims, tdims, sizeof m->tdims);
-        m->helper = 1;
-        in[side] = mb.node;
-        return 0;
+        struct bv x = {.k = BV_NODE, .node = in[side]};
+        int rc = bse_broadcast_maps(v, at, &x, img->tdims);
+        in[side] = x.node;
+        return rc;
     }
+    return 0;
+}
+
+int bse_broadcast_maps(struct ev *v, const struct bs_node *at, struct bv *x, const int img[3])
+{
+    int tdims[3] = {img[0], img[1], v->g->nodes[x->node].tdims[2]};
+    struct bv ones, mb;
+    int rc = bse_make_node(v, at, "Constant", NULL, 0, &ones);
+    if (rc)
+        return rc;
+    struct g_node *o = &v->g->nodes[ones.node];
+    o->is_const = 1;
+    o->rows = img[0] * img[1];
+    o->cols = 1;
+    o->init_value = 1.0;
+    o->helper = 1;
+    int mbin[2] = {x->node, ones.node};
+    if ((rc = bse_make_kind(v, at, &g_kind_map_broadcast, mbin, 2, &mb)) != 0)
+        return rc;
+    struct g_node *m = &v->g->nodes[mb.node];
+    m->tensor_rank = 3;
+    memcpy(m->tdims, tdims, sizeof m->tdims);
+    m->helper = 1;
+    *x = mb;
     return 0;
 }
 

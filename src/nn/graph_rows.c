@@ -11,25 +11,43 @@ static struct g_node *IN(struct nn_graph *g, struct g_node *n, int i)
     return &g->nodes[n->in[i]];
 }
 
+/* Splice (a, x): a's rows over x's. One of them may be a fixed column beside a
+ * per-sample other (a constant per map of an image, broadcast over its cells: ResNet's
+ * zero maps, Splice (pooled : ConstantTensor (0, (1:1:C)), axis = 3)): it joins every
+ * column, and its gradient is the sum over them. */
 static int shape_splice(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 {
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    if (a->rows <= 0 || x->rows <= 0 || a->cols != x->cols)
+    int mixed = (a->cols == 1 && x->cols == 0) || (a->cols == 0 && x->cols == 1);
+    if (a->rows <= 0 || x->rows <= 0 || (a->cols != x->cols && !mixed))
         return g_shape_error(n, a, x, "Splice joins operands of known rows with equal columns", e);
     if (!g_same_axis(a, x))
         return g_axis_error(n, a, x, e);
     n->rows = a->rows + x->rows;
-    n->cols = a->cols;
-    n->seq1 = a->seq1;
+    n->cols = mixed ? 0 : a->cols;
+    n->seq1 = a->cols ? x->seq1 : a->seq1;
     return 0;
+}
+
+/* rows of `from` (column-major, leading dimension ld) into n's rows [at, at + rows), in every
+ * column: the same column when from is a fixed one beside per-sample n. */
+static void splice_in(struct nn_graph *g, struct g_node *n, struct g_node *from, int at)
+{
+    struct backend *b = g->bk;
+    size_t cols = g_cols(g, n);
+    if (from->cols == 0 || n->cols != 0) {
+        b->ops->copy2d(b, g_val(g, n) + at, n->rows, g_val(g, from), from->rows, from->rows, cols);
+        return;
+    }
+    for (size_t j = 0; j < cols; j++)
+        b->ops->copy(b, g_val(g, n) + at + j * (size_t)n->rows, g_val(g, from), (size_t)from->rows);
 }
 
 static void forward_splice(struct nn_graph *g, struct g_node *n)
 {
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    size_t cols = g_cols(g, n);
-    g->bk->ops->copy2d(g->bk, g_val(g, n), n->rows, g_val(g, a), a->rows, a->rows, cols);
-    g->bk->ops->copy2d(g->bk, g_val(g, n) + a->rows, n->rows, g_val(g, x), x->rows, x->rows, cols);
+    splice_in(g, n, a, 0);
+    splice_in(g, n, x, a->rows);
 }
 
 static void backward_splice(struct nn_graph *g, struct g_node *n)
@@ -42,10 +60,16 @@ static void backward_splice(struct nn_graph *g, struct g_node *n)
         const float *from = g_grad(g, n) + (side ? a->rows : 0);
         if (!to->needs_grad)
             continue;
-        if (to->g_over)
+        if (to->cols != 0 && n->cols == 0) { /* a fixed column: summed over the columns */
+            if (to->g_over)
+                b->ops->fill(b, g_grad(g, to), (size_t)to->rows, 0.0f);
+            for (size_t j = 0; j < cols; j++)
+                b->ops->axpy(b, g_grad(g, to), from + j * (size_t)n->rows, (size_t)to->rows, 1.0f);
+        } else if (to->g_over) {
             b->ops->copy2d(b, g_grad(g, to), to->rows, from, n->rows, to->rows, cols);
-        else
+        } else {
             b->ops->axpy2d(b, g_grad(g, to), to->rows, from, n->rows, to->rows, cols, 1.0f);
+        }
     }
 }
 
