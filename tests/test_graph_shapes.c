@@ -153,6 +153,43 @@ START_TEST(splice_constant_maps)
 }
 END_TEST
 
+/* CNTK's local response normalization's convolution along the maps: each map the sum of
+ * the 2 n + 1 around it (zeros beyond the ends) times the kernel's value */
+START_TEST(values_lrn_window)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(
+        b,
+        "features = Input {1:1:4}\nlabels = Input (1)\n"
+        "W = ParameterTensor {(1:1:3:1), learningRateMultiplier = 0, initValue = 0.5}\n"
+        "y = Convolution (W, SplitDimension (features, 3, 1), (1:1:3), mapDims = 1, "
+        "autoPadding = true)\n"
+        "f = FlattenDimensions (y, 3, 2)\ns = ReduceSum (f .* f)\ncriterionNodes = (s)\n",
+        1);
+    const float x[4] = {1, 2, 3, 4}, y[1] = {0};
+    struct minibatch mb = {0};
+    set_input(&mb, "features", 4, 1, x);
+    set_input(&mb, "labels", 1, 1, y);
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    const double want = 1.5 * 1.5 + 3.0 * 3.0 + 4.5 * 4.5 + 3.5 * 3.5; /* 0.5 (1+2), ... */
+    ck_assert_msg(fabs(st.train_crit - want) < 1e-4, "window along the maps: %g, want %g",
+                  st.train_crit, want);
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+    /* a learned kernel along the maps is not built */
+    const char *msg =
+        bs_error_of("features = Input {1:1:4}\nlabels = Input (1)\n"
+                    "W = ParameterTensor {(1:1:3:1)}\n"
+                    "y = Convolution (W, features, (1:1:3), mapDims = 1)\n"
+                    "s = ReduceSum (FlattenDimensions (y, 1, 3))\ncriterionNodes = (s)\n");
+    ck_assert_msg(strstr(msg, "a window along the maps is built for a fixed kernel of one value"),
+                  "%s", msg);
+}
+END_TEST
+
 /* Splice along an image's maps (axis 3): the maps joined, which the next convolution's
  * kernel sees (3 x 3 x 7 inputs: 3 + 2 maps and the 2 channels); the other axes must
  * agree; an inner axis is refused. */
@@ -331,6 +368,7 @@ void graph_more_tests(TCase *tc)
     tcase_add_test(tc, random_initializers);
     tcase_add_test(tc, splice_maps);
     tcase_add_test(tc, splice_constant_maps);
+    tcase_add_test(tc, values_lrn_window);
     tcase_add_test(tc, values_slice);
     tcase_add_test(tc, values_per_map);
     tcase_add_test(tc, convolution_shapes);

@@ -454,6 +454,41 @@ int bse_unpool_layer(struct ev *v, const struct bs_node *at, const char *name, s
     return rc;
 }
 
+/* A Convolution whose window spans a few of the maps, 1 x 1 x K (CNTK's local response
+ * normalization: Convolution (W, SplitDimension (x .* x, 3, 1), (1:1:2n+1), mapDims = 1,
+ * autoPadding = true) with W = ParameterTensor {(1:1:2n+1:1), learningRateMultiplier = 0,
+ * initValue = alpha / (2n+1)}): the ChannelWindow node, for a fixed kernel of one value,
+ * a centred odd window, stride 1. */
+static int along_maps(struct ev *v, const struct bs_node *at, const char *name,
+                      const struct bconv *c, int w, int x, struct bv *out)
+{
+    const struct g_node *W = &v->g->nodes[w], *X = &v->g->nodes[x];
+    if (c->k3 % 2 == 0 || c->s[0] != 1 || c->s[1] != 1 || (c->s3 != 0 && c->s3 != 1) ||
+        !c->autopad[0] || !c->autopad[1])
+        return bs_error(v->e, at,
+                        "%s: a window of %d of the %d maps is built for an odd window, stride 1 "
+                        "and autoPadding = true (CNTK's local response normalization)",
+                        name, c->k3, X->tdims[2]);
+    if (!W->learnable || !W->state || W->init != G_INIT_FIXED || W->rows != c->k3 || W->cols != 1)
+        return bs_error(v->e, at,
+                        "%s: a window along the maps is built for a fixed kernel of one value: "
+                        "ParameterTensor {(1:1:%d:1), learningRateMultiplier = 0, initValue = "
+                        "...}",
+                        name, c->k3);
+    int in[2] = {w, x};
+    double weight = W->init_value;
+    int rc = bse_make_kind(v, at, &g_kind_chan_window, in, 2, out);
+    if (rc)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    X = &v->g->nodes[x];
+    n->chan_half = c->k3 / 2;
+    n->init_value = weight;
+    n->tensor_rank = 3;
+    memcpy(n->tdims, X->tdims, sizeof n->tdims);
+    return 0;
+}
+
 /* Convolution (weightNode, inputValueNode, kernelDims, mapDims, stride, sharing,
  * autoPadding, lowerPad, upperPad, imageLayout, maxTempMemSizeInSamples, tag): CNTK's
  * primitive node over a kernel of the caller's, a Parameter (maps, window cells) as
@@ -476,6 +511,9 @@ int bse_conv_primitive(struct ev *v, const struct bs_node *at, const char *name,
     if ((rc = bse_as_node(v, at, name, &w)) != 0 || (rc = bse_as_node(v, at, name, &x)) != 0)
         return rc;
     struct g_node *W = &v->g->nodes[w.node];
+    const struct g_node *X = &v->g->nodes[x.node];
+    if (c.k3 > 1 && c.k[0] == 1 && c.k[1] == 1 && X->tensor_rank == 3 && c.k3 < X->tdims[2])
+        return along_maps(v, at, name, &c, w.node, x.node, out);
     if (!W->learnable || (W->tensor_rank != 4 && W->tensor_rank > 1))
         return bs_error(v->e, at,
                         "%s: the kernel must be a Parameter (maps, window cells) or a "

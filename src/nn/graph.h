@@ -132,6 +132,9 @@ struct g_node {
     /* RowSlice / Slice: rows [slice_begin, slice_end) of the input; with slice_rel (Slice)
      * a negative begin and an end <= 0 count from the input's end */
     int slice_begin, slice_end, slice_rel;
+    /* ChannelWindow: the window's half width h (2 h + 1 maps) and its one weight (the
+     * fixed kernel's init_value) */
+    int chan_half;
     /* at run time */
     int needs_grad;
     int g_over;   /* one node writes all of this gradient, once: it writes over instead of
@@ -229,6 +232,8 @@ extern const struct g_kind g_kind_map_broadcast; /* MapBroadcast: per-map values
 extern const struct g_kind g_kind_conv_t;        /* ConvolutionTranspose: inputs W, x */
 extern const struct g_kind g_kind_conv_t_b;      /* with a bias per output map: W, x, b */
 extern const struct g_kind g_kind_unpool;        /* MaxUnpooling: x, the pooling's input */
+extern const struct g_kind g_kind_chan_window;   /* a convolution along the maps (CNTK's LRN):
+                                                  * the fixed kernel, x (graph_conv.c) */
 extern const struct g_kind g_kind_bn;            /* BatchNormalization: x, scale, bias, running
                                                   * mean, variance and count (graph_bn.c) */
 extern const struct g_kind g_kind_own_crit;      /* a node of the network as its criterion: the

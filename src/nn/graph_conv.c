@@ -287,3 +287,61 @@ const struct g_kind g_kind_unpool = {
     .backward = backward_unpool,
     .workspace = ws_unpool,
 };
+
+/* ChannelWindow (W, x): each map of x's image the sum of the 2 h + 1 maps around it (the
+ * missing ones beyond the first and the last are zeros) times the kernel's one weight: the
+ * convolution along the maps that CNTK's local response normalization writes (Convolution
+ * of a (1:1:2h+1:1) kernel over the squared image). The kernel is fixed
+ * (learningRateMultiplier = 0, one initValue): its weight is n->init_value, and no
+ * gradient goes to it. Maps lie one after the other, so each shift by d maps is one block
+ * of rows: y[c] += a x[c + d]. */
+static int shape_chan_window(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *x = IN(g, n, 1);
+    if (x->rows <= 0 || x->cols != 0 || x->tensor_rank != 3)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: a convolution along the maps needs a per-sample image "
+                          "(W x H x C)",
+                          n->where);
+    n->rows = x->rows;
+    n->cols = 0;
+    n->seq1 = x->seq1;
+    return 0;
+}
+
+/* dst += a * (src shifted by d maps), over `cols` columns of rows = cells * maps. */
+static void shifted(struct nn_graph *g, const struct g_node *n, float *dst, const float *src, int d,
+                    float a)
+{
+    const struct g_node *x = &g->nodes[n->in[1]];
+    int cells = x->tdims[0] * x->tdims[1], maps = x->tdims[2], ad = d < 0 ? -d : d;
+    if (ad >= maps)
+        return;
+    int rows = cells * (maps - ad);
+    size_t to = d > 0 ? 0 : (size_t)cells * ad, from = d > 0 ? (size_t)cells * ad : 0;
+    g->bk->ops->axpy2d(g->bk, dst + to, n->rows, src + from, n->rows, rows, g_cols(g, n), a);
+}
+
+static void forward_chan_window(struct nn_graph *g, struct g_node *n)
+{
+    const struct g_node *x = IN(g, n, 1);
+    g->bk->ops->fill(g->bk, g_val(g, n), (size_t)n->rows * g_cols(g, n), 0.0f);
+    for (int d = -n->chan_half; d <= n->chan_half; d++)
+        shifted(g, n, g_val(g, n), g_val(g, x), d, (float)n->init_value);
+}
+
+static void backward_chan_window(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *x = IN(g, n, 1);
+    if (x->needs_grad) /* the transpose: dx[c + d] += a dy[c] */
+        for (int d = -n->chan_half; d <= n->chan_half; d++)
+            shifted(g, n, g_grad(g, x), g_grad(g, n), -d, (float)n->init_value);
+}
+
+const struct g_kind g_kind_chan_window = {
+    .name = "Convolution",
+    .nin = 2,
+    .shape = shape_chan_window,
+    .forward = forward_chan_window,
+    .backward = backward_chan_window,
+};
