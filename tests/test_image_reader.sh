@@ -124,6 +124,7 @@ make('te', 60, 2, 'test.txt')
 PY
 python3 gen.py
 cat >>c.cntk <<'CFG'
+trainMap = train.txt
 Train = [ action = train ; modelPath = "$Dir$/m.dnn"
     BrainScriptNetworkBuilder = [ features = Input {8:8:3} ; labels = Input {3}
         z = LinearLayer {3} (DenseLayer {16, activation = ReLU} ((features - 128) / 64))
@@ -131,7 +132,7 @@ Train = [ action = train ; modelPath = "$Dir$/m.dnn"
         criterionNodes = (ce) ; evaluationNodes = (errs) ]
     SGD = [ minibatchSize = 16 ; learningRatesPerSample = 0.005 ; maxEpochs = 3
         ParallelTrain = [ parallelizationMethod = DataParallelSGD ] ]
-    reader = [ deserializers = ({ type = "ImageDeserializer" ; module = "ImageReader" ; file = "train.txt"
+    reader = [ deserializers = ({ type = "ImageDeserializer" ; module = "ImageReader" ; file = "$trainMap$"
         input = { features = { transforms = (
             { type = "Crop" ; cropType = "RandomSide" ; sideRatio = 0.6:0.9 ; jitterType = "UniRatio" } :
             { type = "Scale" ; width = 8 ; height = 8 ; channels = 3 } : { type = "Transpose" } ) }
@@ -172,7 +173,7 @@ has "$tmp/err" "spaces.txt:1: error: expected PATH<TAB>LABEL (or KEY<TAB>PATH<TA
 bad big big.txt "$S8"
 has "$tmp/err" "big.txt:2: error: the class of 'te0.png' is '3': expected a whole number from 0 to 2 (labelDim 3)"
 bad gone gone.txt "$S8"
-has "$tmp/err" "none.png: error: cannot read image 'none.png' (listed in map file gone.txt): "
+has "$tmp/err" "gone.txt:2: error: cannot read image 'none.png': can't fopen"
 bad nomap nomap.txt "$S8"
 has "$tmp/err" "cannot read map file 'nomap.txt': No such file or directory"
 bad noscale train.txt '{ type = "Transpose" }'
@@ -189,5 +190,15 @@ bad meansize train.txt "$S8"' : { type = "Mean" ; meanFile = "mean.xml" }'
 has "$tmp/err" "Mean: meanFile 'mean.xml' holds a 4 x 2 x 3 image, the image is 8 x 8 x 3 there"
 bad views train.txt "$S8" '; multiViewCrop = true'
 has "$tmp/err" "multiViewCrop=true (ten views of every image) is not supported"
+
+# an image whose header reads but whose data end early fails in the epoch on the rank that
+# reads it: that rank says why and ends the job (the other is in the step's collectives)
+head -c 60 tr0.png >cut.png
+awk 'NR == 5 { print "cut.png\t0"; next } { print }' train.txt >cut.txt
+mpi -n 2 "$T" configFile=c.cntk Dir=cut command=Train trainMap=cut.txt >cut.out 2>cut.err
+st=$?
+[ "$st" -ne 0 ] && [ "$st" -ne 124 ] && ok || no "a truncated image on 2 ranks: exit $st"
+grep -q "^rank [01]: cut.png: error: cannot read image 'cut.png' (listed in map file cut.txt)" cut.err && ok ||
+    { no "the failing rank's reason is missing"; tail -5 cut.err; }
 
 finish test_image_reader

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stb_image.h>
+
 #include "reader/image.h"
 #include "reader/reader_internal.h"
 
@@ -121,6 +123,16 @@ static int read_map(const struct reader_config *rc, struct image_set *s, struct 
         if (s->n == UINT32_MAX ||
             add_image(s, &cap, &ncap, &nlen, rc->file, path, strlen(path), (uint32_t)v)) {
             r = pt_err_set(e, PT_ENOMEM, "error: out of memory reading map file '%s'", rc->file);
+            break;
+        }
+        /* its header read now, on every rank: a missing or unreadable image is found before
+         * the training starts, where the ranks agree on errors (a rank that met it in an
+         * epoch would leave the others waiting in their next collective) */
+        const char *img = s->names + s->path[s->n - 1];
+        int w = 0, h = 0, c = 0;
+        if (!stbi_info(img, &w, &h, &c)) {
+            r = pt_err_set(e, PT_EUSER, "%s:%zu: error: cannot read image '%s': %s", rc->file,
+                           lineno, img, stbi_failure_reason());
             break;
         }
     }

@@ -3,6 +3,7 @@
  * states (a batch normalization's running statistics) -> the models-agree check ->
  * "Finished Epoch" -> validation (cvReader) -> the epoch's files (train_save.c). */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,6 +279,16 @@ static int read_ahead(const struct run *r)
     return !r->be->host_memory;
 }
 
+/* This rank's reader failed in the middle of a parallel epoch (an image that no longer
+ * decodes): the others are in the step's collectives, where no agreement can reach them.
+ * Its reason is printed, here, and the job ended. */
+static void reader_failed_alone(struct run *r, const struct pt_err *e)
+{
+    fprintf(stderr, "rank %d: %s\n", r->rank, e->msg);
+    fflush(stderr);
+    comm_abort(r->ctx->comm, e->code == PT_EUSER ? 1 : 3);
+}
+
 int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *stop,
               struct pt_err *e)
 {
@@ -319,9 +330,10 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
                                    &ahead, e);
     double t = pt_trace_now(r->timeline);
     struct minibatch *m = &mb;
+    int read_failed = 0;
     while (rc == 0 &&
-           (rc = ahead ? reader_prefetch_next(ahead, &m, e)
-                       : reader_next(r->reader, ep->mb_size, &mb, e)) == 0 &&
+           (rc = read_failed = ahead ? reader_prefetch_next(ahead, &m, e)
+                                     : reader_next(r->reader, ep->mb_size, &mb, e)) == 0 &&
            m->global_samples) {
         run_span(r, PT_TRACE_COMPUTE, "read", t, epoch, nmb + 1, (double)m->samples);
         m->in_place = 1; /* read for this step only */
@@ -338,6 +350,8 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     }
     reader_prefetch_stop(ahead);
     mb_free(&mb);
+    if (read_failed && split)
+        reader_failed_alone(r, e);
     if (rc == 0 && on)
         rc = flush(r, ep, &all, e);
     if (rc == 0 && on)
