@@ -105,6 +105,24 @@ mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=M2/m.dnn \
 lrcrit two.err >two.txt
 close one.txt two.txt && ok || { no "2 ranks differ from 1"; paste one.txt two.txt; }
 
+# CNTK's expression form of the builder, (new ComputationNetwork [ ... ]) (G2P and the
+# ranking test write it so): the same network, the same criteria; its errors keep their
+# lines in the file
+awk '/BrainScriptNetworkBuilder = \[/ { sub(/= \[/, "= (new ComputationNetwork ["); inb = 1 }
+    inb && /^    \] *$/ { print "    ])"; inb = 0; next } { print }' lr_bs.cntk >expr.cntk
+mpi -n 1 "$T" configFile=expr.cntk modelPath=ME/m.dnn >expr.out 2>expr.err && ok ||
+    { no "lr_bs as (new ComputationNetwork [...]) failed"; tail -5 expr.err; }
+has expr.cntk "BrainScriptNetworkBuilder = (new ComputationNetwork ["
+lrcrit expr.err >expr.txt
+close one.txt expr.txt && ok || { no "the expression form differs"; paste one.txt expr.txt; }
+sed 's/p = Sigmoid (w \* features + b)/p = Sigmoid (w * features + bb)/' expr.cntk >expr2.cntk
+expect 1 "$T" configFile=expr2.cntk modelPath=ME2/m.dnn
+has "$tmp/err" "expr2.cntk:$(grep -n 'p = Sigmoid' expr2.cntk | cut -d: -f1):"
+has "$tmp/err" "error: unknown name 'bb'"
+sed 's/(new ComputationNetwork \[/(BS.Network.Load ("x") [/' expr.cntk >expr3.cntk
+expect 1 "$T" configFile=expr3.cntk modelPath=ME3/m.dnn
+has "$tmp/err" "Train.BrainScriptNetworkBuilder must be a block [ ... ] or CNTK's (new ComputationNetwork [ ... ])"
+
 # CNTK's node groups by tag instead of criterionNodes and the others (CNTK's older configs
 # write them so): every top-level member is evaluated, the tagged nodes fill the groups
 # ("eval" is CNTK's legacy name); the same network, the same criteria

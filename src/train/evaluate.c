@@ -165,9 +165,7 @@ static int load_network(struct cfg_node *command, const char *model, const struc
                         int names_eval, struct backend *be, struct nn **out, struct pt_err *e)
 {
     struct cfg_node *bs = NULL;
-    int rc = cfg_find_local(command, "BrainScriptNetworkBuilder", &bs, e);
-    if (rc == 0 && !bs)
-        rc = cfg_find_local(command, "ExperimentalNetworkBuilder", &bs, e);
+    int rc = nn_find_builder(command, 1, &bs, e);
     const char *want[16];
     size_t nwant = 0;
     for (size_t i = 0; names && names->node && i < names->slist.n && nwant < 16; i++)

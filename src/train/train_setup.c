@@ -58,9 +58,9 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
     if (rc == 0)
         rc = reader_config_read(rd, &r->rcfg, e);
     struct cfg_node *bs = NULL; /* actions.c checked the builders' precedence */
-    if (rc == 0 && !snb && (rc = cfg_find_block(cmd, "BrainScriptNetworkBuilder", &bs, e)) == 0 &&
-        !bs)
-        rc = cfg_find_block(cmd, "ExperimentalNetworkBuilder", &bs, e);
+    if (rc == 0 && !snb)
+        rc = nn_find_builder(cmd, 0, &bs, e); /* a block, or CNTK's (new ComputationNetwork
+                                               * [ ... ]) */
     if (rc == 0)
         rc = snb || !bs ? nn_config_read(snb, &r->ncfg, e) : nn_bs_config_read(bs, &r->ncfg, e);
     if (bs)
