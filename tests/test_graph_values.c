@@ -362,6 +362,13 @@ START_TEST(criterion_errors)
                             "x = Tanh (ce)\ncriterionNodes = (ce)\noutputNodes = (x)\n");
     ck_assert_msg(strstr(msg, "a criterion (CrossEntropyWithSoftmax) is used as an operand"), "%s",
                   msg);
+    /* InceptionV3's weighted sum of two criteria: named as such, not as a shape */
+    msg = bs_error_of(IO WB "z = W * features + b\n"
+                            "ce = CrossEntropyWithSoftmax (labels, z) + 0.3 .* "
+                            "CrossEntropyWithSoftmax (labels, Tanh (z))\ncriterionNodes = (ce)\n");
+    ck_assert_msg(strstr(msg, "is used as an operand; criteria can only be criterionNodes or "
+                              "evaluationNodes (a sum of criteria is not built)"),
+                  "%s", msg);
     /* no criterion at all */
     msg = bs_error_of(IO WB "z = W * features + b\n");
     ck_assert_msg(strstr(msg, "the network has no criterionNodes"), "%s", msg);

@@ -180,6 +180,18 @@ int g_finish(struct nn_graph *g, struct pt_err *e)
 {
     for (int i = 0; i < g->n; i++) /* the inputs as written (delays got theirs late) */
         memcpy(g->nodes[i].src_in, g->nodes[i].in, sizeof g->nodes[i].src_in);
+    for (int i = 0; i < g->n; i++) { /* before shapes: a criterion's 1 x 1 misleads them */
+        const struct g_node *n = &g->nodes[i];
+        for (int k = 0; !n->dead && !n->kind->crit && k < n->kind->nin; k++) {
+            const struct g_node *in = &g->nodes[n->in[k]];
+            if (in->kind->crit)
+                return pt_err_set(e, PT_EUSER,
+                                  "%s: error: %s: a criterion (%s) is used as an operand; "
+                                  "criteria can only be criterionNodes or evaluationNodes (a "
+                                  "sum of criteria is not built)",
+                                  n->where, n->kind->name, in->kind->name);
+        }
+    }
     int rc = g_schedule(g, e);
     if (rc == 0)
         rc = shapes(g, e);
