@@ -437,7 +437,7 @@ int cfg_schema_check(struct cfg_check *ck, struct cfg_node *block, const struct 
         const struct cfg_key *k = find_key(s, cfg_key(n));
         if (k)
             rc = check_node(ck, n, s, k, e);
-        else if (!s->open)
+        else if (!s->open && !(s->owns && s->owns(block, n)))
             report_unknown(ck, n, s, e, &rc);
     }
     if (rc)

@@ -110,6 +110,9 @@ struct cfg_schema {
      * keys plus the ParallelTrain block). */
     const struct cfg_key *const *more;
     int open; /* unknown keys allowed (top level, command blocks) */
+    /* Optional: 1 when node n, a key of none of the tables, is block's all the same (a
+     * reader's streams, named by the config: CNTK's ImageReader's features = [ ... ]) */
+    int (*owns)(struct cfg_node *block, struct cfg_node *n);
 };
 
 /* Iterate over every key of a schema (keys, then the tables of more). */

@@ -155,6 +155,32 @@ e2=$(grep 'Finished Epoch\[ 1 of 3\]' r2.err | sed 's/.*ce = \([^ ]*\) .*/\1/')
 awk -v a="$e1" -v b="$e2" 'BEGIN { exit !(a != "" && (a - b)^2 < 1e-6 * a * a) }' && ok ||
     no "epoch 1 on 1 and 2 ranks: ce $e1 and $e2"
 
+# CNTK's legacy form, readerType = "ImageReader" (its ResNet ImageNet configs): the image
+# and class blocks by their keys, the transforms in CNTK's fixed order; no warning
+cat >>c.cntk <<'CFG'
+legacy = [ readerType = "ImageReader" ; file = "train.txt" ; randomize = "Auto"
+    features = [ width = 8 ; height = 8 ; channels = 3 ; cropType = "RandomArea" ; areaRatio = 0.5:1.0
+        aspectRatio = 0.75:1.3333 ; jitterType = "UniRatio" ; interpolations = "cubic"
+        brightnessRadius = 0.2 ; contrastRadius = 0.2 ; saturationRadius = 0.2 ]
+    labels = [ labelDim = 3 ] ]
+LegacyTest = [ action = test ; modelPath = "$Dir$/m.dnn"
+    reader = [ readerType = "ImageReader" ; file = "test.txt" ; randomize = "None"
+        features = [ width = 8 ; height = 8 ; channels = 3 ; cropType = "Center" ; sideRatio = 0.75 ]
+        labels = [ labelDim = 3 ] ] ]
+CFG
+expect 0 "$T" configFile=c.cntk Dir=leg command=Train:LegacyTest 'Train.reader=$legacy$'
+grep -q "Finished Epoch\[ 3 of 3\]: \[Training\] ce = .*; errs = 0.000% \* 240" "$tmp/err" && ok ||
+    no "legacy: epoch 3 not error-free: $(grep 'Finished Epoch' "$tmp/err" | tail -1)"
+has "$tmp/err" "Final Results: Minibatch[1-1]: errs = 0.000% * 60"
+hasnt "$tmp/err" "warning"
+cat >>c.cntk <<'CFG'
+LegacyBad = [ action = test ; modelPath = "leg/m.dnn"
+    reader = [ readerType = "ImageReader" ; file = "test.txt"
+        features = [ width = 8 ; height = 8 ; channels = 3 ] ; labels = [ dim = 3 ] ] ]
+CFG
+expect 1 "$T" configFile=c.cntk command=LegacyBad
+has "$tmp/err" 'readerType = "ImageReader" needs one block with width, height and channels (the image) and one with labelDim (its class); found 1 and 0'
+
 # errors: each names the file (and line), the transform or the key
 printf 'tr0.png 1\n' >spaces.txt
 printf 'tr0.png\t1\nte0.png\t3\n' >big.txt

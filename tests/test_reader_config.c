@@ -128,8 +128,10 @@ START_TEST(config_deserializers)
         {"word", "d.cfg:28:26: error: word.deserializers: expected a block '[ ... ]' or '{ ... }', "
                  "got 'C' (an array of blocks is ( [ ... ] : [ ... ] ))"},
         {"none", "d.cfg:29:1: error: none: required key 'readerType' is not set (the reader, "
-                 "CNTKTextFormatReader, with file= and input= in this block; required unless "
-                 "deserializers = ({ ... }) (CNTK's composite form) stands instead)"},
+                 "CNTKTextFormatReader, with file= and input= in this block (or CNTK's "
+                 "ImageReader, a map file= and its image and class blocks: README \"Images\"); "
+                 "required unless deserializers = ({ ... }) (CNTK's composite form) stands "
+                 "instead)"},
     };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         pt_err_clear(&e);

@@ -442,7 +442,7 @@ START_TEST(trainer_config_errors)
                              "partrain (supported: float)"},
         {"train.reader.readerType=HTKMLFReader",
          "<command line>:arg1: error: readerType=HTKMLFReader is not supported by partrain "
-         "(supported: CNTKTextFormatReader)"},
+         "(supported: CNTKTextFormatReader|ImageReader)"},
         {"train.SimpleNetworkBuilder.rnnType=CLASSLSTM",
          "<command line>:arg1: error: rnnType=CLASSLSTM is not supported by partrain (supported: "
          "SIMPLENET|LSTM)"},

@@ -13,6 +13,13 @@
 extern const struct cfg_schema image_deserializer_schema;
 extern const struct cfg_schema image_input_schema;
 
+/* CNTK's legacy form, readerType = "ImageReader" in reader block b: its map file=, its
+ * image block (the one with width) and class block (labelDim), whatever their names; the
+ * transforms in CNTK's fixed order (Crop, Scale, Color, Intensity, Mean, Transpose unless
+ * mbFormat is nhwc). image_legacy_stream: whether n is such a block (reader_schema.owns). */
+int image_legacy_read(struct cfg_check *ck, struct cfg_node *b, struct reader_config *rc,
+                      struct pt_err *e);
+int image_legacy_stream(struct cfg_node *block, struct cfg_node *n);
 /* Whether deserializer block d names the image reader (type or module). */
 int image_deserializer(struct cfg_node *d);
 /* Deserializer d (checked against its schema with ck) into rc: file, the inputs, rc->img. */

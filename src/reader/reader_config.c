@@ -175,6 +175,14 @@ int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct 
     }
     if (!type && !ds)
         return missing(block, &reader_schema, "readerType", e);
+    const char *tv = NULL;
+    if (type && !cfg_is_block(type) && cfg_value(type, &tv, e) == 0 &&
+        !strcasecmp(tv, "ImageReader")) { /* CNTK's legacy image reader */
+        static const struct cfg_schema *const others[] = {&reader_schema, NULL};
+        struct cfg_check ck = {.cfg = cfg_of(block), .strict = strict_config(block), .all = others};
+        r = cfg_schema_read(block, &reader_schema, rc, e);
+        return r ? r : image_legacy_read(&ck, block, rc, e);
+    }
     /* the reader block's keys; with a deserializer, then its own (file, input, and the
      * text-format keys it sets, which win over the reader block's) */
     if (ds && (r = find_deserializer(block, ds, &d, e)))

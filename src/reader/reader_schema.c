@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "reader/image.h"
 #include "reader/reader.h"
 
 #define MIN0  (CFG_HAS_MIN)
@@ -142,14 +143,16 @@ static const struct cfg_key unsupported_keys[] = {
 static const struct cfg_key reader_keys[] = {
     {.name = "readerType",
      .type = CFG_ENUM,
-     .choices = "CNTKTextFormatReader",
-     .unsupported = "UCIFastReader|HTKMLFReader|HTKDeserializers|ImageReader|"
+     .choices = "CNTKTextFormatReader|ImageReader",
+     .unsupported = "UCIFastReader|HTKMLFReader|HTKDeserializers|"
                     "CNTKBinaryReader|LMSequenceReader|LUSequenceReader|DSSMReader|"
                     "SparsePCReader|LibSVMBinaryReader|BinaryReader|CompositeDataReader|"
                     "Kaldi2Reader|ExperimentalHTKMLFReader",
      .group = READER_KIND,
-     .help = "the reader, CNTKTextFormatReader, with file= and input= in this block; required "
-             "unless deserializers = ({ ... }) (CNTK's composite form) stands instead"},
+     .help = "the reader, CNTKTextFormatReader, with file= and input= in this block (or "
+             "CNTK's ImageReader, a map file= and its image and class blocks: README "
+             "\"Images\"); required unless deserializers = ({ ... }) (CNTK's composite form) "
+             "stands instead"},
     {.name = "deserializers",
      .type = CFG_TEXT,
      .flags = CFG_LOCAL,
@@ -228,9 +231,10 @@ static const struct cfg_key *const reader_more[] = {ctf_keys, unsupported_keys, 
 const struct cfg_schema reader_schema = {
     .name = "reader",
     .where = "inside a command block",
-    .help = "Where the data comes from (CNTK text format).",
+    .help = "Where the data comes from (CNTK text format, or images: README \"Images\").",
     .keys = reader_keys,
     .more = reader_more,
+    .owns = image_legacy_stream,
 };
 
 /* The one deserializer of `deserializers = ({ ... })`. file and input are its own (never

@@ -9,6 +9,7 @@
 #include "parallel/parallel.h"
 #include "reader/reader.h"
 #include "train/train.h"
+#include "train/train_internal.h"
 
 /* deviceId: auto, cpu, -1 or a GPU number */
 static int valid_device(const struct cfg_val *v, char *why, size_t size)
@@ -239,16 +240,7 @@ static const struct cfg_key test_cmd_keys[] = {
      .help = "the criteria to report, in this order (default: the training criterion and "
              "every evaluation node); each must be one of them",
      TS(eval_nodes)},
-    /* CNTK's GetModelFromConfig builds the network from a builder it finds here (a
-     * BrainScript one loads the model and changes it: BS.Network.Load, Hardmax ...) */
-    {.name = "BrainScriptNetworkBuilder",
-     .type = CFG_TEXT,
-     .help = "the network to evaluate, in BrainScript: BS.Network.Load (\"PATH\") reads a "
-             "trained model's network, whose nodes it names (m.outputs); without it the network "
-             "is modelPath's"},
-    {.name = "ExperimentalNetworkBuilder",
-     .type = CFG_TEXT,
-     .help = "BrainScriptNetworkBuilder's old name, read the same way"},
+    TRAIN_EVAL_BUILDER_KEYS,
     {.name = "NDLNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
     {.name = NULL},
 };

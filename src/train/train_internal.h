@@ -114,6 +114,20 @@ struct train_model_reader {
     struct nn *net;
     struct reader *reader;
 };
+/* The network builder keys of an action=test or write block (schema rows): CNTK's
+ * GetModelFromConfig builds the network from a builder it finds there (a BrainScript one
+ * loads the model and changes it: BS.Network.Load, Hardmax ...). */
+#define TRAIN_EVAL_BUILDER_KEYS                                                                    \
+    {.name = "BrainScriptNetworkBuilder",                                                          \
+     .type = CFG_TEXT,                                                                             \
+     .help = "the network to evaluate, in BrainScript: BS.Network.Load (\"PATH\") reads a "        \
+             "trained model's network, whose nodes it names (m.outputs); without it the network "  \
+             "is modelPath's"},                                                                    \
+    {                                                                                              \
+        .name = "ExperimentalNetworkBuilder", .type = CFG_TEXT,                                    \
+        .help = "BrainScriptNetworkBuilder's old name, read the same way"                          \
+    }
+
 /* Read command's reader block, load model (or build the network of command's own
  * BrainScriptNetworkBuilder, which may BS.Network.Load it: names are the action's
  * evalNodeNames, names_eval 1, or outputNodeNames, 0), mark its label stream, open the

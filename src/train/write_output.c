@@ -212,16 +212,7 @@ static const struct cfg_key write_cmd_keys[] = {
      .type = CFG_UNSUPPORTED,
      .help = "sequence keys are not written (%k is not supported)"},
     {.name = "nodeUnitTest", .type = CFG_UNSUPPORTED, .help = "node unit tests are not supported"},
-    /* CNTK's GetModelFromConfig builds the network from a builder it finds here (a
-     * BrainScript one loads the model and changes it: BS.Network.Load, Hardmax ...) */
-    {.name = "BrainScriptNetworkBuilder",
-     .type = CFG_TEXT,
-     .help = "the network to evaluate, in BrainScript: BS.Network.Load (\"PATH\") reads a "
-             "trained model's network, whose nodes it names (m.outputs); without it the network "
-             "is modelPath's"},
-    {.name = "ExperimentalNetworkBuilder",
-     .type = CFG_TEXT,
-     .help = "BrainScriptNetworkBuilder's old name, read the same way"},
+    TRAIN_EVAL_BUILDER_KEYS,
     {.name = "NDLNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
     {.name = NULL},
 };
