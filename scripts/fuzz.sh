@@ -38,12 +38,13 @@ out=tests/fuzz/fuzz_$target
 blas=$(pkg-config --cflags openblas 2>/dev/null || true)
 # a --with-cuda build's libpartrain.a holds the cuBLAS backend: link CUDA's libraries too
 cuda=$(sed -n 's/^CUDA_LIBS = //p' Makefile)
+stb=$(sed -n 's/^STB_LIBS = //p' Makefile) # the image reader's decoder (libstb-dev)
 # shellcheck disable=SC2046,SC2086
 clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
     -I. -Isrc $blas -o "$out" "tests/fuzz/fuzz_$target.c" $lib \
     libpartrain.a libptparsers.a libptcore.a -linih \
     $(pkg-config --libs openblas 2>/dev/null || echo -lopenblas) \
-    $(pkg-config --libs ompi-c 2>/dev/null || echo -lmpi) $cuda -lm
+    $(pkg-config --libs ompi-c 2>/dev/null || echo -lmpi) $cuda ${stb:--lstb} -lm
 cd tests/fuzz
 mkdir -p "corpus-$target"
 # shellcheck disable=SC2086
