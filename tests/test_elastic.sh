@@ -18,8 +18,9 @@ test = [ action = test ; modelPath = $Dir$/m.dnn ; minibatchSize = 100
         input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ] ]
 CFG
 PT=train.SGD.ParallelTrain
-# rank 0 busy-waits 20 ms after each of an epoch's 50 steps: an epoch takes a second or more
-SLOW="$PT.testSlowRank=0 $PT.testSlowSeconds=0.02 train.SGD.maxEpochs=4"
+# rank 0 busy-waits 50 ms after each of an epoch's 50 steps: an epoch takes 2.5 s or more (the
+# kill below must land inside the epoch it waits for, on a loaded machine too)
+SLOW="$PT.testSlowRank=0 $PT.testSlowSeconds=0.05 train.SGD.maxEpochs=4"
 
 # elastic NAME OPTS ARGS...: the launcher with options OPTS (split at spaces) in the
 # background (bounded), training with trainer arguments ARGS, Dir=NAME, log NAME.err
@@ -97,8 +98,10 @@ sh "$E" --max-restarts x "$T" >u.out 2>u.err
 [ $? -eq 2 ] && ok || no "launcher usage error not exit 2"
 has u.err "usage: elastic.sh"
 
-# fewer ranks than --min-ranks left: gives up with the failure's status
-elastic few "-n 2 --min-ranks 2" $SLOW
+# fewer ranks than --min-ranks left: gives up with the failure's status. Epochs of 5 s
+# here (the kill ends the run): a loaded machine (the sanitized tier runs tests side by
+# side) once saw "Starting Epoch 1" so late that the kill landed in epoch 2
+elastic few "-n 2 --min-ranks 2" $PT.testSlowRank=0 $PT.testSlowSeconds=0.1 train.SGD.maxEpochs=4
 kill_in few 1 1
 status_is failure few
 has few.err "elastic: rank 1 (pid $pid) died by signal 9 in epoch 1; 1 ranks left, fewer than --min-ranks 2: giving up"
