@@ -199,7 +199,7 @@ has "$tmp/err" "spaces.txt:1: error: expected PATH<TAB>LABEL (or KEY<TAB>PATH<TA
 bad big big.txt "$S8"
 has "$tmp/err" "big.txt:2: error: the class of 'te0.png' is '3': expected a whole number from 0 to 2 (labelDim 3)"
 bad gone gone.txt "$S8"
-has "$tmp/err" "gone.txt:2: error: cannot read image 'none.png': can't fopen"
+has "$tmp/err" "gone.txt:2: error: cannot read image 'none.png': No such file or directory"
 bad nomap nomap.txt "$S8"
 has "$tmp/err" "cannot read map file 'nomap.txt': No such file or directory"
 bad noscale train.txt '{ type = "Transpose" }'
