@@ -14,6 +14,7 @@
 #include "comm/comm.h"
 #include "core/log.h"
 #include "math/backend.h"
+#include "reader/fill_pool.h"
 #include "train/train.h"
 
 #define MAX_COMMANDS 64
@@ -129,6 +130,27 @@ static int run_command(struct pt_ctx *ctx, const struct train_command *cmd, stru
     return rc;
 }
 
+/* The threads that fill a minibatch read ahead of a GPU, or of images: as many as the
+ * rank's BLAS threads (the cores it has), at most FILL_POOL_MAX; PT_READ_THREADS=N sets
+ * the number for every reader (the tests compare counts). */
+static int read_threads(int blas, struct pt_err *e)
+{
+    const char *v = getenv("PT_READ_THREADS");
+    int force = v && *v;
+    if (force) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 1 || n > FILL_POOL_MAX)
+            return pt_err_set(e, PT_EUSER,
+                              "error: PT_READ_THREADS: expected a number of threads from 1 to "
+                              "%d, got '%s'",
+                              FILL_POOL_MAX, v);
+        blas = (int)n;
+    }
+    fill_pool_set_default(blas, force);
+    return 0;
+}
+
 /* traceLevel > 0: dump the resolved config (rank 0); numCPUThreads: BLAS threads. */
 static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, struct pt_err *e)
 {
@@ -139,6 +161,8 @@ static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, stru
     if (rc)
         return rc;
     int n = backend_cpu_set_threads((int)threads.i, comm_local_size(comm));
+    if ((rc = read_threads(n, e)))
+        return rc;
     struct cfg_val gemm = {0};
     rc = cfg_schema_get(cfg_root(cfg), &train_top_schema, "cpuGemm", &gemm, e);
     if (rc == 0 && backend_cpu_set_gemm(gemm.choice, e)) { /* only avx512 can fail */
@@ -153,6 +177,7 @@ static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, stru
         size_t len = 0;
         int problems = 0;
         int own = backend_cpu_own_gemm(); /* before the note, which it may measure */
+        int force, readers = fill_pool_default(&force);
         FILE *f = open_memstream(&text, &len);
         if (!f)
             return pt_err_set(e, PT_ENOMEM, "error: out of memory");
@@ -166,10 +191,13 @@ static int start_up(struct cfg *cfg, struct comm *comm, struct pt_log *log, stru
             pt_log_printf(log,
                           "Configuration (merged, variables resolved, with origins):\n%s"
                           "Using %d BLAS thread%s per rank (%d rank%s on this node); matrix "
-                          "products: %s%s\n",
+                          "products: %s%s; minibatches read by %d thread%s%s\n",
                           text, n, n == 1 ? "" : "s", comm_local_size(comm),
                           comm_local_size(comm) == 1 ? "" : "s",
-                          own ? "partrain's AVX-512 kernel" : "OpenBLAS", hosts);
+                          own ? "partrain's AVX-512 kernel" : "OpenBLAS", hosts, readers,
+                          readers == 1 ? "" : "s",
+                          force || readers == 1 ? ""
+                                                : " ahead of a GPU and for images, 1 otherwise");
         free(text);
     }
     return rc;

@@ -68,7 +68,8 @@ LONG_TESTS = tests/test_onebit_fashion.sh tests/test_asgd_fashion.sh tests/test_
 	tests/test_conv_fashion.sh
 # DataParallelASGD on CNTK's Simple2d with a slow worker on a loaded machine (issue 19)
 LONG_TESTS += tests/test_asgd_converge.sh
-EXTRA_DIST += tests/test_bs_fashion.sh tests/test_conv_fashion.sh tests/test_asgd_converge.sh tests/simple2d.sh tests/data/simple2d-asgd.cfg
+EXTRA_DIST += tests/test_bs_fashion.sh tests/test_conv_fashion.sh tests/test_asgd_converge.sh tests/simple2d.sh tests/data/simple2d-asgd.cfg \
+	tests/data/images.py
 check-long:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(LONG_TESTS)' TEST_SUITE_LOG=test-suite-long.log
 .PHONY: check-long

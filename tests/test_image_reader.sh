@@ -9,27 +9,13 @@ set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 command -v python3 >/dev/null || { echo "test_image_reader: python3 (which writes its PNG files) not found: skipped"; exit 77; }
 cd "$tmp"
-# png.py PATH W H VALUES...: an 8-bit PNG (3 values a pixel, RGB, row by row; or 1: gray)
-cat >png.py <<'PY'
-import struct, sys, zlib
-def png(path, w, h, vals):
-    c = len(vals) // (w * h)
-    raw = b''.join(b'\0' + bytes(vals[(y * w) * c:(y * w + w) * c]) for y in range(h))
-    def chunk(t, d):
-        return struct.pack('>I', len(d)) + t + d + struct.pack('>I', zlib.crc32(t + d) & 0xffffffff)
-    head = struct.pack('>IIBBBBB', w, h, 8, 2 if c == 3 else 0, 0, 0, 0)
-    with open(path, 'wb') as f:
-        f.write(b'\x89PNG\r\n\x1a\n' + chunk(b'IHDR', head) + chunk(b'IDAT', zlib.compress(raw)) +
-                chunk(b'IEND', b''))
-if __name__ == '__main__':
-    png(sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), [int(v) for v in sys.argv[4:]])
-PY
+png() { python3 "$S/tests/data/images.py" png "$@"; } # PATH W H VALUES...: an 8-bit PNG
 # a 6 x 4 image: red = 10 x + y, green = 100 + 10 x + y, blue = 200 + x + y
 vals=$(awk 'BEGIN { for (y = 0; y < 4; y++) for (x = 0; x < 6; x++) printf "%d %d %d ", 10 * x + y, 100 + 10 * x + y, 200 + x + y }')
 # shellcheck disable=SC2086
-python3 png.py px.png 6 4 $vals
+png px.png 6 4 $vals
 printf 'px.png\t1\n' >one.txt
-python3 png.py g.png 2 1 0 100
+png g.png 2 1 0 100
 printf '7\tg.png\t0\n' >gray.txt
 # the centre 4 x 2 window of the 6 x 4 image (x 1..4, y 1..2) as channel planes (Transpose)
 # and interleaved; writing the reader's inputs needs a model of the features' shape
@@ -107,22 +93,7 @@ want=$(for y in 1 2; do for x in 1 2 3 4; do for c in 0 1 2; do px $x $y $c; don
 # three classes of 12 x 10 images (the class's channel bright, with noise): a network
 # trains on random windows (randomSide, mirrored) and tests on the centre ones, on 1 and 2
 # ranks (each image's window is drawn from its place in the stream: the same on any ranks)
-cat >gen.py <<'PY'
-import random, sys
-from png import png
-def make(d, n, seed, mapfile):
-    rnd, lines = random.Random(seed), []
-    for i in range(n):
-        c = rnd.randrange(3)
-        vals = [min(255, max(0, (200 if k == c else 40) + rnd.randrange(-50, 50)))
-                for _ in range(12 * 10) for k in range(3)]
-        png('%s%d.png' % (d, i), 12, 10, vals)
-        lines.append('%s%d.png\t%d' % (d, i, c))
-    open(mapfile, 'w').write('\n'.join(lines) + '\n')
-make('tr', 240, 1, 'train.txt')
-make('te', 60, 2, 'test.txt')
-PY
-python3 gen.py
+python3 "$S/tests/data/images.py" classes
 cat >>c.cntk <<'CFG'
 trainMap = train.txt
 Train = [ action = train ; modelPath = "$Dir$/m.dnn"
@@ -226,5 +197,22 @@ st=$?
 [ "$st" -ne 0 ] && [ "$st" -ne 124 ] && ok || no "a truncated image on 2 ranks: exit $st"
 grep -q "^rank [01]: cut.png: error: cannot read image 'cut.png' (listed in map file cut.txt)" cut.err && ok ||
     { no "the failing rank's reason is missing"; tail -5 cut.err; }
+
+# the images of a minibatch decoded on 3 threads (src/reader/fill_pool.c): the same model
+# as on one; with two bad images, the error names the one a single thread meets first
+cp cut.png cut2.png
+awk 'NR == 5 { print "cut.png\t0"; next } NR == 7 || NR == 150 { print "cut2.png\t1"; next } { print }' \
+    train.txt >cut2.txt
+for th in 1 3; do
+    PT_READ_THREADS=$th mpi -n 1 "$T" configFile=c.cntk Dir=th$th command=Train traceLevel=1 >th$th.out 2>th$th.err &&
+        ok || { no "PT_READ_THREADS=$th: exit $?"; tail -5 th$th.err; }
+    PT_READ_THREADS=$th mpi -n 1 "$T" configFile=c.cntk Dir=thb$th command=Train trainMap=cut2.txt \
+        >thb$th.out 2>thb$th.err && no "PT_READ_THREADS=$th: bad images trained"
+    grep "error: cannot read image" thb$th.err >thb$th.why || no "PT_READ_THREADS=$th: no reason given"
+done
+cmp -s th1/m.dnn th3/m.dnn && ok || no "the models differ when 3 threads decode the images"
+has th3.err "minibatches read by 3 threads"
+[ -s thb1.why ] && cmp -s thb1.why thb3.why && ok ||
+    no "3 threads name another bad image than one: $(cat thb3.why) / $(cat thb1.why)"
 
 finish test_image_reader

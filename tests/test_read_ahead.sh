@@ -40,5 +40,35 @@ for ra in 0 1; do
     run seq2 2 $ra $seq train.SGD.ParallelTrain.distributedMBReading=true
 done
 for n in one two twodist seq seq2; do same $n; done
+
+# Filling a minibatch on several threads (src/reader/fill_pool.c) gives the same models as
+# one thread: minibatches large enough to split (parts of at least 32 samples), with the
+# reader's thread and without, sequences, and a randomization window of one chunk (a
+# minibatch's chunks are not all resident: the fill goes back to one thread).
+thr() { # NAME THREADS ARGS...: train into t-NAME-THREADS
+    name=$1 n=$2
+    shift 2
+    PT_READ_THREADS=$n mpiexec --oversubscribe -n 1 "$T" configFile=p.cfg Dir=t-$name-$n \
+        train.SGD.minibatchSize=200 "$@" >"t-$name-$n.log" 2>&1 ||
+        { no "$name with PT_READ_THREADS=$n failed"; tail -5 "t-$name-$n.log"; return; }
+    ok
+}
+for n in 1 3; do
+    PT_READ_AHEAD=0 thr plain $n
+    PT_READ_AHEAD=1 thr ahead $n
+    PT_READ_AHEAD=0 thr window $n train.reader.randomizationWindow=1
+    # shellcheck disable=SC2086
+    PT_READ_AHEAD=1 thr seq $n $seq train.SGD.minibatchSize=150
+done
+for name in plain ahead window seq; do
+    if cmp -s "t-$name-1/m.dnn" "t-$name-3/m.dnn"; then ok; else no "$name: the models differ with 3 fill threads"; fi
+done
+if cmp -s "t-plain-1/m.dnn" "t-ahead-3/m.dnn"; then ok; else no "reading ahead on 3 fill threads changed the model"; fi
+PT_READ_THREADS=1 mpiexec -n 1 "$T" configFile=p.cfg Dir=t-log traceLevel=1 >t-log.log 2>&1
+has t-log.log "minibatches read by 1 thread"
+has t-plain-3.log "minibatches read by 3 threads"
+PT_READ_THREADS=9 mpiexec -n 1 "$T" configFile=p.cfg Dir=t-bad >t-bad.log 2>&1 &&
+    no "PT_READ_THREADS=9 was accepted"
+has t-bad.log "PT_READ_THREADS: expected a number of threads from 1 to 8, got '9'"
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -190,6 +190,39 @@ static void copy_rows(const struct chunk *c, int i, size_t local, const struct c
     dst->len[s] = (uint32_t)rows;
 }
 
+/* The samples of one fill, their chunks resolved (fill_pool_run's parts read them). */
+struct fill_job {
+    struct reader *r;
+    const uint32_t *seqs;
+    struct chunk **chunk;
+    struct minibatch *mb;
+};
+
+static int fill_part(void *ctx, size_t lo, size_t hi, int worker)
+{
+    (void)worker;
+    struct fill_job *j = ctx;
+    struct reader *r = j->r;
+    int ni = r->rc.ninputs;
+    for (size_t s = lo; s < hi; s++) {
+        uint32_t seq = j->seqs[s];
+        size_t local = seq - r->ix.chunk_first[r->ix.seq_chunk[seq]];
+        for (int i = 0; i < ni; i++)
+            copy_rows(j->chunk[s], i, local, &r->in[i], &j->mb->in[i], s, j->mb->nseq, ni);
+    }
+    return 0;
+}
+
+struct fill_pool *reader_pool(struct reader *r)
+{
+    int n = fill_pool_threads(r->rc.img.on || r->ahead);
+    if (!r->pool_tried && n > 1) {
+        r->pool = fill_pool_new(n);
+        r->pool_tried = 1;
+    }
+    return r->pool;
+}
+
 int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibatch *mb,
                 struct pt_err *e)
 {
@@ -197,6 +230,13 @@ int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibat
     mb->ninputs = ni;
     mb->nseq = n;
     mb->samples = 0;
+    if (n > r->cap_chunk) {
+        struct chunk **c = realloc(r->pick_chunk, n * sizeof *c);
+        if (!c)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        r->pick_chunk = c;
+        r->cap_chunk = n;
+    }
     /* the longest sequence of each input decides its steps */
     size_t steps[CTF_MAX_INPUTS] = {0};
     for (size_t s = 0; s < n && rc == 0; s++) {
@@ -211,6 +251,7 @@ int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibat
             if (!r->in[i].sparse) /* samples come in random order: ask for the rows now */
                 dense_store_prefetch(&c->dense[i], c->row0[at], c->rows[at]);
         }
+        r->pick_chunk[s] = c;
         mb->samples += r->ix.seq_samples[seq];
     }
     for (int i = 0; rc == 0 && i < ni; i++) {
@@ -222,14 +263,22 @@ int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibat
         rc = r->in[i].sparse ? mb_input_reset(in, n, steps[i], e)
                              : mb_input_shape(in, n, steps[i], e);
     }
-    /* chunks of one window are resident together (cache_slots), so this second pass hits */
-    for (size_t s = 0; s < n && rc == 0; s++) {
-        struct chunk *c;
+    /* chunks of one window are resident together (cache_slots): a chunk loaded above for
+     * a later sample has not replaced one an earlier sample uses, unless the window is
+     * smaller than a minibatch's spread; then the chunks are loaded again, one thread */
+    int resident = 1;
+    for (size_t s = 0; s < n && rc == 0 && resident; s++)
+        resident = r->pick_chunk[s]->id == r->ix.seq_chunk[seqs[s]];
+    if (rc == 0 && resident) {
+        struct fill_job job = {.r = r, .seqs = seqs, .chunk = r->pick_chunk, .mb = mb};
+        rc = fill_pool_run(reader_pool(r), n, 32, fill_part, &job);
+    }
+    for (size_t s = 0; s < n && rc == 0 && !resident; s++) {
         uint32_t seq = seqs[s];
-        rc = get_chunk(r, r->ix.seq_chunk[seq], &c, e);
+        rc = get_chunk(r, r->ix.seq_chunk[seq], &r->pick_chunk[s], e);
         size_t local = seq - r->ix.chunk_first[r->ix.seq_chunk[seq]];
         for (int i = 0; rc == 0 && i < ni; i++)
-            copy_rows(c, i, local, &r->in[i], &mb->in[i], s, n, ni);
+            copy_rows(r->pick_chunk[s], i, local, &r->in[i], &mb->in[i], s, n, ni);
     }
     for (int i = 0; rc == 0 && i < ni; i++)
         if (!r->in[i].sparse)

@@ -42,6 +42,8 @@ void reader_close(struct reader *r)
     free(r->buf);
     free(r->pick);
     free(r->pick_at);
+    free(r->pick_chunk);
+    fill_pool_free(r->pool); /* before image_close: its threads use the images' scratch */
     image_close(r);
     tl_sweep_free(&r->sweep);
     ctf_index_free(&r->ix);
@@ -159,6 +161,10 @@ int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct p
 {
     size_t total = 0, n = 0, picked = 0; /* picked: sequences of this global minibatch */
     int rc = 0;
+    /* the fill threads wake while the minibatch is picked (images: one a part; text: parts
+     * of at least 32 samples) */
+    if (mb_size >= (r->rc.img.on ? 2u : 64u))
+        fill_pool_wake(reader_pool(r));
     for (;;) {
         if (r->k == r->sweep.n) {
             r->w++;

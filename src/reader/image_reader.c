@@ -25,7 +25,7 @@ struct image_set {
     uint32_t *label; /* its class */
     size_t n;
     struct img_aux aux[IMG_MAX_TF];
-    struct img im, tmp;
+    struct img im[FILL_POOL_MAX], tmp[FILL_POOL_MAX]; /* each fill worker's */
 };
 
 /* The map file's directory for a "..." path ("" when it has none). */
@@ -194,8 +194,10 @@ void image_close(struct reader *r)
         return;
     for (int k = 0; k < IMG_MAX_TF; k++)
         img_aux_free(&r->img->aux[k]);
-    img_free(&r->img->im);
-    img_free(&r->img->tmp);
+    for (int k = 0; k < FILL_POOL_MAX; k++) {
+        img_free(&r->img->im[k]);
+        img_free(&r->img->tmp[k]);
+    }
     free(r->img->names);
     free(r->img->path);
     free(r->img->label);
@@ -212,11 +214,53 @@ static uint64_t sample_seed(const struct reader *r, uint64_t at)
     return z ^ (z >> 29);
 }
 
+/* The images of one fill (fill_pool_run's parts decode them, each worker into its own
+ * scratch; a failure is kept per worker, the first part's reported). */
+struct image_job {
+    struct reader *r;
+    const uint32_t *seqs;
+    const uint64_t *at;
+    struct minibatch *mb;
+    struct pt_err err[FILL_POOL_MAX];
+};
+
+static int image_part(void *ctx, size_t lo, size_t hi, int worker)
+{
+    struct image_job *j = ctx;
+    struct reader *r = j->r;
+    const struct image_config *ic = &r->rc.img;
+    struct image_set *s = r->img;
+    struct img *im = &s->im[worker], *tmp = &s->tmp[worker];
+    struct pt_err *e = &j->err[worker];
+    struct mb_input *feat = &j->mb->in[ic->features], *lab = &j->mb->in[ic->labels];
+    for (size_t k = lo; k < hi; k++) {
+        uint32_t seq = j->seqs[k];
+        const char *path = s->names + s->path[seq], *why = NULL;
+        if (img_decode(path, ic->grayscale ? 1 : 3, im, &why))
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: cannot read image '%s' (listed in map file "
+                              "%s): %s",
+                              path, path, r->rc.file, why ? why : "unknown reason");
+        uint64_t rng = sample_seed(r, j->at[k]);
+        char msg[512];
+        for (int t = 0; t < ic->ntf; t++)
+            if (img_apply(&ic->tf[t], &s->aux[t], im, tmp, &rng, msg, sizeof msg))
+                return pt_err_set(e, PT_EUSER, "%s: error: %s (image '%s')", r->rc.file, msg, path);
+        if (im->w != ic->width || im->h != ic->height || im->c != ic->channels)
+            return pt_err_set(e, PT_EINTERNAL, "error: internal: image '%s' is %d x %d x %d", path,
+                              im->w, im->h, im->c);
+        img_store(im, ic->planar, feat->data + k * (size_t)feat->dim);
+        feat->len[k] = 1;
+        lab->data[k * (size_t)lab->dim + s->label[seq]] = 1.0f;
+        lab->len[k] = 1;
+    }
+    return 0;
+}
+
 int image_fill(struct reader *r, const uint32_t *seqs, const uint64_t *at, size_t n,
                struct minibatch *mb, struct pt_err *e)
 {
     const struct image_config *ic = &r->rc.img;
-    struct image_set *s = r->img;
     int rc = 0;
     mb->ninputs = r->rc.ninputs;
     mb->nseq = n;
@@ -227,28 +271,20 @@ int image_fill(struct reader *r, const uint32_t *seqs, const uint64_t *at, size_
         in->dim = r->rc.inputs[i].dim;
         rc = i == ic->labels ? mb_input_reset(in, n, 1, e) : mb_input_shape(in, n, 1, e);
     }
-    struct mb_input *feat = &mb->in[ic->features], *lab = &mb->in[ic->labels];
-    for (size_t k = 0; rc == 0 && k < n; k++) {
-        uint32_t seq = seqs[k];
-        const char *path = s->names + s->path[seq], *why = NULL;
-        if (img_decode(path, ic->grayscale ? 1 : 3, &s->im, &why))
-            return pt_err_set(e, PT_EUSER,
-                              "%s: error: cannot read image '%s' (listed in map file "
-                              "%s): %s",
-                              path, path, r->rc.file, why ? why : "unknown reason");
-        uint64_t rng = sample_seed(r, at[k]);
-        char msg[512];
-        for (int t = 0; t < ic->ntf; t++)
-            if (img_apply(&ic->tf[t], &s->aux[t], &s->im, &s->tmp, &rng, msg, sizeof msg))
-                return pt_err_set(e, PT_EUSER, "%s: error: %s (image '%s')", r->rc.file, msg, path);
-        if (s->im.w != ic->width || s->im.h != ic->height || s->im.c != ic->channels)
-            return pt_err_set(e, PT_EINTERNAL, "error: internal: image '%s' is %d x %d x %d", path,
-                              s->im.w, s->im.h, s->im.c);
-        img_store(&s->im, ic->planar, feat->data + k * (size_t)feat->dim);
-        feat->len[k] = 1;
-        lab->data[k * (size_t)lab->dim + s->label[seq]] = 1.0f;
-        lab->len[k] = 1;
-    }
+    if (rc)
+        return rc;
+    struct image_job *job = calloc(1, sizeof *job);
+    if (!job)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    *job = (struct image_job){.r = r, .seqs = seqs, .at = at, .mb = mb};
+    rc = fill_pool_run(reader_pool(r), n, 1, image_part, job);
+    for (int k = 0; rc && k < FILL_POOL_MAX; k++)
+        if (job->err[k].code) { /* the lowest part that failed (part k is worker k's) */
+            if (e)
+                *e = job->err[k];
+            break;
+        }
+    free(job);
     return rc;
 }
 

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reader/reader.h"
+#include "reader/reader_internal.h"
 
 struct reader_prefetch {
     struct reader *r;
@@ -61,6 +61,7 @@ int reader_prefetch_start(struct reader *r, size_t mb_size, const struct mb_host
     if (!p)
         return e ? e->code : PT_ENOMEM;
     p->r = r;
+    r->ahead = 1; /* from now on its minibatches are filled on the pool's threads */
     p->mb_size = mb_size;
     p->held = -1;
     for (int k = 0; k < 2; k++)

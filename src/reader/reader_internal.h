@@ -3,6 +3,7 @@
 #define PT_READER_READER_INTERNAL_H
 
 #include "reader/dense_store.h"
+#include "reader/fill_pool.h"
 #include "reader/reader.h"
 #include "reader/timeline.h"
 
@@ -66,6 +67,11 @@ struct reader {
     uint32_t *pick;    /* this rank's sequences of the current minibatch */
     uint64_t *pick_at; /* and the global sample position of each */
     size_t cap_pick;
+    struct chunk **pick_chunk; /* the chunk of each picked sequence (reader_fill) */
+    size_t cap_chunk;
+    struct fill_pool *pool; /* the threads that fill minibatches (reader_pool) */
+    int pool_tried;
+    int ahead;             /* read ahead of the caller (prefetch.c): filled on the pool's threads */
     struct image_set *img; /* rc.img.on: the images (image_reader.c) */
 };
 
@@ -75,6 +81,10 @@ int image_open(struct reader *r, struct pt_err *e);
 void image_close(struct reader *r);
 int image_fill(struct reader *r, const uint32_t *seqs, const uint64_t *at, size_t n,
                struct minibatch *mb, struct pt_err *e);
+
+/* The reader's fill threads, started at the first call that wants them (NULL: the caller
+ * fills alone; see fill_pool_threads). */
+struct fill_pool *reader_pool(struct reader *r);
 
 /* Rows of the sequences of this minibatch into mb (ctf_batch.c). */
 int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibatch *mb,
