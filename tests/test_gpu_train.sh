@@ -24,6 +24,8 @@
 #   (f) a convolutional network, and one with batch normalization (CPU only): deviceId=auto
 #       trains it on the CPU, saying why in the log; deviceId=0 fails with exit 1, naming
 #       the node
+#   (g) images (ImageDeserializer, random crops) read ahead and decoded on several threads:
+#       a dense network on the GPU against the CPU, 1 and 2 ranks (needs python3)
 # Every compared number is printed. Part of `make check-gpu`; about 1-2 minutes on a
 # 16-core machine with a GPU.
 #
@@ -189,7 +191,7 @@ cv="$T configFile=$S/configs/fashion-conv-bs.cfg DataDir=$tmp/d command=train
 expect 0 $cv ModelDir="$tmp/conv-auto" deviceId=auto
 if [ "$G" != cpu ]; then
     echo "# deviceId=auto: $(grep -m 1 'deviceId=auto' "$tmp/err")"
-    has "$tmp/err" "runs on the CPU only in this version; computing on the CPU instead."
+    has "$tmp/err" "Convolution runs on the CPU only in this version (deviceId=-1; this backend: cuda); computing on the CPU instead."
     has "$tmp/err" "Convolution"
     [ -e "$tmp/conv-auto/model.dnn" ] && ok || no "deviceId=auto wrote no conv model"
     expect 1 $cv ModelDir="$tmp/conv-gpu" deviceId="$G"
@@ -209,6 +211,43 @@ if [ "$G" != cpu ]; then
     has "$tmp/err" "computing on the CPU instead."
     expect 1 $bn ModelDir="$tmp/bn-gpu" deviceId="$G"
     has "$tmp/err" "BatchNormalization runs on the CPU only in this version"
+fi
+
+# (g): images (CNTK's ImageDeserializer: random crops, mirrored, transposed; the pixels
+# centred in the network) read ahead into pinned memory and decoded on several threads: a
+# dense network trains on the GPU as on the CPU, on 1 rank and on 2 sharing the GPU
+if command -v python3 >/dev/null; then
+    mkdir -p img && (cd img && python3 "$S/tests/data/images.py" classes)
+    cat >img/i.cntk <<'CFG'
+command = Train
+Train = [ action = train ; modelPath = "$Dir$/m.dnn"
+    BrainScriptNetworkBuilder = [ features = Input {8:8:3} ; labels = Input {3}
+        z = LinearLayer {3} (DenseLayer {32, activation = ReLU} ((features - 128) / 64))
+        ce = CrossEntropyWithSoftmax (labels, z) ; errs = ClassificationError (labels, z)
+        criterionNodes = (ce) ; evaluationNodes = (errs) ]
+    SGD = [ minibatchSize = 32 ; learningRatesPerSample = 0.0005 ; maxEpochs = 2
+        ParallelTrain = [ parallelizationMethod = DataParallelSGD ] ]
+    reader = [ deserializers = ({ type = "ImageDeserializer" ; file = "img/train.txt"
+        input = { features = { transforms = (
+            { type = "Crop" ; cropType = "RandomSide" ; sideRatio = 0.6:0.9 ; jitterType = "UniRatio" } :
+            { type = "Scale" ; width = 8 ; height = 8 ; channels = 3 } : { type = "Transpose" } ) }
+            labels = { labelDim = 3 } } }) ] ]
+CFG
+    sed -i 's|"img/train.txt"|"'"$tmp"'/img/train.txt"|' img/i.cntk
+    sed -i "s|^|$tmp/img/|" img/train.txt # the images' paths are the working directory's
+    for n in 1 2; do
+        for side in c:cpu "g:$G"; do
+            name=img-${side%%:*}-$n dev=${side#*:}
+            mpi -n $n "$T" configFile=img/i.cntk Dir="$tmp/$name" deviceId="$dev" traceLevel=1 \
+                >"$name.out" 2>"$name.err" && ok || { no "$name exited $?"; tail -5 "$name.err"; }
+        done
+        if [ "$G" != cpu ]; then has "img-g-$n.err" "Computing on GPU $G"; fi
+        agree "images, $n rank(s): epoch 1 criterion" "$(epoch "img-c-$n.err" 1 ce)" \
+            "$(epoch "img-g-$n.err" 1 ce)" 1e-4
+        agree "images, $n rank(s): epoch 2 criterion" "$(epoch "img-c-$n.err" 2 ce)" \
+            "$(epoch "img-g-$n.err" 2 ce)" 1e-3
+    done
+    echo "# images: $(grep -m 1 -o 'minibatches read by .*' img-g-1.err)"
 fi
 
 finish gpu_train

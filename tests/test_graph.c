@@ -297,7 +297,11 @@ START_TEST(gradients)
     struct case_spec sp;
     parse_spec(c, &sp);
     struct backend *b = make_backend();
-    struct nn *net = make_bs_net(b, c->body, 3);
+    struct nn *net = try_bs_net(b, c->name, c->body, 3);
+    if (!net) {
+        backend_free(b);
+        return;
+    }
     randomize_params(net, 0.8, name_seed(c->name));
     struct minibatch mb = {0};
     case_minibatch(&sp, &mb, name_seed(c->name) ^ 77);

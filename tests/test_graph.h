@@ -34,6 +34,38 @@ static inline int parse_bs(const char *body, struct nn_config *out, struct pt_er
     return rc;
 }
 
+/* The network of body on b, or NULL where b cannot run one of its nodes (PT_EDEVICE: the
+ * GPU's backend has no convolution, pooling or batch normalization in this version), which
+ * is said on stdout ("# NAME: not run on the cuda backend: ..."). */
+static inline struct nn *try_bs_net(struct backend *b, const char *name, const char *body,
+                                    uint64_t seed)
+{
+    static struct nn_config cfg;
+    struct pt_err e = {0};
+    pt_err_clear(&e);
+    ck_assert_msg(parse_bs(body, &cfg, &e) == 0, "%s", e.msg);
+    struct nn *net = NULL;
+    int rc = nn_new(&cfg, b, seed, &net, &e);
+    if (rc == PT_EDEVICE && !b->host_memory) {
+        printf("# %s: not run on the %s backend: %s\n", name, b->ops->name, e.msg);
+        return NULL;
+    }
+    ck_assert_msg(rc == 0, "%s", e.msg);
+    return net;
+}
+
+/* A test of convolutional networks on a backend without convolution (the GPU's in this
+ * version, which refuses such networks: tests/test_gpu_train.sh (f)): not run, and said
+ * so on stdout; b is freed. */
+static inline int conv_not_here(struct backend *b, const char *test)
+{
+    if (b->ops->conv_forward)
+        return 0;
+    printf("# %s: not run on the %s backend: it has no convolution\n", test, b->ops->name);
+    backend_free(b);
+    return 1;
+}
+
 static inline struct nn *make_bs_net(struct backend *b, const char *body, uint64_t seed)
 {
     static struct nn_config cfg; /* 16 KiB of description: not on the stack */

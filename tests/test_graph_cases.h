@@ -272,6 +272,20 @@ static const struct grad_case cases[] = {
            "j = Splice ((a : ConstantTensor (0.5, (1:1:2))), axis = 3)\n"
            "c = ConvolutionalLayer {2, (3:3), pad = true} (j)\n"
            "z = LinearLayer {4} (Tanh (c))\n" CE("z")},
+    /* the same without convolutional layers, which the GPU's backend has not: there */
+    {"LRN_maps_of_input", IMG,
+     IMGIO "m = ParameterTensor ((1:1:2))\n"
+           "a = Tanh (Splice ((features .* m : features), axis = 3))\n"
+           "x2s = SplitDimension (a .* a, 3, 1)\n"
+           "W = ParameterTensor {(1:1:3:1), learningRateMultiplier = 0, initValue = 0.4}\n"
+           "y = Convolution (W, x2s, (1:1:3), mapDims = 1, stride = 1, sharing = true, "
+           "autoPadding = true, lowerPad = 0, upperPad = 0)\n"
+           "den = Exp (0.75 .* Log (1 + FlattenDimensions (y, 3, 2)))\n"
+           "z = LinearLayer {4} (a .* Reciprocal (den))\n" CE("z")},
+    {"Splice_constant_maps_of_input", IMG,
+     IMGIO "m = ParameterTensor ((1:1:2))\na = Tanh (features .* m)\n"
+           "j = Splice ((a : ConstantTensor (0.5, (1:1:2))), axis = 3)\n"
+           "z = LinearLayer {4} (Tanh (j))\n" CE("z")},
     {"Reshape_roundtrip", IMG,
      IMGIO "r = SplitDimension (FlattenDimensions (features, 1, 2), 1, 5)\n"
            "c = ConvolutionalLayer {2, (3:3), pad = true} (r)\n"
