@@ -17,13 +17,30 @@
 #   spans   where a GPU step's time goes: the MLP and the LSTM for one epoch with
 #           timelineFile, the mean of each span (the device is waited for at each span's
 #           end, so the spans add up to more than a plain run's step)
-# Logs go to $OUT (or ./gpu-check-out); each part has its own time limit. Exit status: the
-# number of parts that failed.
+#   ab      the trainer's samples/s on the GPU with one setting against the default:
+#           GPU_CHECK_AB=NAME=VALUE (default PT_READ_THREADS=1: minibatches read on one
+#           thread) set against unset, for GPU_CHECK_AB_RUNS (default MLP at 256, 1024,
+#           4096 and LSTM at 128; model:MB:learning rate), 3 epochs each, the best of epochs
+#           2 and 3, the two orders alternating
+#   kernels each kernel's time in steady MLP steps (Nsight Compute's gpu__time_duration,
+#           --clock-control none, 160 launches after 1500), summed by name, and per step
+#           (the steps counted by the optimizer's one sgd_k launch per step)
+# Logs go to $OUT (or ./gpu-check-out); each part has its own time limit, cut to what is
+# left of GPU_CHECK_SECONDS (default 540) since the start; a part that would get less than
+# 20 s is skipped (and counted failed). Exit status: the number of parts that failed.
 set -u
+t_start=$(date +%s)
+budget=${GPU_CHECK_SECONDS:-540}
+# limit N: N seconds, or what is left of the budget if less
+limit() {
+    left=$((budget - ($(date +%s) - t_start) - 5))
+    if [ "$left" -lt 1 ]; then left=1; fi
+    if [ "$left" -lt "$1" ]; then echo "$left"; else echo "$1"; fi
+}
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$here/gpu-check-out}
 mkdir -p "$out"
-parts=${*:-ops nn engine train bench spans}
+parts=${*:-ops nn train engine ab kernels bench spans}
 pt=/tmp/pt
 rm -rf "$pt" && mkdir -p "$pt" && tar -xJf "$here/.dev/bundle.tar.xz" -C "$pt" || exit 99
 # shellcheck disable=SC1091
@@ -59,24 +76,85 @@ done
 failed=0
 for part in $parts; do
     start=$(date +%s)
+    if [ "$(limit 20)" -lt 20 ]; then
+        echo "== $part: skipped, $((budget - (start - t_start))) s left of $budget"
+        failed=$((failed + 1))
+        continue
+    fi
     case $part in
-    ops) timeout 120 "$pt/bin/test_cuda_ops" >"$out/ops.log" 2>&1 ;;
+    ops) timeout "$(limit 120)" "$pt/bin/test_cuda_ops" >"$out/ops.log" 2>&1 ;;
     nn)
-        (cd "$bt" && top_srcdir=$here top_builddir=$bt timeout 150 sh "$here/tests/test_gpu_nn.sh") \
+        (cd "$bt" && top_srcdir=$here top_builddir=$bt timeout "$(limit 150)" sh "$here/tests/test_gpu_nn.sh") \
             >"$out/nn.log" 2>&1
         ;;
     engine)
-        (cd "$bt" && top_srcdir=$here top_builddir=$bt timeout 120 sh "$here/tests/test_gpu_engine.sh") \
+        (cd "$bt" && top_srcdir=$here top_builddir=$bt timeout "$(limit 120)" sh "$here/tests/test_gpu_engine.sh") \
             >"$out/engine.log" 2>&1
         ;;
     train)
         (cd "$bt" && top_srcdir=$here top_builddir=$bt PT_FASHION_CTF=$data \
-            timeout 240 sh "$here/tests/test_gpu_train.sh") >"$out/train.log" 2>&1
+            timeout "$(limit 240)" sh "$here/tests/test_gpu_train.sh") >"$out/train.log" 2>&1
         ;;
     bench)
-        (cd "$here" && PYTHONUNBUFFERED=1 timeout 240 python3 bench/gpu.py --budget 200 \
+        b=$(limit 240)
+        (cd "$here" && PYTHONUNBUFFERED=1 timeout "$b" python3 bench/gpu.py --budget $((b - 40)) \
             --trainer "$pt/bin/trainer" --gpu-bench "$pt/bin/gpu_bench" --configs configs \
             --data "$data" --out "$out/bench.txt" --logs "$out/benchlogs") >"$out/bench.log" 2>&1
+        ;;
+    ab)
+        ab=${GPU_CHECK_AB:-PT_READ_THREADS=1}
+        # rate LOG: samples/s of the faster of epochs 2 and 3
+        rate() {
+            sed -n 's/^Finished Epoch\[ *\([23]\) of 3\]: \[Training\] [^*]*\* \([0-9]*\);.*epochTime=\([0-9.e+-]*\)s.*/\2 \3/p' "$1" |
+                awk '{ r = $1 / $2; if (r > best) best = r } END { printf "%.0f", best }'
+        }
+        for run in ${GPU_CHECK_AB_RUNS:-mlp:256:0.004 mlp:1024:0.001 mlp:4096:0.00025 lstm:128:0.02}; do
+            c=${run%%:*} rest=${run#*:}
+            mb=${rest%%:*} lr=${rest#*:}
+            for order in "1 x" "x 1"; do
+                for th in $order; do
+                    [ "$(limit 60)" -ge 15 ] || continue
+                    log=/tmp/ab-$c-$mb-$th.log
+                    rm -rf /tmp/ab-model
+                    if [ "$th" = 1 ]; then export "${ab?}"; else unset "${ab%%=*}"; fi
+                    timeout "$(limit 60)" trainer configFile="$here/configs/fashion-$c.cfg" DataDir="$data" \
+                        ModelDir=/tmp/ab-model command=train deviceId="${GPU_CHECK_DEVICE:-0}" makeMode=false traceLevel=1 \
+                        train.SGD.maxEpochs=3 train.SGD.minibatchSize="$mb" \
+                        train.SGD.learningRatesPerSample="$lr" >"$log" 2>&1 || { tail -3 "$log"; false; }
+                    unset "${ab%%=*}"
+                    echo "$c MB $mb $(if [ "$th" = 1 ]; then echo "$ab"; else echo "default"; fi): $(rate "$log") samples/s"
+                done
+            done
+            grep -o 'minibatches read by .*' /tmp/ab-$c-$mb-x.log | head -n 1
+        done >"$out/ab.log" 2>&1
+        ;;
+    kernels)
+        n=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -n 1)
+        [ -n "$n" ] || { echo "no ncu" >"$out/kernels.log"; false; }
+        {
+            timeout "$(limit 90)" "$n" --clock-control none --target-processes application-only \
+                --metrics gpu__time_duration.sum --launch-skip 1500 --launch-count 160 --csv \
+                --print-units base --log-file /tmp/ncu.csv \
+                trainer configFile="$here/configs/fashion-mlp.cfg" DataDir="$data" \
+                ModelDir=/tmp/ncu-model command=train deviceId=0 makeMode=false \
+                train.SGD.maxEpochs=1 train.SGD.epochSize=25600 >/tmp/ncu-run.log 2>&1 ||
+                { tail -5 /tmp/ncu-run.log; false; }
+            cp /tmp/ncu.csv "$out/ncu.csv" 2>/dev/null
+            python3 -c 'import csv, sys, collections
+rows = [r for r in csv.reader(l for l in open(sys.argv[1]) if l.startswith("\""))]
+h = rows[0]; v = h.index("Metric Value")
+k = h.index("Kernel Name") if "Kernel Name" in h else h.index("Function Name")
+t = collections.defaultdict(list)
+for r in rows[1:]:
+    t[r[k][:90]].append(float(r[v].replace(",", "")) / 1e3)
+tot = sum(sum(x) for x in t.values())
+launches = sum(len(x) for x in t.values())
+steps = max(1, sum(len(x) for n, x in t.items() if n.startswith("sgd_k")))
+print("%d launches, %.1f us of kernel time; %d steps (sgd_k): %.1f launches and %.1f us a step" % (launches, tot, steps, launches / steps, tot / steps))
+print("us a step | launches | us each | kernel")
+for name, x in sorted(t.items(), key=lambda kv: -sum(kv[1])):
+    print("%8.1f us %4d x %6.2f us  %s" % (sum(x) / steps, len(x), sum(x) / len(x), name))' /tmp/ncu.csv
+        } >"$out/kernels.log" 2>&1
         ;;
     spans)
         for c in mlp lstm mlp:0 lstm:0; do # :0 reads without the reader's thread
