@@ -124,12 +124,22 @@ int cfg_to_list(const struct cfg_node *n, const char *s, struct cfg_list *out, s
     size_t cap = 0;
     out->n = 0;
     out->items = NULL;
-    const char *p = s;
+    const char *p = s, *stop = s + strlen(s);
+    /* CNTK's arrays: elements separated by ':' or ',' (or a newline), the whole array
+     * optionally in parentheses: a:b, (a : b), (a, b) */
+    while (p < stop && isspace((unsigned char)*p))
+        p++;
+    while (stop > p && isspace((unsigned char)stop[-1]))
+        stop--;
+    if (stop - p >= 2 && *p == '(' && stop[-1] == ')') {
+        p++;
+        stop--;
+    }
     for (;;) {
-        /* one element: text up to ':' outside quotes */
+        /* one element: text up to a separator outside quotes */
         const char *q = p;
         int inq = 0;
-        while (*q && (inq || *q != ':')) {
+        while (q < stop && (inq || (*q != ':' && *q != ',' && *q != '\n'))) {
             if (*q == '"')
                 inq = !inq;
             q++;
@@ -198,7 +208,7 @@ int cfg_to_list(const struct cfg_node *n, const char *s, struct cfg_list *out, s
                 return rc;
             }
         }
-        if (*q != ':')
+        if (q >= stop)
             break;
         p = q + 1;
     }

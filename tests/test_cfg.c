@@ -230,6 +230,41 @@ START_TEST(arrays_and_repeats)
 }
 END_TEST
 
+/* CNTK's ConfigArray: ',' separates elements as ':' does, and the whole array may stand in
+ * parentheses (RegrSimple_CIFAR10's outputNodeNames = (ol, regrLabels, rmse)); a quoted
+ * ',' stays in its element. */
+START_TEST(arrays_commas_parentheses)
+{
+    LOAD_OK(c, "t.cfg",
+            "a=(ol, regrLabels, rmse)\nb=(x : y)\nc=\"q,r\":p\nd=(single)\ne=(0.1*2, 0.05)");
+    struct cfg_list l;
+    ck_assert_int_eq(cfg_to_list(node_at(c, "a"), val(c, "a"), &l, &e), 0);
+    ck_assert_uint_eq(l.n, 3);
+    ck_assert_str_eq(l.items[0], "ol");
+    ck_assert_str_eq(l.items[1], "regrLabels");
+    ck_assert_str_eq(l.items[2], "rmse");
+    cfg_list_free(&l);
+    ck_assert_int_eq(cfg_to_list(node_at(c, "b"), val(c, "b"), &l, &e), 0);
+    ck_assert_uint_eq(l.n, 2);
+    ck_assert_str_eq(l.items[0], "x");
+    ck_assert_str_eq(l.items[1], "y");
+    cfg_list_free(&l);
+    ck_assert_int_eq(cfg_to_list(node_at(c, "c"), val(c, "c"), &l, &e), 0);
+    ck_assert_uint_eq(l.n, 2);
+    ck_assert_str_eq(l.items[0], "q,r");
+    cfg_list_free(&l);
+    ck_assert_int_eq(cfg_to_list(node_at(c, "d"), val(c, "d"), &l, &e), 0);
+    ck_assert_uint_eq(l.n, 1);
+    ck_assert_str_eq(l.items[0], "single");
+    cfg_list_free(&l);
+    ck_assert_int_eq(cfg_to_list(node_at(c, "e"), val(c, "e"), &l, &e), 0);
+    ck_assert_uint_eq(l.n, 3);
+    ck_assert_str_eq(l.items[2], "0.05");
+    cfg_list_free(&l);
+    cfg_free(c);
+}
+END_TEST
+
 /* CNTK's array parsers skip empty elements (Basics.h's split and ConfigParser::Parse both
  * skip runs of separators): a trailing, leading or doubled ':' adds nothing. */
 START_TEST(array_empty_elements)
@@ -512,6 +547,7 @@ static Suite *suite(void)
     tcase_add_test(t, variable_errors);
     tcase_add_test(t, block_alias_variable);
     tcase_add_test(t, arrays_and_repeats);
+    tcase_add_test(t, arrays_commas_parentheses);
     tcase_add_test(t, array_empty_elements);
     tcase_add_test(t, array_errors);
     tcase_add_test(t, booleans);
