@@ -50,8 +50,8 @@ TESTS += tests/test_bs_parse tests/test_cfg tests/test_cfg_files tests/test_sche
 	tests/test_cntk_compat.sh tests/test_bs_net.sh tests/test_bs_eval.sh tests/test_bs_rnn.sh tests/test_bs_load.sh tests/test_image_reader.sh tests/test_bs_conv.sh tests/test_bs_bn.sh tests/test_deserializers.sh \
 	tests/test_dpsgd.sh tests/test_team_shm.sh tests/test_masgd.sh tests/test_asgd.sh tests/test_rescale.sh tests/test_elastic.sh tests/test_layers.sh tests/test_format.sh tests/test_files.sh tests/test_startup.sh tests/test_timeline.sh tests/test_plot.sh \
 	tests/test_backend_boundary.sh tests/test_cntk_actions.sh
-TESTS += tests/test_read_ahead.sh
-EXTRA_DIST += tests/test_read_ahead.sh
+TESTS += tests/test_read_ahead.sh tests/test_composite_reader.sh
+EXTRA_DIST += tests/test_read_ahead.sh tests/test_composite_reader.sh
 TESTS += tests/test_accept.sh
 else
 check-local:

@@ -66,7 +66,7 @@ fails() {
 fails 'train.reader = { deserializers = ({ type = "CNTKTextFormatDeserializer"; file = d.ctf
     input = [ features = [ dim = 2; format = dense ]; labels = [ dim = 2; format = dense ] ]
   }:{ type = "HTKMLFDeserializer"; module = "HTKDeserializers" }) }' \
-    "r.cfg:3:5: error: train.reader.deserializers: 2 deserializers: partrain reads exactly one, a CNTKTextFormatDeserializer (composing several is not supported)"
+    "r.cfg:3:14: error: type=HTKMLFDeserializer is not supported by partrain (supported: CNTKTextFormatDeserializer)"
 fails 'train.reader = { deserializers = ({ type = "HTKFeatureDeserializer"; module = "HTKDeserializers" }) }' \
     "r.cfg:1:44: error: type=HTKFeatureDeserializer is not supported by partrain (supported: CNTKTextFormatDeserializer)"
 fails 'train.reader = { deserializers = ({ type = "Base64ImageDeserializer"; module = "ImageReader" }) }' \

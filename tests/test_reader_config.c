@@ -76,7 +76,11 @@ START_TEST(config_deserializers)
         "empty = [ deserializers = ( ) ]\n"
         "junk = [ deserializers = ({ type = CNTKTextFormatDeserializer } x) ]\n"
         "word = [ deserializers = CNTKTextFormatDeserializer ]\n"
-        "none = [ file = a ; input = [ x = [ dim = 1 ; format = dense ] ] ]\n",
+        "none = [ file = a ; input = [ x = [ dim = 1 ; format = dense ] ] ]\n"
+        "pair = [ deserializers = ({ type = CNTKTextFormatDeserializer ; file = a\n"
+        "    input = [ x = [ dim = 2 ; format = dense ] ] } : { type = CNTKTextFormatDeserializer\n"
+        "    file = b ; chunkSizeInBytes = 77 ; input = [ y = [ dim = 3 ; format = dense ] ] }) "
+        "]\n",
         &e);
     ck_assert_msg(e.code == 0, "%s", e.msg);
     struct reader_config rc;
@@ -98,12 +102,23 @@ START_TEST(config_deserializers)
     ck_assert_int_eq(reader_config_read(node_at(c, "bare"), &rc, &e), 0);
     ck_assert_str_eq(rc.file, "b.ctf");
     ck_assert_int_eq(rc.trace, 3);
+    ck_assert_int_eq(rc.aux.first, 0); /* one deserializer */
+    /* two compose: the second's inputs after the first's, its file and keys its own */
+    ck_assert_int_eq(reader_config_read(node_at(c, "pair"), &rc, &e), 0);
+    ck_assert_str_eq(rc.file, "a");
+    ck_assert_int_eq(rc.ninputs, 2);
+    ck_assert_int_eq(rc.aux.first, 1);
+    ck_assert_str_eq(rc.inputs[1].name, "y");
+    ck_assert_int_eq(rc.inputs[1].dim, 3);
+    ck_assert_str_eq(rc.aux.file, "b");
+    ck_assert_uint_eq(rc.aux.chunk_bytes, 77);
+    ck_assert_uint_eq(rc.chunk_bytes, 32u << 20); /* the first's: the default */
 
     static const struct {
         const char *block, *msg;
     } bad[] = {
-        {"two", "d.cfg:13:7: error: two.deserializers: 2 deserializers: partrain reads exactly "
-                "one, a CNTKTextFormatDeserializer (composing several is not supported)"},
+        {"two", "d.cfg:13:16: error: type=HTKFeatureDeserializer is not supported by partrain "
+                "(supported: CNTKTextFormatDeserializer)"},
         {"htk", "d.cfg:14:35: error: type=HTKFeatureDeserializer is not supported by partrain "
                 "(supported: CNTKTextFormatDeserializer)"},
         {"img", "d.cfg:15:62: error: an ImageDeserializer's input has one stream with "

@@ -295,6 +295,14 @@ static int one_line(struct pass *p, const char *s, size_t len, uint64_t offset, 
     if (line.empty)
         return undeclared_only(p, s, len, e);
     if (ctf_starts_sequence(p->rc, p->ix->has_ids, !p->open, &line, p->prev_id)) {
+        if (p->rc->ids_are_positions && p->ix->has_ids && !p->rc->skip_ids &&
+            line.id != (uint64_t)p->ix->nseq)
+            return pt_err_set(e, PT_EUSER,
+                              "%s:%zu: error: sequence id %llu where %zu is expected: this "
+                              "file is the reader's second deserializer, read with the first "
+                              "sequence by sequence (CNTK's keys), so its ids must be 0, 1, 2 "
+                              "... in order",
+                              p->rc->file, p->lineno, (unsigned long long)line.id, p->ix->nseq);
         if ((rc = close_seq(p, e)) || (rc = push_seq(p, offset, e)))
             return rc;
         p->seq_line = p->lineno;

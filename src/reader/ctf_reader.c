@@ -1,6 +1,7 @@
 /* The reader: epochs over the timeline, chunk loading and caching, minibatch assembly. */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,6 +46,7 @@ void reader_close(struct reader *r)
     free(r->pick_chunk);
     fill_pool_free(r->pool); /* before image_close: its threads use the images' scratch */
     image_close(r);
+    reader_close(r->aux);
     tl_sweep_free(&r->sweep);
     ctf_index_free(&r->ix);
     if (r->fd >= 0)
@@ -72,6 +74,40 @@ static size_t cache_slots(const struct reader *r)
     return need < n ? need : n;
 }
 
+/* The second deserializer of a composite reader (rc->aux): a reader of its file and inputs,
+ * in file order, with as many sequences as the first's (which are matched by number). */
+static int open_second(struct reader *r, const struct reader_config *rc, struct pt_log *log,
+                       struct pt_err *e)
+{
+    struct reader_config *a = malloc(sizeof *a);
+    if (!a)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    *a = *rc;
+    memmove(a->inputs, rc->inputs + rc->aux.first,
+            (size_t)(rc->ninputs - rc->aux.first) * sizeof *a->inputs);
+    a->ninputs = rc->ninputs - rc->aux.first;
+    snprintf(a->file, sizeof a->file, "%s", rc->aux.file);
+    a->file_origin = rc->aux.file_origin;
+    a->chunk_bytes = rc->aux.chunk_bytes;
+    a->keep_in_memory = rc->aux.keep_in_memory;
+    a->skip_ids = rc->aux.skip_ids;
+    a->max_errors = rc->aux.max_errors;
+    a->randomize = 0;      /* read where the first deserializer's sequences say: anywhere, so */
+    a->keep_in_memory = 1; /* every chunk stays once parsed */
+    a->img.on = 0;
+    a->aux.first = 0;
+    a->ids_are_positions = 1;
+    int rcode = reader_open(a, log, &r->aux, e);
+    free(a);
+    if (rcode == 0 && r->aux->ix.nseq != r->ix.nseq)
+        rcode = cfg_error(e, &rc->aux.file_origin,
+                          "%s: %zu sequences, where the first deserializer's %s has %zu: the "
+                          "two are read sequence by sequence (the k-th with the k-th), so they "
+                          "must have as many",
+                          rc->aux.file, r->aux->ix.nseq, rc->file, r->ix.nseq);
+    return rcode;
+}
+
 int reader_open(const struct reader_config *rc, struct pt_log *log, struct reader **out,
                 struct pt_err *e)
 {
@@ -80,6 +116,8 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
     if (!r)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     r->rc = *rc;
+    if (rc->aux.first) /* its own inputs; the second deserializer's are its reader's */
+        r->rc.ninputs = rc->aux.first;
     r->log = log;
     r->fd = -1;
     r->sweep_no = UINT64_MAX;
@@ -91,6 +129,8 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
             rcode = cfg_error(e, &rc->file_origin, "cannot read data file '%s': %s", rc->file,
                               strerror(errno));
     }
+    if (rcode == 0 && rc->aux.first)
+        rcode = open_second(r, rc, log, e);
     if (rcode == 0) {
         r->src = (struct tl_source){.nseq = r->ix.nseq,
                                     .nchunks = r->ix.nchunks,
@@ -201,6 +241,16 @@ int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct p
     }
     rc = r->rc.img.on ? image_fill(r, r->pick, r->pick_at, n, mb, e)
                       : reader_fill(r, r->pick, n, mb, e);
+    if (rc == 0 && r->aux) { /* the second deserializer's inputs, filled in mb's own */
+        int first = r->rc.ninputs, na = r->aux->rc.ninputs;
+        struct mb_input t;
+        for (int j = 0; j < na; j++)
+            t = r->aux_mb.in[j], r->aux_mb.in[j] = mb->in[first + j], mb->in[first + j] = t;
+        rc = reader_fill(r->aux, r->pick, n, &r->aux_mb, e);
+        for (int j = 0; j < na; j++)
+            t = r->aux_mb.in[j], r->aux_mb.in[j] = mb->in[first + j], mb->in[first + j] = t;
+        mb->ninputs = first + na;
+    }
     mb->global_samples = total;
     return rc;
 }

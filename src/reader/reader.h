@@ -80,6 +80,21 @@ struct reader_config {
     long long max_errors;
     int trace;
     struct image_config img;
+    /* CNTK's composite reader of two deserializers, deserializers = ({ ... } : { ... }): the
+     * second, a CNTKTextFormatDeserializer, supplies inputs[aux.first .. ninputs - 1] from
+     * its file, its k-th sequence with the first's k-th (CNTK's keys: the line, or the
+     * sequence id, 0, 1, 2 ... in order). aux.first == 0: one deserializer. */
+    struct reader_aux {
+        int first;
+        char file[4096];
+        struct cfg_origin file_origin;
+        size_t chunk_bytes;
+        int keep_in_memory, skip_ids;
+        long long max_errors;
+    } aux;
+    /* This file is such a second deserializer: its sequence ids, where it has them, must be
+     * 0, 1, 2 ... in order (checked by the index, naming the line). */
+    int ids_are_positions;
 };
 
 /* Fill rc from a reader block (typed, validated, with CNTK's defaults). */

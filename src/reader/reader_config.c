@@ -1,6 +1,7 @@
 /* The reader block -> struct reader_config: the schema stores the keys, this file walks
  * the input streams. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -114,11 +115,13 @@ static int check_deserializer(struct cfg_node *reader, struct cfg_node *d, int o
     return rc;
 }
 
-/* The deserializer of the reader block's `deserializers = ({ ... })` (node ds): exactly one,
- * with file and input there, none in the reader block. */
+/* The deserializers of the reader block's `deserializers = ({ ... })` (node ds): one, or two
+ * (*second: a CNTKTextFormatDeserializer after an image or text one), each with its file and
+ * input, none in the reader block. */
 static int find_deserializer(struct cfg_node *block, struct cfg_node *ds, struct cfg_node **out,
-                             struct pt_err *e)
+                             struct cfg_node **second, struct pt_err *e)
 {
+    *second = NULL;
     char path[512];
     static const char *const own[] = {"file", "input"};
     for (int i = 0; i < 2; i++) {
@@ -143,18 +146,63 @@ static int find_deserializer(struct cfg_node *block, struct cfg_node *ds, struct
                              "%s: no deserializer: expected ({ type = "
                              "\"CNTKTextFormatDeserializer\"; file = ...; input = [ ... ] })",
                              cfg_path(ds, path, sizeof path));
-        if (cfg_next(d)) {
+        if (cfg_next(d) && cfg_next(cfg_next(d))) {
             size_t count = 0;
             for (struct cfg_node *x = d; x; x = cfg_next(x))
                 count++;
-            return cfg_error(e, cfg_origin_of(cfg_next(d)),
-                             "%s: %zu deserializers: partrain reads exactly one, a "
-                             "CNTKTextFormatDeserializer (composing several is not supported)",
+            return cfg_error(e, cfg_origin_of(cfg_next(cfg_next(d))),
+                             "%s: %zu deserializers: partrain composes at most two (an image or "
+                             "text deserializer, then a CNTKTextFormatDeserializer)",
                              cfg_path(ds, path, sizeof path), count);
         }
+        *second = cfg_next(d);
     }
     *out = d;
-    return check_deserializer(block, d, d != ds, e);
+    int rc = check_deserializer(block, d, d != ds, e);
+    if (rc == 0 && *second && image_deserializer(*second))
+        rc = cfg_error(e, cfg_origin_of(*second),
+                       "%s: the second deserializer is an ImageDeserializer: partrain composes "
+                       "an image or text deserializer with a CNTKTextFormatDeserializer after "
+                       "it, not images after something else",
+                       cfg_path(ds, path, sizeof path));
+    if (rc == 0 && *second)
+        rc = check_deserializer(block, *second, 1, e);
+    return rc;
+}
+
+/* The second deserializer (d2: text format) of a composite reader: its inputs after the
+ * first's, its file and text-format keys into rc->aux. */
+static int read_second(struct cfg_node *d2, struct reader_config *rc, struct pt_err *e)
+{
+    struct reader_config *t = malloc(sizeof *t);
+    if (!t)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    *t = *rc;
+    int r = cfg_schema_read(d2, &reader_deserializer_schema, t, e);
+    if (r == 0)
+        r = read_inputs(d2, t, e);
+    if (r == 0 && rc->ninputs + t->ninputs > CTF_MAX_INPUTS)
+        r = cfg_error(e, cfg_origin_of(d2), "reader: more than %d inputs in all", CTF_MAX_INPUTS);
+    for (int i = 0; r == 0 && i < t->ninputs; i++)
+        for (int k = 0; r == 0 && k < rc->ninputs; k++)
+            if (!strcmp(t->inputs[i].name, rc->inputs[k].name))
+                r = cfg_error(e, cfg_origin_of(d2),
+                              "reader: input '%s' is declared by both deserializers (each "
+                              "stream comes from one of them)",
+                              t->inputs[i].name);
+    if (r == 0) {
+        rc->aux = (struct reader_aux){.first = rc->ninputs,
+                                      .file_origin = t->file_origin,
+                                      .chunk_bytes = t->chunk_bytes,
+                                      .keep_in_memory = t->keep_in_memory,
+                                      .skip_ids = t->skip_ids,
+                                      .max_errors = t->max_errors};
+        snprintf(rc->aux.file, sizeof rc->aux.file, "%s", t->file);
+        memcpy(rc->inputs + rc->ninputs, t->inputs, (size_t)t->ninputs * sizeof *t->inputs);
+        rc->ninputs += t->ninputs;
+    }
+    free(t);
+    return r;
 }
 
 int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct pt_err *e)
@@ -185,19 +233,23 @@ int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct 
     }
     /* the reader block's keys; with a deserializer, then its own (file, input, and the
      * text-format keys it sets, which win over the reader block's) */
-    if (ds && (r = find_deserializer(block, ds, &d, e)))
+    struct cfg_node *d2 = NULL;
+    if (ds && (r = find_deserializer(block, ds, &d, &d2, e)))
         return r;
     r = cfg_schema_read(block, &reader_schema, rc, e);
     if (r == 0 && d && image_deserializer(d)) {
         static const struct cfg_schema *const others[] = {&reader_schema, NULL};
         struct cfg_check ck = {.cfg = cfg_of(block), .strict = strict_config(block), .all = others};
-        return image_config_read(&ck, d, rc, e);
+        r = image_config_read(&ck, d, rc, e);
+    } else {
+        if (r == 0 && d)
+            r = cfg_schema_read(d, &reader_deserializer_schema, rc, e);
+        if (r == 0 && rc->file[0] == '\0')
+            r = missing(block, &reader_schema, "file", e);
+        if (r == 0)
+            r = read_inputs(d ? d : block, rc, e);
     }
-    if (r == 0 && d)
-        r = cfg_schema_read(d, &reader_deserializer_schema, rc, e);
-    if (r == 0 && rc->file[0] == '\0')
-        r = missing(block, &reader_schema, "file", e);
-    return r ? r : read_inputs(d ? d : block, rc, e);
+    return r == 0 && d2 ? read_second(d2, rc, e) : r;
 }
 
 int reader_config_one_hot(struct reader_config *rc, const char *name, const char *why)

@@ -73,6 +73,10 @@ struct reader {
     int pool_tried;
     int ahead;             /* read ahead of the caller (prefetch.c): filled on the pool's threads */
     struct image_set *img; /* rc.img.on: the images (image_reader.c) */
+    /* the second deserializer of a composite reader (rc.aux): its own reader over the same
+     * sequence numbers, and a minibatch whose inputs lend theirs to it (reader_next) */
+    struct reader *aux;
+    struct minibatch aux_mb;
 };
 
 /* The ImageDeserializer's data (image_reader.c): the map file into r->ix and r->img;

@@ -157,16 +157,20 @@ static const struct cfg_key reader_keys[] = {
      .type = CFG_TEXT,
      .flags = CFG_LOCAL,
      .group = READER_KIND,
-     .help = "CNTK's composite-reader form, instead of readerType: exactly one deserializer, "
-             "({ type = \"CNTKTextFormatDeserializer\"; module = \"CNTKTextFormatReader\"; "
-             "file = ...; input = [ ... ] }), read as readerType = CNTKTextFormatReader with its "
-             "keys. In it: type or module (naming the text format), file and input (required, "
-             "and only there), chunkSizeInBytes, keepDataInMemory, skipSequenceIds, maxErrors "
-             "and traceLevel (there or in the reader block; the deserializer's win). The other "
-             "keys stay in the reader block. Or an ImageDeserializer: type = "
-             "\"ImageDeserializer\"; module = \"ImageReader\"; file = MAP; input = { features "
-             "= { transforms = ( ... ) }; labels = { labelDim = N } } (README \"Images\"). "
-             "Several deserializers, and other types (HTK, binary), are not supported"},
+     .help =
+         "CNTK's composite-reader form, instead of readerType: one deserializer (or two: below), "
+         "({ type = \"CNTKTextFormatDeserializer\"; module = \"CNTKTextFormatReader\"; "
+         "file = ...; input = [ ... ] }), read as readerType = CNTKTextFormatReader with its "
+         "keys. In it: type or module (naming the text format), file and input (required, "
+         "and only there), chunkSizeInBytes, keepDataInMemory, skipSequenceIds, maxErrors "
+         "and traceLevel (there or in the reader block; the deserializer's win). The other "
+         "keys stay in the reader block. Or an ImageDeserializer: type = "
+         "\"ImageDeserializer\"; module = \"ImageReader\"; file = MAP; input = { features "
+         "= { transforms = ( ... ) }; labels = { labelDim = N } } (README \"Images\"). "
+         "Two compose: ({ image or text } : { text }), the second's k-th sequence with the "
+         "first's k-th (CNTK's keys: line numbers, or ids 0, 1, ...), its inputs beside the "
+         "first's (CNTK's RegrSimple_CIFAR10). Three or more, and other types (HTK, binary), "
+         "are not supported"},
     {.name = "file",
      .type = CFG_PATH,
      .help = "the CTF data file (required with readerType; with deserializers, inside the "

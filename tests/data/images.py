@@ -4,7 +4,13 @@
   images.py classes                  three classes of 12 x 10 images (the class's channel
                                      bright, with noise): tr0..tr239.png listed in train.txt,
                                      te0..te59.png in test.txt, in the current directory
+  images.py regr DIR N PREFIX        N images of 32 x 32 in random colours (with noise) in
+                                     DIR, listed in DIR/PREFIX_map.txt (a class each) and
+                                     their channels' means / 255 (red, green, blue) in
+                                     DIR/PREFIX_regrLabels.txt, as CNTK's CIFAR-10 script
+                                     writes them for its regression example
 """
+import os
 import random
 import struct
 import sys
@@ -35,9 +41,26 @@ def classes(prefix, n, seed, mapfile):
         f.write('\n'.join(lines) + '\n')
 
 
+def regr(d, n, prefix, seed):
+    rnd = random.Random(seed)
+    with open('%s/%s_map.txt' % (d, prefix), 'w') as m, \
+            open('%s/%s_regrLabels.txt' % (d, prefix), 'w') as g:
+        for i in range(n):
+            base = [rnd.randrange(256) for _ in range(3)]
+            vals = [min(255, max(0, base[k] + rnd.randrange(-20, 21)))
+                    for _ in range(32 * 32) for k in range(3)]
+            path = '%s/%s%d.png' % (d, prefix, i)
+            png(path, 32, 32, vals)
+            m.write('%s\t%d\n' % (os.path.abspath(path), i % 10))
+            mean = [sum(vals[k::3]) / (32 * 32 * 255.0) for k in range(3)]
+            g.write('|regrLabels\t%f\t%f\t%f\n' % tuple(mean))
+
+
 if __name__ == '__main__':
     if sys.argv[1:2] == ['png']:
         png(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), [int(v) for v in sys.argv[5:]])
+    elif sys.argv[1:2] == ['regr']:
+        regr(sys.argv[2], int(sys.argv[3]), sys.argv[4], 3 if sys.argv[4] == 'train' else 4)
     elif sys.argv[1:2] == ['classes']:
         classes('tr', 240, 1, 'train.txt')
         classes('te', 60, 2, 'test.txt')
