@@ -190,7 +190,7 @@ CFG
 expect 0 "$T" configFile=w.cntk
 [ "$(awk '$1 >= 0 && $1 <= 1' out.p | wc -l)" -eq 1000 ] && ok || no "out.p: not 1000 probabilities"
 expect 1 "$T" configFile=w.cntk Write.outputNodeNames=HLast
-has "$tmp/err" "outputNodeNames: 'HLast' is neither a node of the network in 'Models/LR_reg.dnn' nor an input of the reader (partrain writes the BrainScript network's output node, 'p', and the inputs)"
+has "$tmp/err" "outputNodeNames: 'HLast' is neither a node of the network in 'Models/LR_reg.dnn' nor an input of the reader (partrain writes the BrainScript network's nodes by name (its output node, 'p', by default) and the inputs)"
 # the output node beside an input (the labels), as CNTK writes them
 expect 0 "$T" configFile=w.cntk Write.outputNodeNames=p:labels Write.outputPath=out2
 awk '{ print $5 }' Train_cntk_text.txt | sed 's/$/.000000/' | cmp -s - out2.labels && ok ||

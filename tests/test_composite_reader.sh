@@ -26,13 +26,17 @@ cat >r.cntk <<CFG
 deviceId = -1
 Train = [ action = train ; modelPath = "\$Dir\$/m.dnn"
     BrainScriptNetworkBuilder = [ features = Input {8:8:3} ; regrLabels = Input {3}
-        ol = LinearLayer {3} (DenseLayer {16} (features / 256))
+        W1 = Parameter (16, 192) ; b1 = Parameter (16, 1)
+        z1 = W1 * (features / 256) + b1 ; h1 = Tanh (z1)
+        ol = LinearLayer {3} (h1)
         diff = regrLabels - ol ; sqerr = ReduceSum (diff .* diff, axis = 1) ; rmse = Sqrt (sqerr / 3)
         criterionNodes = (rmse) ; evaluationNodes = (rmse) ; outputNodes = (ol) ]
     SGD = [ minibatchSize = 32 ; learningRatesPerSample = 0.002 ; momentumAsTimeConstant = 256 ; maxEpochs = 6
         ParallelTrain = [ parallelizationMethod = DataParallelSGD ] ]
     reader = $(ds data/train_map.txt data/train_regrLabels.txt) ]
 Test = [ action = test ; modelPath = "\$Dir\$/m.dnn" ; reader = $(ds data/test_map.txt data/test_regrLabels.txt false) ]
+Write = [ action = write ; modelPath = "\$Dir\$/m.dnn" ; outputPath = "\$Dir\$/out" ; minibatchSize = 10
+    outputNodeNames = (ol, regrLabels, rmse, h1) ; reader = $(ds data/test_map.txt data/test_regrLabels.txt false) ]
 CFG
 # the targets are the images' channel means: after 6 epochs the error is a fraction of the first's
 for n in 1 2; do
@@ -45,7 +49,21 @@ for n in 1 2; do
     awk -v a="$first" -v b="$last" -v t="$test" 'BEGIN { exit !(a > 0 && b < a / 2 && t < 2 * b) }' && ok ||
         no "$n ranks: rmse $first -> $last, test $test: not learned"
 done
-cmp -s r1/m.dnn r2/m.dnn || true # (1 and 2 ranks sum in another order)
+
+# a write of nodes by name, CNTK's array syntax (RegrSimple_CIFAR10's Write): the network's
+# values, the reader's targets beside them, each rmse what the two give
+expect 0 "$T" configFile=r.cntk Dir=r1 command=Write
+for f in ol regrLabels rmse h1; do
+    [ "$(wc -l <r1/out.$f)" -eq 64 ] && ok || no "r1/out.$f: $(wc -l <r1/out.$f) lines, wanted 64"
+done
+[ "$(awk '{ print NF; exit }' r1/out.h1)" = 16 ] && ok || no "h1: not 16 values a sample"
+paste -d ' ' r1/out.ol r1/out.regrLabels r1/out.rmse | awk '{ s = 0; for (i = 1; i <= 3; i++) s += ($(i + 3) - $i)^2
+    d = sqrt(s / 3) - $7; if (d < 0) d = -d; if (d > 2e-6) bad++ } END { exit bad > 0 }' && ok ||
+    no "the written rmse is not that of the written ol and targets"
+expect 1 "$T" configFile=r.cntk Dir=r1 command=Write 'Write.outputNodeNames=(ol : z1)'
+has "$tmp/err" "outputNodeNames: 'z1' is computed inside a fused layer"
+expect 1 "$T" configFile=r.cntk Dir=r1 command=Write 'Write.outputNodeNames=W1'
+has "$tmp/err" "outputNodeNames: 'W1' is a parameter of 16 x 192 values, not a column per sample"
 
 # two text files, features and labels, read as one with both (in file order)
 toy_ctf 'x + 0.5 * y > 0.75' >d.ctf

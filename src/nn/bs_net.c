@@ -170,6 +170,63 @@ const char *nn_output_name(const struct nn *net)
     return net->graph ? net->graph->nodes[net->graph->out].name : NULL;
 }
 
+/* The live node called name (not one of partrain's helpers), or -1; *folded: a node of that
+ * name was folded into a fused one. */
+static int named_node(const struct nn_graph *g, const char *name, int *folded)
+{
+    *folded = 0;
+    for (int i = 0; g && i < g->n; i++) {
+        const struct g_node *n = &g->nodes[i];
+        if (n->helper || strcmp(n->name, name) != 0)
+            continue;
+        if (!n->dead)
+            return i;
+        *folded = 1;
+    }
+    return -1;
+}
+
+int nn_value_node(const struct nn *net, const char *name, struct pt_err *e)
+{
+    int folded, at = named_node(net->graph, name, &folded);
+    if (at < 0 && folded)
+        return pt_err_set(e, PT_EUSER,
+                          "error: '%s' is computed inside a fused layer (a product, its bias and "
+                          "activation in one pass): its value is never formed; name the "
+                          "layer's output",
+                          name);
+    if (at < 0)
+        return 0;
+    const struct g_node *n = &net->graph->nodes[at];
+    if (n->cols)
+        return pt_err_set(e, PT_EUSER,
+                          "error: '%s' is a %s of %d x %d values, not a column per sample: "
+                          "partrain writes the nodes computed from the inputs",
+                          name, n->learnable ? "parameter" : "constant", n->rows, n->cols);
+    return 1;
+}
+
+int nn_node_values(struct nn *net, const char *name, float *host, size_t cap, size_t *rows,
+                   size_t *cols, struct pt_err *e)
+{
+    const struct nn_graph *g = net->graph;
+    int folded, at = named_node(g, name, &folded);
+    *rows = *cols = 0;
+    if (at < 0 || g->nodes[at].cols)
+        return pt_err_set(e, PT_EINTERNAL, "error: internal: no values of '%s' to read", name);
+    if (!net->out)
+        return pt_err_set(e, PT_EUSER, "error: the network has no output yet (no minibatch ran)");
+    const struct g_node *n = &g->nodes[at];
+    *rows = (size_t)n->rows;
+    *cols = n->seq1 ? g->nseq : g->ncols;
+    if (!host)
+        return 0;
+    if (*rows * *cols > cap)
+        return pt_err_set(e, PT_EINTERNAL, "error: internal: %zu floats for '%s', room for %zu",
+                          *rows * *cols, name, cap);
+    return net->bk->ops->download(net->bk, host, n->v, *rows * *cols, e);
+}
+
 /* CNTK's counts: every node (not an own criterion's second one, nor partrain's helpers;
  * a fused convolution and bias as CNTK's two),
  * and those the training criterion's gradient passes through (its ancestors that read a

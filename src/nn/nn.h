@@ -287,6 +287,15 @@ const float *nn_get_prior(const struct nn *net, int *dim);
 /* The configured criterion names, for log lines ("CrossEntropyWithSoftmax",
  * "ClassificationError" or "ErrorPrediction", "SquareError"). */
 const char *nn_train_criterion_name(const struct nn *net);
+/* A BrainScript network's node called name, for action=write: 1 where it holds one column
+ * of values per sample (or per sequence) after a forward pass, 0 where the network has no
+ * node of that name, PT_EUSER (e says why) for a parameter or constant, or a node folded
+ * into a fused layer (its value is never formed). */
+int nn_value_node(const struct nn *net, const char *name, struct pt_err *e);
+/* Such a node's values after the last forward pass: rows x cols (its columns in the pass,
+ * as the output's) into host (cap floats); host NULL only sets rows and cols. */
+int nn_node_values(struct nn *net, const char *name, float *host, size_t cap, size_t *rows,
+                   size_t *cols, struct pt_err *e);
 /* The further evaluation nodes of a BrainScript network (evaluationNodes after the first;
  * nn_stats.eval_more): how many; for k below that, the k-th's name and node kind (NULL
  * pointers are not written). */

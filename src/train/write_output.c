@@ -14,8 +14,11 @@
  * and sampleSeparator %d is the sequence's number (from 0, in file order) and %x its shape
  * ("rows steps"). type=category
  * prints the index of each sample's largest value, or its line of labelMappingFile.
- * outputNodeNames may also name the reader's inputs (CNTK writes an input node's values:
- * "labels", one-hot, written as category gives the true class beside the predicted one).
+ * A BrainScript network writes its output node by default, and any node computed from the
+ * inputs that outputNodeNames names (CNTK's RegrSimple_CIFAR10 writes ol, regrLabels,
+ * rmse). outputNodeNames may also name the reader's inputs (CNTK writes an input node's
+ * values: "labels", one-hot, written as category gives the true class beside the
+ * predicted one).
  *
  * Only rank 0 writes (CNTK's writer has no MPI: every rank would write the same files);
  * the other ranks wait for its outcome. Each file is written to a temporary and renamed
@@ -33,197 +36,13 @@
 #include "core/fs.h"
 #include "math/backend.h"
 #include "train/train_internal.h"
+#include "train/write_internal.h"
 
 #define WRITE_MAX_NODES 16
 
 /* NODE_INPUT: one of the reader's inputs, as the minibatch holds it */
-enum write_node { NODE_HLAST, NODE_POSTERIOR, NODE_SCALED_LL, NODE_INPUT };
+enum write_node { NODE_HLAST, NODE_POSTERIOR, NODE_SCALED_LL, NODE_INPUT, NODE_GRAPH };
 static const char *const node_names[] = {"HLast", "PosteriorProb", "ScaledLogLikelihood"};
-
-int write_output_node(const char *name)
-{
-    /* before the model is read, any node name a BrainScript network may have counts */
-    if (!*name)
-        return 0;
-    for (const char *p = name; *p; p++)
-        if (!isalnum((unsigned char)*p) && *p != '_' && *p != '.')
-            return 0;
-    return 1;
-}
-
-struct write_format {
-    int category; /* type: 0 real, 1 category */
-    int transpose;
-    const char *prologue, *epilogue, *seq_sep, *seq_prologue, *seq_epilogue, *elem_sep, *sample_sep,
-        *precision;
-    const char *label_file; /* labelMappingFile, or NULL */
-    char **labels;          /* its lines (open_outputs reads them) */
-    size_t nlabels;
-};
-
-struct write_settings {
-    char model[4096];
-    char output[4096];
-    long long mb_size, epoch_size;
-    struct cfg_val nodes; /* outputNodeNames */
-    struct write_format fmt;
-};
-
-#define WS(m) CFG_OUT(struct write_settings, m)
-#define WF(m) CFG_OUT(struct write_format, m)
-
-/* precisionFormat "W.P", "W", ".P" (digits): width and precision of %f (-1: default). */
-static void precision_parse(const char *s, int *width, int *prec)
-{
-    *width = *prec = -1;
-    if (!s || !*s)
-        return;
-    if (*s != '.')
-        *width = atoi(s);
-    const char *dot = strchr(s, '.');
-    if (dot)
-        *prec = atoi(dot + 1);
-}
-
-static int precision_valid(const struct cfg_val *v, char *why, size_t size)
-{
-    const char *s = v->s ? v->s : "";
-    size_t dots = 0, n = strlen(s);
-    for (size_t i = 0; i < n; i++) {
-        dots += s[i] == '.';
-        if (!(s[i] == '.' || (s[i] >= '0' && s[i] <= '9')) || dots > 1 || n > 8) {
-            snprintf(why, size, "expected a printf width and precision such as .3 or 10.4");
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static const struct cfg_key format_keys[] = {
-    {.name = "type",
-     .type = CFG_ENUM,
-     .def = "real",
-     .choices = "real|category",
-     .unsupported = "sparse",
-     .help = "real: the values; category: the index of each sample's largest value",
-     WF(category)},
-    {.name = "transpose",
-     .type = CFG_BOOL,
-     .def = "true",
-     .help = "true: one line per sample; false: one column per sample",
-     WF(transpose)},
-    {.name = "prologue",
-     .type = CFG_STRING,
-     .help = "printed at the start (default empty)",
-     WF(prologue)},
-    {.name = "epilogue",
-     .type = CFG_STRING,
-     .help = "printed at the end (default empty)",
-     WF(epilogue)},
-    {.name = "sequenceSeparator",
-     .type = CFG_STRING,
-     .help = "between sequences (default empty)",
-     WF(seq_sep)},
-    {.name = "sequencePrologue",
-     .type = CFG_STRING,
-     .help = "before each sequence (default empty)",
-     WF(seq_prologue)},
-    {.name = "sequenceEpilogue",
-     .type = CFG_STRING,
-     .help = "after each sequence (default \\n)",
-     WF(seq_epilogue)},
-    {.name = "elementSeparator",
-     .type = CFG_STRING,
-     .help = "between the values of a sample (default \\s, a space)",
-     WF(elem_sep)},
-    {.name = "sampleSeparator",
-     .type = CFG_STRING,
-     .help = "between the samples of a sequence (default \\n)",
-     WF(sample_sep)},
-    {.name = "precisionFormat",
-     .type = CFG_STRING,
-     .help = "printf width and precision of the values, e.g. .3 for %.3f (default: %f)",
-     .valid = precision_valid,
-     WF(precision)},
-    {.name = "labelMappingFile",
-     .type = CFG_PATH,
-     .help = "with type=category, a text file whose line i names class i: the label is written "
-             "instead of the index",
-     WF(label_file)},
-    {.name = NULL},
-};
-
-static const struct cfg_schema format_schema = {
-    .name = "format",
-    .where = "in a command block with action=write",
-    .help = "How action=write lays out the values (CNTK's WriteFormattingOptions).",
-    .keys = format_keys,
-};
-
-#define NO_BUILDER                                                                                 \
-    "a network builder in an action=write block makes the network that CNTK evaluates; "           \
-    "partrain builds a BrainScript one (BS.Network.Load and additions to the loaded model), "      \
-    "not NDL: without one the network is modelPath's"
-static const struct cfg_key write_cmd_keys[] = {
-    {.name = "action", .type = CFG_STRING, .def = "write", .help = "write: the network's outputs"},
-    {.name = "modelPath",
-     .type = CFG_PATH,
-     .flags = CFG_REQUIRED,
-     .help = "the model whose outputs are written",
-     WS(model)},
-    {.name = "reader",
-     .type = CFG_BLOCK,
-     .flags = CFG_REQUIRED,
-     .sub = &reader_schema,
-     .help = "the data, read in file order"},
-    {.name = "outputPath",
-     .type = CFG_PATH,
-     .flags = CFG_REQUIRED,
-     .help = "node N is written to outputPath.N",
-     WS(output)},
-    {.name = "outputNodeNames",
-     .type = CFG_STRING_LIST,
-     .help = "nodes to write: HLast, PosteriorProb, ScaledLogLikelihood of a SimpleNetworkBuilder "
-             "network (default: ScaledLogLikelihood when the model has a prior, else HLast); a "
-             "BrainScript network's output node (its default); the reader's inputs (labels)",
-     WS(nodes)},
-    {.name = "minibatchSize",
-     .type = CFG_INT,
-     .def = "2048",
-     .flags = CFG_HAS_MIN,
-     .min = 1,
-     .help = "samples per minibatch",
-     WS(mb_size)},
-    {.name = "epochSize",
-     .type = CFG_INT,
-     .def = "0",
-     .flags = CFG_HAS_MIN,
-     .help = "samples to write; 0 = all",
-     WS(epoch_size)},
-    {.name = "format",
-     .type = CFG_BLOCK,
-     .sub = &format_schema,
-     .help = "the text layout: format = [ type; transpose; prologue; ... ]",
-     WS(fmt)},
-    {.name = "writer",
-     .type = CFG_UNSUPPORTED,
-     .help = "data writers (HTKMLFWriter, ...) are not supported: use outputPath"},
-    {.name = "writeSequenceKey",
-     .type = CFG_UNSUPPORTED,
-     .help = "sequence keys are not written (%k is not supported)"},
-    {.name = "nodeUnitTest", .type = CFG_UNSUPPORTED, .help = "node unit tests are not supported"},
-    TRAIN_EVAL_BUILDER_KEYS,
-    {.name = "NDLNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
-    {.name = NULL},
-};
-
-const struct cfg_schema write_command_schema = {
-    .name = "command block (action=write)",
-    .where = "at top level, named in command=",
-    .help = "Writes a model's outputs. Unknown keys here are allowed (they may be variables).",
-    .keys = write_cmd_keys,
-    .open = 1,
-};
 
 /* What a format string may name: %s the node, %n the minibatch number; in
  * sequencePrologue and sampleSeparator also %d the sequence's number and %x its shape
@@ -289,7 +108,7 @@ static void node_column(enum write_node node, const float *z, size_t rows, const
 static void put_value(FILE *f, const struct write_format *fm, double v)
 {
     int width, prec;
-    precision_parse(fm->precision, &width, &prec);
+    write_precision_parse(fm->precision, &width, &prec);
     if (v == 0)
         v = 0; /* no negative zero (CNTK clears its sign) */
     fprintf(f, "%*.*f", width < 0 ? 0 : width, prec < 0 ? 6 : prec, v);
@@ -355,15 +174,20 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
             const char *graph_out = nn_output_name(net);
             char writes[192];
             snprintf(writes, sizeof writes, "%s%.64s%s",
-                     graph_out ? "the BrainScript network's output node, '"
+                     graph_out ? "the BrainScript network's nodes by name (its output node, '"
                                : "HLast, PosteriorProb, ScaledLogLikelihood",
-                     graph_out ? graph_out : "", graph_out ? "'," : "");
+                     graph_out ? graph_out : "", graph_out ? "', by default)" : "");
             return cfg_error(e, cfg_value_origin(ws->nodes.node),
                              "outputNodeNames: '%s' is neither a node of the network in '%s' nor "
                              "an input of the reader (partrain writes %s and the inputs)",
                              outs[o].name, ws->model, writes);
         }
-        size_t r = src ? (size_t)src->dim : rows;
+        size_t r = src ? (size_t)src->dim : rows, nc = 0;
+        if (outs[o].node == NODE_GRAPH &&
+            (rc = nn_node_values(net, outs[o].name, NULL, 0, &r, &nc, e)))
+            return rc;
+        if (outs[o].node == NODE_GRAPH && r * nc > cap)
+            cap = r * nc;
         if (fm->category && fm->labels && r > fm->nlabels)
             return pt_err_set(e, PT_EUSER,
                               "error: labelMappingFile '%s' has %zu labels, fewer than the %zu "
@@ -386,12 +210,28 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
     if (!in)
         in = &mb->in[0];
     int per_seq = cols == mb->nseq;
+    float *zn_buf = NULL; /* a node's values (NODE_GRAPH) */
     for (size_t o = 0; rc == 0 && o < nout; o++) {
         const char *name = outs[o].name;
         struct mb_input *src = outs[o].node == NODE_INPUT ? mb_find(mb, name) : NULL;
         const float *base = src ? src->data : z;
         size_t r = src ? (size_t)src->dim : rows;
         int one = src ? 0 : per_seq;
+        if (outs[o].node == NODE_GRAPH) {
+            size_t nc = 0;
+            rc = nn_node_values(net, name, NULL, 0, &r, &nc, e);
+            size_t want = r * nc > 0 ? r * nc : 1;
+            float *v = rc ? NULL : realloc(zn_buf, want * sizeof *v);
+            if (rc == 0 && !v)
+                rc = pt_err_set(e, PT_ESYS, "error: out of memory for the values of '%s'", name);
+            if (rc)
+                break;
+            zn_buf = v;
+            if ((rc = nn_node_values(net, name, zn_buf, r * nc, &r, &nc, e)))
+                break;
+            base = zn_buf;
+            one = nc == mb->nseq;
+        }
         for (size_t s = 0; s < mb->nseq; s++) {
             size_t n = one ? 1 : src ? src->len[s] : in->len[s];
             for (size_t t = 0; t < n; t++)
@@ -406,56 +246,11 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
             rc = pt_err_set(e, PT_ESYS, "error: writing '%s' failed", outs[o].out.path);
     }
     *seqs_written += mb->nseq;
+    free(zn_buf);
     free(z);
     free(colp);
     free(buf);
     return rc;
-}
-
-/* labelMappingFile's lines (without their line ends) into fm->labels. */
-static int read_labels(struct write_format *fm, struct pt_err *e)
-{
-    FILE *f = fopen(fm->label_file, "r");
-    if (!f)
-        return pt_err_set(e, PT_EUSER, "error: labelMappingFile: cannot read '%s': %s",
-                          fm->label_file, strerror(errno));
-    char line[4096];
-    size_t cap = 0;
-    int rc = 0;
-    while (rc == 0 && fgets(line, sizeof line, f)) {
-        size_t len = strcspn(line, "\r\n");
-        line[len] = '\0';
-        if (fm->nlabels == cap) {
-            size_t c = cap ? 2 * cap : 64;
-            char **v = realloc(fm->labels, c * sizeof *v);
-            if (!v) {
-                rc = pt_err_set(e, PT_ESYS, "error: out of memory reading '%s'", fm->label_file);
-                break;
-            }
-            fm->labels = v;
-            cap = c;
-        }
-        if (!(fm->labels[fm->nlabels] = strdup(line)))
-            rc = pt_err_set(e, PT_ESYS, "error: out of memory reading '%s'", fm->label_file);
-        else
-            fm->nlabels++;
-    }
-    if (rc == 0 && ferror(f))
-        rc = pt_err_set(e, PT_ESYS, "error: labelMappingFile: reading '%s' failed", fm->label_file);
-    fclose(f);
-    if (rc == 0 && fm->nlabels == 0)
-        rc = pt_err_set(e, PT_EUSER, "error: labelMappingFile '%s' holds no labels (one a line)",
-                        fm->label_file);
-    return rc;
-}
-
-static void free_labels(struct write_format *fm)
-{
-    for (size_t i = 0; i < fm->nlabels; i++)
-        free(fm->labels[i]);
-    free(fm->labels);
-    fm->labels = NULL;
-    fm->nlabels = 0;
 }
 
 static int open_outputs(const struct write_settings *ws, struct nn *net, struct out_file *outs,
@@ -478,8 +273,18 @@ static int open_outputs(const struct write_settings *ws, struct nn *net, struct 
             int k = 0;
             while (!graph_out && k < 3 && strcasecmp(want, node_names[k]))
                 k++;
+            int node = graph_out && strcmp(want, graph_out) ? nn_value_node(net, want, e) : 0;
+            if (node < 0) { /* the node's reason, placed at the key */
+                char why[PT_ERR_MSG];
+                snprintf(why, sizeof why, "%s",
+                         strncmp(e->msg, "error: ", 7) ? e->msg : e->msg + 7);
+                pt_err_clear(e);
+                return cfg_error(e, cfg_value_origin(ws->nodes.node), "outputNodeNames: %s", why);
+            }
             if (graph_out && !strcmp(want, graph_out))
                 outs[*nout] = (struct out_file){.node = NODE_HLAST, .name = graph_out};
+            else if (node) /* any other node of a BrainScript network, as CNTK writes */
+                outs[*nout] = (struct out_file){.node = NODE_GRAPH, .name = want};
             else if (!graph_out && k < 3)
                 outs[*nout] = (struct out_file){.node = (enum write_node)k, .name = node_names[k]};
             else
@@ -555,7 +360,7 @@ static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct nn *n
     size_t nout = 0, mbi = 0, total = 0, seqs = 0;
     int dim = 0;
     const float *prior = nn_get_prior(net, &dim);
-    int rc = ws->fmt.label_file && ws->fmt.category ? read_labels(&ws->fmt, e) : 0;
+    int rc = ws->fmt.label_file && ws->fmt.category ? write_read_labels(&ws->fmt, e) : 0;
     if (rc == 0)
         rc = open_outputs(ws, net, outs, &nout, e);
     if (rc == 0)
@@ -573,7 +378,7 @@ static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct nn *n
         mbi++;
     }
     mb_free(&mb);
-    free_labels(&ws->fmt);
+    write_free_labels(&ws->fmt);
     rc = close_outputs(outs, nout, ws, rc, e);
     if (rc == 0)
         pt_log_printf(ctx->log, "Written to %s*\nTotal Samples Evaluated = %zu\n", ws->output,
