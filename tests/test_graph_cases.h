@@ -256,17 +256,19 @@ static const struct grad_case cases[] = {
            "m = ParameterTensor ((1:1:3))\nk = ParameterTensor ((1:1:3))\n"
            "f = FlattenDimensions (Tanh (c .* m - k) + Sigmoid (k - c), 1, 3)\n"
            "z = Parameter (4, 0) * f\n" CE("z")},
-    /* CNTK's local response normalization (ConvNetLRN, AlexNet): a Convolution along the
-     * maps over a fixed kernel of one value (ChannelWindow), between reshapes; and
-     * ResNet's zero maps, a ConstantTensor (1:1:C) spliced beside an image */
+/* CNTK's local response normalization (ConvNetLRN, AlexNet): a Convolution along the
+ * maps over a fixed kernel of one value (ChannelWindow), between reshapes; and
+ * ResNet's zero maps, a ConstantTensor (1:1:C) spliced beside an image */
+#define LRN_OF_A                                                                                   \
+    "x2s = SplitDimension (a .* a, 3, 1)\n"                                                        \
+    "W = ParameterTensor {(1:1:3:1), learningRateMultiplier = 0, initValue = 0.4}\n"               \
+    "y = Convolution (W, x2s, (1:1:3), mapDims = 1, stride = 1, sharing = true, "                  \
+    "autoPadding = true, lowerPad = 0, upperPad = 0)\n"                                            \
+    "den = Exp (0.75 .* Log (1 + FlattenDimensions (y, 3, 2)))\n"                                  \
+    "z = LinearLayer {4} (a .* Reciprocal (den))\n" CE("z")
     {"LRN_maps", IMG,
-     IMGIO "a = ConvolutionalLayer {5, (3:3), pad = true, activation = Tanh} (features)\n"
-           "x2s = SplitDimension (a .* a, 3, 1)\n"
-           "W = ParameterTensor {(1:1:3:1), learningRateMultiplier = 0, initValue = 0.4}\n"
-           "y = Convolution (W, x2s, (1:1:3), mapDims = 1, stride = 1, sharing = true, "
-           "autoPadding = true, lowerPad = 0, upperPad = 0)\n"
-           "den = Exp (0.75 .* Log (1 + FlattenDimensions (y, 3, 2)))\n"
-           "z = LinearLayer {4} (a .* Reciprocal (den))\n" CE("z")},
+     IMGIO
+     "a = ConvolutionalLayer {5, (3:3), pad = true, activation = Tanh} (features)\n" LRN_OF_A},
     {"Splice_constant_maps", IMG,
      IMGIO "a = ConvolutionalLayer {3, (3:3), pad = true, activation = Tanh} (features)\n"
            "j = Splice ((a : ConstantTensor (0.5, (1:1:2))), axis = 3)\n"
@@ -275,13 +277,7 @@ static const struct grad_case cases[] = {
     /* the same without convolutional layers, which the GPU's backend has not: there */
     {"LRN_maps_of_input", IMG,
      IMGIO "m = ParameterTensor ((1:1:2))\n"
-           "a = Tanh (Splice ((features .* m : features), axis = 3))\n"
-           "x2s = SplitDimension (a .* a, 3, 1)\n"
-           "W = ParameterTensor {(1:1:3:1), learningRateMultiplier = 0, initValue = 0.4}\n"
-           "y = Convolution (W, x2s, (1:1:3), mapDims = 1, stride = 1, sharing = true, "
-           "autoPadding = true, lowerPad = 0, upperPad = 0)\n"
-           "den = Exp (0.75 .* Log (1 + FlattenDimensions (y, 3, 2)))\n"
-           "z = LinearLayer {4} (a .* Reciprocal (den))\n" CE("z")},
+           "a = Tanh (Splice ((features .* m : features), axis = 3))\n" LRN_OF_A},
     {"Splice_constant_maps_of_input", IMG,
      IMGIO "m = ParameterTensor ((1:1:2))\na = Tanh (features .* m)\n"
            "j = Splice ((a : ConstantTensor (0.5, (1:1:2))), axis = 3)\n"
