@@ -90,7 +90,8 @@ static int parse_lines(struct reader *r, struct chunk *c, const char *p, const c
 }
 
 /* Parse chunk id into c, a piece of text at a time: the reader holds the parsed window
- * plus about PIECE_BYTES of text and its floats, never a whole chunk of text. */
+ * plus about PIECE_BYTES of text and its floats, never a whole chunk of text. It reads r
+ * and writes only c, so chunks may be parsed on several threads at once (parse_ahead). */
 static int parse_chunk(struct reader *r, size_t id, struct chunk *c, struct pt_err *e)
 {
     const struct ctf_index *ix = &r->ix;
@@ -104,36 +105,38 @@ static int parse_chunk(struct reader *r, size_t id, struct chunk *c, struct pt_e
         dense_store_reset(&c->dense[i], (size_t)r->in[i].dim);
     }
     uint64_t prev = 0;
-    size_t have = 0; /* bytes of an unfinished line at the start of r->buf */
+    char *buf = NULL;
+    size_t cap_buf = 0;
+    size_t have = 0; /* bytes of an unfinished line at the start of buf */
     while (rc == 0 && (pos < stop || have)) {
         size_t want = stop - pos < PIECE_BYTES ? (size_t)(stop - pos) : PIECE_BYTES;
-        if (have + want + 1 > r->cap_buf) {
-            size_t cap = have + want + 1 > 2 * r->cap_buf ? have + want + 1 : 2 * r->cap_buf;
-            char *b = realloc(r->buf, cap);
-            if (!b)
-                return pt_err_set(e, PT_ENOMEM, "error: out of memory (%zu bytes of text)", cap);
-            r->buf = b;
-            r->cap_buf = cap;
+        if (have + want + 1 > cap_buf) {
+            size_t cap = have + want + 1 > 2 * cap_buf ? have + want + 1 : 2 * cap_buf;
+            char *b = realloc(buf, cap);
+            if (!b) {
+                rc = pt_err_set(e, PT_ENOMEM, "error: out of memory (%zu bytes of text)", cap);
+                break;
+            }
+            buf = b;
+            cap_buf = cap;
         }
-        if ((rc = read_bytes(r, pos, r->buf + have, want, e)))
+        if ((rc = read_bytes(r, pos, buf + have, want, e)))
             break;
         pos += want;
         have += want;
         size_t use = have; /* whole lines only, until the chunk's last byte */
         if (pos < stop) {
-            while (use && r->buf[use - 1] != '\n')
+            while (use && buf[use - 1] != '\n')
                 use--;
             if (!use)
                 continue; /* a line longer than the buffer: read more */
         }
-        rc = parse_lines(r, c, r->buf, r->buf + use, &prev, e);
-        memmove(r->buf, r->buf + use, have - use);
+        rc = parse_lines(r, c, buf, buf + use, &prev, e);
+        memmove(buf, buf + use, have - use);
         have -= use;
     }
     /* the text is parsed: give back its buffer and the columns' growth slack */
-    free(r->buf);
-    r->buf = NULL;
-    r->cap_buf = 0;
+    free(buf);
     for (int i = 0; rc == 0 && i < n; i++) {
         if (r->in[i].sparse) {
             ctf_column_shrink(&c->cols[i], r->in[i].dim, 1);
@@ -167,6 +170,73 @@ static int get_chunk(struct reader *r, size_t id, struct chunk **out, struct pt_
     int rc = parse_chunk(r, id, victim, e);
     victim->used = ++r->clock;
     *out = victim;
+    return rc;
+}
+
+/* The chunks a minibatch needs that are not in memory, parsed at once on the pool's
+ * threads where empty cache slots take them all: a run's first minibatches (each touches
+ * most chunks of the window), which otherwise parse one chunk after another. */
+struct parse_job {
+    struct reader *r;
+    size_t *ids;
+    struct chunk **slots;
+    struct pt_err err[FILL_POOL_MAX];
+};
+
+static int parse_part(void *ctx, size_t lo, size_t hi, int worker)
+{
+    struct parse_job *j = ctx;
+    for (size_t k = lo; k < hi; k++) {
+        int rc = parse_chunk(j->r, j->ids[k], j->slots[k], &j->err[worker]);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static int parse_ahead(struct reader *r, const uint32_t *seqs, size_t n, struct pt_err *e)
+{
+    size_t empty = 0;
+    for (size_t i = 0; i < r->ncache; i++)
+        empty += r->cache[i].id == SIZE_MAX;
+    struct fill_pool *pool = empty >= 2 ? reader_pool(r) : NULL;
+    if (!pool)
+        return 0;
+    size_t *ids = malloc(empty * sizeof *ids);
+    struct chunk **slots = malloc(empty * sizeof *slots);
+    struct parse_job *job = calloc(1, sizeof *job);
+    int rc = ids && slots && job ? 0 : pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    size_t want = 0;
+    for (size_t s = 0; rc == 0 && s < n && want <= empty; s++) {
+        size_t id = r->ix.seq_chunk[seqs[s]];
+        int have = 0;
+        for (size_t i = 0; !have && i < r->ncache; i++)
+            have = r->cache[i].id == id;
+        for (size_t k = 0; !have && k < want; k++)
+            have = ids[k] == id;
+        if (!have && want < empty)
+            ids[want] = id;
+        want += !have;
+    }
+    if (rc == 0 && want >= 2 && want <= empty) { /* else one at a time, as get_chunk does */
+        size_t k = 0;
+        for (size_t i = 0; i < r->ncache && k < want; i++)
+            if (r->cache[i].id == SIZE_MAX)
+                slots[k++] = &r->cache[i];
+        *job = (struct parse_job){.r = r, .ids = ids, .slots = slots};
+        rc = fill_pool_run(pool, want, 1, parse_part, job);
+        for (int w = 0; rc && w < FILL_POOL_MAX; w++)
+            if (job->err[w].code) { /* the lowest part's (part w is worker w's) */
+                if (e)
+                    *e = job->err[w];
+                break;
+            }
+        for (k = 0; k < want; k++) /* in memory, used in the order they were asked for */
+            slots[k]->used = ++r->clock;
+    }
+    free(ids);
+    free(slots);
+    free(job);
     return rc;
 }
 
@@ -239,6 +309,7 @@ int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibat
     }
     /* the longest sequence of each input decides its steps */
     size_t steps[CTF_MAX_INPUTS] = {0};
+    rc = parse_ahead(r, seqs, n, e);
     for (size_t s = 0; s < n && rc == 0; s++) {
         struct chunk *c;
         uint32_t seq = seqs[s];

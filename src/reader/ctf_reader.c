@@ -40,7 +40,6 @@ void reader_close(struct reader *r)
     for (size_t i = 0; i < r->ncache; i++)
         chunk_free(&r->cache[i]);
     free(r->cache);
-    free(r->buf);
     free(r->pick);
     free(r->pick_at);
     free(r->pick_chunk);

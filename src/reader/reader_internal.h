@@ -62,8 +62,6 @@ struct reader {
     struct chunk *cache;
     size_t ncache;
     uint64_t clock;
-    char *buf;
-    size_t cap_buf;
     uint32_t *pick;    /* this rank's sequences of the current minibatch */
     uint64_t *pick_at; /* and the global sample position of each */
     size_t cap_pick;
