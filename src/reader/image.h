@@ -11,6 +11,10 @@
 #include "reader/reader.h"
 
 extern const struct cfg_schema image_deserializer_schema;
+/* The transforms' keys (image_config.c; each table's first entry is `type`), which the
+ * legacy form reads too (image_legacy.c). */
+extern const struct cfg_key image_crop_keys[], image_scale_keys[], image_color_keys[],
+    image_intensity_keys[];
 extern const struct cfg_schema image_input_schema;
 
 /* CNTK's legacy form, readerType = "ImageReader" in reader block b: its map file=, its
