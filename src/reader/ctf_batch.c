@@ -180,14 +180,14 @@ struct parse_job {
     struct reader *r;
     size_t *ids;
     struct chunk **slots;
-    struct pt_err err[FILL_POOL_MAX];
 };
 
-static int parse_part(void *ctx, size_t lo, size_t hi, int worker)
+static int parse_part(void *ctx, size_t lo, size_t hi, int worker, struct pt_err *e)
 {
+    (void)worker;
     struct parse_job *j = ctx;
     for (size_t k = lo; k < hi; k++) {
-        int rc = parse_chunk(j->r, j->ids[k], j->slots[k], &j->err[worker]);
+        int rc = parse_chunk(j->r, j->ids[k], j->slots[k], e);
         if (rc)
             return rc;
     }
@@ -204,8 +204,7 @@ static int parse_ahead(struct reader *r, const uint32_t *seqs, size_t n, struct 
         return 0;
     size_t *ids = malloc(empty * sizeof *ids);
     struct chunk **slots = malloc(empty * sizeof *slots);
-    struct parse_job *job = calloc(1, sizeof *job);
-    int rc = ids && slots && job ? 0 : pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    int rc = ids && slots ? 0 : pt_err_set(e, PT_ENOMEM, "error: out of memory");
     size_t want = 0;
     for (size_t s = 0; rc == 0 && s < n && want <= empty; s++) {
         size_t id = r->ix.seq_chunk[seqs[s]];
@@ -223,20 +222,13 @@ static int parse_ahead(struct reader *r, const uint32_t *seqs, size_t n, struct 
         for (size_t i = 0; i < r->ncache && k < want; i++)
             if (r->cache[i].id == SIZE_MAX)
                 slots[k++] = &r->cache[i];
-        *job = (struct parse_job){.r = r, .ids = ids, .slots = slots};
-        rc = fill_pool_run(pool, want, 1, parse_part, job);
-        for (int w = 0; rc && w < FILL_POOL_MAX; w++)
-            if (job->err[w].code) { /* the lowest part's (part w is worker w's) */
-                if (e)
-                    *e = job->err[w];
-                break;
-            }
+        struct parse_job job = {.r = r, .ids = ids, .slots = slots};
+        rc = fill_pool_run(pool, want, 1, parse_part, &job, e);
         for (k = 0; k < want; k++) /* in memory, used in the order they were asked for */
             slots[k]->used = ++r->clock;
     }
     free(ids);
     free(slots);
-    free(job);
     return rc;
 }
 
@@ -268,9 +260,9 @@ struct fill_job {
     struct minibatch *mb;
 };
 
-static int fill_part(void *ctx, size_t lo, size_t hi, int worker)
+static int fill_part(void *ctx, size_t lo, size_t hi, int worker, struct pt_err *e)
 {
-    (void)worker;
+    (void)worker, (void)e;
     struct fill_job *j = ctx;
     struct reader *r = j->r;
     int ni = r->rc.ninputs;
@@ -342,7 +334,7 @@ int reader_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibat
         resident = r->pick_chunk[s]->id == r->ix.seq_chunk[seqs[s]];
     if (rc == 0 && resident) {
         struct fill_job job = {.r = r, .seqs = seqs, .chunk = r->pick_chunk, .mb = mb};
-        rc = fill_pool_run(reader_pool(r), n, 32, fill_part, &job);
+        rc = fill_pool_run(reader_pool(r), n, 32, fill_part, &job, e);
     }
     for (size_t s = 0; s < n && rc == 0 && !resident; s++) {
         uint32_t seq = seqs[s];

@@ -26,6 +26,7 @@ struct fill_pool {
     int parts;
     unsigned long pending; /* parts the threads have not finished */
     int rc[FILL_POOL_MAX];
+    struct pt_err err[FILL_POOL_MAX]; /* each thread's part's reason */
 };
 
 static int default_workers = 1, forced;
@@ -114,7 +115,8 @@ static void *work(void *arg)
         fill_part_fn fn = p->fn;
         void *ctx = p->ctx;
         pthread_mutex_unlock(&p->lock);
-        int rc = fn(ctx, lo, hi, me);
+        pt_err_clear(&p->err[me]);
+        int rc = fn(ctx, lo, hi, me, &p->err[me]);
         pthread_mutex_lock(&p->lock);
         p->rc[me] = rc;
         if (__atomic_sub_fetch(&p->pending, 1, __ATOMIC_ACQ_REL) == 0)
@@ -167,7 +169,8 @@ int fill_pool_workers(const struct fill_pool *p)
     return p ? p->workers : 1;
 }
 
-int fill_pool_run(struct fill_pool *p, size_t n, size_t min_part, fill_part_fn fn, void *ctx)
+int fill_pool_run(struct fill_pool *p, size_t n, size_t min_part, fill_part_fn fn, void *ctx,
+                  struct pt_err *e)
 {
     size_t most = min_part ? n / min_part : n;
     int parts = p ? p->workers : 1;
@@ -182,7 +185,7 @@ int fill_pool_run(struct fill_pool *p, size_t n, size_t min_part, fill_part_fn f
             pthread_cond_broadcast(&p->go);
             pthread_mutex_unlock(&p->lock);
         }
-        return n ? fn(ctx, 0, n, 0) : 0;
+        return n ? fn(ctx, 0, n, 0, e) : 0;
     }
     pthread_mutex_lock(&p->lock);
     p->woken = 0;
@@ -196,13 +199,14 @@ int fill_pool_run(struct fill_pool *p, size_t n, size_t min_part, fill_part_fn f
     pthread_mutex_unlock(&p->lock);
     size_t lo, hi;
     part_range(n, parts, 0, &lo, &hi);
-    int rc = fn(ctx, lo, hi, 0);
+    int rc = fn(ctx, lo, hi, 0, e);
     spin(&p->pending, 0, 1); /* the threads started with this one: they end about as soon */
     pthread_mutex_lock(&p->lock);
     while (p->pending > 0)
         pthread_cond_wait(&p->done, &p->lock);
     for (int k = 1; rc == 0 && k < parts; k++)
-        rc = p->rc[k];
+        if ((rc = p->rc[k]) != 0 && e) /* the lowest failing part's reason */
+            *e = p->err[k];
     pthread_mutex_unlock(&p->lock);
     return rc;
 }

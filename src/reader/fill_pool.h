@@ -10,11 +10,13 @@
 
 #include <stddef.h>
 
+#include "core/err.h"
+
 struct fill_pool;
 
 /* fn fills samples [lo, hi) as worker `worker` (0: the caller; each worker has its own
- * scratch where it needs one); returns 0 or a failure code, the lowest part's kept. */
-typedef int (*fill_part_fn)(void *ctx, size_t lo, size_t hi, int worker);
+ * scratch where it needs one); returns 0 or a failure code, its reason in e. */
+typedef int (*fill_part_fn)(void *ctx, size_t lo, size_t hi, int worker, struct pt_err *e);
 
 /* A pool of `threads` workers in all (the caller and threads - 1 pool threads); NULL
  * when threads <= 1 or the threads cannot start (fill_pool_run then works alone). */
@@ -22,9 +24,10 @@ struct fill_pool *fill_pool_new(int threads);
 /* Workers the pool runs (1 for NULL). */
 int fill_pool_workers(const struct fill_pool *p);
 /* Samples [0, n) in parts of at least min_part (at most one part per worker): fn on each,
- * the first on this thread. Returns the failure of the lowest failing part, else 0, so
- * that an error names the first bad sample as a lone thread would. */
-int fill_pool_run(struct fill_pool *p, size_t n, size_t min_part, fill_part_fn fn, void *ctx);
+ * the first on this thread. Returns the failure of the lowest failing part, its reason in
+ * e, else 0, so that an error names the first bad sample as a lone thread would. */
+int fill_pool_run(struct fill_pool *p, size_t n, size_t min_part, fill_part_fn fn, void *ctx,
+                  struct pt_err *e);
 void fill_pool_free(struct fill_pool *p);
 /* A fill is coming soon: the threads wake now and spin for it (a sleeping thread takes
  * tens of microseconds to wake); call it before the work that precedes fill_pool_run. */

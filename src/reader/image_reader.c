@@ -215,23 +215,21 @@ static uint64_t sample_seed(const struct reader *r, uint64_t at)
 }
 
 /* The images of one fill (fill_pool_run's parts decode them, each worker into its own
- * scratch; a failure is kept per worker, the first part's reported). */
+ * scratch). */
 struct image_job {
     struct reader *r;
     const uint32_t *seqs;
     const uint64_t *at;
     struct minibatch *mb;
-    struct pt_err err[FILL_POOL_MAX];
 };
 
-static int image_part(void *ctx, size_t lo, size_t hi, int worker)
+static int image_part(void *ctx, size_t lo, size_t hi, int worker, struct pt_err *e)
 {
     struct image_job *j = ctx;
     struct reader *r = j->r;
     const struct image_config *ic = &r->rc.img;
     struct image_set *s = r->img;
     struct img *im = &s->im[worker], *tmp = &s->tmp[worker];
-    struct pt_err *e = &j->err[worker];
     struct mb_input *feat = &j->mb->in[ic->features], *lab = &j->mb->in[ic->labels];
     for (size_t k = lo; k < hi; k++) {
         uint32_t seq = j->seqs[k];
@@ -273,19 +271,8 @@ int image_fill(struct reader *r, const uint32_t *seqs, const uint64_t *at, size_
     }
     if (rc)
         return rc;
-    struct image_job *job = calloc(1, sizeof *job);
-    if (!job)
-        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    *job = (struct image_job){.r = r, .seqs = seqs, .at = at, .mb = mb};
-    rc = fill_pool_run(reader_pool(r), n, 1, image_part, job);
-    for (int k = 0; rc && k < FILL_POOL_MAX; k++)
-        if (job->err[k].code) { /* the lowest part that failed (part k is worker k's) */
-            if (e)
-                *e = job->err[k];
-            break;
-        }
-    free(job);
-    return rc;
+    struct image_job job = {.r = r, .seqs = seqs, .at = at, .mb = mb};
+    return fill_pool_run(reader_pool(r), n, 1, image_part, &job, e);
 }
 
 /* ------------------------------------------------------------------ OpenCV's XML */
