@@ -357,6 +357,23 @@ static const struct grad_case cases[] = {
      IO WB "p = Sigmoid (W * features + b)\n"
            "nll = Negate (ReduceSum (labels .* Log (p) + (1 - labels) .* Log (1 - p), axis = 1))\n"
            "errs = SquareError (labels, p)\ncriterionNodes = (nll)\nevaluationNodes = (errs)\n"},
+    /* criteria read by other nodes: each the minibatch's sum, one value (InceptionV3's
+     * auxiliary head, `ce = auxWeight .* ceAux + ceZ`), with padding; SumElements as FCN's
+     * normalized criterion (a ratio of two sums) and as a weight penalty */
+    {"criteria_as_operands", STD " seqs",
+     IO WB HID
+     "p = W * features + b\nq = V * Tanh (p) + c\n"
+     "ceA = CrossEntropyWithSoftmax (labels, p)\nceZ = CrossEntropyWithSoftmax (labels, q)\n"
+     "se = SquareError (labels, Softmax (q))\nw = Constant (0.3)\n"
+     "ce = w .* ceA + ceZ + 0.5 .* se\nerrs = ClassificationError (labels, q)\n"
+     "criterionNodes = (ce)\nevaluationNodes = (errs : ceA)\n"},
+    {"SumElements_ratio", "features:3 labels:4:prob",
+     IO WB "d = labels - Tanh (W * features + b)\n"
+           "r = SumElements (d .* d) .* Reciprocal (SumElements (labels))\n"
+           "criterionNodes = (r)\n"},
+    {"SumElements_penalty", STD,
+     IO WB "z = W * features + b\nce = CrossEntropyWithSoftmax (labels, z)\n"
+           "reg = ce + 0.05 .* SumElements (W .* W)\ncriterionNodes = (reg)\n"},
     {"ReduceMean", "features:3 labels:4",
      IO WB "d = labels - Tanh (W * features + b)\nr = ReduceMean (d .* d)\n"
            "criterionNodes = (r)\n"},

@@ -225,6 +225,40 @@ START_TEST(values_reduce)
 }
 END_TEST
 
+/* Criteria read by other nodes are the minibatch's sums (CNTK's criteria): a weighted sum
+ * of two evaluates to that sum of the two as evaluation nodes, and SumElements to the sum
+ * of every value of the minibatch. */
+START_TEST(values_criteria_as_operands)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b,
+                                 IO WB "z = W * features + b\n"
+                                       "ceA = CrossEntropyWithSoftmax (labels, z)\n"
+                                       "se = SquareError (labels, Tanh (z))\n"
+                                       "ce = Constant (0.3) .* ceA + se\n"
+                                       "s = SumElements (labels .* 2)\n"
+                                       "criterionNodes = (ce)\nevaluationNodes = (ceA : se : s)\n",
+                                 5);
+    struct minibatch mb = {0};
+    uint64_t rng = 11;
+    fill_input(&mb, "features", 3, 6, 1, NULL, 0, &rng);
+    fill_input(&mb, "labels", 4, 6, 1, NULL, 1, &rng);
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    double want = 0.3 * st.eval_crit + st.eval_more[0];
+    ck_assert_msg(st.eval_crit > 0 && st.eval_more[0] > 0 &&
+                      fabs(st.train_crit - want) < 1e-5 * want,
+                  "ce %g, 0.3 ceA + se %g", st.train_crit, want);
+    ck_assert_msg(fabs(st.eval_more[1] - 12.0) < 1e-5, "SumElements of 6 one-hot labels x 2: %g",
+                  st.eval_more[1]);
+    ck_assert_int_eq(st.samples, 6);
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ shapes and errors */
 
 START_TEST(inferred_dimensions)
@@ -351,23 +385,27 @@ START_TEST(criterion_errors)
                   "%s", msg);
     msg = bs_error_of(IO WB "z = ReduceSum (W * features + b)\ne = Tanh (b)\n"
                             "criterionNodes = (z)\nevaluationNodes = (e)\n");
-    ck_assert_msg(strstr(msg, "'e' (Tanh) is used as a criterion, which is one value per sample; "
-                              "it is 4 x 1, computed from parameters alone"),
+    ck_assert_msg(strstr(msg, "'e' (Tanh) is used as a criterion, which is one value per sample "
+                              "or one for the minibatch; it is 4 x 1, computed from parameters "
+                              "alone"),
                   "%s", msg);
     msg = bs_error_of(IMGIO "z = ReduceSum (features, axis = 1)\ncriterionNodes = (z)\n");
     ck_assert_msg(strstr(msg, "ReduceSum: only the sum of all of a sample's values is supported"),
                   "%s", msg);
-    /* a criterion is not an operand */
+    /* a criterion's value is one number of the minibatch: not a vector of them, and not
+     * inside a recurrent loop */
     msg = bs_error_of(IO WB "z = W * features + b\nce = CrossEntropyWithSoftmax (labels, z)\n"
-                            "x = Tanh (ce)\ncriterionNodes = (ce)\noutputNodes = (x)\n");
-    ck_assert_msg(strstr(msg, "a criterion (CrossEntropyWithSoftmax) is used as an operand"), "%s",
-                  msg);
-    /* InceptionV3's weighted sum of two criteria: named as such, not as a shape */
-    msg = bs_error_of(IO WB "z = W * features + b\n"
-                            "ce = CrossEntropyWithSoftmax (labels, z) + 0.3 .* "
-                            "CrossEntropyWithSoftmax (labels, Tanh (z))\ncriterionNodes = (ce)\n");
-    ck_assert_msg(strstr(msg, "is used as an operand; criteria can only be criterionNodes or "
-                              "evaluationNodes (a sum of criteria is not built)"),
+                            "x = ce .* b\ncriterionNodes = (x)\n");
+    ck_assert_msg(strstr(msg, "g.cfg:8:5: error: 'x' (ElementTimes) is used as a criterion, which "
+                              "is one value per sample or one for the minibatch; it is 4 x 1, "
+                              "computed from a criterion's value"),
+                  "%s", msg);
+    msg = bs_error_of(IO WB "z = W * features + b\nce = CrossEntropyWithSoftmax (labels, z)\n"
+                            "h = Tanh (z + CrossEntropyWithSoftmax (labels, PastValue (4, h)) .* "
+                            "b)\ncriterionNodes = (ce)\noutputNodes = (h)\n");
+    ck_assert_msg(strstr(msg,
+                         "g.cfg:8:15: error: CrossEntropyWithSoftmax: a criterion's value (its "
+                         "sum over the minibatch) cannot be used inside a recurrent loop"),
                   "%s", msg);
     /* no criterion at all */
     msg = bs_error_of(IO WB "z = W * features + b\n");
@@ -527,6 +565,7 @@ void graph_value_tests(TCase *tc)
 {
     tcase_add_test(tc, values_hardmax);
     tcase_add_test(tc, values_reduce);
+    tcase_add_test(tc, values_criteria_as_operands);
     tcase_add_test(tc, values_sigmoid_square_logistic);
     tcase_add_test(tc, values_softmax_ce_errors);
     tcase_add_test(tc, values_elementwise);

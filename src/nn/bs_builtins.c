@@ -392,6 +392,7 @@ static const struct builtin builtins[] = {
     {"Slice", {"beginIndex", "endIndex", "input", "axis=1", "tag=''"}, bse_slice, NULL, 0},
     {"ReduceSum", {"z", "axis=None", "tag=''"}, bse_reduce_sum, NULL, 0},
     {"ReduceMean", {"z", "axis=None", "tag=''"}, bse_reduce_sum, NULL, 0},
+    {"SumElements", {"z", "tag=''"}, bse_sum_elements, NULL, 0},
     {"Sequences.Last", {"x", "tag=''"}, bse_node_op, "Last", 0},
     {"Network.Load", {"path"}, bse_network_load, NULL, 0},
     {"DynamicAxis", {"tag=''"}, bi_dynamic_axis, NULL, 0},

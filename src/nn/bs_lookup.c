@@ -192,7 +192,6 @@ static const char *const not_yet_names[] = {
     "StraightThrough",
     "Substr",
     "SumColumnElements",
-    "SumElements",
     "Tanh",
     "TimeReverse",
     "Times",

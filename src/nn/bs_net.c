@@ -81,14 +81,16 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
     /* the learned tensors, then the states (in the table after them, not counted in
      * ntensors: nn_state_tensors), each in arena order */
     size_t all = 0;
+    for (int i = 0; i < g->n; i++)
+        all += g->nodes[i].learnable && !g->nodes[i].dead;
+    if (!(net->tensors = pt_calloc(all ? all : 1, sizeof *net->tensors, e)))
+        return e ? e->code : PT_ENOMEM;
+    all = 0;
     for (int pass = 0; pass < 2; pass++) {
         for (int i = 0; i < g->n; i++) {
             const struct g_node *n = &g->nodes[i];
             if (!n->learnable || n->state != pass || n->dead)
                 continue;
-            if (all == NN_MAX_TENSORS)
-                return pt_err_set(e, PT_EUSER, "%s: error: more than %d parameter tensors",
-                                  net->cfg.origin, NN_MAX_TENSORS);
             nn_table_add(net->tensors, &all, n->name[0] ? n->name : "Parameter", n->offset, n->rows,
                          n->cols);
         }

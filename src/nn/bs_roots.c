@@ -286,6 +286,10 @@ int bse_network(struct ev *v, struct benv *root, int first, size_t fix0, int nee
         return bs_error(v->e, v->root,
                         "the network has no criterionNodes and no node tagged 'criterion' (say "
                         "criterionNodes = (ce) in the BrainScriptNetworkBuilder block)");
+    /* a criterion that other nodes read is its sum over the minibatch, one value (CNTK's
+     * criteria are such sums): InceptionV3's `ce = auxWeight .* ceAux + ceZ` */
+    if (rc == 0)
+        g_crit_as_value(g, first);
     /* the criterion (to evaluate only: the first evaluation node stands in for a missing
      * one, or none at all), then the evaluation nodes; a node of the network's own among
      * them is summed over the samples by a criterion node made for it (one for all the

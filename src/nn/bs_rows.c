@@ -1,6 +1,6 @@
 /* BrainScript's built-ins that work on a node's rows and the criteria's options (the
  * builtins[] table of bs_builtins.c names them): Splice along the inputs' last axis,
- * RowSlice / Slice, ReduceSum / ReduceMean, and the axis= and topN= of Softmax,
+ * RowSlice / Slice, ReduceSum / ReduceMean, SumElements, and the axis= and topN= of Softmax,
  * CrossEntropyWithSoftmax and ClassificationError. */
 #include <math.h>
 #include <stdio.h>
@@ -156,6 +156,23 @@ int bse_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, str
     n->helper = 1; /* CNTK's ReduceElements is one node */
     int in[2] = {ones.node, x.node};
     return bse_make_node(v, at, "Times", in, 2, out);
+}
+
+/* SumElements (z): every value of z in the minibatch summed into one [1 x 1] (CNTK's
+ * SumElements), as a criterion sums: padding left out; a per-pass value (graph_crit.c). */
+int bse_sum_elements(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                     struct bv *out)
+{
+    int rc = bse_as_node(v, at, name, &a[0]);
+    if (rc)
+        return rc;
+    int in[2] = {a[0].node, a[0].node};
+    if ((rc = bse_make_kind(v, at, &g_kind_crit_values[BK_CRIT_SUM], in, 2, out)) != 0)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    n->crit_value = BK_CRIT_SUM + 1;
+    n->tensor_rank = 0;
+    return 0;
 }
 
 /* An axis= of Softmax, CrossEntropyWithSoftmax or ClassificationError (a[k]): 0 (CNTK's

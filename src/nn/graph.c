@@ -115,6 +115,15 @@ static int shapes(struct nn_graph *g, struct pt_err *e)
                 int rc = n->kind->shape(g, n, e);
                 if (rc)
                     return rc;
+                if (n->crit_value && g->units[u].loop)
+                    return pt_err_set(e, PT_EUSER,
+                                      "%s: error: %s: a criterion's value (its sum over the "
+                                      "minibatch) cannot be used inside a recurrent loop",
+                                      n->where, n->kind->name);
+                /* one value of the pass, and what is computed from such values alone */
+                for (int i = 0; !n->crit_value && i < n->kind->nin && n->cols; i++)
+                    n->mb_scalar |= g->nodes[n->in[i]].mb_scalar;
+                n->mb_scalar |= n->crit_value != 0;
             }
     return 0;
 }
@@ -402,7 +411,9 @@ static void run_criterion(struct nn_graph *g, int node, int slot, int grad)
                         .cols = g_cols(g, z),
                         .z = z->v,
                         .y = y->v,
-                        .mask = z->seq1 ? g->seq_mask_on : g->crit_mask,
+                        .mask = z->cols   ? NULL
+                                : z->seq1 ? g->seq_mask_on
+                                          : g->crit_mask,
                         .grad = want ? (z->g_over ? z->g : g->tmp) : NULL,
                         .sum = g->stats + slot,
                         .top_n = n->top_n};

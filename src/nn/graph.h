@@ -129,6 +129,13 @@ struct g_node {
     int helper;
     /* ClassificationError: a top-N error with top_n > 1 (bk_crit.top_n) */
     int top_n;
+    /* a criterion's value as an operand (g_kind_crit_values: a CrossEntropyWithSoftmax in
+     * `ce = 0.3 .* ceAux + ceZ`, SumElements): the bk_crit_kind + 1 it sums over the
+     * pass's counted columns into one [1 x 1] */
+    int crit_value;
+    /* a [1 x 1] computed from the minibatch (a crit_value, or computed from one): one value
+     * per pass, which a criterion may be (CNTK's criteria are such sums) */
+    int mb_scalar;
     /* RowSlice / Slice: rows [slice_begin, slice_end) of the input; with slice_rel (Slice)
      * a negative begin and an end <= 0 count from the input's end */
     int slice_begin, slice_end, slice_rel;
@@ -240,6 +247,16 @@ extern const struct g_kind g_kind_own_crit;      /* a node of the network as its
                                                   * node twice (graph_nodes.c) */
 extern const struct g_kind g_kind_no_crit;       /* a network evaluated without a criterion
                                                   * (action=write): its output twice */
+/* a criterion's sum over the pass as a [1 x 1] node (g_node.crit_value), one kind for each
+ * bk_crit_kind, named as the criterion (BK_CRIT_SUM: SumElements): labels, prediction */
+extern const struct g_kind g_kind_crit_values[BK_CRIT_COUNT];
+
+/* The criteria that nodes from `first` on read as operands made such values (bs_roots.c,
+ * before the network's roots are chosen). */
+void g_crit_as_value(struct nn_graph *g, int first);
+
+/* A criterion's shape from its operands (labels, prediction: per sample, equal rows). */
+int g_shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e);
 
 /* Whether a node's open dimensions may be fixed by the operations that use it
  * (parameters, constants, delays: CNTK's Inferred). */

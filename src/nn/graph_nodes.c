@@ -494,44 +494,6 @@ static int shape_stat(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     return 0;
 }
 
-/* ------------------------------------------------------------------ criteria */
-
-static int shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
-{
-    struct g_node *y = IN(g, n, 0), *z = IN(g, n, 1);
-    if (y->rows <= 0 || y->rows != z->rows || y->cols != 0 || z->cols != 0)
-        return g_shape_error(n, y, z,
-                             "a criterion compares two per-sample operands of equal dimension "
-                             "(labels first)",
-                             e);
-    if (!g_same_axis(y, z))
-        return g_axis_error(n, y, z, e);
-    n->rows = 1;
-    n->cols = 1;
-    return 0;
-}
-
-/* A network's own node as its criterion (criterionNodes = (rmse), rmse computed by the
- * network): one value per sample, summed over the samples; in[0] and in[1] are that node. */
-static int shape_own_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
-{
-    struct g_node *z = IN(g, n, 1);
-    const char *name = z->name[0] ? z->name : z->kind->name;
-    if (z->cols != 0)
-        return pt_err_set(e, PT_EUSER,
-                          "%s: error: '%s' (%s) is used as a criterion, which is one value per "
-                          "sample; it is %d x %d, computed from parameters alone",
-                          n->where, name, z->kind->name, z->rows, z->cols);
-    if (z->rows != 1)
-        return pt_err_set(e, PT_EUSER,
-                          "%s: error: '%s' (%s) is used as a criterion, which is one value per "
-                          "sample; it has %d values per sample (ReduceSum makes one of a vector)",
-                          n->where, name, z->kind->name, z->rows);
-    n->rows = 1;
-    n->cols = 1;
-    return 0;
-}
-
 /* ------------------------------------------------------------------ the table */
 
 #define CRIT(k) ((int)(k) + 1)
@@ -542,7 +504,7 @@ static int shape_own_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e
     }
 #define KIND(nm, n, c, sh, fw, bw) KINDW(nm, n, c, sh, fw, bw, 0)
 #define SOURCE(nm)                 KIND(nm, 0, 0, shape_source, forward_none, backward_none)
-#define CRITERION(nm, k)           KIND(nm, 2, CRIT(k), shape_crit, forward_none, backward_none)
+#define CRITERION(nm, k)           KIND(nm, 2, CRIT(k), g_shape_crit, forward_none, backward_none)
 
 static const struct g_kind kinds[] = {
     SOURCE("Input"),
@@ -570,22 +532,6 @@ static const struct g_kind kinds[] = {
     CRITERION("SquareError", BK_CRIT_SQUARE_ERR),
     CRITERION("Logistic", BK_CRIT_LOGISTIC),
 };
-
-const struct g_kind g_kind_own_crit =
-    KIND("Criterion", 2, CRIT(BK_CRIT_SUM), shape_own_crit, forward_none, backward_none);
-
-/* The output of a network that is only evaluated, summed (no report shows it). */
-static int shape_no_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e)
-{
-    (void)g;
-    (void)e;
-    n->rows = 1;
-    n->cols = 1;
-    return 0;
-}
-
-const struct g_kind g_kind_no_crit =
-    KIND("Criterion", 2, CRIT(BK_CRIT_SUM), shape_no_crit, forward_none, backward_none);
 
 /* Kinds with their own file (graph_rnn.c, graph_delay.c) that BrainScript names by kind
  * (graph_conv.c's are made by their built-ins only: bs_conv.c). */

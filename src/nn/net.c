@@ -222,7 +222,8 @@ int nn_new(const struct nn_config *cfg, struct backend *b, uint64_t seed, struct
         *out = net;
         return 0;
     }
-    rc = build_layers(net, e);
+    net->tensors = pt_calloc(NN_MAX_TENSORS, sizeof *net->tensors, e);
+    rc = net->tensors ? build_layers(net, e) : e ? e->code : PT_ENOMEM;
     if (rc == 0)
         rc = alloc_arena(net, e);
     if (rc == 0)
@@ -269,6 +270,7 @@ void nn_free(struct nn *net)
     free(net->prior);
     nn_graph_release(net);
     free_layers(net);
+    free(net->tensors);
     free(net);
 }
 

@@ -110,7 +110,7 @@ int nn_node_counts(const struct nn *net, int *nodes, int *with_grad);
 
 /* One parameter tensor in the arena. */
 struct nn_tensor {
-    char name[32];  /* "W0", "B0", ..., "LSTM0.Wx", "LSTM0.Wh", "LSTM0.B", "LSTM0.peep" */
+    char name[64];  /* "W0", "B0", ..., "LSTM0.Wx", "LSTM0.Wh", "LSTM0.B", "LSTM0.peep", a node's */
     size_t offset;  /* first float in params / grads */
     int rows, cols; /* column-major, rows x cols floats from offset */
 };

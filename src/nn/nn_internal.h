@@ -42,7 +42,8 @@ struct nn {
     float *params, *grads; /* device arenas, nparams each */
     size_t ntensors;       /* the learned ones; nstate_tensors states follow them */
     size_t nstate_tensors;
-    struct nn_tensor tensors[NN_MAX_TENSORS];
+    struct nn_tensor *tensors; /* ntensors + nstate_tensors (allocated: NN_MAX_TENSORS for
+                                * a layer stack, as many as a graph has) */
     /* normalization (applyMeanVarNorm): host copies and device copies, input size each */
     float *mean, *invstd, *mean_dev, *invstd_dev;
     float *prior;     /* host, prior_dim floats, or NULL */

@@ -1,0 +1,94 @@
+#!/bin/sh
+# Criteria that other nodes read, as CNTK's InceptionV3 weighs its auxiliary head
+# (`ce = auxWeight .* ceAux + ceZ`) and its FCN normalizes by SumElements: each criterion
+# there is the minibatch's sum, one value. Checked on 1 and 2 ranks: `Constant (1) .* ce`
+# trains the same model, bit for bit, as ce itself; the weighted sum's logged value is the
+# weighted sum of its parts' logged values; SumElements learns; the errors name where.
+set -u
+. "${top_srcdir:-.}/tests/testlib.sh"
+MPIEXEC=${MPIEXEC:-mpiexec}
+command -v "$MPIEXEC" >/dev/null || { echo "test_bs_criteria: mpiexec not found"; exit 99; }
+cd "$tmp"
+# three classes in 2-D (x grows with the class, y falls), one-hot labels
+awk 'BEGIN { s = 4242; for (i = 0; i < 600; i++) {
+    s = (s * 1103515245 + 12345) % 2147483648; c = int(3 * s / 2147483648);
+    s = (s * 1103515245 + 12345) % 2147483648; x = s / 2147483648 + 0.8 * c;
+    s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648 - 0.4 * c;
+    printf "|features %.4f %.4f |labels %d %d %d\n", x, y, c == 0, c == 1, c == 2 } }' >d.txt
+cat >c.cntk <<'CFG'
+deviceId = -1
+command = Train:Dump
+parallelTrain = true
+traceLevel = 1
+rd = [ readerType = CNTKTextFormatReader ; file = d.txt ; randomize = true
+       input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 3 ; format = dense ] ] ]
+Train = [
+    action = train
+    modelPath = "$Dir$/m.dnn"
+    BrainScriptNetworkBuilder = [
+        features = Input (2)
+        labels = Input (3)
+        h = DenseLayer {8, activation = Tanh} (features)
+        z = LinearLayer {3} (h)
+        aux = LinearLayer {3} (features)
+        ceZ = CrossEntropyWithSoftmax (labels, z)
+        ceAux = CrossEntropyWithSoftmax (labels, aux)
+        errs = ClassificationError (labels, z)
+        plain = ceZ
+        one = Constant (1) .* ceZ
+        weighted = Constant (0.3) .* ceAux + ceZ
+        d = labels - Softmax (z)
+        normalized = SumElements (d .* d) .* Reciprocal (SumElements (labels))
+        criterionNodes = ($Crit$)
+        evaluationNodes = (errs : ceZ : ceAux)
+    ]
+    SGD = [ minibatchSize = 32 ; learningRatesPerSample = 0.02 ; maxEpochs = 3
+            ParallelTrain = [ parallelizationMethod = DataParallelSGD ] ]
+    reader = $rd$
+]
+Dump = [ action = dumpNode ; modelPath = "$Dir$/m.dnn" ; printMetadata = false ; outputFile = "$Dir$/params.txt" ]
+CFG
+train() { # NAME RANKS CRIT [ARGS]
+    name=$1 n=$2 c=$3; shift 3
+    mpi -n "$n" "$T" configFile=c.cntk Dir="$name" Crit="$c" "$@" >"$name.out" 2>"$name.err" && ok ||
+        { no "$name: -n $n exited $?"; tail -5 "$name.err"; }
+}
+for n in 1 2; do
+    train plain$n $n ceZ
+    train one$n $n one
+    # the parameters (the model files also hold the network's description)
+    [ -s plain$n/params.txt ] && cmp -s plain$n/params.txt one$n/params.txt && ok ||
+        no "$n ranks: Constant (1) .* ceZ trained other parameters than ceZ"
+    train weighted$n $n weighted
+    has weighted$n.err "Training criterion:   weighted = Plus"
+    # Finished Epoch[..]: [Training] weighted = W * 600; errs = E% * 600; ceZ = Z * 600;
+    # ceAux = A * 600; ...: W = 0.3 A + Z, per sample as summed
+    grep '^Finished Epoch.*\[Training\]' weighted$n.err |
+        sed 's/.*weighted = \([0-9.]*\) .*ceZ = \([0-9.]*\) .*ceAux = \([0-9.]*\) .*/\1 \2 \3/' >w$n.txt
+    [ "$(wc -l <w$n.txt)" -eq 3 ] && awk '{ d = $1 - (0.3 * $3 + $2); if (d < 0) d = -d
+        if (NF != 3 || d > 1e-5 * $1) bad = 1 } END { exit bad }' w$n.txt && ok ||
+        { no "$n ranks: the weighted criterion is not 0.3 ceAux + ceZ"; cat w$n.txt; }
+    # the mean over the minibatch: its steps are 1/32 of a sum's at the same rate
+    train normalized$n $n normalized Train.SGD.learningRatesPerSample=0.5
+    grep '^Finished Epoch.*\[Training\]' normalized$n.err |
+        sed 's/.*normalized = \([0-9.e-]*\) .*errs = \([0-9.]*\)%.*/\1 \2/' >s$n.txt
+    awk 'NR == 1 { c = $1; e = $2 } END { exit !(NR == 3 && $1 < c / 2 && $2 < e && $2 < 30) }' s$n.txt && ok ||
+        { no "$n ranks: the SumElements criterion did not learn"; cat s$n.txt; }
+done
+# 2 ranks (the gradient allreduce) log one rank's criteria, within float rounding
+has weighted2.err "DataParallelSGD training (myRank = 0, numNodes = 2"
+close w1.txt w2.txt 1e-4 && ok || { no "2 ranks' criteria are not one rank's"; paste w1.txt w2.txt; }
+cmp -s plain1/params.txt weighted1/params.txt && no "ceZ and the weighted sum trained the same bytes" || ok
+
+# errors: a vector of a criterion's values as the criterion; a criterion's value in a loop
+cat >>c.cntk <<'CFG'
+Vec = [ action = train ; modelPath = v/m.dnn ; reader = $rd$ ; SGD = [ maxEpochs = 1 ; learningRatesPerSample = 0.1 ]
+    BrainScriptNetworkBuilder = [ features = Input (2) ; labels = Input (3)
+        z = LinearLayer {3} (features) ; ce = CrossEntropyWithSoftmax (labels, z)
+        b = ParameterTensor {3} ; v = ce .* b
+        criterionNodes = (v) ] ]
+CFG
+expect 1 "$T" configFile=c.cntk command=Vec Dir=x Crit=ceZ
+has "$tmp/err" "c.cntk:35:39: error: 'v' (ElementTimes) is used as a criterion, which is one value per sample or one for the minibatch; it is 3 x 1, computed from a criterion's value"
+[ ! -e v ] && ok || no "a refused network wrote its model directory"
+finish test_bs_criteria
