@@ -374,6 +374,16 @@ static const struct grad_case cases[] = {
     {"SumElements_penalty", STD,
      IO WB "z = W * features + b\nce = CrossEntropyWithSoftmax (labels, z)\n"
            "reg = ce + 0.05 .* SumElements (W .* W)\ncriterionNodes = (reg)\n"},
+    /* the speech configs' hand-written cross entropy: SumElements (ReduceLogSum (z) -
+     * TransposeTimes (labels, z)), with padding; their features read as {1 : dim} and
+     * made a vector again by Transpose */
+    {"ReduceLogSum_TransposeTimes", STD " seqs",
+     IO WB "z = W * features + b\n"
+           "ce = SumElements (ReduceLogSum (z) - TransposeTimes (labels, z))\n"
+           "criterionNodes = (ce)\n"},
+    {"Transpose", STD,
+     "features = Input {1 : 3}\nlabels = Input (4)\n" WB
+     "z = W * Transpose (features) + b\nzz = Transpose (Transpose (z))\n" CE("zz")},
     {"ReduceMean", "features:3 labels:4",
      IO WB "d = labels - Tanh (W * features + b)\nr = ReduceMean (d .* d)\n"
            "criterionNodes = (r)\n"},

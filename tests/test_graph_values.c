@@ -255,6 +255,63 @@ START_TEST(values_criteria_as_operands)
     ck_assert_int_eq(st.samples, 6);
     mb_free(&mb);
     nn_free(net);
+    /* the speech configs' cross entropy by hand is CrossEntropyWithSoftmax, also where
+     * the outputs are far apart (a log-sum-exp that would overflow exp in float) */
+    net = make_bs_net(b,
+                      IO WB "z = W * features + b\nzz = z .* 60\n"
+                            "ce = CrossEntropyWithSoftmax (labels, zz)\n"
+                            "own = ReduceLogSum (zz) - TransposeTimes (labels, zz)\n"
+                            "criterionNodes = (ce)\nevaluationNodes = (own)\n",
+                      5);
+    rng = 11;
+    fill_input(&mb, "features", 3, 6, 1, NULL, 0, &rng);
+    fill_input(&mb, "labels", 4, 6, 1, NULL, 1, &rng);
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    ck_assert_msg(st.train_crit > 10 && fabs(st.eval_crit - st.train_crit) < 1e-5 * st.train_crit,
+                  "CrossEntropyWithSoftmax %g, ReduceLogSum - TransposeTimes %g", st.train_crit,
+                  st.eval_crit);
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
+/* The statistics of rows of an Input (the speech configs' MeanVarNorm of the features'
+ * last frame, RowSlice of a Transpose): those rows of the Input's, set once for all of it. */
+START_TEST(values_stats_of_rows)
+{
+    struct backend *b = make_backend();
+    struct nn *net =
+        make_bs_net(b,
+                    "features = Input {1 : 4}\nlabels = Input (2, tag = 'label')\n"
+                    "s = RowSlice (1, 2, Transpose (features))\n"
+                    "n = PerDimMeanVarNormalization (s, Mean (s), InvStdDev (s))\n"
+                    "W = Parameter (2, 2)\nz = W * n\n"
+                    "ce = SumElements (ReduceLogSum (z) - TransposeTimes (labels, z))\n"
+                    "criterionNodes = (ce)\noutputNodes = (n)\n",
+                    5);
+    static const float mean[4] = {0.5f, -1, 2, 3}, inv[4] = {1, 0.5f, 4, 0.25f};
+    static const float x[8] = {1, 2, 3, 4, -1, 0, 0.5f, 8}, y[4] = {1, 0, 0, 1};
+    struct pt_err e = {0};
+    ck_assert_msg(nn_set_mean_var(net, mean, inv, 4, &e) == 0, "%s", e.msg);
+    struct minibatch mb = {0};
+    set_input(&mb, "features", 4, 2, x);
+    set_input(&mb, "labels", 2, 2, y);
+    struct nn_stats st;
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    float out[4];
+    size_t rows, cols;
+    ck_assert_int_eq(nn_get_output(net, out, 4, &rows, &cols, &e), 0);
+    ck_assert_uint_eq(rows, 2);
+    ck_assert_uint_eq(cols, 2);
+    for (int j = 0; j < 2; j++)
+        for (int i = 0; i < 2; i++) {
+            double want = (x[4 * j + 1 + i] - mean[1 + i]) * inv[1 + i];
+            ck_assert_msg(fabs(out[2 * j + i] - want) < 1e-6, "n[%d,%d] %g want %g", i, j,
+                          out[2 * j + i], want);
+        }
+    mb_free(&mb);
+    nn_free(net);
     backend_free(b);
 }
 END_TEST
@@ -406,6 +463,15 @@ START_TEST(criterion_errors)
     ck_assert_msg(strstr(msg,
                          "g.cfg:8:15: error: CrossEntropyWithSoftmax: a criterion's value (its "
                          "sum over the minibatch) cannot be used inside a recurrent loop"),
+                  "%s", msg);
+    /* Transpose keeps the values in place; TransposeTimes of two samples' vectors */
+    msg = bs_error_of("features = Input {2 : 3}\nlabels = Input (6)\nz = Transpose (features)\n"
+                      "ce = CrossEntropyWithSoftmax (labels, z)\ncriterionNodes = (ce)\n");
+    ck_assert_msg(strstr(msg, "g.cfg:4:5: error: Transpose: swapping axes 1 and 2 of a [2 x 3 x 1] "
+                              "tensor reorders its values, which is not supported yet"),
+                  "%s", msg);
+    msg = bs_error_of(IO WB "z = TransposeTimes (W, features)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "g.cfg:6:5: error: TransposeTimes: only of two per-sample vectors"),
                   "%s", msg);
     /* no criterion at all */
     msg = bs_error_of(IO WB "z = W * features + b\n");
@@ -566,6 +632,7 @@ void graph_value_tests(TCase *tc)
     tcase_add_test(tc, values_hardmax);
     tcase_add_test(tc, values_reduce);
     tcase_add_test(tc, values_criteria_as_operands);
+    tcase_add_test(tc, values_stats_of_rows);
     tcase_add_test(tc, values_sigmoid_square_logistic);
     tcase_add_test(tc, values_softmax_ce_errors);
     tcase_add_test(tc, values_elementwise);

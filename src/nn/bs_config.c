@@ -170,7 +170,9 @@ static int read_block(struct cfg_node *block, struct nn_config *out, struct pt_e
     if ((rc = nn_graph_build(out, &g, e)) != 0)
         return rc;
     const struct g_node *crit = &g->nodes[g->crit], *ev = &g->nodes[g->eval];
-    const struct g_node *lab = &g->nodes[crit->in[0]], *pred = &g->nodes[crit->in[1]];
+    const struct g_node *pred = &g->nodes[crit->in[1]];
+    int labels = g_labels(g);
+    const struct g_node *lab = labels >= 0 ? &g->nodes[labels] : NULL;
     out->train_crit = crit_of(crit);
     out->eval_crit = crit_of(ev);
     copy_cut(out->train_name, sizeof out->train_name, crit->name);
@@ -187,20 +189,27 @@ static int read_block(struct cfg_node *block, struct nn_config *out, struct pt_e
     out->nsizes = 2;
     out->sizes[0] = 0;
     for (int i = 0; i < g->n; i++)
-        if (g->nodes[i].is_input && !g->nodes[i].dead && i != crit->in[0] && !out->sizes[0])
+        if (g->nodes[i].is_input && !g->nodes[i].dead && i != labels && !out->sizes[0])
             out->sizes[0] = g->nodes[i].rows;
     out->sizes[1] = pred->rows;
     for (int i = 0; rc == 0 && i < g->n; i++) {
         const struct g_node *n = &g->nodes[i], *x = &g->nodes[n->in[0]];
         if (n->dead || (strcmp(n->kind->name, "Mean") && strcmp(n->kind->name, "InvStdDev")))
             continue;
+        int off, root = g_stat_input(g, n, &off); /* x, or the Input x has rows of */
+        if (root >= 0 && &g->nodes[root] == lab && x != lab)
+            rc = pt_err_set(e, PT_EUSER,
+                            "%s: error: %s of rows of the labels ('%s') is not supported (the "
+                            "labels' Mean is the label prior)",
+                            n->where, n->kind->name, lab->name);
+        x = root >= 0 ? &g->nodes[root] : x;
         if (x == lab) { /* the labels' mean: the label prior (LogPrior), as needPrior makes it */
             if (strcmp(n->kind->name, "Mean"))
                 rc = pt_err_set(e, PT_EUSER,
                                 "%s: error: InvStdDev of the labels ('%s') is not supported "
                                 "(their Mean is the label prior)",
                                 n->where, x->name);
-            else if (x->rows != pred->rows)
+            else if (x->rows != pred->rows && !own)
                 rc = pt_err_set(e, PT_EUSER,
                                 "%s: error: Mean of the labels ('%s', %d rows) is the label "
                                 "prior, which has the output's %d rows",
@@ -216,6 +225,8 @@ static int read_block(struct cfg_node *block, struct nn_config *out, struct pt_e
         out->mean_var_norm = 1;
         out->sizes[0] = x->rows;
     }
+    if (own && out->need_prior) /* the prior has the labels' rows */
+        out->sizes[1] = lab->rows;
     out->init_scale = 1.0;
     g_free(g);
     return rc;

@@ -239,6 +239,12 @@ int bse_splice(struct ev *v, const struct bs_node *at, const char *name, struct 
                struct bv *out);
 int bse_slice(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
               struct bv *out);
+int bse_reduce_log_sum(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out);
+int bse_transpose_times(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                        struct bv *out);
+int bse_transpose(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                  struct bv *out);
 int bse_sum_elements(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                      struct bv *out);
 int bse_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,

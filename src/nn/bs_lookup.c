@@ -154,7 +154,6 @@ static const char *const not_yet_names[] = {
     "RectifiedLinear",
     "RecurrentLSTMLayer",
     "RecurrentLSTMLayerStack",
-    "ReduceLogSum",
     "ReduceMax",
     "ReduceMean",
     "ReduceMin",
@@ -196,9 +195,6 @@ static const char *const not_yet_names[] = {
     "TimeReverse",
     "Times",
     "Trace",
-    "Transpose",
-    "TransposeDimensions",
-    "TransposeTimes",
     "WeightedLogistic",
     "Where",
 };

@@ -108,15 +108,20 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
         return rc;
     if (net->cfg.need_prior && (rc = nn_alloc_prior(net, e)) != 0)
         return rc;
-    const struct g_node *lab = &g->nodes[g->nodes[g->crit].in[0]];
+    int labels = g_labels(g);
+    const struct g_node *lab = labels >= 0 ? &g->nodes[labels] : NULL;
     for (int i = 0; i < g->n; i++) { /* Mean / InvStdDev: the network's statistics */
         struct g_node *n = &g->nodes[i];
+        int stat = strcmp(n->kind->name, "Mean") == 0 || strcmp(n->kind->name, "InvStdDev") == 0;
+        int off = 0;
+        if (stat && g_stat_input(g, n, &off) < 0)
+            continue; /* dead: refused by g_finish where live */
         if (!strcmp(n->kind->name, "Mean") && &g->nodes[n->in[0]] == lab)
             n->v = net->prior_dev;
         else if (!strcmp(n->kind->name, "Mean"))
-            n->v = net->mean_dev;
+            n->v = net->mean_dev + off;
         else if (!strcmp(n->kind->name, "InvStdDev"))
-            n->v = net->invstd_dev;
+            n->v = net->invstd_dev + off;
     }
     float *host = pt_calloc(np, sizeof *host, e);
     if (!host)

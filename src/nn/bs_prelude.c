@@ -2,7 +2,8 @@
  * partrain takes as they are: the NDL book's macros that CNTK keeps for its older configs
  * (BFF, SBFF, MeanVarNorm, LogPrior), the layers CNTK defines as them, Scale, its
  * numeric helpers, BS.Parameters, BS.Loop.Previous/Next and BS.RNNs' LSTMs with projection
- * (LSTMP, RecurrentLSTMP and its stacks, the PreviousHC/NextHC hooks), written anew from
+ * (LSTMP, RecurrentLSTMP and its stacks, the PreviousHC/NextHC hooks), BS.Constants' Zero,
+ * One and OnesTensor, written anew from
  * CNTK's semantics. bs_build_graph() evaluates a network inside this record, so a network's own
  * definition of one of these names wins, as it does in CNTK. */
 #include "nn/bs_eval_internal.h"
@@ -44,6 +45,10 @@ const char bs_prelude[] =
     "= 1)\n"
     "BiasParam (dim) = ParameterTensor ((dim), initValue = 0.0)\n"
     "ScalarParam () = BiasParam (1)\n"
+    "# BS.Constants' tensors of one value (CNTK's frame error by hand: One - ...)\n"
+    "Zero = ConstantTensor (0, (1))\n"
+    "One = ConstantTensor (1, (1))\n"
+    "OnesTensor (dims) = ConstantTensor (1, dims)\n"
     "# n layers in sequence, the i-th made by c (i), i from 0\n"
     "LayerStack {n, c} = Sequential (array[0..n-1] (c))\n"
     "# BS.Parameters.Stabilize: x times a learned positive scalar (CNTK's self-stabilizer:\n"

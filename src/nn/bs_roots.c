@@ -258,6 +258,8 @@ int bse_network(struct ev *v, struct benv *root, int first, size_t fix0, int nee
         else if (rc == 0 && n)
             roots[i] = got[0];
     }
+    if (rc == 0 && roots[1] >= 0 && g->nodes[roots[1]].is_input) /* g_labels finds it */
+        g->nodes[roots[1]].tag = G_TAG_LABEL;
     if (rc == 0 && (roots[2] < 0 || nev == 0 || roots[4] < 0))
         rc = tagged_roots(v, root, first, roots[2] < 0, roots, evals, &nev);
     if (rc == 0 && v->opts && v->opts->want_eval && !v->loading) { /* evalNodeNames */

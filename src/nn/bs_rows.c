@@ -128,6 +128,53 @@ int bse_slice(struct ev *v, const struct bs_node *at, const char *name, struct b
     return 0;
 }
 
+/* A node of its own kind over inputs in[0..nin), one of the steps of a built-in that CNTK
+ * makes as one node (not counted among the network's nodes). */
+static int helper(struct ev *v, const struct bs_node *at, const char *kind, int a, int b, int *out)
+{
+    int in[2] = {a, b};
+    struct bv r;
+    int rc = bse_make_node(v, at, kind, in, g_kind_find(kind)->nin, &r);
+    if (rc == 0) {
+        v->g->nodes[r.node].helper = 1;
+        v->g->nodes[r.node].tensor_rank = 0;
+        *out = r.node;
+    }
+    return rc;
+}
+
+/* The row of ones (of 1 / its length with mean) that sums (averages) a sample's values in a
+ * product: a constant whose length the product infers. */
+static int ones_row(struct ev *v, const struct bs_node *at, int mean, int *out)
+{
+    struct bv ones;
+    int rc = bse_make_node(v, at, "Constant", NULL, 0, &ones);
+    if (rc)
+        return rc;
+    struct g_node *n = &v->g->nodes[ones.node];
+    n->is_const = 1;
+    n->rows = 1;
+    n->cols = 0;
+    n->init_value = 1.0;
+    n->mean_row = mean;
+    n->helper = 1; /* CNTK's ReduceElements is one node */
+    *out = ones.node;
+    return 0;
+}
+
+/* Whether node i's values come from the data (one column per sample): an Input, a delay,
+ * or computed from one; else from parameters and constants alone. */
+static int from_data(const struct nn_graph *g, int i)
+{
+    const struct g_node *n = &g->nodes[i];
+    if (n->is_input || n->delay != 0)
+        return 1;
+    for (int k = 0; k < n->kind->nin; k++)
+        if (from_data(g, n->in[k]))
+            return 1;
+    return 0;
+}
+
 /* ReduceSum / ReduceMean (z, axis): the values of each sample summed (averaged) into one
  * (CNTK's ReduceElements over all of them, or over axis 1 of a vector, which is all of
  * them): a product with a constant row of ones (of 1 / its length) whose length the
@@ -135,7 +182,7 @@ int bse_slice(struct ev *v, const struct bs_node *at, const char *name, struct b
 int bse_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                    struct bv *out)
 {
-    struct bv x = a[0], ones;
+    struct bv x = a[0];
     int rc = bse_as_node(v, at, name, &x);
     if (rc)
         return rc;
@@ -145,17 +192,66 @@ int bse_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, str
                         "%s: only the sum of all of a sample's values is supported (no axis, or "
                         "axis=1 of a vector)",
                         name);
-    if ((rc = bse_make_node(v, at, "Constant", NULL, 0, &ones)) != 0)
+    int ones;
+    if ((rc = ones_row(v, at, !strcmp(name, "ReduceMean"), &ones)) != 0)
         return rc;
-    struct g_node *n = &v->g->nodes[ones.node];
-    n->is_const = 1;
-    n->rows = 1;
-    n->cols = 0;
-    n->init_value = 1.0;
-    n->mean_row = !strcmp(name, "ReduceMean");
-    n->helper = 1; /* CNTK's ReduceElements is one node */
-    int in[2] = {ones.node, x.node};
+    int in[2] = {ones, x.node};
     return bse_make_node(v, at, "Times", in, 2, out);
+}
+
+/* ReduceLogSum (z, axis): log (sum_i exp (z_i)) over all of a sample's values (CNTK's
+ * ReduceElements with "LogSum"). From the backend's softmax p and hardmax h (one-hot at
+ * the largest z_k): z_k - log p_k, where p_k >= 1 / rows, so nothing overflows or
+ * underflows; as h passes no gradient back, the gradient is p, as log-sum-exp's is. */
+int bse_reduce_log_sum(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                       struct bv *out)
+{
+    struct bv x = a[0];
+    int rc = bse_as_node(v, at, name, &x);
+    if (rc)
+        return rc;
+    int vector = v->g->nodes[x.node].tensor_rank <= 1;
+    if (a[1].k != BV_NONE && !(a[1].k == BV_NUM && a[1].num == 1 && vector))
+        return bs_error(v->e, at,
+                        "%s: only over all of a sample's values is supported (no axis, or axis=1 "
+                        "of a vector)",
+                        name);
+    int p, h, hz, hp, ones, sz, sp, lp;
+    if ((rc = helper(v, at, "Softmax", x.node, 0, &p)) ||
+        (rc = helper(v, at, "Hardmax", x.node, 0, &h)) ||
+        (rc = helper(v, at, "ElementTimes", h, x.node, &hz)) ||
+        (rc = helper(v, at, "ElementTimes", h, p, &hp)) || (rc = ones_row(v, at, 0, &ones)) ||
+        (rc = helper(v, at, "Times", ones, hz, &sz)) || (rc = ones_row(v, at, 0, &ones)) ||
+        (rc = helper(v, at, "Times", ones, hp, &sp)) || (rc = helper(v, at, "Log", sp, 0, &lp)))
+        return rc;
+    int in[2] = {sz, lp};
+    return bse_make_node(v, at, "Minus", in, 2, out);
+}
+
+/* TransposeTimes (a, b): a^T b. Of two samples' vectors, their dot product, one value per
+ * sample (CNTK's `TransposeTimes (labels, z)` in the speech configs' hand-written
+ * criteria); a matrix of parameters as a is not built. */
+int bse_transpose_times(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                        struct bv *out)
+{
+    int rc = bse_as_node(v, at, name, &a[0]);
+    if (rc == 0)
+        rc = bse_as_node(v, at, name, &a[1]);
+    if (rc)
+        return rc;
+    if (!from_data(v->g, a[0].node) || !from_data(v->g, a[1].node))
+        return bs_error(v->e, at,
+                        "%s: only of two per-sample vectors (their dot product) is supported; "
+                        "a matrix of parameters or constants transposed is not supported yet",
+                        name);
+    int prod, ones;
+    if ((rc = helper(v, at, "ElementTimes", a[0].node, a[1].node, &prod)) ||
+        (rc = ones_row(v, at, 0, &ones)))
+        return rc;
+    int in[2] = {ones, prod};
+    if ((rc = bse_make_node(v, at, "Times", in, 2, out)) == 0)
+        v->g->nodes[out->node].tensor_rank = 0;
+    return rc;
 }
 
 /* SumElements (z): every value of z in the minibatch summed into one [1 x 1] (CNTK's

@@ -199,6 +199,53 @@ int bse_new_reshape(struct ev *v, const struct bs_node *at, const char *name, st
     return rc ? rc : reshape(v, at, name, &a[0], &a[1], begin, end, out);
 }
 
+/* Transpose (x) and TransposeDimensions (input, axis1, axis2): two axes of a sample's
+ * tensor swapped (Transpose: the first two, as CNTK.core.bs defines it). Where the values
+ * keep their order (of the axes from the first to the second, at most one is longer than
+ * 1: the speech configs' `Transpose (features)` of an Input {1 : featDim}), a copy with
+ * the new shape (a vector is its own [1 x N]: the node itself); a reordering of the
+ * values is not built. */
+int bse_transpose(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                  struct bv *out)
+{
+    int ax[2] = {1, 2}, rc = bse_as_node(v, at, name, &a[0]);
+    for (int i = 0; rc == 0 && strcmp(name, "Transpose") && i < 2; i++)
+        rc = get_axis(v, at, name, &a[1 + i], &ax[i]);
+    if (rc)
+        return rc;
+    const struct g_node *xn = &v->g->nodes[a[0].node];
+    if (xn->cols > 1)
+        return bs_error(v->e, at,
+                        "%s: a matrix of parameters or constants (%d x %d) transposed is not "
+                        "supported yet",
+                        name, xn->rows, xn->cols);
+    if (xn->tensor_rank <= 1) { /* a vector and its [1 x N]: the same values, in place */
+        *out = a[0];
+        return 0;
+    }
+    int d[4] = {1, 1, 1, 1};
+    shape_of(xn, d);
+    int lo = ax[0] < ax[1] ? ax[0] : ax[1], hi = ax[0] ^ ax[1] ^ lo, longer = 0;
+    for (int i = lo; i <= hi; i++)
+        longer += d[i - 1] > 1;
+    if (longer > 1)
+        return bs_error(v->e, at,
+                        "%s: swapping axes %d and %d of a [%d x %d x %d] tensor reorders its "
+                        "values, which is not supported yet (only swaps that keep them in place)",
+                        name, ax[0], ax[1], d[0], d[1], d[2]);
+    int t = d[ax[0] - 1];
+    d[ax[0] - 1] = d[ax[1] - 1];
+    d[ax[1] - 1] = t;
+    struct barr *dims = bse_alloc(v, sizeof *dims);
+    if (!dims || !(dims->v = bse_alloc(v, 4 * sizeof *dims->v)))
+        return v->e->code;
+    dims->n = 4;
+    for (int i = 0; i < 4; i++)
+        dims->v[i] = (struct bv){.k = BV_NUM, .num = d[i]};
+    struct bv shape = {.k = BV_ARR, .arr = dims};
+    return reshape(v, at, name, &a[0], &shape, 0, 0, out);
+}
+
 /* ReshapeDimension (x, axis, tensorShape), FlattenDimensions (x, axis, num) and
  * SplitDimension (x, axis, N) */
 int bse_reshape_dim(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,

@@ -255,6 +255,11 @@ extern const struct g_kind g_kind_crit_values[BK_CRIT_COUNT];
  * before the network's roots are chosen). */
 void g_crit_as_value(struct nn_graph *g, int first);
 
+/* The network's labels: the training criterion's first operand, or where the criterion is
+ * a node of the network's own (SumElements (...) of the speech configs), the Input tagged
+ * 'label' (or named in labelNodes); -1 if none. */
+int g_labels(const struct nn_graph *g);
+
 /* A criterion's shape from its operands (labels, prediction: per sample, equal rows). */
 int g_shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e);
 
@@ -270,6 +275,10 @@ static inline int g_open(const struct g_node *n)
  * g_over is set. */
 void g_add_grad(struct nn_graph *g, struct g_node *dst, const float *src, const struct g_node *like,
                 float alpha);
+
+/* Mean / InvStdDev node n: the Input whose statistics it reads (through RowSlice nodes),
+ * or -1; *offset: the first of that Input's rows it reads. */
+int g_stat_input(const struct nn_graph *g, const struct g_node *n, int *offset);
 
 /* The kind called name (case-sensitive, as BrainScript), or NULL. */
 const struct g_kind *g_kind_find(const char *name);

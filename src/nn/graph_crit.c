@@ -177,3 +177,14 @@ void g_crit_as_value(struct nn_graph *g, int first)
         }
     }
 }
+
+int g_labels(const struct nn_graph *g)
+{
+    const struct g_node *c = &g->nodes[g->crit];
+    if (c->kind != &g_kind_own_crit && c->kind != &g_kind_no_crit)
+        return c->in[0];
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].is_input && !g->nodes[i].dead && g->nodes[i].tag == G_TAG_LABEL)
+            return i;
+    return -1;
+}

@@ -481,14 +481,27 @@ const struct g_kind g_kind_affine = {
 
 /* The statistics of an Input over the training data, computed once before training (CNTK's
  * pre-compute nodes): one column of the input's rows, values bound by bs_net.c to the
- * network's mean / invstd (applyMeanVarNorm's machinery). */
+ * network's mean / invstd (applyMeanVarNorm's machinery); of a slice of an Input's rows,
+ * those rows of its statistics (the speech configs' MeanVarNorm of the features' last
+ * frame). */
+int g_stat_input(const struct nn_graph *g, const struct g_node *n, int *offset)
+{
+    const struct g_node *x = &g->nodes[n->in[0]];
+    *offset = 0;
+    for (; x->kind == &g_kind_row_slice; x = &g->nodes[x->in[0]])
+        *offset += x->slice_begin;
+    return x->is_input ? (int)(x - g->nodes) : -1;
+}
+
 static int shape_stat(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 {
     struct g_node *x = IN(g, n, 0);
-    if (!x->is_input)
+    int offset;
+    if (g_stat_input(g, n, &offset) < 0)
         return pt_err_set(e, PT_EUSER,
-                          "%s: error: %s: the statistics of an Input node only (got %s)", n->where,
-                          n->kind->name, x->kind->name);
+                          "%s: error: %s: the statistics of an Input node, or of rows of one "
+                          "(RowSlice, Slice), only (got %s)",
+                          n->where, n->kind->name, x->src_kind->name);
     n->rows = x->rows;
     n->cols = 1;
     return 0;
