@@ -22,6 +22,7 @@
  *   args     := [ arg { ',' arg } ]     arg := expr | NAME '=' expr (named)
  *   primary  := NUMBER | STRING | 'true' | 'false' | NAME | '$' NAME '$'
  *             | '(' expr ')' | '[' body ']' | '{' body '}'     records
+ *             | '[|' [ expr { ';' expr } ] '|]'                an array (BS_ARRAY, 0+ items)
  *             | 'new' NAME '[' body ']'                        (a record; the NAME is kept)
  *
  * Newlines are spaces, as in CNTK's parser: a '(', '{' or '[' that starts a line calls or
@@ -66,7 +67,7 @@ enum bs_kind {
     BS_RECORD, /* items: BS_DEF members in written order; str: the NAME after 'new' or NULL */
     BS_DEF,    /* str: name; a: the value (a function definition's value is a BS_LAMBDA) */
     BS_LAMBDA, /* items: parameters (BS_ID, or BS_DEF with a default); a: the body */
-    BS_ARRAY,  /* items: the elements of a : b : c (two or more) */
+    BS_ARRAY,  /* items: the elements of a : b : c (two or more), or of [| a ; b |] (any) */
     BS_CALL,   /* a: the callee; items: arguments (expressions, or BS_DEF for name = value);
                 * num: 0 for f (...), 1 for F {...} */
     BS_INDEX,  /* a[b] */

@@ -24,6 +24,8 @@ enum bs_tk {
     TK_TRUE,
     TK_FALSE,
     TK_NEW,
+    TK_LARRAY, /* [| |]: an array literal, [| a ; b ; c |] */
+    TK_RARRAY,
     TK_LPAREN, /* ( ) [ ] { } , ; : = => */
     TK_RPAREN,
     TK_LBRACK,

@@ -114,6 +114,30 @@ static struct bs_node *new_record(struct parser *p)
 
 static struct bs_node *array_of(struct parser *p);
 
+/* '[|' [ expr { ';' expr } ] '|]': CNTK's array literal (F#'s), a : b : c that may also
+ * hold one element or none */
+static struct bs_node *array_literal(struct parser *p)
+{
+    const struct bs_tok *open = bsp_next(p);
+    struct bs_node *n = bsp_mk_at(p, BS_ARRAY, open);
+    struct vec v = {0};
+    if (!n)
+        return NULL;
+    while (!bsp_is(p, TK_RARRAY)) {
+        struct bs_node *x = expr(p);
+        if (!x || bsp_push(p, &v, x))
+            return NULL;
+        if (!bsp_is(p, TK_SEMI))
+            break;
+        bsp_next(p);
+    }
+    if (bsp_expect_closer(p, open, "';' or "))
+        return NULL;
+    n->items = v.v;
+    n->nitems = v.n;
+    return bsp_seal(p, n);
+}
+
 static struct bs_node *primary(struct parser *p)
 {
     const struct bs_tok *t = bsp_cur(p);
@@ -138,6 +162,7 @@ static struct bs_node *primary(struct parser *p)
         bsp_next(p);
         return bsp_named(p, t->kind == TK_STR ? BS_STR : BS_VAR, t, t->s + 1, t->len - 2);
     case TK_LPAREN: return parens(p);
+    case TK_LARRAY: return array_literal(p);
     case TK_LBRACK:
     case TK_LBRACE: return record(p);
     case TK_NEW: return new_record(p);

@@ -73,8 +73,9 @@ __attribute__((format(printf, 2, 3))) void *bsp_expected_tok(struct parser *p, c
 int bsp_enter(struct parser *p);
 struct bs_node *bsp_seal(struct parser *p, struct bs_node *n);
 enum bs_tk bsp_closer_of(enum bs_tk open);
-char bsp_closer_char(enum bs_tk open);
-char bsp_opener_char(enum bs_tk open);
+/* The closer and opener of `open` as written ("]", "|]"), for messages. */
+const char *bsp_closer_text(enum bs_tk open);
+const char *bsp_opener_text(enum bs_tk open);
 int bsp_expect_closer(struct parser *p, const struct bs_tok *open, const char *also);
 
 #endif

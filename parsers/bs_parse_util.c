@@ -229,17 +229,20 @@ struct bs_node *bsp_seal(struct parser *p, struct bs_node *n)
 
 enum bs_tk bsp_closer_of(enum bs_tk open)
 {
-    return open == TK_LPAREN ? TK_RPAREN : open == TK_LBRACK ? TK_RBRACK : TK_RBRACE;
+    return open == TK_LPAREN   ? TK_RPAREN
+           : open == TK_LBRACK ? TK_RBRACK
+           : open == TK_LARRAY ? TK_RARRAY
+                               : TK_RBRACE;
 }
 
-char bsp_closer_char(enum bs_tk open)
+const char *bsp_closer_text(enum bs_tk open)
 {
-    return open == TK_LPAREN ? ')' : open == TK_LBRACK ? ']' : '}';
+    return open == TK_LPAREN ? ")" : open == TK_LBRACK ? "]" : open == TK_LARRAY ? "|]" : "}";
 }
 
-char bsp_opener_char(enum bs_tk open)
+const char *bsp_opener_text(enum bs_tk open)
 {
-    return open == TK_LPAREN ? '(' : open == TK_LBRACK ? '[' : '{';
+    return open == TK_LPAREN ? "(" : open == TK_LBRACK ? "[" : open == TK_LARRAY ? "[|" : "{";
 }
 
 /* Expect the closer of `open` (an error names both). */
@@ -249,7 +252,7 @@ int bsp_expect_closer(struct parser *p, const struct bs_tok *open, const char *a
         bsp_next(p);
         return 0;
     }
-    bsp_expected(p, "%s'%c' to close the '%c' at %d:%d", also, bsp_closer_char(open->kind),
-                 bsp_opener_char(open->kind), bsp_line_of(open->line), open->col);
+    bsp_expected(p, "%s'%s' to close the '%s' at %d:%d", also, bsp_closer_text(open->kind),
+                 bsp_opener_text(open->kind), bsp_line_of(open->line), open->col);
     return -1;
 }

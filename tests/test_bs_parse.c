@@ -155,7 +155,8 @@ START_TEST(precedence)
                                  "f = (1 + 2) * 3\n"
                                  "g = x != y && y <= z\n"
                                  "h = - - + x\n"
-                                 "i = if a then b else c : d\n");
+                                 "i = if a then b else c : d\n"
+                                 "j = [| x ; y + 1 ; z |]\nk = [| |]\nl = [| a : b |]\n");
     ck_assert_str_eq(shape(t, "a"), "(- (+ 1 (* 2 3)) (.* (/ 4 5) 6))");
     ck_assert_str_eq(shape(t, "b"), "(|| (|| x (&& y z)) w)");
     ck_assert_str_eq(shape(t, "c"), "(* (- x) (- y))");
@@ -167,6 +168,12 @@ START_TEST(precedence)
     ck_assert_str_eq(shape(t, "g"), "(&& (!= x y) (<= y z))");
     ck_assert_str_eq(shape(t, "h"), "(- (- (+ x)))");
     ck_assert_str_eq(shape(t, "i"), "(if a b (: c d))");
+    /* CNTK's array literal: as a : b : c, and also of one element or none */
+    ck_assert_str_eq(shape(t, "j"), "(: x (+ y 1) z)");
+    ck_assert_int_eq(member(bs_tree_root(t), "k")->a->kind, BS_ARRAY);
+    ck_assert_int_eq((int)member(bs_tree_root(t), "k")->a->nitems, 0);
+    ck_assert_str_eq(shape(t, "l"), "(: (: a b))");
+    AT(member(bs_tree_root(t), "j")->a, 10, 5);
     bs_tree_free(t);
 }
 END_TEST

@@ -15,6 +15,11 @@ START_TEST(bracket_errors)
     err_is("a = [ b = 1 }", "t.bs:1:13: error: expected ']' to close the '[' at 1:5, found '}'");
     err_is("a = x[1", "t.bs:1:8: error: expected ']' to close the '[' at 1:6, found end of text");
     err_is("a = 1 ]", "t.bs:1:7: error: unexpected ']' (nothing to close)");
+    err_is("a = [| x ; y", "t.bs:1:13: error: expected ';' or '|]' to close the '[|' at 1:5, found "
+                           "end of text");
+    err_is("a = [| x y |]",
+           "t.bs:1:10: error: expected ';' or '|]' to close the '[|' at 1:5, found "
+           "'y'");
     err_is("a = (1\nb = \"x", "t.bs:1:7: error: expected ')' to close the '(' at 1:5, found end of "
                               "line");
 }

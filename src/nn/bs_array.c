@@ -90,8 +90,8 @@ int bse_eval_for(struct ev *v, const struct bs_node *x, struct benv *env, struct
 int bse_eval_array(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out)
 {
     struct barr *arr = bse_alloc(v, sizeof *arr);
-    size_t cap = x->nitems;
-    if (!arr || !(arr->v = bse_alloc(v, cap * sizeof *arr->v)))
+    size_t cap = x->nitems; /* [| |]: none */
+    if (!arr || !(arr->v = bse_alloc(v, (cap ? cap : 1) * sizeof *arr->v)))
         return v->e->code;
     for (size_t i = 0; i < x->nitems; i++) {
         struct bv el;

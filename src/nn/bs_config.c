@@ -118,11 +118,83 @@ static int expression_text(struct cfg_node *n, char **text, struct cfg_origin *a
     return 0;
 }
 
+/* CNTK's `BrainScriptNetworkBuilder = (BS.Network.Load ("PATH"))`, the whole network a
+ * model file's (its trained values the start of a training): PATH into path, else "". */
+static int whole_load(const char *s, char *path, size_t size)
+{
+    const char *p = s + strspn(s, " \t\r\n");
+    int parens = 0;
+    path[0] = '\0';
+    for (; *p == '('; p += strspn(p, " \t\r\n"))
+        p++, parens++;
+    if (strncmp(p, "BS.Network.Load", 15))
+        return 0;
+    p += 15;
+    p += strspn(p, " \t\r\n");
+    if (*p++ != '(')
+        return 0;
+    p += strspn(p, " \t\r\n");
+    char quote = *p;
+    const char *end = quote == '"' || quote == '\'' ? strchr(p + 1, quote) : NULL;
+    if (!end || (size_t)(end - p - 1) >= size)
+        return 0;
+    const char *q = end + 1;
+    for (int i = 0; i <= parens; i++) { /* Load's own parenthesis, then the outer ones */
+        q += strspn(q, " \t\r\n");
+        if (*q++ != ')')
+            return 0;
+    }
+    if (q[strspn(q, " \t\r\n")] != '\0')
+        return 0;
+    memcpy(path, p + 1, (size_t)(end - p - 1));
+    path[end - p - 1] = '\0';
+    return 1;
+}
+
+/* The network of model file path as the builder's (whole_load): its description, which
+ * the model file keeps whole (includes in place), and the path to start from. */
+static int read_loaded(struct cfg_node *block, const char *path, struct nn_config *out,
+                       struct pt_err *e)
+{
+    struct nn_config *mc = pt_calloc(1, sizeof *mc, e);
+    if (!mc)
+        return e ? e->code : PT_ENOMEM;
+    char where[512];
+    const struct cfg_origin *o = cfg_value_origin(block);
+    int rc = nn_model_description(NULL, path, mc, e);
+    if (rc)
+        pt_err_context(e, "in %s = (BS.Network.Load (\"%s\")) at %s:%d",
+                       cfg_path(block, where, sizeof where), path,
+                       o && o->file ? o->file : "<command line>", o ? o->line : 0);
+    else if (strlen(path) >= sizeof out->start_model)
+        rc = cfg_error(e, cfg_value_origin(block), "BS.Network.Load: the file name is too long");
+    if (rc == 0) {
+        out->rnn = NN_GRAPH;
+        memcpy(out->bs_text, mc->bs_text, sizeof out->bs_text);
+        memcpy(out->bs_file, mc->bs_file, sizeof out->bs_file);
+        out->bs_line = mc->bs_line;
+        out->bs_col = mc->bs_col;
+        snprintf(out->start_model, sizeof out->start_model, "%s", path);
+        snprintf(out->origin, sizeof out->origin, "%.200s:%d:%d", out->bs_file, out->bs_line,
+                 out->bs_col);
+    }
+    free(mc);
+    return rc;
+}
+
+static int describe(struct nn_config *out, struct pt_err *e);
+
 /* The block into *out (zeroed but for the eval_only settings). */
 static int read_block(struct cfg_node *block, struct nn_config *out, struct pt_err *e)
 {
-    char *text = NULL;
+    char *text = NULL, path[1024];
     struct cfg_origin at;
+    const char *value = NULL;
+    if (!cfg_is_block(block) && cfg_value(block, &value, e) == 0 &&
+        whole_load(value, path, sizeof path)) {
+        int rc = read_loaded(block, path, out, e);
+        return rc ? rc : describe(out, e);
+    }
     int rc = cfg_is_block(block) ? cfg_block_text(block, &text, &at, e)
                                  : expression_text(block, &text, &at, e);
     if (rc)
@@ -166,6 +238,14 @@ static int read_block(struct cfg_node *block, struct nn_config *out, struct pt_e
     out->bs_col = col;
     snprintf(out->origin, sizeof out->origin, "%.200s:%d:%d", out->bs_file, out->bs_line,
              out->bs_col);
+    return describe(out, e);
+}
+
+/* What the trainer needs to know of the description in out (criteria, inputs, statistics),
+ * from its graph. */
+static int describe(struct nn_config *out, struct pt_err *e)
+{
+    int rc = 0;
     struct nn_graph *g = NULL;
     if ((rc = nn_graph_build(out, &g, e)) != 0)
         return rc;

@@ -69,7 +69,8 @@ static int encode_model(struct nn *net, unsigned char **out, size_t *size, struc
     int dl = nn_config_write(&net->cfg, desc, sizeof desc);
     if (dl < 0 || (size_t)dl >= sizeof desc)
         return pt_err_set(e, PT_EINTERNAL, "error: internal: network description too long");
-    uint32_t d = (uint32_t)dl, m = net->cfg.mean_var_norm ? (uint32_t)net->cfg.sizes[0] : 0;
+    uint32_t d = (uint32_t)dl;
+    uint32_t m = net->cfg.mean_var_norm && net->mean_set ? (uint32_t)net->cfg.sizes[0] : 0;
     uint32_t q = net->prior ? (uint32_t)net->prior_dim : 0;
     uint64_t np = net->nparams;
     uint64_t payload = 4 + pad4(d) + 8 + 4 * np + 4 + 8 * (uint64_t)m + 4 + 4 * (uint64_t)q;

@@ -561,7 +561,14 @@ int nn_set_mean_var(struct nn *net, const float *mean, const float *invstd, int 
         return rc;
     memcpy(net->mean, mean, n * sizeof *mean);
     memcpy(net->invstd, invstd, n * sizeof *invstd);
+    net->mean_set = 1;
     return 0;
+}
+
+void nn_stats_held(const struct nn *net, int *mean_var, int *prior)
+{
+    *mean_var = net->mean_set;
+    *prior = net->prior != NULL;
 }
 
 void nn_get_mean_var(const struct nn *net, const float **mean, const float **invstd)

@@ -77,6 +77,10 @@ struct nn_config {
      * network's) */
     int eval_only, want_eval, load_ok;
     char want[512];
+    /* NN_GRAPH: the model file whose network this is, CNTK's `BrainScriptNetworkBuilder =
+     * (BS.Network.Load ("PATH"))`: a training starts from its values (never saved: the
+     * description is the file's own), or "" */
+    char start_model[1024];
     char bs_text[NN_BS_MAX];
 };
 
@@ -325,5 +329,10 @@ int nn_load_eval(const char *path, const char *const *want, size_t nwant, struct
  * structure (rnnType, layerSizes, layerTypes) must match the file's. On failure the
  * network is unchanged. */
 int nn_load_params(struct nn *net, const char *path, struct pt_err *e);
+
+/* Whether the network holds its feature statistics (nn_set_mean_var ran, or a model file
+ * held them) and its label prior; a model saved without them (action=edit's, before any
+ * pass over the data) holds none, and a training computes them. */
+void nn_stats_held(const struct nn *net, int *mean_var, int *prior);
 
 #endif

@@ -50,6 +50,7 @@ struct nn {
     float *prior_dev; /* a BrainScript network's Mean of its labels (LogPrior): the prior on
                        * the device, uniform until set; NULL without */
     int prior_dim;
+    int mean_set; /* nn_set_mean_var ran: mean / invstd are the data's (saved only then) */
     /* workspace: one device block carved for up to cap_steps x cap_nseq */
     float *ws;
     size_t cap_steps, cap_nseq;

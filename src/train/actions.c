@@ -19,14 +19,16 @@ static const struct train_action actions[] = {
     {"dumpNode", &dump_command_schema, dump_run,
      "write a model's nodes and values as text (modelPath.__AllNodes__.txt)"},
     {"dumpNodes", &dump_command_schema, dump_run, "same as dumpNode"},
+    {"edit", &edit_command_schema, edit_run,
+     "write the model file of a BrainScriptNetworkBuilder's network, untrained (outputModelPath)"},
 };
 
 /* CNTK actions partrain does not have: named so the error says "not supported", not
  * "unknown". */
 static const char *const cntk_only_actions[] = {
-    "adapt",      "cv",      "edit", "convertDBN",  "createLabelMap", "writeWordAndClass",
-    "SVD",        "bnstat",  "plot", "exportModel", "testunroll",     "trainRNN",
-    "printNodes", "evalRNN", NULL,
+    "adapt",   "cv",   "convertDBN",  "createLabelMap", "writeWordAndClass", "SVD",
+    "bnstat",  "plot", "exportModel", "testunroll",     "trainRNN",          "printNodes",
+    "evalRNN", NULL,
 };
 
 const struct train_action *train_action_find(const char *name)

@@ -254,6 +254,9 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
         if (rc == 0 && cmds[i].action->schema == &write_command_schema &&
             path_of(cmds[i].block, &write_command_schema, "outputPath", &outs[*nouts]))
             outs[(*nouts)++].node_suffix = 1;
+        if (rc == 0 && cmds[i].action->schema == &edit_command_schema &&
+            path_of(cmds[i].block, &edit_command_schema, "outputModelPath", &outs[*nouts]))
+            ++*nouts;
         if (rc == 0 && cmds[i].action->schema == &dump_command_schema && model.path)
             rc = dump_output(cmds[i].block, &model, &outs[*nouts], nouts, e);
     }

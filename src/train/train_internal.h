@@ -163,6 +163,8 @@ int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 /* action=dumpNode (dump_node.c); the file it writes: outputFile, or
  * modelPath.<nodeName>.txt. */
 int dump_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+/* action=edit (edit_model.c) */
+int edit_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 void dump_node_output(const char *model, const char *node, const char *output, char *buf,
                       size_t size);
 /* Whether name is a node action=write can write (HLast, PosteriorProb, ScaledLogLikelihood):

@@ -88,13 +88,21 @@ int stage_load_model(struct run *r, const char *path, struct pt_err *e)
     return nn_load(path, r->be, &r->net, e);
 }
 
-/* A fresh network from SimpleNetworkBuilder; applyMeanVarNorm / needPrior: one pass over
- * the training data, the statistics uploaded into the network. */
+/* A fresh network from the builder, or a model file's (a builder that is BS.Network.Load
+ * (...) as a whole: its values loaded); applyMeanVarNorm / needPrior: one pass over the
+ * training data for what the network does not hold yet, the statistics uploaded into it. */
 int stage_new_model(struct run *r, struct pt_err *e)
 {
-    int rc = nn_new(&r->ncfg, r->be, r->seed, &r->net, e);
-    if (rc == 0 && (r->ncfg.mean_var_norm || r->ncfg.need_prior))
-        rc = train_feature_stats(r->reader, r->net, r->ncfg.mean_var_norm, r->ncfg.need_prior, e);
+    int rc = nn_new(&r->ncfg, r->be, r->seed, &r->net, e), held_norm = 0, held_prior = 0;
+    if (rc == 0 && r->ncfg.start_model[0]) {
+        rc = nn_load_params(r->net, r->ncfg.start_model, e);
+        nn_stats_held(r->net, &held_norm, &held_prior);
+        if (rc == 0 && run_may_log(r))
+            pt_log_printf(r->ctx->log, "Starting from the model '%s'.\n", r->ncfg.start_model);
+    }
+    int norm = r->ncfg.mean_var_norm && !held_norm, prior = r->ncfg.need_prior && !held_prior;
+    if (rc == 0 && (norm || prior))
+        rc = train_feature_stats(r->reader, r->net, norm, prior, e);
     return rc;
 }
 
