@@ -384,6 +384,15 @@ static const struct grad_case cases[] = {
     {"Transpose", STD,
      "features = Input {1 : 3}\nlabels = Input (4)\n" WB
      "z = W * Transpose (features) + b\nzz = Transpose (Transpose (z))\n" CE("zz")},
+    /* one value per sample broadcast over another's rows, on either side of each operator
+     * (CNTK's x - ReduceMean (x)), and the Layers library's LayerNormalizationLayer */
+    {"row_broadcast", STD " seqs",
+     IO WB "h = Tanh (W * features + b)\nm = ReduceMean (h)\ns = Sigmoid (ReduceSum (h))\n"
+           "z = (h - m) .* s + m - (s - h) + s .* h\n" CE("z")},
+    {"LayerNormalizationLayer", STD " seqs",
+     IO "h = DenseLayer {5, activation = Tanh} (features)\n"
+        "n = LayerNormalizationLayer {initScale = 1.5, initBias = 0.1} (h)\n"
+        "z = LinearLayer {4} (n)\n" CE("z")},
     {"ReduceMean", "features:3 labels:4",
      IO WB "d = labels - Tanh (W * features + b)\nr = ReduceMean (d .* d)\n"
            "criterionNodes = (r)\n"},

@@ -316,6 +316,47 @@ START_TEST(values_stats_of_rows)
 }
 END_TEST
 
+/* CNTK's LayerNormalizationLayer: each sample's values to mean 0 and deviation 1 (the
+ * mean and deviation broadcast over its rows), times the gain, plus the bias. */
+START_TEST(values_layer_norm)
+{
+    struct backend *b = make_backend();
+    struct nn *net = make_bs_net(b,
+                                 "features = Input (4)\nlabels = Input (4)\n"
+                                 "n = LayerNormalizationLayer {initScale = 2, initBias = 0.5} "
+                                 "(features)\nce = CrossEntropyWithSoftmax (labels, n)\n"
+                                 "criterionNodes = (ce)\noutputNodes = (n)\n",
+                                 5);
+    static const float x[12] = {1, 2, 3, 6, -1, 0, 0, 1, 5, 5, 5, 9};
+    static const float y[12] = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 1};
+    struct minibatch mb = {0};
+    set_input(&mb, "features", 4, 3, x);
+    set_input(&mb, "labels", 4, 3, y);
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    float out[12];
+    size_t rows, cols;
+    ck_assert_int_eq(nn_get_output(net, out, 12, &rows, &cols, &e), 0);
+    ck_assert_uint_eq(rows * cols, 12);
+    for (int j = 0; j < 3; j++) {
+        double mean = 0, var = 0;
+        for (int i = 0; i < 4; i++)
+            mean += x[4 * j + i] / 4.0;
+        for (int i = 0; i < 4; i++)
+            var += (x[4 * j + i] - mean) * (x[4 * j + i] - mean) / 4.0;
+        for (int i = 0; i < 4; i++) {
+            double want = (x[4 * j + i] - mean) / sqrt(var) * 2 + 0.5;
+            ck_assert_msg(fabs(out[4 * j + i] - want) < 1e-5, "n[%d,%d] %g want %g", i, j,
+                          out[4 * j + i], want);
+        }
+    }
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ shapes and errors */
 
 START_TEST(inferred_dimensions)
@@ -633,6 +674,7 @@ void graph_value_tests(TCase *tc)
     tcase_add_test(tc, values_reduce);
     tcase_add_test(tc, values_criteria_as_operands);
     tcase_add_test(tc, values_stats_of_rows);
+    tcase_add_test(tc, values_layer_norm);
     tcase_add_test(tc, values_sigmoid_square_logistic);
     tcase_add_test(tc, values_softmax_ce_errors);
     tcase_add_test(tc, values_elementwise);

@@ -101,7 +101,6 @@ static const char *const not_yet_names[] = {
     "LabelsToGraph",
     "LambdaRank",
     "LatticeSequenceWithSoftmax",
-    "LayerNormalizationLayer",
     "LayerStack",
     "LeakyReLU",
     "LearnableParameter",

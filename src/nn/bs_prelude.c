@@ -3,7 +3,7 @@
  * (BFF, SBFF, MeanVarNorm, LogPrior), the layers CNTK defines as them, Scale, its
  * numeric helpers, BS.Parameters, BS.Loop.Previous/Next and BS.RNNs' LSTMs with projection
  * (LSTMP, RecurrentLSTMP and its stacks, the PreviousHC/NextHC hooks), BS.Constants' Zero,
- * One and OnesTensor, written anew from
+ * One and OnesTensor, LayerNormalizationLayer, written anew from
  * CNTK's semantics. bs_build_graph() evaluates a network inside this record, so a network's own
  * definition of one of these names wins, as it does in CNTK. */
 #include "nn/bs_eval_internal.h"
@@ -68,6 +68,20 @@ const char bs_prelude[] =
     "    beta = ElementTimes (Constant (1 / steepness),\n"
     "                         Log (Constant (1) + Exp (ElementTimes (Constant (steepness), p))))\n"
     "    apply (x) = ElementTimes (beta, x)\n"
+    "].apply\n"
+    "# the Layers library's layer normalization: each sample's values to mean 0 and\n"
+    "# deviation 1, then one learned gain and bias (the per-sample mean and deviation\n"
+    "# broadcast over the sample's rows)\n"
+    "LayerNormalizationLayer {initScale = 1, initBias = 0} = [\n"
+    "    gain = ParameterTensor {(1), initValue = initScale}\n"
+    "    bias = ParameterTensor {(1), initValue = initBias}\n"
+    "    apply (x) = [\n"
+    "        mean = ReduceMean (x)\n"
+    "        x0 = x - mean\n"
+    "        std = Sqrt (ReduceMean (x0 .* x0))\n"
+    "        xHat = ElementDivide (x0, std)\n"
+    "        val = xHat .* gain + bias\n"
+    "    ].val\n"
     "].apply\n"
     "# BS.Loop: the value one step back or ahead in the sequence (0.1 before its start,\n"
     "# CNTK's defaultHiddenActivation)\n"

@@ -173,6 +173,7 @@ static int reshape(struct ev *v, const struct bs_node *at, const char *name, str
     struct g_node *r = &v->g->nodes[out->node];
     r->slice_begin = 0;
     r->slice_end = (int)total;
+    r->rows = (int)total; /* known now: a reshape of it may follow */
     r->tensor_rank = ns > 1 ? ns : 0;
     for (int i = 0; i < 3; i++)
         r->tdims[i] = i < ns ? shape[i] : 1;

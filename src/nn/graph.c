@@ -377,9 +377,28 @@ static size_t carve(struct nn_graph *g, float *buf, size_t ncols, size_t nseq)
     return at + 2 * round16(maxcells) + 16 + round16(nseq);
 }
 
+/* A column of ones as long as the longest node, for the products that broadcast a row
+ * (graph_ewise.c), once. */
+static int make_ones(struct nn_graph *g, struct pt_err *e)
+{
+    int rows = 0, need = 0;
+    for (int i = 0; i < g->n; i++) {
+        rows = g->nodes[i].rows > rows ? g->nodes[i].rows : rows;
+        need |= g->nodes[i].row_bcast && !g->nodes[i].dead;
+    }
+    if (!need || g->ones)
+        return 0;
+    int rc = g->bk->ops->alloc(g->bk, (size_t)rows, &g->ones, e);
+    if (rc == 0)
+        g->bk->ops->fill(g->bk, g->ones, (size_t)rows, 1.0f);
+    return rc;
+}
+
 int g_reserve(struct nn_graph *g, size_t ncols, size_t nseq, struct pt_err *e)
 {
     int rc = upload_consts(g, e);
+    if (rc == 0)
+        rc = make_ones(g, e);
     g->ncols = ncols;
     g->c0 = 0;
     g->cw = ncols;
@@ -486,6 +505,7 @@ void g_free(struct nn_graph *g)
     if (g->bk) {
         g->bk->ops->release(g->bk, g->ws);
         g->bk->ops->release(g->bk, g->consts);
+        g->bk->ops->release(g->bk, g->ones);
     }
     for (int i = 0; g->nodes && i < g->n; i++)
         free(g->nodes[i].data);

@@ -127,6 +127,9 @@ struct g_node {
     /* made by partrain to carry out another node (MapBroadcast and its ones): not one of
      * the network's nodes in the log's counts */
     int helper;
+    /* Plus, Minus, ElementTimes: one operand is one value per sample, [1 x samples],
+     * broadcast over the other's rows (graph_ewise.c) */
+    int row_bcast;
     /* ClassificationError: a top-N error with top_n > 1 (bk_crit.top_n) */
     int top_n;
     /* a criterion's value as an operand (g_kind_crit_values: a CrossEntropyWithSoftmax in
@@ -194,6 +197,8 @@ struct nn_graph {
     int train;         /* the pass computes gradients */
     float *tmp, *tmp2; /* scratch, max rows x ncols each */
     float *consts;     /* fixed buffers of constants (device) */
+    float *ones;       /* a column of ones, the longest node's rows (device), where a node
+                        * broadcasts a row (row_bcast); else NULL */
     float *ws;         /* per-pass workspace */
     size_t ws_size;    /* its floats */
 };
@@ -262,6 +267,12 @@ int g_labels(const struct nn_graph *g);
 
 /* A criterion's shape from its operands (labels, prediction: per sample, equal rows). */
 int g_shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e);
+
+/* Plus, Minus and ElementTimes (graph_ewise.c): the shape rule with CNTK's broadcasts, and
+ * the passes. */
+int g_shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e);
+void g_forward_binary(struct nn_graph *g, struct g_node *n);
+void g_backward_binary(struct nn_graph *g, struct g_node *n);
 
 /* Whether a node's open dimensions may be fixed by the operations that use it
  * (parameters, constants, delays: CNTK's Inferred). */

@@ -141,152 +141,6 @@ static void backward_times(struct nn_graph *g, struct g_node *n)
                      g_grad(g, n), n->rows, x->g_over ? 0.0f : 1.0f, g_grad(g, x), x->rows);
 }
 
-/* ------------------------------------------------------------------ element-wise binary */
-
-/* s is one value (a [1 x 1] parameter or constant, as CNTK's Scale takes) beside an
- * operand of more rows: CNTK broadcasts it over every value of the other. */
-static int scalar_of(const struct g_node *s, const struct g_node *o)
-{
-    return s->rows == 1 && s->cols == 1 && o->rows > 1;
-}
-
-static int shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
-{
-    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    /* a [1 x 1] beside a loop's delay of no rows yet (or such a node) says nothing of its
-     * rows: this node takes them from its reader (open_rows), and hands them to the delay
-     * next pass (a Constant or Parameter of no rows takes the other operand's, below) */
-    struct g_node *one = a->rows == 1 && a->cols == 1   ? a
-                         : x->rows == 1 && x->cols == 1 ? x
-                                                        : NULL,
-                  *other = one == a ? x : a;
-    if (one && other->rows == 0 && (other->delay != 0 || other->open_rows)) {
-        other->rows = n->rows;
-        if (n->rows == 0) {
-            n->open_rows = 1;
-            n->cols = other->cols;
-            n->seq1 = other->seq1;
-            return 0;
-        }
-    }
-    if (a->rows == 0 && g_open(a))
-        a->rows = x->rows;
-    if (x->rows == 0 && g_open(x))
-        x->rows = a->rows;
-    if (a->cols == 0 && a->learnable && x->cols > 0)
-        a->cols = x->cols;
-    if (x->cols == 0 && x->learnable && a->cols > 0)
-        x->cols = a->cols;
-    if (scalar_of(a, x) || scalar_of(x, a)) { /* one value, applied to every value */
-        const struct g_node *o = scalar_of(a, x) ? x : a;
-        n->rows = o->rows;
-        n->cols = o->cols;
-        n->seq1 = o->seq1;
-        return 0;
-    }
-    if (a->rows <= 0 || a->rows != x->rows)
-        return g_shape_error(n, a, x, "the rows must be equal", e);
-    int ok = a->cols == x->cols || a->cols == 1 || x->cols == 1;
-    if (!ok)
-        return g_shape_error(n, a, x, "the columns must be equal, or one operand one column", e);
-    if (!g_same_axis(a, x))
-        return g_axis_error(n, a, x, e);
-    n->rows = a->rows;
-    n->cols = a->cols == x->cols ? a->cols : a->cols == 1 ? x->cols : a->cols;
-    n->seq1 = a->cols == 0 ? a->seq1 : x->seq1;
-    return 0;
-}
-
-static enum bk_ew binary_op(const struct g_node *n)
-{
-    const char *k = n->kind->name;
-    return !strcmp(k, "Plus") ? BK_EW_ADD : !strcmp(k, "Minus") ? BK_EW_SUB : BK_EW_MUL;
-}
-
-static void forward_binary(struct nn_graph *g, struct g_node *n)
-{
-    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    struct backend *b = g->bk;
-    enum bk_ew op = binary_op(n);
-    size_t cols = g_cols(g, n);
-    if (scalar_of(a, x) || scalar_of(x, a)) { /* the values as one row, the scalar broadcast */
-        int left = scalar_of(a, x);
-        b->ops->ewise(b, op, g_val(g, n), g_val(g, left ? x : a), g_val(g, left ? a : x), 1,
-                      numel(g, n), 1);
-        if (left && op == BK_EW_SUB) /* s - x = -(x - s) */
-            b->ops->scale(b, g_val(g, n), numel(g, n), -1.0f);
-        return;
-    }
-    if (g_cols(g, a) == cols) {
-        b->ops->ewise(b, op, g_val(g, n), g_val(g, a), g_val(g, x), n->rows, cols, g_cols(g, x));
-        return;
-    }
-    /* a is the broadcast column: a op x = x op a for + and .*; a - x = -(x - a) */
-    b->ops->ewise(b, op, g_val(g, n), g_val(g, x), g_val(g, a), n->rows, cols, 1);
-    if (op == BK_EW_SUB)
-        b->ops->scale(b, g_val(g, n), numel(g, n), -1.0f);
-}
-
-/* The gradients of s op o with s one value: o's is dy (times s for .*, negated for s - o),
- * s's the sum of dy (times o for .*, negated for o - s) over every value. */
-static void backward_scalar(struct nn_graph *g, struct g_node *n, struct g_node *s,
-                            struct g_node *o, enum bk_ew op)
-{
-    struct backend *b = g->bk;
-    size_t total = numel(g, n);
-    int s_left = s == IN(g, n, 0);
-    if (o->needs_grad) {
-        const float *d = g_grad(g, n);
-        if (op == BK_EW_MUL) {
-            b->ops->ewise(b, BK_EW_MUL, g->tmp, d, g_val(g, s), 1, total, 1);
-            d = g->tmp;
-        }
-        g_add_grad(g, o, d, n, op == BK_EW_SUB && s_left ? -1.0f : 1.0f);
-    }
-    if (s->needs_grad) {
-        const float *d = g_grad(g, n);
-        if (op == BK_EW_MUL) {
-            b->ops->ewise(b, BK_EW_MUL, g->tmp, d, g_val(g, o), 1, total, total);
-            d = g->tmp;
-        }
-        b->ops->sum_cols(b, g->tmp2, d, 1, total, 1);
-        float alpha = op == BK_EW_SUB && !s_left ? -1.0f : 1.0f;
-        if (s->g_over) {
-            b->ops->copy(b, g_grad(g, s), g->tmp2, 1);
-            if (alpha != 1.0f)
-                b->ops->scale(b, g_grad(g, s), 1, alpha);
-        } else {
-            b->ops->axpy(b, g_grad(g, s), g->tmp2, 1, alpha);
-        }
-    }
-}
-
-static void backward_binary(struct nn_graph *g, struct g_node *n)
-{
-    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    struct backend *b = g->bk;
-    enum bk_ew op = binary_op(n);
-    size_t cols = g_cols(g, n);
-    if (scalar_of(a, x) || scalar_of(x, a)) {
-        backward_scalar(g, n, scalar_of(a, x) ? a : x, scalar_of(a, x) ? x : a, op);
-        return;
-    }
-    if (op != BK_EW_MUL) {
-        g_add_grad(g, a, g_grad(g, n), n, 1.0f);
-        g_add_grad(g, x, g_grad(g, n), n, op == BK_EW_SUB ? -1.0f : 1.0f);
-        return;
-    }
-    /* d(a .* x)/da = x: dy .* x, summed where a is broadcast */
-    for (int side = 0; side < 2; side++) {
-        struct g_node *to = side ? x : a, *other = side ? a : x;
-        if (!to->needs_grad)
-            continue;
-        b->ops->ewise(b, BK_EW_MUL, g->tmp, g_grad(g, n), g_val(g, other), n->rows, cols,
-                      g_cols(g, other));
-        g_add_grad(g, to, g->tmp, n, 1.0f);
-    }
-}
-
 /* ------------------------------------------------------------------ element-wise unary */
 
 static int shape_unary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
@@ -526,9 +380,9 @@ static const struct g_kind kinds[] = {
     KIND("Mean", 1, 0, shape_stat, forward_none, backward_none),
     KIND("InvStdDev", 1, 0, shape_stat, forward_none, backward_none),
     KINDW("Times", 2, 0, shape_times, forward_times, backward_times, 3),
-    KINDW("Plus", 2, 0, shape_binary, forward_binary, backward_binary, 3),
-    KINDW("Minus", 2, 0, shape_binary, forward_binary, backward_binary, 3),
-    KINDW("ElementTimes", 2, 0, shape_binary, forward_binary, backward_binary, 3),
+    KINDW("Plus", 2, 0, g_shape_binary, g_forward_binary, g_backward_binary, 3),
+    KINDW("Minus", 2, 0, g_shape_binary, g_forward_binary, g_backward_binary, 3),
+    KINDW("ElementTimes", 2, 0, g_shape_binary, g_forward_binary, g_backward_binary, 3),
     KINDW("Negate", 1, 0, shape_unary, forward_negate, backward_negate, 1),
     KINDW("Sigmoid", 1, 0, shape_unary, forward_act, backward_act, 1),
     KINDW("Tanh", 1, 0, shape_unary, forward_act, backward_act, 1),
