@@ -393,6 +393,13 @@ static const struct grad_case cases[] = {
      IO "h = DenseLayer {5, activation = Tanh} (features)\n"
         "n = LayerNormalizationLayer {initScale = 1.5, initBias = 0.1} (h)\n"
         "z = LinearLayer {4} (n)\n" CE("z")},
+    /* RecurrentLSTMLayer with a projection (cellShape other than outputDim): CNTK's
+     * LSTMBlock in BrainScript, forward and backward in time, with and without peepholes */
+    {"LSTM_projection", STD " seqs",
+     IO "h = RecurrentLSTMLayer {3, cellShape = 5} (features)\nz = LinearLayer {4} (h)\n" CE("z")},
+    {"LSTM_projection_back_peep", STD " seqs",
+     IO "h = RecurrentLSTMLayer {2, cellShape = 4, goBackwards = true, usePeepholes = true} "
+        "(features)\nz = LinearLayer {4} (h)\n" CE("z")},
     {"ReduceMean", "features:3 labels:4",
      IO WB "d = labels - Tanh (W * features + b)\nr = ReduceMean (d .* d)\n"
            "criterionNodes = (r)\n"},
