@@ -10,12 +10,7 @@ set -u
 MPIEXEC=${MPIEXEC:-mpiexec}
 command -v "$MPIEXEC" >/dev/null || { echo "test_bs_load: mpiexec not found"; exit 99; }
 cd "$tmp"
-# three classes in 2-D (x grows with the class, y falls), one-hot labels
-awk 'BEGIN { s = 4242; for (i = 0; i < 600; i++) {
-    s = (s * 1103515245 + 12345) % 2147483648; c = int(3 * s / 2147483648);
-    s = (s * 1103515245 + 12345) % 2147483648; x = s / 2147483648 + 0.8 * c;
-    s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648 - 0.4 * c;
-    printf "|features %.4f %.4f |labels %d %d %d\n", x, y, c == 0, c == 1, c == 2 } }' >d.txt
+three_classes_ctf >d.txt
 cat >l.cntk <<'CFG'
 modelPath = "m/m.dnn"
 deviceId = -1

@@ -27,6 +27,15 @@ toy_ctf() {
         s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648;
         c = ('"$1"'); printf "|features %.4f %.4f |labels %d %d\n", x, y, 1 - c, c } }'
 }
+# three_classes_ctf: 600 samples of three classes in 2-D (x grows with the class, y falls),
+# |features x y |labels one-hot (a fixed pseudo-random sequence)
+three_classes_ctf() {
+    awk 'BEGIN { s = 4242; for (i = 0; i < 600; i++) {
+        s = (s * 1103515245 + 12345) % 2147483648; c = int(3 * s / 2147483648);
+        s = (s * 1103515245 + 12345) % 2147483648; x = s / 2147483648 + 0.8 * c;
+        s = (s * 1103515245 + 12345) % 2147483648; y = s / 2147483648 - 0.4 * c;
+        printf "|features %.4f %.4f |labels %d %d %d\n", x, y, c == 0, c == 1, c == 2 } }'
+}
 # layers_cfg: d.ctf (the toy data inside a circle) and layers.cfg, a two-layer classifier
 # written with CNTK's Layers library (DenseLayer, LinearLayer, Sequential) on it
 layers_cfg() {

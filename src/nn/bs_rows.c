@@ -179,19 +179,31 @@ static int from_data(const struct nn_graph *g, int i)
  * (CNTK's ReduceElements over all of them, or over axis 1 of a vector, which is all of
  * them): a product with a constant row of ones (of 1 / its length) whose length the
  * product infers. */
+/* A reduction's operand a[0] as a node into *x, and its axis a[1]: none, or 1 of a vector
+ * (all of a sample's values); what names the reduction in the message. */
+static int whole_sample(struct ev *v, const struct bs_node *at, const char *name, const char *what,
+                        struct bv *a, struct bv *x)
+{
+    *x = a[0];
+    int rc = bse_as_node(v, at, name, x);
+    if (rc)
+        return rc;
+    int vector = v->g->nodes[x->node].tensor_rank <= 1;
+    if (a[1].k != BV_NONE && !(a[1].k == BV_NUM && a[1].num == 1 && vector))
+        return bs_error(v->e, at,
+                        "%s: only the %s of all of a sample's values is supported (no axis, or "
+                        "axis=1 of a vector)",
+                        name, what);
+    return 0;
+}
+
 int bse_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                    struct bv *out)
 {
-    struct bv x = a[0];
-    int rc = bse_as_node(v, at, name, &x);
+    struct bv x;
+    int rc = whole_sample(v, at, name, strcmp(name, "ReduceMean") ? "sum" : "mean", a, &x);
     if (rc)
         return rc;
-    int vector = v->g->nodes[x.node].tensor_rank <= 1;
-    if (a[1].k != BV_NONE && !(a[1].k == BV_NUM && a[1].num == 1 && vector))
-        return bs_error(v->e, at,
-                        "%s: only the sum of all of a sample's values is supported (no axis, or "
-                        "axis=1 of a vector)",
-                        name);
     int ones;
     if ((rc = ones_row(v, at, !strcmp(name, "ReduceMean"), &ones)) != 0)
         return rc;
@@ -206,16 +218,10 @@ int bse_reduce_sum(struct ev *v, const struct bs_node *at, const char *name, str
 int bse_reduce_log_sum(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                        struct bv *out)
 {
-    struct bv x = a[0];
-    int rc = bse_as_node(v, at, name, &x);
+    struct bv x;
+    int rc = whole_sample(v, at, name, "log-sum-exp", a, &x);
     if (rc)
         return rc;
-    int vector = v->g->nodes[x.node].tensor_rank <= 1;
-    if (a[1].k != BV_NONE && !(a[1].k == BV_NUM && a[1].num == 1 && vector))
-        return bs_error(v->e, at,
-                        "%s: only over all of a sample's values is supported (no axis, or axis=1 "
-                        "of a vector)",
-                        name);
     int p, h, hz, hp, ones, sz, sp, lp;
     if ((rc = helper(v, at, "Softmax", x.node, 0, &p)) ||
         (rc = helper(v, at, "Hardmax", x.node, 0, &h)) ||
