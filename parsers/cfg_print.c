@@ -65,6 +65,16 @@ static int print_block(FILE *out, struct cfg_node *block, int depth, int *proble
         const char *v = NULL;
         struct pt_err local;
         pt_err_clear(&local);
+        struct cfg_node *stands = NULL; /* `reader = $rd$`: a reference to a block */
+        if (cfg_find_block(block, n->key, &stands, &local) == 0 && stands && stands != n &&
+            stands->is_block) {
+            char at[512];
+            fprintf(out, "%s = %s    # %s: the block '%s' (%s)\n", n->key, n->value,
+                    cfg_origin_str(&n->origin, where, sizeof where), stands->key,
+                    cfg_origin_str(&stands->origin, at, sizeof at));
+            continue;
+        }
+        pt_err_clear(&local);
         if (cfg_value(n, &v, &local)) {
             if (local.code == PT_ENOMEM)
                 return pt_err_set(e, local.code, "%s", local.msg);

@@ -29,6 +29,10 @@ fl=$(grep -n 'file = "\$DataDir\$/train.ctf"' "$cfg" | cut -d: -f1)
 expect 0 "$T" --print-config configFile="$cfg" train.SGD.maxEpochs=3
 has "$tmp/out" "        maxEpochs = 3    # <command line>:arg3"
 has "$tmp/out" "file = ./data/fashion-mnist/train.ctf    # $cfg:$fl:9"
+# a value that is a block's name, `reader = $rd$`, stands for that block: no problem to mark
+printf 'rd = [ readerType = CNTKTextFormatReader ; file = x.txt ; input = [ x = [ dim = 1 ; format = dense ] ] ]\nwrite = [ action = write ; modelPath = m.dnn ; outputPath = o ; reader = $rd$ ]\ncommand = write\n' >ref.cfg
+expect 0 "$T" --print-config configFile=ref.cfg
+has "$tmp/out" "    reader = \$rd\$    # ref.cfg:2:65: the block 'rd' (ref.cfg:1:1)"
 
 expect 1 "$T" configFile="$cfg" train.SGD.minibatchSize=25x
 has "$tmp/err" "<command line>:arg2: error: train.SGD.minibatchSize: expected an integer, got \"25x\""
