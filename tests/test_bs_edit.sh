@@ -5,6 +5,7 @@
 # trains exactly as the builder does from the same seed (its statistics computed then,
 # not saved by edit); a trained model continues where it stopped; the result needs no
 # other file; makeMode skips an existing file; the errors name what is wrong. 1 and 2 ranks.
+# The node count is CNTK's: Pass is a node, what no root reaches is not.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
@@ -19,7 +20,8 @@ rd = [ readerType = CNTKTextFormatReader ; file = d.txt ; randomize = false
 net = [
     features = Input (2) ; labels = Input (3, tag = 'label')
     h = DenseLayer {8, activation = Tanh} (MeanVarNorm (features))
-    z = LinearLayer {3} (h)
+    layers = [| DenseLayer {5} ; LinearLayer {3} |]    # [0] made, reached by no root:
+    z = layers[1] (h)                                  # not one of the 21 nodes
     ce = CrossEntropyWithSoftmax (labels, z, tag = 'criterion')
     errs = ClassificationError (labels, z, tag = 'evaluation')
     out = Pass (z - LogPrior (labels), tag = 'output')
@@ -39,7 +41,7 @@ for n in 1 2; do
     rm -rf m f t c
     mpi -n $n "$T" configFile=e.cntk command=Create:Fresh:FromInit epochs=2 >o$n.out 2>o$n.err && ok ||
         { no "$n ranks: Create:Fresh:FromInit exited $?"; tail -5 o$n.err; }
-    has o$n.err "Model with 20 nodes saved as 'm/init.dnn'."
+    has o$n.err "Model with 21 nodes saved as 'm/init.dnn'."
     has o$n.err "Starting from the model 'm/init.dnn'."
     # the edited model is the builder's network at the training's seed, without statistics:
     # its training computes them and runs as the builder's, number for number
@@ -70,7 +72,7 @@ expect 1 "$T" configFile=e.cntk command=Create Create.editPath=x.mel makeMode=fa
 has "$tmp/err" "editPath"
 has "$tmp/err" "MEL model-editing scripts are not supported"
 expect 1 "$T" configFile=e.cntk command=NoOutput makeMode=false
-has "$tmp/err" "e.cntk:15:1: error: action=edit needs outputModelPath"
+has "$tmp/err" "e.cntk:16:1: error: action=edit needs outputModelPath"
 expect 1 "$T" configFile=e.cntk command=Create makeMode=false \
     'Create.BrainScriptNetworkBuilder=(BS.Network.Load ("m/init.dnn"))'
 has "$tmp/err" "error: outputModelPath 'm/init.dnn' is the model that BS.Network.Load reads"

@@ -428,7 +428,7 @@ static const struct builtin builtins[] = {
      * node's axis from its use (per step, or per sequence after BS.Sequences.Last / First)
      * and checks the criteria's operands against each other, so the data passes through */
     {"ReconcileDynamicAxis", {"dataInput", "layoutInput", "tag=''"}, bi_identity, NULL, 0},
-    {"Pass", {"x", "tag=''"}, bi_identity, NULL, 0},
+    {"Pass", {"x", "tag=''"}, bse_node_op, "Pass", 0},
     {"Length", {"x"}, bi_length, NULL, 0},
     {"IsNone", {"x"}, bi_is_none, NULL, 0},
     {"Fail", {"what"}, bi_fail, NULL, 0},

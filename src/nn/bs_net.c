@@ -255,7 +255,7 @@ int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)
     for (int i = 0; i < g->n; i++) {
         const struct g_node *n = &g->nodes[i];
         /* a convolution with its bias is CNTK's Convolution and Plus */
-        int own = n->kind == &g_kind_own_crit || n->helper                   ? 0
+        int own = n->kind == &g_kind_own_crit || n->helper || n->unreached   ? 0
                   : n->kind == &g_kind_conv_b || n->kind == &g_kind_conv_t_b ? 2
                                                                              : 1;
         int grad = back[i] && n->needs_grad;

@@ -212,7 +212,7 @@ static int drop_unreached(struct ev *v, struct benv *root)
     }
     for (int i = 0; rc == 0 && i < g->n; i++)
         if (!seen[i]) {
-            g->nodes[i].dead = 1;
+            g->nodes[i].dead = g->nodes[i].unreached = 1;
             g->nodes[i].learnable = g->nodes[i].is_const = 0;
         }
     free(stack);

@@ -120,7 +120,9 @@ struct g_node {
     double delay_default;
     /* Affine (a fused Times, Plus and activation; g_finish makes them): the activation */
     enum bk_act act;
-    int dead; /* folded into a fused node: neither run nor given memory */
+    int dead;      /* folded into a fused node: neither run nor given memory */
+    int unreached; /* dead as no root reaches it (made on the way, an array's unused
+                    * element): not one of the network's nodes in the log's counts */
     /* an element-wise node of a [1 x 1] and an open operand of no rows yet (a loop's delay
      * behind a stabilizer): its rows, fixed by the node that reads it, are the operand's */
     int open_rows;

@@ -189,6 +189,18 @@ static void backward_act(struct nn_graph *g, struct g_node *n)
     g_add_grad(g, x, g_grad(g, n), n, 1.0f);
 }
 
+/* Pass: its input's values, a node of its own (CNTK's PassNode: a name and a tag for what
+ * is computed, `scaledLogLikelihood = Pass (z - logPrior, tag='output')`) */
+static void forward_pass(struct nn_graph *g, struct g_node *n)
+{
+    g->bk->ops->copy(g->bk, g_val(g, n), g_val(g, IN(g, n, 0)), numel(g, n));
+}
+
+static void backward_pass(struct nn_graph *g, struct g_node *n)
+{
+    g_add_grad(g, IN(g, n, 0), g_grad(g, n), n, 1.0f);
+}
+
 static void forward_negate(struct nn_graph *g, struct g_node *n)
 {
     struct backend *b = g->bk;
@@ -384,6 +396,7 @@ static const struct g_kind kinds[] = {
     KINDW("Minus", 2, 0, g_shape_binary, g_forward_binary, g_backward_binary, 3),
     KINDW("ElementTimes", 2, 0, g_shape_binary, g_forward_binary, g_backward_binary, 3),
     KINDW("Negate", 1, 0, shape_unary, forward_negate, backward_negate, 1),
+    KINDW("Pass", 1, 0, shape_unary, forward_pass, backward_pass, 1),
     KINDW("Sigmoid", 1, 0, shape_unary, forward_act, backward_act, 1),
     KINDW("Tanh", 1, 0, shape_unary, forward_act, backward_act, 1),
     KINDW("ReLU", 1, 0, shape_unary, forward_act, backward_act, 1),
