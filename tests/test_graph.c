@@ -356,6 +356,7 @@ int main(void)
     tcase_add_loop_test(tc, gradients, 0, (int)COUNT(cases));
     graph_value_tests(tc);
     graph_more_tests(tc);
+    graph_reduce_tests(tc);
     suite_add_tcase(s, tc);
     int rc = run_suite(s);
     if (grad_checks_total) /* counted only when the tests run in this process */

@@ -125,6 +125,7 @@ static inline void set_input(struct minibatch *mb, const char *name, int dim, si
 
 /* test_graph_values.c: its tests into tc. */
 void graph_value_tests(TCase *tc);
-void graph_more_tests(TCase *tc); /* test_graph_shapes.c */
+void graph_more_tests(TCase *tc);   /* test_graph_shapes.c */
+void graph_reduce_tests(TCase *tc); /* test_graph_reduce.c */
 
 #endif
