@@ -1,7 +1,8 @@
 /* Part of tests/test_graph: the values of reductions, criteria read by other nodes, the
  * statistics of rows of an input and a value per sample broadcast over rows (CNTK's
  * ReduceSum/ReduceMean/ReduceLogSum, SumElements, MeanVarNorm of a slice,
- * LayerNormalizationLayer), computed by hand or against each other. */
+ * LayerNormalizationLayer, LambdaRank and NDCG1Eval), computed by hand or against each
+ * other. */
 #include <math.h>
 
 #include "test_graph.h"
@@ -170,8 +171,64 @@ START_TEST(values_layer_norm)
 }
 END_TEST
 
+/* CNTK's ranking criteria (IRMetric): two queries, their documents ordered by gain;
+ * LambdaRank (1 - mean NDCG) * 100 * samples and NDCG1Eval mean NDCG@1 * 100 * samples
+ * against the formulas by hand, and LambdaRank's gradient for a pair. The score is
+ * w * x with w = 1, so dL/dw = sum_j dL/ds_j x_j. */
+START_TEST(values_ranking)
+{
+    struct backend *b = make_backend();
+    struct nn *net = NULL;
+    if (!(net = try_bs_net(b, "values_ranking",
+                           "x = Input (1)\ngain = Input (1)\nqid = Input (1)\n"
+                           "w = ParameterTensor {(1 : 1), initValue = 1}\ns = w * x\n"
+                           "irm = LambdaRank (gain, s, qid, tag = 'criterion')\n"
+                           "irm1 = NDCG1Eval (gain, s, qid, tag = 'evaluation')\n",
+                           5))) {
+        backend_free(b);
+        return;
+    }
+    /* query 7: gains 3, 1, 0 scored 0.1, 0.5, 0.2 (ranks 2, 0, 1); query 9: 1, 0 scored
+     * 2, 1 (in order) */
+    static const float x[5] = {0.1f, 0.5f, 0.2f, 2, 1}, gn[5] = {3, 1, 0, 1, 0},
+                       q[5] = {7, 7, 7, 9, 9};
+    struct minibatch mb = {0};
+    set_input(&mb, "x", 1, 5, x);
+    set_input(&mb, "gain", 1, 5, gn);
+    set_input(&mb, "qid", 1, 5, q);
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    double ideal7 = 3 / log(2) + 1 / log(3), dcg7 = 3 / log(4) + 1 / log(2);
+    double ndcg = (dcg7 / ideal7 + 1.0) / 2; /* query 9 is in order: 1 */
+    double ndcg1 = ((1 / log(2)) / (3 / log(2)) + 1.0) / 2;
+    ck_assert_msg(fabs(st.train_crit - (1 - ndcg) * 100 * 5) < 1e-3, "LambdaRank %.6g want %.6g",
+                  st.train_crit, (1 - ndcg) * 100 * 5);
+    ck_assert_msg(fabs(st.eval_crit - ndcg1 * 100 * 5) < 1e-3, "NDCG1Eval %.6g want %.6g",
+                  st.eval_crit, ndcg1 * 100 * 5);
+    ck_assert_int_eq(st.samples, 5);
+    mb_free(&mb);
+    /* the gradient of one query of two, gains 3 and 0, scored 0.2 and 0.7 (misranked):
+     * lambda = -|delta NDCG| / (1 + e^(s0 - s1)), |delta NDCG| = (ln 3 - ln 2) / ln 3 */
+    static const float x2[2] = {0.2f, 0.7f}, g2[2] = {3, 0}, q2[2] = {1, 1};
+    set_input(&mb, "x", 1, 2, x2);
+    set_input(&mb, "gain", 1, 2, g2);
+    set_input(&mb, "qid", 1, 2, q2);
+    ck_assert_msg(nn_train_step(net, &mb, 0.0f, &st, &e) == 0, "%s", e.msg);
+    float dw = 0;
+    ck_assert_int_eq(nn_get_grads(net, &dw, &e), 0);
+    double lambda = -((log(3) - log(2)) / log(3)) / (1 + exp(0.2 - 0.7));
+    double want = lambda * 0.2 - lambda * 0.7;
+    ck_assert_msg(fabs(dw - want) < 1e-6, "dL/dw %.9g want %.9g", dw, want);
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
 void graph_reduce_tests(TCase *tc)
 {
+    tcase_add_test(tc, values_ranking);
     tcase_add_test(tc, values_reduce);
     tcase_add_test(tc, values_criteria_as_operands);
     tcase_add_test(tc, values_stats_of_rows);

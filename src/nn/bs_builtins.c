@@ -393,6 +393,8 @@ static const struct builtin builtins[] = {
     {"ReduceSum", {"z", "axis=None", "tag=''"}, bse_reduce_sum, NULL, 0},
     {"ReduceMean", {"z", "axis=None", "tag=''"}, bse_reduce_sum, NULL, 0},
     {"SumElements", {"z", "tag=''"}, bse_sum_elements, NULL, 0},
+    {"LambdaRank", {"gain", "prediction", "queryId", "tag=''"}, bse_node_op, "LambdaRank", 0},
+    {"NDCG1Eval", {"gain", "prediction", "queryId", "tag=''"}, bse_node_op, "NDCG1Eval", 0},
     {"ReduceLogSum", {"z", "axis=None", "tag=''"}, bse_reduce_log_sum, NULL, 0},
     {"TransposeTimes", {"leftMatrix", "rightMatrix", "tag=''"}, bse_transpose_times, NULL, 0},
     {"Transpose", {"x", "tag=''"}, bse_transpose, NULL, 0},

@@ -70,7 +70,9 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
             ((conv && !o->conv_forward) || (n->kind == &g_kind_pool && !o->pool_forward) ||
              (conv_t && (!o->conv_forward || !o->map_bias)) ||
              (n->kind == &g_kind_unpool && (!o->pool_forward || !o->unpool_backward)) ||
-             (n->kind == &g_kind_bn && !o->bn_forward)))
+             (n->kind == &g_kind_bn && !o->bn_forward) ||
+             ((n->kind == &g_kind_lambda_rank || n->kind == &g_kind_ndcg1) &&
+              !net->bk->host_memory)))
             return pt_err_set(e, PT_EDEVICE,
                               "%s: error: %s runs on the CPU only in this version (deviceId=-1; "
                               "this backend: %s)",

@@ -83,6 +83,7 @@ int bse_splice(struct ev *v, const struct bs_node *at, const char *name, struct 
         if ((rc = bse_make_node(v, at, "Splice", in, 2, &acc)) != 0)
             break;
         struct g_node *sp = &v->g->nodes[acc.node];
+        sp->helper = i + 1 < n; /* CNTK's Splice of n inputs is one node: the last counts */
         sp->tensor_rank = axis > 1 ? axis : 0;
         for (int k = 0; k < 3; k++)
             sp->tdims[k] = k < axis - 1 ? d[k] : k == axis - 1 ? joined : 1;

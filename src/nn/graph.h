@@ -254,6 +254,8 @@ extern const struct g_kind g_kind_own_crit;      /* a node of the network as its
                                                   * node twice (graph_nodes.c) */
 extern const struct g_kind g_kind_no_crit;       /* a network evaluated without a criterion
                                                   * (action=write): its output twice */
+extern const struct g_kind g_kind_lambda_rank;   /* LambdaRank: gain, score, query id */
+extern const struct g_kind g_kind_ndcg1;         /* NDCG1Eval: the same (graph_rank.c) */
 /* a criterion's sum over the pass as a [1 x 1] node (g_node.crit_value), one kind for each
  * bk_crit_kind, named as the criterion (BK_CRIT_SUM: SumElements): labels, prediction */
 extern const struct g_kind g_kind_crit_values[BK_CRIT_COUNT];
