@@ -146,6 +146,11 @@ void cfg_warn(struct cfg *c, const struct cfg_origin *at, const char *fmt, ...)
         snprintf(line, need, "%s: warning: %s", cfg_origin_str(at, where, sizeof where), text);
     else
         snprintf(line, need, "warning: %s", text);
+    for (size_t i = 0; i < c->nwarnings; i++)
+        if (!strcmp(c->warnings[i], line)) { /* a block checked again as it is read again */
+            free(line);
+            return;
+        }
     c->warnings[c->nwarnings++] = line;
 }
 

@@ -52,6 +52,12 @@ TESTS += tests/test_bs_parse tests/test_cfg tests/test_cfg_files tests/test_sche
 	tests/test_backend_boundary.sh tests/test_cntk_actions.sh
 TESTS += tests/test_read_ahead.sh tests/test_composite_reader.sh
 EXTRA_DIST += tests/test_read_ahead.sh tests/test_composite_reader.sh
+# CNTK's HTK readers on a generated speech corpus (tests/htk_gen: its writer)
+check_PROGRAMS += tests/htk_gen
+tests_htk_gen_SOURCES = tests/htk_gen.c tests/htk_gen.h
+tests_htk_gen_CFLAGS = $(AM_CFLAGS)
+TESTS += tests/test_htk.sh
+EXTRA_DIST += tests/test_htk.sh
 TESTS += tests/test_accept.sh
 else
 check-local:

@@ -66,9 +66,9 @@ fails() {
 fails 'train.reader = { deserializers = ({ type = "CNTKTextFormatDeserializer"; file = d.ctf
     input = [ features = [ dim = 2; format = dense ]; labels = [ dim = 2; format = dense ] ]
   }:{ type = "HTKMLFDeserializer"; module = "HTKDeserializers" }) }' \
-    "r.cfg:3:14: error: type=HTKMLFDeserializer is not supported by partrain (supported: CNTKTextFormatDeserializer)"
+    "r.cfg:1:35: error: train.reader.deserializers: an HTK deserializer composes only with the other HTK deserializer (HTKFeatureDeserializer : HTKMLFDeserializer), not with this one"
 fails 'train.reader = { deserializers = ({ type = "HTKFeatureDeserializer"; module = "HTKDeserializers" }) }' \
-    "r.cfg:1:44: error: type=HTKFeatureDeserializer is not supported by partrain (supported: CNTKTextFormatDeserializer)"
+    "r.cfg:1:35: error: train.reader.deserializers: required key 'input' is not set (input = [ NAME = [ ... ] ]: the one stream of this deserializer)"
 fails 'train.reader = { deserializers = ({ type = "Base64ImageDeserializer"; module = "ImageReader" }) }' \
     "r.cfg:1:44: error: type=Base64ImageDeserializer is not supported by partrain (supported: ImageDeserializer)"
 # an ImageDeserializer (tests/test_image_reader.sh) without its map file
@@ -93,7 +93,7 @@ fails 'train.reader = { file = d.ctf ; deserializers = ({ type = "CNTKTextFormat
 fails 'train.reader = { deserializers = ({ type = "CNTKTextFormatDeserializer" } { file = d.ctf }) }' \
     "r.cfg:1:75: error: train.reader.deserializers: expected ':' or ')' after a block, got '{' (an array of blocks is ( [ ... ] : [ ... ] ))"
 fails 'train.reader = { randomize = false }' \
-    "r.cfg:1:1: error: train.reader: required key 'readerType' is not set (the reader, CNTKTextFormatReader, with file= and input= in this block (or CNTK's ImageReader, a map file= and its image and class blocks: README \"Images\"); required unless deserializers = ({ ... }) (CNTK's composite form) stands instead)"
+    "r.cfg:1:1: error: train.reader: required key 'readerType' is not set (the reader, CNTKTextFormatReader, with file= and input= in this block (or CNTK's ImageReader, a map file= and its image and class blocks: README \"Images\"), or CNTK's HTKMLFReader (README \"Speech\"); required unless deserializers = ({ ... }) (CNTK's composite form) stands instead)"
 # a value inside the deserializer, and a cvReader given on the command line
 fails 'train.reader = { deserializers = ({ type = "CNTKTextFormatDeserializer"; file = d.ctf
     input = [ features = [ dim = 2; format = dense ]

@@ -117,10 +117,11 @@ START_TEST(config_deserializers)
     static const struct {
         const char *block, *msg;
     } bad[] = {
-        {"two", "d.cfg:13:16: error: type=HTKFeatureDeserializer is not supported by partrain "
-                "(supported: CNTKTextFormatDeserializer)"},
-        {"htk", "d.cfg:14:35: error: type=HTKFeatureDeserializer is not supported by partrain "
-                "(supported: CNTKTextFormatDeserializer)"},
+        {"two", "d.cfg:11:26: error: two.deserializers: an HTK deserializer composes only with "
+                "the other HTK deserializer (HTKFeatureDeserializer : HTKMLFDeserializer), not "
+                "with this one"},
+        {"htk", "d.cfg:14:71: error: htk.deserializers.input: expected one stream, input = [ "
+                "NAME = [ ... ] ]"},
         {"img", "d.cfg:15:62: error: an ImageDeserializer's input has one stream with "
                 "transforms = ( ... ) (the image) and one with labelDim = N (its class); found 0 "
                 "and 0"},
@@ -144,7 +145,8 @@ START_TEST(config_deserializers)
                  "got 'C' (an array of blocks is ( [ ... ] : [ ... ] ))"},
         {"none", "d.cfg:29:1: error: none: required key 'readerType' is not set (the reader, "
                  "CNTKTextFormatReader, with file= and input= in this block (or CNTK's "
-                 "ImageReader, a map file= and its image and class blocks: README \"Images\"); "
+                 "ImageReader, a map file= and its image and class blocks: README \"Images\"), or "
+                 "CNTK's HTKMLFReader (README \"Speech\"); "
                  "required unless deserializers = ({ ... }) (CNTK's composite form) stands "
                  "instead)"},
     };

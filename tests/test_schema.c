@@ -440,9 +440,9 @@ START_TEST(trainer_config_errors)
          "None|Adam|AdaGrad|FSAdaGrad|RmsProp, got \"AdaDelta\""},
         {"precision=double", "<command line>:arg1: error: precision=double is not supported by "
                              "partrain (supported: float)"},
-        {"train.reader.readerType=HTKMLFReader",
-         "<command line>:arg1: error: readerType=HTKMLFReader is not supported by partrain "
-         "(supported: CNTKTextFormatReader|ImageReader)"},
+        {"train.reader.readerType=Kaldi2Reader",
+         "<command line>:arg1: error: readerType=Kaldi2Reader is not supported by partrain "
+         "(supported: CNTKTextFormatReader|ImageReader|HTKMLFReader|HTKDeserializers)"},
         {"train.SimpleNetworkBuilder.rnnType=CLASSLSTM",
          "<command line>:arg1: error: rnnType=CLASSLSTM is not supported by partrain (supported: "
          "SIMPLENET|LSTM)"},

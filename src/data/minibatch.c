@@ -72,4 +72,7 @@ void mb_free(struct minibatch *mb)
         mb->in[i].len = NULL;
         mb->in[i].cap_data = mb->in[i].cap_len = 0;
     }
+    free(mb->cont);
+    mb->cont = NULL;
+    mb->cap_cont = 0;
 }

@@ -50,6 +50,12 @@ struct minibatch {
      * (the training loop's minibatch, consumed by one step); 0 in a fresh minibatch */
     int in_place;
     struct mb_input in[CTF_MAX_INPUTS];
+    /* Truncated back-propagation through time (the HTK reader's truncated = true): sequence
+     * s is stream s, a segment of an utterance, and cont[s] = 1 where it goes on from the
+     * same stream's segment in the previous minibatch (recurrent state carried over), 0
+     * where it starts an utterance. NULL: whole sequences. */
+    uint8_t *cont;
+    size_t cap_cont;
 };
 
 /* The input called name, or NULL. */

@@ -63,6 +63,12 @@ struct learn_config {
     double rms_gamma, rms_inc, rms_dec, rms_max, rms_min;
     int ave_mult;
     struct learn_autoadjust aa;
+    /* Truncated back-propagation through time (set by the trainer from its reader): each
+     * minibatch holds mb_streams[epoch] streams of minibatchSize samples, so per-minibatch
+     * values (learningRatesPerMB, momentumPerMB) count that many times the samples, as
+     * CNTK's; 0 entries: one stream */
+    int mb_streams[16];
+    int n_mb_streams;
 };
 
 /* Entries of the learning-rate schedule as given (learningRatesPerSample/PerMB): AutoAdjust
@@ -77,6 +83,8 @@ void learn_config_free(struct learn_config *lc);
 /* What the schedules say for one epoch. */
 struct learn_epoch {
     size_t mb_size;
+    size_t mb_units; /* samples a minibatch holds for per-minibatch values: mb_size, times
+                      * the parallel streams of truncated back-propagation through time */
     double lr_per_sample;
     double momentum_per_sample; /* in [0,1) */
     double dropout;

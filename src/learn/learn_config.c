@@ -37,15 +37,20 @@ static double sched(const struct cfg_val *v, size_t epoch)
 void learn_epoch_params(const struct learn_config *lc, size_t epoch, struct learn_epoch *out)
 {
     out->mb_size = (size_t)cfg_sched_int(&lc->mb_size, epoch);
+    int k = lc->n_mb_streams
+                ? lc->mb_streams[epoch < (size_t)lc->n_mb_streams ? epoch
+                                                                  : (size_t)lc->n_mb_streams - 1]
+                : 1;
+    out->mb_units = out->mb_size * (size_t)(k > 0 ? k : 1);
     double lr = sched(&lc->lr, epoch);
     /* CNTK holds learning rates as float: 0.2/25 prints as 0.0080000004 */
-    out->lr_per_sample = (double)(float)(lc->lr_per_mb ? lr / (double)out->mb_size : lr);
+    out->lr_per_sample = (double)(float)(lc->lr_per_mb ? lr / (double)out->mb_units : lr);
     /* CNTK holds the momentum values as float too (SGD.cpp's floatargvector; a time
      * constant becomes a float per-sample momentum): TC 2500 at 128 samples per
      * minibatch prints as effective momentum 0.950085, time constant 2499.8 */
     double m = (double)(float)sched(&lc->momentum, epoch);
     switch (lc->momentum_kind) {
-    case MOMENTUM_PER_MB: out->momentum_per_sample = pow(m, 1.0 / (double)out->mb_size); break;
+    case MOMENTUM_PER_MB: out->momentum_per_sample = pow(m, 1.0 / (double)out->mb_units); break;
     case MOMENTUM_PER_SAMPLE: out->momentum_per_sample = m; break;
     case MOMENTUM_TIME_CONSTANT:
         out->momentum_per_sample = m > 0 ? (double)(float)exp(-1.0 / m) : 0.0;
@@ -56,7 +61,7 @@ void learn_epoch_params(const struct learn_config *lc, size_t epoch, struct lear
 
 double learn_effective_momentum(const struct learn_epoch *ep)
 {
-    return pow(ep->momentum_per_sample, (double)ep->mb_size);
+    return pow(ep->momentum_per_sample, (double)ep->mb_units);
 }
 
 double learn_momentum_time_constant(const struct learn_epoch *ep)

@@ -408,10 +408,15 @@ int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate
         return b->ops->sync(b, e);
     }
     st->samples = counted;
+    g->cont = mb->cont;
+    if (mb->cont && (rc = g_carry_reserve(g, mb->nseq, e)) != 0)
+        return rc;
     g->train = train;
     g->dropout_rate = train ? rate : 0.0f;
     g->dropout_seed = nn_mix64(net->seed ^ 0x64726F706F7574ull, net->dropout_steps);
     g_forward(g);
+    if (mb->cont)
+        g_carry_save(g);
     net->out = g->nodes[g->out].v;
     net->out_cols = g_cols(g, &g->nodes[g->out]);
     net->step_due = train ? 2 : 1;

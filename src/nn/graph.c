@@ -503,6 +503,8 @@ void g_free(struct nn_graph *g)
     if (!g)
         return;
     if (g->bk) {
+        for (int i = 0; i < g->n; i++)
+            g->bk->ops->release(g->bk, g->nodes[i].carry);
         g->bk->ops->release(g->bk, g->ws);
         g->bk->ops->release(g->bk, g->consts);
         g->bk->ops->release(g->bk, g->ones);

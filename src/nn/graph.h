@@ -153,6 +153,11 @@ struct g_node {
                    * adding, and the gradient is not cleared before the backward pass */
     float *ws;    /* the kind's workspace */
     float *v, *g; /* value and gradient, rows x (cols or the pass's columns) */
+    /* truncated back-propagation through time (g->cont): what the node carries from one
+     * minibatch to the next, per sequence (a PastValue: its input's last `delay` steps; the
+     * recurrent LSTM: its last hidden and cell state); device memory of its own */
+    float *carry;
+    size_t carry_n;
 };
 
 /* A run of the schedule: one node over all columns, or a recurrent loop (nodes that reach
@@ -187,6 +192,8 @@ struct nn_graph {
     size_t nseq;          /* sequences: column t * nseq + s is step t of sequence s */
     size_t c0, cw;        /* the window of data columns the nodes run on (see g_cols) */
     const uint32_t *len;  /* host: each sequence's steps (PastValue / FutureValue) */
+    const uint8_t *cont;  /* host: sequence s goes on from the previous pass's (the nodes'
+                           * carry), or NULL: every sequence starts (minibatch.h's cont) */
     int *order;           /* the schedule: node indices, inputs first (g_finish) */
     struct g_unit *units; /* the schedule's units: single nodes and recurrent loops */
     int nunits;
@@ -325,6 +332,13 @@ int g_reserve(struct nn_graph *g, size_t ncols, size_t nseq, struct pt_err *e);
  * criterion, summed, into every node that needs one (the arena's grads overwritten). */
 void g_forward(struct nn_graph *g);
 void g_backward(struct nn_graph *g, float *grads);
+
+/* Truncated back-propagation through time: make every PastValue and recurrent LSTM able to
+ * carry its state over nseq sequences (refusing nodes that cannot: FutureValue, a backward
+ * LSTM, a value per sequence); g_carry_save after g_forward keeps what the next pass's
+ * continuing sequences start from. */
+int g_carry_reserve(struct nn_graph *g, size_t nseq, struct pt_err *e);
+void g_carry_save(struct nn_graph *g);
 
 void g_free(struct nn_graph *g);
 

@@ -6,7 +6,11 @@
  * sequence, else the default value (defaultHiddenActivation). A sequence starts at step 0
  * of its column block; FutureValue's last real step is its length - 1 (g->len). The node
  * runs over its window: all steps, or one step inside a loop, reading the input at steps
- * the loop has already run. Gradients go back to those steps. */
+ * the loop has already run. Gradients go back to those steps.
+ *
+ * Truncated back-propagation through time (g->cont): a PastValue of a sequence that goes on
+ * from the previous pass reads the steps before its first from the carry, the input's last
+ * `delay` steps of that pass (g_carry_save); no gradient goes back to them. */
 #include "nn/graph.h"
 
 static int delay_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
@@ -44,7 +48,10 @@ static void delay_forward(struct nn_graph *g, struct g_node *n)
         for (size_t s = 0; s < g->nseq; s++) {
             float *y = n->v + (t * g->nseq + s) * rows;
             long src = source(g, n, t, s);
-            if (src < 0)
+            if (src < 0 && n->delay > 0 && (size_t)n->delay > t && n->carry && g->cont &&
+                g->cont[s]) /* step t - delay of the previous pass: carry slot t */
+                b->ops->copy(b, y, n->carry + (t * g->nseq + s) * rows, rows);
+            else if (src < 0)
                 b->ops->fill(b, y, rows, (float)n->delay_default);
             else
                 b->ops->copy(b, y, x->v + ((size_t)src * g->nseq + s) * rows, rows);
@@ -159,3 +166,66 @@ const struct g_kind g_kind_first = {
     .backward = pick_backward,
     .workspace = NULL,
 };
+
+int g_carry_reserve(struct nn_graph *g, size_t nseq, struct pt_err *e)
+{
+    struct backend *b = g->bk;
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *n = &g->nodes[i];
+        const char *why = NULL;
+        if (n->dead)
+            continue;
+        if (n->kind == &g_kind_future)
+            why = "FutureValue looks ahead";
+        else if (n->kind == &g_kind_lstm && n->reverse)
+            why = "a recurrent LSTM that goes backwards looks ahead";
+        else if (n->kind == &g_kind_last || n->kind == &g_kind_first)
+            why = "a value per sequence (BS.Sequences.Last or First) needs whole sequences";
+        if (why)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: truncated = true cuts utterances into segments, but "
+                              "%s",
+                              n->where, why);
+        size_t need = n->kind == &g_kind_past && n->delay > 0 ? (size_t)n->rows * (size_t)n->delay
+                      : n->kind == &g_kind_lstm               ? 2 * (size_t)n->rows
+                                                              : 0;
+        need *= nseq;
+        if (need == n->carry_n)
+            continue;
+        b->ops->release(b, n->carry);
+        n->carry = NULL;
+        n->carry_n = 0;
+        int rc = b->ops->alloc(b, need, &n->carry, e);
+        if (rc)
+            return rc;
+        b->ops->fill(b, n->carry, need, 0.0f);
+        n->carry_n = need;
+    }
+    return 0;
+}
+
+void g_carry_save(struct nn_graph *g)
+{
+    struct backend *b = g->bk;
+    size_t steps = g->ncols / g->nseq;
+    for (int i = 0; i < g->n; i++) {
+        struct g_node *n = &g->nodes[i];
+        if (n->dead || !n->carry || n->kind != &g_kind_past)
+            continue; /* the LSTM keeps its state itself (graph_rnn.c) */
+        struct g_node *x = &g->nodes[n->in[0]];
+        size_t rows = (size_t)n->rows, d = (size_t)n->delay, blk = rows * g->nseq;
+        /* slot j: step steps - d + j; before this pass's first step (d > steps), an older
+         * slot where the sequence went on from the pass before, else the default */
+        for (size_t j = 0; j < d; j++)
+            if (steps + j >= d)
+                b->ops->copy(b, n->carry + j * blk, x->v + (steps + j - d) * blk, blk);
+            else
+                for (size_t q = 0; q < g->nseq; q++)
+                    if (g->cont[q])
+                        b->ops->copy(b, n->carry + j * blk + q * rows,
+                                     n->carry + (j + steps) * blk + q * rows, rows);
+                    else
+                        b->ops->fill(b, n->carry + j * blk + q * rows, rows,
+                                     (float)n->delay_default);
+    }
+}

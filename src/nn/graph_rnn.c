@@ -3,7 +3,9 @@
  *
  * RecurrentLSTM: inputs x (in x samples), W (4H x in), H (4H x H), b (4H) and the
  * peepholes (H x 3: a zero constant unless usePeepholes). Gate rows in every 4H block:
- * input, forget, output, cell candidate (math/backend.h). The initial state is 0. Steps run
+ * input, forget, output, cell candidate (math/backend.h). The initial state is 0 (with
+ * truncated back-propagation through time, g->cont, a continuing sequence's is the state
+ * its previous segment ended with: the node's carry; no gradient goes back). Steps run
  * from the first to the last, or from the last to the first (goBackwards); padding columns
  * carry the state (the kernels' mask), so a sequence run backwards starts at its own last
  * real step with the initial state. Internal state is kept in step order k (time t = k, or
@@ -75,6 +77,11 @@ static void lstm_forward(struct nn_graph *g, struct g_node *n)
                  x->rows, 0.0f, s.gates, g4);
     b->ops->fill(b, s.cell, blk, 0.0f);
     b->ops->fill(b, s.hid, blk, 0.0f);
+    for (size_t q = 0; n->carry && g->cont && q < ns; q++)
+        if (g->cont[q]) { /* truncated: the state the previous pass ended with */
+            b->ops->copy(b, s.hid + q * (size_t)hd, n->carry + q * (size_t)hd, (size_t)hd);
+            b->ops->copy(b, s.cell + q * (size_t)hd, n->carry + blk + q * (size_t)hd, (size_t)hd);
+        }
     if (b->ops->gemm_hold) /* H is packed once for all steps */
         b->ops->gemm_hold(b, HM(n)->v);
     for (size_t k = 0; k < steps; k++) {
@@ -100,6 +107,10 @@ static void lstm_forward(struct nn_graph *g, struct g_node *n)
     }
     if (b->ops->gemm_hold)
         b->ops->gemm_hold(b, NULL);
+    if (n->carry) { /* the state after each sequence's last real step (padding carries it) */
+        b->ops->copy(b, n->carry, s.hid + steps * blk, blk);
+        b->ops->copy(b, n->carry + blk, s.cell + steps * blk, blk);
+    }
 }
 
 static void lstm_backward(struct nn_graph *g, struct g_node *n)

@@ -324,6 +324,12 @@ static int step_forward(struct nn *net, struct minibatch *mb, int train, float r
 {
     if (net->graph)
         return nn_graph_forward(net, mb, train, rate, st, e);
+    if (mb->cont && net->cfg.rnn != NN_SIMPLENET)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: truncated = true (utterances in segments, the state carried "
+                          "from one to the next) runs BrainScript networks; SimpleNetworkBuilder's "
+                          "rnnType=%s trains on whole sequences (truncated = false)",
+                          net->cfg.origin, net->rnn_name);
     struct step_inputs si = {0};
     memset(st, 0, sizeof *st);
     net->step_due = 0;

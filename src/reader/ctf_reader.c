@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "reader/htk.h"
 #include "reader/reader_internal.h"
 
 size_t reader_sweep_samples(const struct reader *r)
@@ -45,6 +46,12 @@ void reader_close(struct reader *r)
     free(r->pick_chunk);
     fill_pool_free(r->pool); /* before image_close: its threads use the images' scratch */
     image_close(r);
+    htk_close(r);
+    free(r->streams);
+    free(r->seg_seq);
+    free(r->seg_pos);
+    free(r->seg_cnt);
+    free(r->seg_cont);
     reader_close(r->aux);
     tl_sweep_free(&r->sweep);
     ctf_index_free(&r->ix);
@@ -121,8 +128,10 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
     r->fd = -1;
     r->sweep_no = UINT64_MAX;
     reader_ctf_inputs(&r->rc, r->in);
-    int rcode = rc->img.on ? image_open(r, e) : ctf_index_build(&r->rc, log, &r->ix, e);
-    if (rcode == 0 && !rc->img.on) {
+    int rcode = rc->img.on   ? image_open(r, e)
+                : rc->htk.on ? htk_open(r, e)
+                             : ctf_index_build(&r->rc, log, &r->ix, e);
+    if (rcode == 0 && !rc->img.on && !rc->htk.on) {
         r->fd = open(rc->file, O_RDONLY);
         if (r->fd < 0)
             rcode = cfg_error(e, &rc->file_origin, "cannot read data file '%s': %s", rc->file,
@@ -140,7 +149,7 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
                                    .seed = r->rc.seed,
                                    .window = r->rc.window,
                                    .sample_window = r->rc.sample_window};
-        r->ncache = rc->img.on ? 0 : cache_slots(r);
+        r->ncache = rc->img.on || rc->htk.on ? 0 : cache_slots(r);
         r->cache = calloc(r->ncache ? r->ncache : 1, sizeof *r->cache);
         if (!r->cache)
             rcode = pt_err_set(e, PT_ENOMEM, "error: out of memory");
@@ -167,6 +176,36 @@ static int use_sweep(struct reader *r, uint64_t w, struct pt_err *e)
     return rc;
 }
 
+/* Truncated mode: this epoch's streams (nbruttsineachrecurrentiter a rank), all idle. */
+static int segments_start(struct reader *r, size_t epoch, struct pt_err *e)
+{
+    const struct htk_config *hc = &r->rc.htk;
+    size_t k = (size_t)hc->streams[epoch < (size_t)hc->nstreams ? epoch : (size_t)hc->nstreams - 1];
+    size_t all = k * (size_t)r->workers;
+    if (all != r->nstreams) {
+        struct seg_stream *s = realloc(r->streams, all * sizeof *s);
+        if (s)
+            r->streams = s;
+        uint32_t *a = s ? realloc(r->seg_seq, k * sizeof *a) : NULL;
+        if (a)
+            r->seg_seq = a;
+        uint32_t *b = a ? realloc(r->seg_pos, k * sizeof *b) : NULL;
+        if (b)
+            r->seg_pos = b;
+        uint32_t *c = b ? realloc(r->seg_cnt, k * sizeof *c) : NULL;
+        if (c)
+            r->seg_cnt = c;
+        uint8_t *d = c ? realloc(r->seg_cont, k) : NULL;
+        if (!d)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        r->seg_cont = d;
+        r->nstreams = all;
+    }
+    r->per_rank = k;
+    memset(r->streams, 0, all * sizeof *r->streams);
+    return 0;
+}
+
 void reader_split_by_sequence(struct reader *r, int on)
 {
     r->split_by_sequence = on;
@@ -184,6 +223,8 @@ int reader_start_epoch(struct reader *r, size_t epoch, size_t epoch_size, int ra
     r->next = r->w * T;
     r->k = 0;
     int rc = use_sweep(r, r->w, e);
+    if (rc == 0 && r->rc.htk.truncated)
+        rc = segments_start(r, epoch, e);
     /* skip to the first sequence that starts at or after `start` */
     while (rc == 0 && r->next < start) {
         r->next += r->ix.seq_samples[r->sweep.order[r->k++]];
@@ -196,8 +237,58 @@ int reader_start_epoch(struct reader *r, size_t epoch, size_t epoch_size, int ra
     return rc;
 }
 
+/* The epoch's next sequence into *seq: 1, or 0 when the epoch has no more (-1: error). */
+static int take(struct reader *r, uint32_t *seq, struct pt_err *e)
+{
+    if (r->k == r->sweep.n) {
+        r->w++;
+        r->k = 0;
+        if (use_sweep(r, r->w, e))
+            return -1;
+    }
+    if (r->next >= r->end)
+        return 0;
+    *seq = r->sweep.order[r->k++];
+    r->next += r->ix.seq_samples[*seq];
+    return 1;
+}
+
+/* Truncated mode: each stream's next segment of up to mb_size frames, a stream that is
+ * done taking the epoch's next utterance; this rank fills its streams' segments. */
+static int next_segments(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_err *e)
+{
+    uint64_t total = 0;
+    size_t mine = (size_t)r->rank * r->per_rank, k = 0;
+    for (size_t i = 0; i < r->nstreams; i++) {
+        struct seg_stream *st = &r->streams[i];
+        uint32_t seq = 0;
+        int got = st->busy ? 0 : take(r, &seq, e);
+        if (got < 0)
+            return -1;
+        if (got)
+            *st = (struct seg_stream){.seq = seq, .pos = 0, .busy = 1, .fresh = 1};
+        uint32_t left = st->busy ? r->ix.seq_samples[st->seq] - st->pos : 0;
+        uint32_t n = left < mb_size ? left : (uint32_t)mb_size;
+        total += n;
+        if (i >= mine && i < mine + r->per_rank) {
+            r->seg_seq[k] = st->seq;
+            r->seg_pos[k] = st->pos;
+            r->seg_cnt[k] = n;
+            r->seg_cont[k++] = (uint8_t)(st->busy && !st->fresh);
+        }
+        st->pos += n;
+        st->fresh = 0;
+        st->busy = st->busy && st->pos < r->ix.seq_samples[st->seq];
+    }
+    int rc = htk_fill_segments(r, r->seg_seq, r->seg_pos, r->seg_cnt, r->seg_cont, k, mb, e);
+    mb->global_samples = total;
+    return rc;
+}
+
 int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_err *e)
 {
+    if (r->rc.htk.truncated)
+        return next_segments(r, mb_size ? mb_size : 1, mb, e);
     size_t total = 0, n = 0, picked = 0; /* picked: sequences of this global minibatch */
     int rc = 0;
     /* the fill threads wake while the minibatch is picked (images: one a part; text: parts
@@ -238,8 +329,9 @@ int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct p
         r->next += len;
         r->k++;
     }
-    rc = r->rc.img.on ? image_fill(r, r->pick, r->pick_at, n, mb, e)
-                      : reader_fill(r, r->pick, n, mb, e);
+    rc = r->rc.img.on   ? image_fill(r, r->pick, r->pick_at, n, mb, e)
+         : r->rc.htk.on ? htk_fill(r, r->pick, n, mb, e)
+                        : reader_fill(r, r->pick, n, mb, e);
     if (rc == 0 && r->aux) { /* the second deserializer's inputs, filled in mb's own */
         int first = r->rc.ninputs, na = r->aux->rc.ninputs;
         struct mb_input t;

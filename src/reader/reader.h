@@ -65,6 +65,29 @@ struct image_config {
     int ntf;
 };
 
+/* CNTK's HTK readers (htk.h): utterances listed in a script file (scpFile), their frames
+ * in HTK feature files, each frame's class from master label files (MLF). */
+struct htk_config {
+    int on;
+    int features, labels; /* the inputs (rc->inputs) of the frames and of their classes */
+    char scp[1024];       /* scpFile */
+    struct cfg_origin scp_origin;
+    char prefix[1024];   /* prefixPathInSCP */
+    int left, right;     /* context frames each side (contextWindow); both 0: from dim over
+                          * the files' dimension, as CNTK's augmentation extent */
+    int frame_mode;      /* frames are the sequences (CNTK's default), else utterances */
+    char mlf[1024];      /* mlfFile, or "" with mlfFileList */
+    char mlf_list[1024]; /* mlfFileList: a file of MLF paths, one a line, or "a:b:c" */
+    struct cfg_origin mlf_origin;
+    int truncated; /* utterances in segments of minibatchSize frames (utterance mode) */
+#define HTK_MAX_SCHED 16
+    int streams[HTK_MAX_SCHED]; /* nbruttsineachrecurrentiter: segments a minibatch, per rank */
+    int nstreams;               /* per epoch, the last repeats */
+    char states[1024];          /* labelMappingFile ("": the MLFs give class numbers) */
+    struct cfg_origin states_origin;
+    int label_dim;
+};
+
 struct reader_config {
     char file[4096];
     struct cfg_origin file_origin; /* where file= was set, for messages */
@@ -80,6 +103,7 @@ struct reader_config {
     long long max_errors;
     int trace;
     struct image_config img;
+    struct htk_config htk;
     /* CNTK's composite reader of two deserializers, deserializers = ({ ... } : { ... }): the
      * second, a CNTKTextFormatDeserializer, supplies inputs[aux.first .. ninputs - 1] from
      * its file, its k-th sequence with the first's k-th (CNTK's keys: the line, or the

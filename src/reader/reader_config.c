@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "reader/htk.h"
 #include "reader/image.h"
 #include "reader/reader.h"
 
@@ -103,7 +104,7 @@ static int check_deserializer(struct cfg_node *reader, struct cfg_node *d, int o
                          cfg_path(d, path, sizeof path));
     static const struct cfg_schema *const others[] = {&reader_schema, NULL};
     struct cfg_check ck = {.cfg = cfg_of(reader), .strict = strict_config(reader), .all = others};
-    if (image_deserializer(d)) /* its own keys: image_config_read checks them */
+    if (image_deserializer(d) || htk_deserializer(d)) /* their own keys, checked as read */
         return 0;
     rc = cfg_schema_check(&ck, d, &reader_deserializer_schema, e);
     if (rc == 0) /* its own, not one found further out */
@@ -224,12 +225,16 @@ int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct 
     if (!type && !ds)
         return missing(block, &reader_schema, "readerType", e);
     const char *tv = NULL;
+    static const struct cfg_schema *const others[] = {&reader_schema, NULL};
+    struct cfg_check ck = {.cfg = cfg_of(block), .strict = strict_config(block), .all = others};
     if (type && !cfg_is_block(type) && cfg_value(type, &tv, e) == 0 &&
         !strcasecmp(tv, "ImageReader")) { /* CNTK's legacy image reader */
-        static const struct cfg_schema *const others[] = {&reader_schema, NULL};
-        struct cfg_check ck = {.cfg = cfg_of(block), .strict = strict_config(block), .all = others};
         r = cfg_schema_read(block, &reader_schema, rc, e);
         return r ? r : image_legacy_read(&ck, block, rc, e);
+    }
+    if (tv && (!strcasecmp(tv, "HTKMLFReader") || !strcasecmp(tv, "HTKDeserializers"))) {
+        r = cfg_schema_read(block, &reader_schema, rc, e);
+        return r ? r : htk_legacy_read(&ck, block, rc, e);
     }
     /* the reader block's keys; with a deserializer, then its own (file, input, and the
      * text-format keys it sets, which win over the reader block's) */
@@ -237,9 +242,9 @@ int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct 
     if (ds && (r = find_deserializer(block, ds, &d, &d2, e)))
         return r;
     r = cfg_schema_read(block, &reader_schema, rc, e);
+    if (r == 0 && d && (htk_deserializer(d) || (d2 && htk_deserializer(d2))))
+        return htk_deserializers_read(&ck, block, d, d2, rc, e);
     if (r == 0 && d && image_deserializer(d)) {
-        static const struct cfg_schema *const others[] = {&reader_schema, NULL};
-        struct cfg_check ck = {.cfg = cfg_of(block), .strict = strict_config(block), .all = others};
         r = image_config_read(&ck, d, rc, e);
     } else {
         if (r == 0 && d)

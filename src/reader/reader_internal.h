@@ -71,6 +71,17 @@ struct reader {
     int pool_tried;
     int ahead;             /* read ahead of the caller (prefetch.c): filled on the pool's threads */
     struct image_set *img; /* rc.img.on: the images (image_reader.c) */
+    struct htk_set *htk;   /* rc.htk.on: the utterances (htk_reader.c) */
+    /* truncated mode (rc.htk.truncated): the streams of every rank (rank r's are
+     * [r * per_rank, (r + 1) * per_rank)), walked alike on every rank, so that all agree on
+     * each minibatch's size and the epoch's end; this rank's segments in seg_* */
+    struct seg_stream {
+        uint32_t seq, pos; /* the utterance, and its frames read so far */
+        int busy, fresh;   /* has an utterance; it starts in this minibatch */
+    } * streams;
+    size_t nstreams, per_rank;
+    uint32_t *seg_seq, *seg_pos, *seg_cnt;
+    uint8_t *seg_cont;
     /* the second deserializer of a composite reader (rc.aux): its own reader over the same
      * sequence numbers, and a minibatch whose inputs lend theirs to it (reader_next) */
     struct reader *aux;

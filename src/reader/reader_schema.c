@@ -5,6 +5,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "reader/htk.h"
 #include "reader/image.h"
 #include "reader/reader.h"
 
@@ -143,15 +144,16 @@ static const struct cfg_key unsupported_keys[] = {
 static const struct cfg_key reader_keys[] = {
     {.name = "readerType",
      .type = CFG_ENUM,
-     .choices = "CNTKTextFormatReader|ImageReader",
-     .unsupported = "UCIFastReader|HTKMLFReader|HTKDeserializers|"
+     .choices = "CNTKTextFormatReader|ImageReader|HTKMLFReader|HTKDeserializers",
+     .unsupported = "UCIFastReader|"
                     "CNTKBinaryReader|LMSequenceReader|LUSequenceReader|DSSMReader|"
                     "SparsePCReader|LibSVMBinaryReader|BinaryReader|CompositeDataReader|"
                     "Kaldi2Reader|ExperimentalHTKMLFReader",
      .group = READER_KIND,
      .help = "the reader, CNTKTextFormatReader, with file= and input= in this block (or "
              "CNTK's ImageReader, a map file= and its image and class blocks: README "
-             "\"Images\"); required unless deserializers = ({ ... }) (CNTK's composite form) "
+             "\"Images\"), or CNTK's HTKMLFReader (README \"Speech\"); required unless "
+             "deserializers = ({ ... }) (CNTK's composite form) "
              "stands instead"},
     {.name = "deserializers",
      .type = CFG_TEXT,
@@ -169,8 +171,11 @@ static const struct cfg_key reader_keys[] = {
          "= { transforms = ( ... ) }; labels = { labelDim = N } } (README \"Images\"). "
          "Two compose: ({ image or text } : { text }), the second's k-th sequence with the "
          "first's k-th (CNTK's keys: line numbers, or ids 0, 1, ...), its inputs beside the "
-         "first's (CNTK's RegrSimple_CIFAR10). Three or more, and other types (HTK, binary), "
-         "are not supported"},
+         "first's (CNTK's RegrSimple_CIFAR10). Or CNTK's speech pair, ({ type = "
+         "\"HTKFeatureDeserializer\"; input = [ features = [ dim; scpFile ] ] } : { type = "
+         "\"HTKMLFDeserializer\"; input = [ labels = [ mlfFile; labelMappingFile; dim ] ] }) "
+         "(README \"Speech\"). Three or more, and other types (lattices, binary), are not "
+         "supported"},
     {.name = "file",
      .type = CFG_PATH,
      .help = "the CTF data file (required with readerType; with deserializers, inside the "
@@ -230,7 +235,41 @@ static const struct cfg_key reader_keys[] = {
     {.name = NULL},
 };
 
-static const struct cfg_key *const reader_more[] = {ctf_keys, unsupported_keys, NULL};
+/* CNTK's HTK readers' keys of the reader block (their streams' keys: htk_config.c). */
+static const struct cfg_key htk_keys[] = {
+    {.name = "readMethod",
+     .type = CFG_ENUM,
+     .def = "blockRandomize",
+     .choices = "blockRandomize|rollingWindow",
+     .help = "HTK readers: how CNTK randomizes; both read as blockRandomize here (chunks of "
+             "utterances shuffled, then the frames or utterances of each window)"},
+    {.name = "miniBatchMode",
+     .type = CFG_ENUM,
+     .def = "partial",
+     .choices = "partial",
+     .unsupported = "full",
+     .help = "HTK readers: partial (the epoch's last minibatch may be smaller)"},
+    {.name = "useMersenneTwisterRand",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "HTK readers: CNTK's choice of random generator; accepted, no effect (partrain's "
+             "shuffle is its own, the same on every rank)"},
+    {.name = "nbruttsineachrecurrentiter",
+     .type = CFG_STRING,
+     .help = "HTK readers with truncated = true (and frameMode = false): the utterances each "
+             "rank reads in parallel, each a stream of minibatchSize frames a minibatch, the "
+             "recurrent state carried from one to the next (N, or N:N:... one an epoch); "
+             "otherwise accepted without effect"},
+    {.name = NULL},
+};
+
+static const struct cfg_key *const reader_more[] = {ctf_keys, htk_keys, unsupported_keys, NULL};
+
+/* The reader's streams named by the config: CNTK's ImageReader's, or its HTKMLFReader's. */
+static int legacy_stream(struct cfg_node *block, struct cfg_node *n)
+{
+    return image_legacy_stream(block, n) || htk_legacy_stream(block, n);
+}
 
 const struct cfg_schema reader_schema = {
     .name = "reader",
@@ -238,7 +277,7 @@ const struct cfg_schema reader_schema = {
     .help = "Where the data comes from (CNTK text format, or images: README \"Images\").",
     .keys = reader_keys,
     .more = reader_more,
-    .owns = image_legacy_stream,
+    .owns = legacy_stream,
 };
 
 /* The one deserializer of `deserializers = ({ ... })`. file and input are its own (never
@@ -248,14 +287,14 @@ static const struct cfg_key deserializer_keys[] = {
      .type = CFG_ENUM,
      .flags = CFG_LOCAL,
      .choices = "CNTKTextFormatDeserializer",
-     .unsupported = "HTKFeatureDeserializer|HTKMLFDeserializer|LatticeDeserializer|"
+     .unsupported = "LatticeDeserializer|"
                     "Base64ImageDeserializer|CNTKBinaryFormatDeserializer|PlainTextDeserializer",
      .help = "the deserializer (this or module is required)"},
     {.name = "module",
      .type = CFG_ENUM,
      .flags = CFG_LOCAL,
      .choices = "CNTKTextFormatReader",
-     .unsupported = "HTKDeserializers|CNTKBinaryReader|HTKMLFReader|Kaldi2Reader",
+     .unsupported = "CNTKBinaryReader|Kaldi2Reader",
      .help = "the reader library that holds the deserializer (this or type is required)"},
     {.name = "file",
      .type = CFG_PATH,

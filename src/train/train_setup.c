@@ -57,6 +57,10 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
         rc = parallel_config_read(parallel ? sgd : NULL, &r->pc, e);
     if (rc == 0)
         rc = reader_config_read(rd, &r->rcfg, e);
+    if (rc == 0 && r->rcfg.htk.truncated) { /* minibatchSize counts each stream's frames */
+        r->lc.n_mb_streams = r->rcfg.htk.nstreams;
+        memcpy(r->lc.mb_streams, r->rcfg.htk.streams, sizeof r->lc.mb_streams);
+    }
     struct cfg_node *bs = NULL; /* actions.c checked the builders' precedence */
     if (rc == 0 && !snb)
         rc = nn_find_builder(cmd, 0, &bs, e); /* a block, or CNTK's (new ComputationNetwork

@@ -1,0 +1,215 @@
+/* CNTK's HTK readers' minibatches (htk.h): the picked frames (frame mode) or utterances,
+ * read from their files with pread on the fill pool's workers (each its own descriptor and
+ * buffers), each frame with its context window, the labels one-hot. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "reader/htk.h"
+#include "reader/reader_internal.h"
+
+/* Frames [a, b) of utterance u into w->frames (dim floats each). */
+static int read_frames(struct htk_set *s, const struct htk_utt *u, uint32_t a, uint32_t b,
+                       struct htk_worker *w, struct pt_err *e)
+{
+    const struct htk_file *f = &s->files[u->file];
+    const char *path = s->paths.buf + s->paths.off[u->file];
+    size_t n = b - a, bytes = n * f->vec, vals = n * (size_t)s->dim;
+    if (w->fd < 0 || w->file != u->file) {
+        if (w->fd >= 0)
+            close(w->fd);
+        w->fd = open(path, O_RDONLY);
+        w->file = u->file;
+        if (w->fd < 0)
+            return pt_err_set(e, PT_EUSER, "%s: error: cannot read feature file: %s", path,
+                              strerror(errno));
+    }
+    if (bytes > w->cap_raw) {
+        unsigned char *p = realloc(w->raw, bytes);
+        if (!p)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        w->raw = p;
+        w->cap_raw = bytes;
+    }
+    if (vals > w->cap_frames) {
+        float *p = realloc(w->frames, vals * sizeof *p);
+        if (!p)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        w->frames = p;
+        w->cap_frames = vals;
+    }
+    off_t at = (off_t)(f->data + (u->s + a) * f->vec);
+    ssize_t got = pread(w->fd, w->raw, bytes, at);
+    if (got != (ssize_t)bytes)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: cannot read frames %llu to %llu (%s): the file changed "
+                          "since the reader opened it?",
+                          path, (unsigned long long)(u->s + a), (unsigned long long)(u->s + b - 1),
+                          got < 0 ? strerror(errno) : "short read");
+    for (size_t t = 0; t < n; t++) {
+        const unsigned char *src = w->raw + t * f->vec;
+        float *dst = w->frames + t * (size_t)s->dim;
+        if (f->compressed)
+            for (int i = 0; i < s->dim; i++)
+                dst[i] = ((float)(int16_t)htk_be16(src + 2 * i, f->swap) + f->b[i]) / f->a[i];
+        else
+            for (int i = 0; i < s->dim; i++)
+                dst[i] = htk_f32(src + 4 * i, f->swap);
+    }
+    return 0;
+}
+
+/* Frame t of utterance u with its context into dst (w->frames holds frames [a, ...)). */
+static void expand(const struct htk_set *s, const struct htk_utt *u, uint32_t t, uint32_t a,
+                   const float *frames, float *dst)
+{
+    for (int j = -s->left; j <= s->right; j++) {
+        long long k = (long long)t + j;
+        k = k < 0 ? 0 : k >= (long long)u->n ? (long long)u->n - 1 : k;
+        memcpy(dst + (size_t)(j + s->left) * (size_t)s->dim,
+               frames + (size_t)(k - a) * (size_t)s->dim, (size_t)s->dim * sizeof *dst);
+    }
+}
+
+/* The utterance holding global frame g (frame mode). */
+static size_t utt_of_frame(const struct htk_set *s, uint64_t g)
+{
+    size_t lo = 0, hi = s->nutt;
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->utt[mid].frame0 <= g)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+struct htk_job {
+    struct reader *r;
+    const uint32_t *seqs;
+    const uint32_t *pos, *cnt; /* segments (truncated mode): frames [pos, pos + cnt) */
+    struct minibatch *mb;
+};
+
+static int htk_part(void *ctx, size_t lo, size_t hi, int worker, struct pt_err *e)
+{
+    struct htk_job *j = ctx;
+    struct htk_set *s = j->r->htk;
+    const struct htk_config *hc = &j->r->rc.htk;
+    struct htk_worker *w = &s->w[worker];
+    struct mb_input *feat = &j->mb->in[hc->features];
+    struct mb_input *lab = hc->labels < 0 ? NULL : &j->mb->in[hc->labels];
+    size_t nseq = j->mb->nseq;
+    for (size_t k = lo; k < hi; k++) {
+        if (hc->frame_mode) {
+            uint64_t g = j->seqs[k];
+            const struct htk_utt *u = &s->utt[utt_of_frame(s, g)];
+            uint32_t t = (uint32_t)(g - u->frame0);
+            uint32_t a = t > (uint32_t)s->left ? t - (uint32_t)s->left : 0;
+            uint32_t b = t + (uint32_t)s->right + 1 < u->n ? t + (uint32_t)s->right + 1 : u->n;
+            int rc = read_frames(s, u, a, b, w, e);
+            if (rc)
+                return rc;
+            expand(s, u, t, a, w->frames, feat->data + k * (size_t)feat->dim);
+            feat->len[k] = 1;
+            if (lab) {
+                lab->data[k * (size_t)lab->dim + s->lab.ids[u->lab + t]] = 1.0f;
+                lab->len[k] = 1;
+            }
+            continue;
+        }
+        /* an utterance, or its segment [p, p + n): the context reaches beyond the segment */
+        uint32_t n = j->cnt ? j->cnt[k] : 0, p = j->pos ? j->pos[k] : 0;
+        const struct htk_utt *u = j->cnt && !n ? NULL : &s->utt[j->seqs[k]];
+        n = u && !j->cnt ? u->n : n;
+        uint32_t a = p > (uint32_t)s->left ? p - (uint32_t)s->left : 0;
+        uint32_t b = u && p + n + (uint32_t)s->right < u->n ? p + n + (uint32_t)s->right
+                     : u                                    ? u->n
+                                                            : 0;
+        int rc = u ? read_frames(s, u, a, b, w, e) : 0;
+        if (rc)
+            return rc;
+        for (uint32_t i = 0; i < n; i++) {
+            size_t col = (size_t)i * nseq + k;
+            expand(s, u, p + i, a, w->frames, feat->data + col * (size_t)feat->dim);
+            if (lab)
+                lab->data[col * (size_t)lab->dim + s->lab.ids[u->lab + p + i]] = 1.0f;
+        }
+        feat->len[k] = n;
+        if (lab)
+            lab->len[k] = n;
+    }
+    return 0;
+}
+
+/* The minibatch's shape: nseq sequences of up to steps frames, samples in all. */
+static int shape(struct reader *r, struct minibatch *mb, size_t nseq, size_t steps, size_t samples,
+                 struct pt_err *e)
+{
+    const struct htk_config *hc = &r->rc.htk;
+    int rc = 0;
+    mb->ninputs = r->rc.ninputs;
+    mb->nseq = nseq;
+    mb->samples = samples;
+    for (int i = 0; rc == 0 && i < r->rc.ninputs; i++) {
+        struct mb_input *in = &mb->in[i];
+        memcpy(in->name, r->rc.inputs[i].name, sizeof in->name);
+        in->dim = r->rc.inputs[i].dim;
+        rc = i == hc->labels ? mb_input_reset(in, nseq, steps, e)
+                             : mb_input_shape(in, nseq, steps, e);
+    }
+    return rc;
+}
+
+int htk_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibatch *mb,
+             struct pt_err *e)
+{
+    const struct htk_config *hc = &r->rc.htk;
+    size_t steps = 1, samples = n;
+    if (!hc->frame_mode) {
+        samples = 0;
+        for (size_t k = 0; k < n; k++) {
+            uint32_t len = r->htk->utt[seqs[k]].n;
+            samples += len;
+            steps = len > steps ? len : steps;
+        }
+    }
+    int rc = shape(r, mb, n, steps, samples, e);
+    struct htk_job job = {.r = r, .seqs = seqs, .mb = mb};
+    if (rc == 0)
+        rc = fill_pool_run(reader_pool(r), n, hc->frame_mode ? 32 : 1, htk_part, &job, e);
+    if (rc == 0)
+        mb_input_pad(&mb->in[hc->features], n);
+    return rc;
+}
+
+int htk_fill_segments(struct reader *r, const uint32_t *seqs, const uint32_t *pos,
+                      const uint32_t *cnt, const uint8_t *cont, size_t n, struct minibatch *mb,
+                      struct pt_err *e)
+{
+    size_t steps = 1, samples = 0;
+    for (size_t k = 0; k < n; k++) {
+        samples += cnt[k];
+        steps = cnt[k] > steps ? cnt[k] : steps;
+    }
+    int rc = shape(r, mb, n, steps, samples, e);
+    if (rc == 0 && n > mb->cap_cont) {
+        uint8_t *c = realloc(mb->cont, n);
+        if (!c)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        mb->cont = c;
+        mb->cap_cont = n;
+    }
+    if (rc == 0)
+        memcpy(mb->cont, cont, n);
+    struct htk_job job = {.r = r, .seqs = seqs, .pos = pos, .cnt = cnt, .mb = mb};
+    if (rc == 0)
+        rc = fill_pool_run(reader_pool(r), n, 1, htk_part, &job, e);
+    if (rc == 0)
+        mb_input_pad(&mb->in[r->rc.htk.features], n);
+    return rc;
+}

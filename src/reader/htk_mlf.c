@@ -1,0 +1,399 @@
+/* The state list and the master label files (MLF) of CNTK's HTK readers (htk.h).
+ *
+ * An MLF (HTK's format, as CNTK reads it):
+ *
+ *   #!MLF!#
+ *   "An4/71/71/cen5-fjam-b.lab"
+ *   0 100000 sil[2] -0.78 sil 454.79 </s>
+ *   100000 5500000 sil[3] 465.52
+ *   .
+ *
+ * An entry's name loses its quotes, a leading "*" + "/" and its extension: it is then the
+ * key of the script file's utterance of that name (also without extension). Each line gives
+ * START END STATE: times in 100 ns units (10 ms frames) where END - START is at least a
+ * frame's worth, else frame numbers (CNTK's rule), and the state's class is its line in the
+ * state list; without a state list, a 4th column gives the class as a number. Every entry's
+ * lines must cover its frames from 0 without gaps. Errors name file:line. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reader/htk.h"
+
+#define HTK_TIME_TO_FRAME 100000.0
+
+static uint64_t hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ull;
+    return h;
+}
+
+void htk_names_free(struct htk_names *t)
+{
+    free(t->buf);
+    free(t->off);
+    free(t->slot);
+    memset(t, 0, sizeof *t);
+}
+
+size_t htk_names_find(const struct htk_names *t, const char *s, size_t n)
+{
+    if (!t->nslot)
+        return SIZE_MAX;
+    for (size_t h = hash_bytes(s, n) & (t->nslot - 1);; h = (h + 1) & (t->nslot - 1)) {
+        size_t i = t->slot[h];
+        if (!i)
+            return SIZE_MAX;
+        const char *x = t->buf + t->off[i - 1];
+        if (strlen(x) == n && !memcmp(x, s, n))
+            return i - 1;
+    }
+}
+
+int htk_names_add(struct htk_names *t, const char *s, size_t n)
+{
+    if (2 * (t->n + 1) > t->nslot) {
+        size_t ns = t->nslot ? 2 * t->nslot : 1024;
+        size_t *slot = calloc(ns, sizeof *slot);
+        if (!slot)
+            return -1;
+        for (size_t i = 0; i < t->n; i++) {
+            const char *x = t->buf + t->off[i];
+            size_t h = hash_bytes(x, strlen(x)) & (ns - 1);
+            while (slot[h])
+                h = (h + 1) & (ns - 1);
+            slot[h] = i + 1;
+        }
+        free(t->slot);
+        t->slot = slot;
+        t->nslot = ns;
+    }
+    if (t->len + n + 1 > t->cap) {
+        size_t c = 2 * (t->len + n + 1) + 4096;
+        char *b = realloc(t->buf, c);
+        if (!b)
+            return -1;
+        t->buf = b;
+        t->cap = c;
+    }
+    if (t->n == t->cap_n) {
+        size_t c = t->cap_n ? 2 * t->cap_n : 1024;
+        size_t *o = realloc(t->off, c * sizeof *o);
+        if (!o)
+            return -1;
+        t->off = o;
+        t->cap_n = c;
+    }
+    memcpy(t->buf + t->len, s, n);
+    t->buf[t->len + n] = '\0';
+    t->off[t->n] = t->len;
+    t->len += n + 1;
+    size_t h = hash_bytes(s, n) & (t->nslot - 1);
+    while (t->slot[h])
+        h = (h + 1) & (t->nslot - 1);
+    t->slot[h] = ++t->n;
+    return 0;
+}
+
+size_t htk_key_len(const char *name, size_t n)
+{
+    for (size_t i = n; i > 0 && name[i - 1] != '/'; i--)
+        if (name[i - 1] == '.')
+            return i - 1;
+    return n;
+}
+
+/* The line without its end of line (\n, \r\n). */
+static size_t chomp(char *line, ssize_t len)
+{
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+        line[--len] = '\0';
+    return (size_t)len;
+}
+
+static int read_states(const struct htk_config *hc, struct htk_names *st, struct pt_err *e)
+{
+    FILE *f = fopen(hc->states, "r");
+    if (!f)
+        return cfg_error(e, &hc->states_origin, "cannot read state list '%s': %s", hc->states,
+                         strerror(errno));
+    char *line = NULL;
+    size_t cap = 0, lineno = 0;
+    ssize_t len;
+    int r = 0;
+    while (r == 0 && (len = getline(&line, &cap, f)) >= 0) {
+        lineno++;
+        size_t n = chomp(line, len);
+        if (n == 0) /* CNTK skips empty lines */
+            continue;
+        if (htk_names_find(st, line, n) != SIZE_MAX)
+            r = pt_err_set(e, PT_EUSER, "%s:%zu: error: state '%s' is listed twice", hc->states,
+                           lineno, line);
+        else if (htk_names_add(st, line, n))
+            r = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    }
+    free(line);
+    fclose(f);
+    if (r == 0 && st->n == 0)
+        r = pt_err_set(e, PT_EUSER, "%s: error: the state list is empty", hc->states);
+    if (r == 0 && st->n > (size_t)hc->label_dim)
+        r = pt_err_set(e, PT_EUSER,
+                       "%s: error: %zu states, more than the labels' %d classes (labelDim)",
+                       hc->states, st->n, hc->label_dim);
+    return r;
+}
+
+/* The MLF being read. */
+struct mlf_state {
+    const struct htk_config *hc;
+    const struct htk_names *states; /* NULL: class numbers in a 4th column */
+    struct htk_names keys;
+    struct htk_labels *out;
+    size_t cap_ids, cap_entries;
+    const char *file;
+    size_t lineno;
+    int in_entry;        /* between a "NAME" line and its "." */
+    uint64_t next_frame; /* the entry's next frame */
+    size_t entry_line;   /* where the entry started */
+};
+
+static int grow_ids(struct mlf_state *m, size_t more, struct pt_err *e)
+{
+    struct htk_labels *l = m->out;
+    size_t need = (size_t)l->first[l->n] + more;
+    if (need <= m->cap_ids)
+        return 0;
+    if (need > ((size_t)1 << 34))
+        return pt_err_set(e, PT_EUSER, "%s:%zu: error: more than 2^34 labelled frames", m->file,
+                          m->lineno);
+    size_t c = 2 * need + 65536;
+    uint32_t *ids = realloc(l->ids, c * sizeof *ids);
+    if (!ids)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    l->ids = ids;
+    m->cap_ids = c;
+    return 0;
+}
+
+/* An entry's name line "NAME" (quoted). */
+static int entry_start(struct mlf_state *m, char *line, size_t n, struct pt_err *e)
+{
+    struct htk_labels *l = m->out;
+    if (n < 3 || line[0] != '"' || line[n - 1] != '"')
+        return pt_err_set(e, PT_EUSER,
+                          "%s:%zu: error: expected an entry's name in double quotes "
+                          "(\"NAME.lab\"), got '%.80s'",
+                          m->file, m->lineno, line);
+    char *key = line + 1;
+    size_t k = n - 2;
+    if (k > 2 && key[0] == '*' && key[1] == '/')
+        key += 2, k -= 2;
+    k = htk_key_len(key, k);
+    if (htk_names_find(&m->keys, key, k) != SIZE_MAX)
+        return pt_err_set(e, PT_EUSER, "%s:%zu: error: a second entry for '%.*s'", m->file,
+                          m->lineno, (int)k, key);
+    if (l->n + 2 > m->cap_entries) {
+        size_t c = m->cap_entries ? 2 * m->cap_entries : 1024;
+        uint64_t *f = realloc(l->first, c * sizeof *f);
+        if (!f)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        l->first = f;
+        m->cap_entries = c;
+    }
+    if (htk_names_add(&m->keys, key, k))
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    l->first[l->n + 1] = l->first[l->n];
+    m->in_entry = 1;
+    m->next_frame = 0;
+    m->entry_line = m->lineno;
+    return 0;
+}
+
+/* One START END STATE ... line of the current entry. */
+static int entry_line(struct mlf_state *m, char *line, struct pt_err *e)
+{
+    char *tok[4], *save = NULL;
+    int nt = 0;
+    for (char *t = strtok_r(line, " \t", &save); t && nt < 4; t = strtok_r(NULL, " \t", &save))
+        tok[nt++] = t;
+    int need = m->states ? 3 : 4;
+    if (nt < need)
+        return pt_err_set(e, PT_EUSER,
+                          m->states ? "%s:%zu: error: expected START END STATE (times in 100 ns "
+                                      "units, or frames)"
+                                    : "%s:%zu: error: expected START END NAME CLASS (no "
+                                      "labelMappingFile, so the 4th column gives the class)",
+                          m->file, m->lineno);
+    char *end1 = NULL, *end2 = NULL;
+    double s = strtod(tok[0], &end1), t = strtod(tok[1], &end2);
+    if (*end1 || *end2 || end1 == tok[0] || end2 == tok[1] || !(s >= 0) || !(t >= s) || t > 1e15)
+        return pt_err_set(e, PT_EUSER,
+                          "%s:%zu: error: expected START END with 0 <= START <= END, got '%s %s'",
+                          m->file, m->lineno, tok[0], tok[1]);
+    uint64_t a = (uint64_t)s, b = (uint64_t)t;
+    if (t - s >= HTK_TIME_TO_FRAME - 1) { /* times, as CNTK tells them from frame numbers */
+        a = (uint64_t)(s / HTK_TIME_TO_FRAME + 0.5);
+        b = (uint64_t)(t / HTK_TIME_TO_FRAME + 0.5);
+    }
+    if (a != m->next_frame)
+        return pt_err_set(e, PT_EUSER,
+                          "%s:%zu: error: this line starts at frame %llu, but the entry's frames "
+                          "so far end at %llu: the lines must cover the utterance in order, "
+                          "without gaps",
+                          m->file, m->lineno, (unsigned long long)a,
+                          (unsigned long long)m->next_frame);
+    size_t cls;
+    if (m->states) {
+        cls = htk_names_find(m->states, tok[2], strlen(tok[2]));
+        if (cls == SIZE_MAX)
+            return pt_err_set(e, PT_EUSER, "%s:%zu: error: state '%s' is not in the state list %s",
+                              m->file, m->lineno, tok[2], m->hc->states);
+    } else {
+        char *end = NULL;
+        errno = 0;
+        unsigned long long v = strtoull(tok[3], &end, 10);
+        if (*end || end == tok[3] || errno || tok[3][0] == '-' ||
+            v >= (unsigned long long)m->hc->label_dim)
+            return pt_err_set(e, PT_EUSER,
+                              "%s:%zu: error: class '%s': expected a whole number from 0 to %d "
+                              "(labelDim %d)",
+                              m->file, m->lineno, tok[3], m->hc->label_dim - 1, m->hc->label_dim);
+        cls = (size_t)v;
+    }
+    if (cls >= (size_t)m->hc->label_dim)
+        return pt_err_set(e, PT_EUSER,
+                          "%s:%zu: error: state '%s' has class %zu, beyond labelDim %d", m->file,
+                          m->lineno, tok[2], cls, m->hc->label_dim);
+    int r = grow_ids(m, b - a, e);
+    struct htk_labels *l = m->out;
+    for (uint64_t f = a; r == 0 && f < b; f++)
+        l->ids[l->first[l->n + 1]++] = (uint32_t)cls;
+    m->next_frame = b;
+    return r;
+}
+
+static int read_mlf(struct mlf_state *m, const char *path, struct pt_err *e)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return cfg_error(e, &m->hc->mlf_origin, "cannot read MLF '%s': %s", path, strerror(errno));
+    m->file = path;
+    m->lineno = 0;
+    m->in_entry = 0;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int r = 0, header = 0;
+    while (r == 0 && (len = getline(&line, &cap, f)) >= 0) {
+        m->lineno++;
+        size_t n = chomp(line, len);
+        if (n == 0)
+            continue;
+        if (!strcmp(line, "#!MLF!#")) { /* also inside, where MLFs were concatenated */
+            if (m->in_entry)
+                r = pt_err_set(e, PT_EUSER, "%s:%zu: error: #!MLF!# inside the entry of line %zu",
+                               path, m->lineno, m->entry_line);
+            header = 1;
+            continue;
+        }
+        if (!header) {
+            r = pt_err_set(e, PT_EUSER, "%s:%zu: error: expected the MLF header #!MLF!#", path,
+                           m->lineno);
+        } else if (!m->in_entry) {
+            r = entry_start(m, line, n, e);
+        } else if (!strcmp(line, ".")) {
+            if (m->next_frame == 0)
+                r = pt_err_set(e, PT_EUSER, "%s:%zu: error: the entry of line %zu has no frames",
+                               path, m->lineno, m->entry_line);
+            m->in_entry = 0;
+            m->out->n++;
+        } else {
+            r = entry_line(m, line, e);
+        }
+    }
+    if (r == 0 && ferror(f))
+        r = pt_err_set(e, PT_EUSER, "%s: error: cannot read: %s", path, strerror(errno));
+    if (r == 0 && m->in_entry)
+        r = pt_err_set(e, PT_EUSER, "%s:%zu: error: the entry of line %zu has no final '.' line",
+                       path, m->lineno, m->entry_line);
+    if (r == 0 && !header)
+        r = pt_err_set(e, PT_EUSER, "%s: error: empty, expected an MLF (#!MLF!# first)", path);
+    free(line);
+    fclose(f);
+    return r;
+}
+
+/* mlfFileList: a file listing the MLFs, or PATH:PATH:... (a ':' and no such file). */
+static int read_list(struct mlf_state *m, struct pt_err *e)
+{
+    const char *list = m->hc->mlf_list;
+    FILE *f = strchr(list, ':') ? NULL : fopen(list, "r");
+    if (!f && !strchr(list, ':'))
+        return cfg_error(e, &m->hc->mlf_origin, "cannot read MLF list '%s': %s", list,
+                         strerror(errno));
+    int r = 0;
+    if (!f) {
+        char path[1024];
+        for (const char *p = list; r == 0 && *p;) {
+            size_t n = strcspn(p, ":");
+            if (n >= sizeof path)
+                return cfg_error(e, &m->hc->mlf_origin, "mlfFileList: a path is too long");
+            memcpy(path, p, n);
+            path[n] = '\0';
+            if (n)
+                r = read_mlf(m, path, e);
+            p += n + (p[n] == ':');
+        }
+        return r;
+    }
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while (r == 0 && (len = getline(&line, &cap, f)) >= 0) {
+        size_t n = chomp(line, len);
+        if (n)
+            r = read_mlf(m, line, e);
+    }
+    free(line);
+    fclose(f);
+    return r;
+}
+
+int htk_labels_read(const struct htk_config *hc, struct pt_log *log, struct htk_labels *out,
+                    struct pt_err *e)
+{
+    memset(out, 0, sizeof *out);
+    struct htk_names states;
+    memset(&states, 0, sizeof states);
+    int r = hc->states[0] ? read_states(hc, &states, e) : 0;
+    if (r == 0 && log && hc->states[0])
+        pt_log_printf(log, "Total (%zu) state names in state list '%s'\n", states.n, hc->states);
+    struct mlf_state m = {.hc = hc, .states = hc->states[0] ? &states : NULL, .out = out};
+    out->first = calloc(2, sizeof *out->first);
+    m.cap_entries = 2;
+    if (!out->first)
+        r = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    if (r == 0)
+        r = hc->mlf[0] ? read_mlf(&m, hc->mlf, e) : read_list(&m, e);
+    out->nclasses = hc->states[0] ? states.n : (size_t)hc->label_dim;
+    htk_names_free(&states);
+    out->keys = m.keys;
+    if (r == 0 && out->n == 0)
+        r = pt_err_set(e, PT_EUSER, "%s: error: the MLF has no entries",
+                       hc->mlf[0] ? hc->mlf : hc->mlf_list);
+    if (r == 0 && log)
+        pt_log_printf(log, "MLF: %zu utterances with %llu frames\n", out->n,
+                      (unsigned long long)out->first[out->n]);
+    return r;
+}
+
+void htk_labels_free(struct htk_labels *l)
+{
+    htk_names_free(&l->keys);
+    free(l->first);
+    free(l->ids);
+    memset(l, 0, sizeof *l);
+}

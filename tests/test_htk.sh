@@ -1,0 +1,242 @@
+#!/bin/sh
+# CNTK's HTK readers (README "Speech") on a generated corpus (tests/htk_gen: HTK feature
+# files, a script file, an MLF with times in 100 ns units, a state list):
+# - the frames a reader delivers (action=write, file order) are the files' frames, each with
+#   its context window of 11 (the utterance's first or last frame standing in at its ends),
+#   the labels one-hot of the MLF's states;
+# - CNTK's legacy form (readerType = "HTKMLFReader") and its deserializers train alike, bit
+#   for bit, as do little-endian files, one file per utterance, MLFs in frame numbers or
+#   with class numbers instead of a state list, and an explicit contextWindow; compressed
+#   files and utterance mode (frameMode = false) train; 2 ranks train;
+# - truncated back-propagation through time: recurrent networks' outputs in segments are
+#   those of whole utterances, bit for bit; training on 1 and 2 ranks;
+# - bad script files, feature files, MLFs and configs are errors naming file and line;
+#   utterances without labels (or with labels of another length) are skipped with a
+#   warning, and more than half of them is an error.
+set -u
+. "${top_srcdir:-.}/tests/testlib.sh"
+G=$(cd "${top_builddir:-.}" && pwd)/tests/htk_gen
+cd "$tmp"
+mkdir -p c
+"$G" c || { echo "FAIL: htk_gen"; exit 1; }
+cat >t.cntk <<'CFG'
+command = train
+deviceId = -1
+train = [
+    action = train
+    modelPath = "$Out$/m.dnn"
+    SimpleNetworkBuilder = [
+        layerSizes = 143:64:8 ; trainingCriterion = CrossEntropyWithSoftmax
+        evalCriterion = ClassificationError ; layerTypes = Sigmoid ; applyMeanVarNorm = true
+    ]
+    SGD = [ epochSize = 0 ; minibatchSize = 128 ; learningRatesPerSample = 0.01
+            momentumPerMB = 0.9 ; maxEpochs = 3 ]
+    reader = $rd$
+]
+D = c
+feat = [ @FEAT@ ]
+lab = [ @LAB@ ]
+legacy = [
+    readerType = "HTKMLFReader" ; readMethod = "blockRandomize" ; miniBatchMode = "partial"
+    randomize = "auto" ; verbosity = 0 ; useMersenneTwisterRand = true
+    features = $feat$
+    labels = $lab$
+]
+deser = [
+    randomize = true
+    deserializers = (
+        [ type = "HTKFeatureDeserializer" ; module = "HTKDeserializers"
+          input = [ features = [ dim = 143 ; scpFile = "$D$/train.scp" ] ] ] :
+        [ type = "HTKMLFDeserializer" ; module = "HTKDeserializers"
+          input = [ labels = [ mlfFile = "$D$/train.mlf" ; labelMappingFile = "$D$/state.list"
+                               scpFile = "$D$/train.scp" ; dim = 8 ] ] ]
+    )
+]
+rd = $legacy$
+write = [ action = write ; modelPath = "$Out$/m.dnn" ; outputPath = "$Out$/w"
+    outputNodeNames = features:labels
+    reader = [ randomize = false ; readerType = HTKDeserializers ; features = $feat$ ; labels = $lab$ ] ]
+CFG
+# mk FEATURE-KEYS LABEL-KEYS: t.cntk with these streams (the template's @FEAT@, @LAB@)
+cp t.cntk t.in
+mk() { sed -e "s|@FEAT@|$1|" -e "s|@LAB@|$2|" t.in >t.cntk; }
+F0='dim = 143 ; type = "real" ; scpFile = "$D$/train.scp"'
+L0='mlfFile = "$D$/train.mlf" ; labelMappingFile = "$D$/state.list" ; labelDim = 8 ; labelType = "category"'
+mk "$F0" "$L0"
+# train OUT ARGS...: one rank, its epochs' lines in OUT.ep (without their times)
+train() {
+    o=$1; shift
+    "$T" configFile=t.cntk Out="$o" "$@" >"$o.out" 2>"$o.err" && ok || { no "$o: exit $?"; tail -5 "$o.err"; }
+    grep '^Finished Epoch' "$o.err" | sed 's/epochTime=.*//' >"$o.ep"
+}
+train a
+[ "$(wc -l <a.ep)" = 3 ] && ok || no "a: $(wc -l <a.ep) epochs"
+has a.err "reading script file c/train.scp ... 200 entries"
+has a.err "context 5:5 frames of 13 values"
+# 8 classes (chance: 7/8 wrong); the frames' classes are plain to see, if they are read right
+err=$(sed -n 's/.*Finished Epoch\[ 3 of 3\].*EvalClassificationError = \([0-9.]*\) .*/\1/p' a.err)
+awk -v x="$err" 'BEGIN { exit !(x != "" && x < 0.05) }' && ok || no "a: error $err after 3 epochs"
+
+# the frames as written, in file order, against the generator's (frames.txt: utterance,
+# frame, class, 13 values): frame t's window is t-5 .. t+5 within its utterance
+expect 0 "$T" configFile=t.cntk Out=a command=write
+awk 'NR == FNR { u[NR] = $1; t[NR] = $2; c[NR] = $3; for (i = 1; i <= 13; i++) v[NR, i] = $(i + 3)
+                 if ($2 == 0) first[$1] = NR; last[$1] = NR; n = NR; next }
+     FILENAME ~ /features/ { k++; if (NF != 143) { print "frame " k ": " NF " values"; bad++; next }
+         for (j = -5; j <= 5; j++) { r = k + j
+             if (r < first[u[k]]) r = first[u[k]]; if (r > last[u[k]]) r = last[u[k]]
+             for (i = 1; i <= 13; i++) { d = $((j + 5) * 13 + i) - v[r, i]
+                 if (d > 2e-6 || d < -2e-6) { if (bad++ < 3) print "frame " k " window " j " value " i ": " $((j + 5) * 13 + i) " want " v[r, i] } } }
+         next }
+     { m++; for (i = 1; i <= 8; i++) if (($i == 1) != (i - 1 == c[m])) { if (bad++ < 3) print "label " m ": " $0 " want class " c[m] } }
+     END { if (k != n || m != n) { print k " feature rows, " m " label rows, " n " frames"; bad++ } exit bad > 0 }' \
+    c/frames.txt a/w.features a/w.labels && ok || no "the written frames are not the files' frames in their windows"
+
+# the deserializers' form, and variants of the files that hold the same frames: the same
+# epochs bit for bit
+train b 'rd=$deser$'
+cmp -s a.ep b.ep && ok || { no "deserializers differ from HTKMLFReader"; diff a.ep b.ep | head -4; }
+variant() { # NAME GENERATOR-OPTIONS... : a corpus like c's, trained as a
+    name=$1; shift
+    mkdir -p "$name" && "$G" "$name" "$@" || no "htk_gen $name $*"
+    train "t$name" D="$name" "$@"
+}
+for opts in little=1 files=1 frames=1; do
+    variant "v${opts%=1}" "$opts"
+    cmp -s a.ep "tv${opts%=1}.ep" && ok || { no "$opts: other epochs"; diff a.ep "tv${opts%=1}.ep" | head -4; }
+done
+mkdir -p ns && "$G" ns nostates=1
+mk "$F0" 'mlfFile = "ns/train.mlf" ; labelDim = 8'
+train tns D=ns
+cmp -s a.ep tns.ep && ok || no "class numbers in the MLF (no state list): other epochs"
+mk 'dim = 13 ; contextWindow = 11 ; scpFile = "c/train.scp"' "$L0"
+train cw
+cmp -s a.ep cw.ep && ok || no "contextWindow = 11 with dim = 13: other epochs"
+mk 'dim = 13 ; contextWindow = 5:5 ; scpFile = "c/train.scp"' "$L0"
+train cw2
+cmp -s a.ep cw2.ep && ok || no "contextWindow = 5:5: other epochs"
+mk "$F0" "$L0"
+# compressed files (16-bit values) and utterance mode learn as well
+mkdir -p z && "$G" z compressed=1
+train tz D=z
+for o in tz; do
+    e=$(sed -n 's/.*Finished Epoch\[ 3 of 3\].*EvalClassificationError = \([0-9.]*\) .*/\1/p' $o.err)
+    awk -v x="$e" 'BEGIN { exit !(x != "" && x < 0.05) }' && ok || no "$o: error $e"
+done
+train um frameMode=false
+has um.err "utterance mode"
+e=$(sed -n 's/.*Finished Epoch\[ 3 of 3\].*EvalClassificationError = \([0-9.]*\) .*/\1/p' um.err)
+awk -v x="$e" 'BEGIN { exit !(x != "" && x < 0.05) }' && ok || no "utterance mode: error $e"
+
+# two ranks, each reading its chunks: DataParallelSGD sums the same global minibatches
+mpi -n 2 "$T" configFile=t.cntk Out=p2 parallelTrain=true \
+    'train.SGD.ParallelTrain=[ parallelizationMethod = DataParallelSGD ; distributedMBReading = true ]' \
+    >p2.out 2>p2.err && ok || { no "2 ranks: exit $?"; tail -5 p2.err; }
+grep '^Finished Epoch' p2.err >p2.ep
+[ "$(wc -l <p2.ep)" = 3 ] && ok || no "2 ranks: $(wc -l <p2.ep) epochs"
+sed -i 's/epochTime=.*//' p2.ep
+cmp -s a.ep p2.ep && ok || { no "2 ranks: other epochs than one"; diff a.ep p2.ep | head -4; }
+
+# truncated back-propagation through time (frameMode = false, truncated = true): each of
+# nbruttsineachrecurrentiter streams gives minibatchSize frames of its utterance a minibatch,
+# the recurrent state carried over. A recurrent network's outputs written in segments of 1, 3
+# or 7 frames are those of whole utterances, bit for bit (a recurrent LSTM, and PastValue
+# two steps back); per-minibatch learning rates count every stream's frames (CNTK's)
+cat >tr.cntk <<'CFG'
+command = tr
+deviceId = -1
+frameMode = false
+truncated = true
+lstm = [ features = Input {143} ; labels = Input {8}
+    z = Sequential ( RecurrentLSTMLayer {24} : DenseLayer {8} ) (features)
+    ce = CrossEntropyWithSoftmax (labels, z) ; err = ClassificationError (labels, z)
+    criterionNodes = (ce) ; evaluationNodes = (err) ; outputNodes = (z) ]
+past = [ features = Input {143} ; labels = Input {8}
+    W = Parameter (16, 143) ; H = Parameter (16, 16) ; b = Parameter (16, 1)
+    h = Tanh (W * features + H * PastValue (0, h, timeStep = 2) + b)
+    z = DenseLayer {8} (h)
+    ce = CrossEntropyWithSoftmax (labels, z) ; err = ClassificationError (labels, z)
+    criterionNodes = (ce) ; evaluationNodes = (err) ; outputNodes = (z) ]
+future = [ features = Input {143} ; labels = Input {8}
+    z = DenseLayer {8} (Splice (features : FutureValue (0, features)))
+    ce = CrossEntropyWithSoftmax (labels, z)
+    criterionNodes = (ce) ; outputNodes = (z) ]
+feat = [ dim = 143 ; scpFile = "c/train.scp" ]
+lab = [ mlfFile = "c/train.mlf" ; labelMappingFile = "c/state.list" ; labelDim = 8 ]
+tr = [ action = train ; traceLevel = 1 ; modelPath = "$M$/m.dnn" ; BrainScriptNetworkBuilder = $lstm$
+    SGD = [ minibatchSize = 20 ; learningRatesPerMB = 1.6 ; momentumAsTimeConstant = 200 ; maxEpochs = 3 ]
+    reader = [ readerType = HTKMLFReader ; nbruttsineachrecurrentiter = 8 ; features = $feat$ ; labels = $lab$ ] ]
+wr = [ action = write ; modelPath = "$M$/m.dnn" ; outputPath = "$M$/$O$" ; outputNodeNames = z
+    minibatchSize = $W$
+    reader = [ readerType = HTKMLFReader ; randomize = false ; features = $feat$ ; labels = $lab$ ] ]
+CFG
+for net in lstm past; do
+    "$T" configFile=tr.cntk M=$net "tr.BrainScriptNetworkBuilder=\$$net\$" >$net.out 2>$net.err && ok ||
+        { no "truncated $net: exit $?"; tail -3 $net.err; }
+    has $net.err "learning rate per sample = 0.010000" # 1.6 / (20 frames x 8 streams)
+    e=$(sed -n 's/.*Finished Epoch\[ 3 of 3\].*err = \([0-9.]*\) .*/\1/p' $net.err)
+    awk -v x="$e" 'BEGIN { exit !(x != "" && x < 0.05) }' && ok || no "truncated $net: error $e"
+    expect 0 "$T" configFile=tr.cntk M=$net command=wr O=whole W=100000 truncated=false
+    for w in 1 3 7; do
+        expect 0 "$T" configFile=tr.cntk M=$net command=wr O=seg$w W=$w
+        cmp -s $net/whole.z $net/seg$w.z && ok || no "$net: outputs in segments of $w differ from whole utterances'"
+    done
+done
+mpi -n 2 "$T" configFile=tr.cntk M=tr2 parallelTrain=true \
+    'tr.SGD.ParallelTrain=[ parallelizationMethod = DataParallelSGD ; distributedMBReading = true ]' \
+    >tr2.out 2>tr2.err && ok || { no "truncated, 2 ranks: exit $?"; tail -5 tr2.err; }
+[ "$(grep -c '^Finished Epoch' tr2.err)" = 3 ] && ok || no "truncated, 2 ranks: not 3 epochs"
+"$T" configFile=tr.cntk M=x 'tr.BrainScriptNetworkBuilder=$future$' >x.out 2>x.err && no "FutureValue in truncated mode: accepted"
+has x.err "error: truncated = true cuts utterances into segments, but FutureValue looks ahead"
+
+# skipped utterances: a warning each (the first 5), and a count; more than half: an error
+mkdir -p s && "$G" s baddur=2 nolabel=3
+train ts D=s
+has ts.err "s/train.scp:1: warning: utterance 'spk/u0000' skipped: its labels' duration differs (51 frames of labels, 52 of features)"
+has ts.err "s/train.scp:200: warning: utterance 'spk/u0199' skipped: no labels in the MLF"
+has ts.err "s/train.scp: 5 of 200 utterances skipped"
+mkdir -p s2 && "$G" s2 nolabel=120
+"$T" configFile=t.cntk Out=x D=s2 >x.out 2>x.err && no "120 of 200 unlabelled: accepted"
+has x.err "s2/train.scp: error: 120 of its 200 utterances have no labels"
+
+# errors: where, and what was expected
+bad() { # TEXT FEATURE-KEYS LABEL-KEYS [ARGS...]: training fails, its error names TEXT
+    want=$1; mk "$2" "$3"; shift 3
+    "$T" configFile=t.cntk Out=x "$@" >x.out 2>x.err && no "accepted: $*"
+    has x.err "$want"
+}
+bad "cannot read script file 'c/none.scp'" 'dim = 143 ; scpFile = "c/none.scp"' "$L0"
+head -2 c/train.scp >b1.scp && echo 'spk/u0002.mfc=c/feat.htk[73,9]' >>b1.scp
+bad "b1.scp:3: error: expected NAME=FILE[FIRST,LAST] with FIRST <= LAST" 'dim = 143 ; scpFile = "b1.scp"' "$L0"
+echo 'spk/u0000.mfc=c/feat.htk[0,99999]' >b2.scp
+bad "b2.scp:1: error: frames 0 to 99999, but 'c/feat.htk' holds 9698 frames" 'dim = 143 ; scpFile = "b2.scp"' "$L0"
+printf 'short' >short.htk && echo 'u=short.htk' >b3.scp
+bad "short.htk: error: not a usable HTK feature file (listed at b3.scp:1): shorter than the 12-byte HTK header" 'dim = 143 ; scpFile = "b3.scp"' "$L0"
+sed '3s/st[0-9]*\[2\]/nosuch/' c/train.mlf >b4.mlf
+bad "b4.mlf:3: error: state 'nosuch' is not in the state list c/state.list" "$F0" 'mlfFile = "b4.mlf" ; labelMappingFile = "c/state.list" ; labelDim = 8'
+sed '4d' c/train.mlf >b5.mlf
+bad "b5.mlf:4: error: this line starts at frame" "$F0" 'mlfFile = "b5.mlf" ; labelMappingFile = "c/state.list" ; labelDim = 8'
+sed '1d' c/train.mlf >b6.mlf
+bad "b6.mlf:1: error: expected the MLF header #!MLF!#" "$F0" 'mlfFile = "b6.mlf" ; labelMappingFile = "c/state.list" ; labelDim = 8'
+bad "error: 8 states, more than the labels' 4 classes" "$F0" 'mlfFile = "c/train.mlf" ; labelMappingFile = "c/state.list" ; labelDim = 4'
+bad "features: dim = 140 is not an odd number of the feature files' 13-value frames" 'dim = 140 ; scpFile = "c/train.scp"' "$L0"
+bad "contextWindow: 4 frames are not symmetrical" 'dim = 13 ; contextWindow = 4 ; scpFile = "c/train.scp"' "$L0"
+bad "expandToUtterance = true (utterance-level features) is not supported" 'dim = 143 ; scpFile = "c/train.scp" ; expandToUtterance = true' "$L0"
+bad "labels: labelDim (or dim) is not set" "$F0" 'mlfFile = "c/train.mlf" ; labelMappingFile = "c/state.list"'
+bad "miniBatchMode" "$F0" "$L0" 'legacy=[ miniBatchMode = full ]'
+bad "l2: a second label stream" "$F0" "$L0" 'legacy=[ l2 = $lab$ ]'
+bad "truncated = true needs frameMode = false" "$F0" "$L0" truncated=true
+# a reader of features only (CNTK's write action) opens; this network then wants its labels
+mk "$F0" "$L0"
+cat >>t.cntk <<'CFG'
+fo = [ action = write ; modelPath = "$Out$/m.dnn" ; outputPath = "$Out$/fo" ; outputNodeNames = features
+    reader = [ randomize = false ; readerType = HTKMLFReader ; features = $feat$ ] ]
+CFG
+"$T" configFile=t.cntk Out=a command=fo >x.out 2>x.err && no "features only: a write without labels"
+has x.err "reading script file c/train.scp ... 200 entries; feature set 0: 9698 frames in 200 out of 200 utterances"
+has x.err "needs a reader input called 'labels'"
+bad "lattice: lattices and HMMs (denlatTocFile, for sequence training) are not supported" "$F0" "$L0" \
+    'legacy=[ lattice = [ denlatTocFile = x.toc ] ]'
+
+echo "test_htk: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
