@@ -207,7 +207,7 @@ int htk_deserializer(struct cfg_node *d)
     const char *t = local_text(d, "type"), *m = local_text(d, "module");
     return (t &&
             (!strcasecmp(t, "HTKFeatureDeserializer") || !strcasecmp(t, "HTKMLFDeserializer"))) ||
-           (!t && m && !strcasecmp(m, "HTKDeserializers"));
+           (m && !strcasecmp(m, "HTKDeserializers")); /* its other types: refused by its schema */
 }
 
 static int is_feature_block(struct cfg_node *n)
