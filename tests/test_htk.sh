@@ -169,6 +169,8 @@ tr = [ action = train ; traceLevel = 1 ; modelPath = "$M$/m.dnn" ; BrainScriptNe
 wr = [ action = write ; modelPath = "$M$/m.dnn" ; outputPath = "$M$/$O$" ; outputNodeNames = z
     minibatchSize = $W$
     reader = [ readerType = HTKMLFReader ; randomize = false ; features = $feat$ ; labels = $lab$ ] ]
+wf = [ action = write ; modelPath = "$M$/m.dnn" ; outputPath = "$M$/f" ; outputNodeNames = z
+    minibatchSize = 7 ; reader = [ readerType = HTKMLFReader ; randomize = false ; features = $feat$ ] ]
 CFG
 for net in lstm past; do
     "$T" configFile=tr.cntk M=$net "tr.BrainScriptNetworkBuilder=\$$net\$" >$net.out 2>$net.err && ok ||
@@ -181,6 +183,8 @@ for net in lstm past; do
         expect 0 "$T" configFile=tr.cntk M=$net command=wr O=seg$w W=$w
         cmp -s $net/whole.z $net/seg$w.z && ok || no "$net: outputs in segments of $w differ from whole utterances'"
     done
+    expect 0 "$T" configFile=tr.cntk M=$net command=wf # features only: the labels' Input unread
+    cmp -s $net/whole.z $net/f.z && ok || no "$net: outputs of a reader of features only differ"
 done
 mpi -n 2 "$T" configFile=tr.cntk M=tr2 parallelTrain=true \
     'tr.SGD.ParallelTrain=[ parallelizationMethod = DataParallelSGD ; distributedMBReading = true ]' \
@@ -226,15 +230,21 @@ bad "labels: labelDim (or dim) is not set" "$F0" 'mlfFile = "c/train.mlf" ; labe
 bad "miniBatchMode" "$F0" "$L0" 'legacy=[ miniBatchMode = full ]'
 bad "l2: a second label stream" "$F0" "$L0" 'legacy=[ l2 = $lab$ ]'
 bad "truncated = true needs frameMode = false" "$F0" "$L0" truncated=true
-# a reader of features only (CNTK's write action) opens; this network then wants its labels
+# a reader of features only (CNTK's write action, speech decoding's posteriors): every
+# utterance; the output layer's values are those written with labels; an output computed
+# from the labels is refused
 mk "$F0" "$L0"
 cat >>t.cntk <<'CFG'
-fo = [ action = write ; modelPath = "$Out$/m.dnn" ; outputPath = "$Out$/fo" ; outputNodeNames = features
+fo = [ action = write ; modelPath = "$Out$/m.dnn" ; outputPath = "$Out$/$O$" ; outputNodeNames = $N$
     reader = [ randomize = false ; readerType = HTKMLFReader ; features = $feat$ ] ]
+fl = [ action = write ; modelPath = "$Out$/m.dnn" ; outputPath = "$Out$/fl" ; outputNodeNames = HLast
+    reader = [ randomize = false ; readerType = HTKMLFReader ; features = $feat$ ; labels = $lab$ ] ]
 CFG
-"$T" configFile=t.cntk Out=a command=fo >x.out 2>x.err && no "features only: a write without labels"
-has x.err "reading script file c/train.scp ... 200 entries; feature set 0: 9698 frames in 200 out of 200 utterances"
-has x.err "needs a reader input called 'labels'"
+expect 0 "$T" configFile=t.cntk Out=a command=fo:fl O=fo N=HLast
+has "$tmp/err" "reading script file c/train.scp ... 200 entries; feature set 0: 9698 frames in 200 out of 200 utterances"
+[ "$(wc -l <a/fo.HLast)" = 9698 ] && cmp -s a/fo.HLast a/fl.HLast && ok || no "features only: HLast differs from the one written with labels"
+"$T" configFile=t.cntk Out=a command=fo O=fx N=labels >x.out 2>x.err && no "features only: labels written"
+has x.err "outputNodeNames: 'labels' is computed from the network's Input 'labels', which the reader does not provide"
 bad "lattice: lattices and HMMs (denlatTocFile, for sequence training) are not supported" "$F0" "$L0" \
     'legacy=[ lattice = [ denlatTocFile = x.toc ] ]'
 

@@ -236,6 +236,66 @@ int nn_node_values(struct nn *net, const char *name, float *host, size_t cap, si
     return net->bk->ops->download(net->bk, host, n->v, *rows * *cols, e);
 }
 
+int nn_input_count(const struct nn *net)
+{
+    const struct nn_graph *g = net->graph;
+    int k = 0;
+    for (int i = 0; g && i < g->n; i++)
+        k += g->nodes[i].is_input && !g->nodes[i].dead;
+    return g ? k : 2; /* SimpleNetworkBuilder: features, labels */
+}
+
+const char *nn_input_name(const struct nn *net, int k, int *dim)
+{
+    const struct nn_graph *g = net->graph;
+    if (!g) {
+        *dim = k ? net->cfg.sizes[net->cfg.nsizes - 1] : net->cfg.sizes[0];
+        return k ? "labels" : "features";
+    }
+    for (int i = 0; i < g->n; i++)
+        if (g->nodes[i].is_input && !g->nodes[i].dead && k-- == 0) {
+            *dim = g->nodes[i].rows;
+            return g->nodes[i].name;
+        }
+    *dim = 0;
+    return NULL;
+}
+
+int nn_output_reads(const struct nn *net, const char *name, const char *input)
+{
+    const struct nn_graph *g = net->graph;
+    if (!strcmp(name, input))
+        return 1;
+    if (!g) /* HLast, PosteriorProb, ScaledLogLikelihood: the features' */
+        return strcmp(input, "labels") != 0;
+    int folded, at = named_node(g, name, &folded);
+    if (at < 0 && !strcmp(name, nn_output_name(net)))
+        at = g->out;
+    if (at < 0)
+        return 1; /* not a node: whatever it is, assume it reads everything */
+    char *seen = calloc((size_t)g->n, 1);
+    int *stack = malloc((size_t)g->n * sizeof *stack), top = 0, reads = 0;
+    if (!seen || !stack) {
+        free(seen);
+        free(stack);
+        return 1;
+    }
+    stack[top++] = at;
+    seen[at] = 1;
+    while (top > 0 && !reads) {
+        const struct g_node *n = &g->nodes[stack[--top]];
+        reads = n->is_input && !strcmp(n->name, input);
+        for (int k = 0; k < n->kind->nin; k++)
+            if (n->in[k] >= 0 && !seen[n->in[k]]) {
+                seen[n->in[k]] = 1;
+                stack[top++] = n->in[k];
+            }
+    }
+    free(seen);
+    free(stack);
+    return reads;
+}
+
 /* CNTK's counts: every node (not an own criterion's second one, nor partrain's helpers;
  * a fused convolution and bias as CNTK's two),
  * and those the training criterion's gradient passes through (its ancestors that read a

@@ -300,6 +300,14 @@ int nn_value_node(const struct nn *net, const char *name, struct pt_err *e);
  * as the output's) into host (cap floats); host NULL only sets rows and cols. */
 int nn_node_values(struct nn *net, const char *name, float *host, size_t cap, size_t *rows,
                    size_t *cols, struct pt_err *e);
+/* The network's inputs (a BrainScript network's Input nodes; features and labels of a
+ * SimpleNetworkBuilder one): how many, and the k-th's name and dimension. */
+int nn_input_count(const struct nn *net);
+const char *nn_input_name(const struct nn *net, int k, int *dim);
+/* Whether the value action=write calls `name` (a node; the output; HLast, PosteriorProb,
+ * ScaledLogLikelihood of a SimpleNetworkBuilder network; an input itself) is computed from
+ * input `input` (1 also where it cannot tell). */
+int nn_output_reads(const struct nn *net, const char *name, const char *input);
 /* The further evaluation nodes of a BrainScript network (evaluationNodes after the first;
  * nn_stats.eval_more): how many; for k below that, the k-th's name and node kind (NULL
  * pointers are not written). */

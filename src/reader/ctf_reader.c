@@ -14,6 +14,14 @@ size_t reader_sweep_samples(const struct reader *r)
     return r->ix.total_samples;
 }
 
+int reader_has_input(const struct reader *r, const char *name)
+{
+    for (int i = 0; i < r->rc.ninputs; i++)
+        if (!strcmp(r->rc.inputs[i].name, name))
+            return 1;
+    return r->aux ? reader_has_input(r->aux, name) : 0;
+}
+
 size_t reader_sequences(const struct reader *r)
 {
     return r->ix.nseq;

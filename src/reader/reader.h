@@ -141,6 +141,8 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
 void reader_close(struct reader *r);
 
 size_t reader_sweep_samples(const struct reader *r); /* samples in one pass */
+/* Whether the reader gives an input called name. */
+int reader_has_input(const struct reader *r, const char *name);
 size_t reader_sequences(const struct reader *r);
 size_t reader_chunks(const struct reader *r);
 

@@ -349,6 +349,52 @@ static int close_outputs(struct out_file *outs, size_t nout, const struct write_
     return rc;
 }
 
+/* A network input the reader does not provide, which no output reads (CNTK writes
+ * ScaledLogLikelihood from a reader of features alone): zeros stand in. */
+struct missing {
+    const char *name;
+    int dim;
+};
+
+static int missing_inputs(const struct write_settings *ws, const struct nn *net,
+                          const struct reader *r, const struct out_file *outs, size_t nout,
+                          struct missing *miss, int *nmiss, struct pt_err *e)
+{
+    *nmiss = 0;
+    for (int k = 0; k < nn_input_count(net) && *nmiss < CTF_MAX_INPUTS; k++) {
+        int dim = 0;
+        const char *name = nn_input_name(net, k, &dim);
+        if (!name || reader_has_input(r, name))
+            continue;
+        for (size_t o = 0; o < nout; o++)
+            if (nn_output_reads(net, outs[o].name, name))
+                return pt_err_set(e, PT_EUSER,
+                                  "%s: error: outputNodeNames: '%s' is computed from the "
+                                  "network's Input '%s', which the reader does not provide",
+                                  ws->model, outs[o].name, name);
+        miss[(*nmiss)++] = (struct missing){.name = name, .dim = dim};
+    }
+    return 0;
+}
+
+/* The missing inputs as zeros, shaped as the minibatch's first input. */
+static int zero_inputs(struct minibatch *mb, const struct missing *miss, int nmiss,
+                       struct pt_err *e)
+{
+    const struct mb_input *like = &mb->in[0];
+    for (int k = 0; k < nmiss && mb->ninputs < CTF_MAX_INPUTS; k++) {
+        struct mb_input *in = &mb->in[mb->ninputs];
+        snprintf(in->name, sizeof in->name, "%s", miss[k].name);
+        in->dim = miss[k].dim;
+        int rc = mb_input_reset(in, mb->nseq, like->steps, e);
+        if (rc)
+            return rc;
+        memcpy(in->len, like->len, mb->nseq * sizeof *in->len);
+        mb->ninputs++;
+    }
+    return 0;
+}
+
 /* Rank 0's part: the whole reader, in file order. */
 static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct nn *net,
                      struct reader *r, struct pt_err *e)
@@ -363,13 +409,19 @@ static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct nn *n
     int rc = ws->fmt.label_file && ws->fmt.category ? write_read_labels(&ws->fmt, e) : 0;
     if (rc == 0)
         rc = open_outputs(ws, net, outs, &nout, e);
+    struct missing miss[CTF_MAX_INPUTS];
+    int nmiss = 0;
+    if (rc == 0)
+        rc = missing_inputs(ws, net, r, outs, nout, miss, &nmiss, e);
     if (rc == 0)
         rc = reader_start_epoch(r, 0, (size_t)ws->epoch_size, 0, 1, e);
     struct minibatch mb = {0};
     struct nn_stats st;
     while (rc == 0 && (rc = reader_next(r, (size_t)ws->mb_size, &mb, e)) == 0 &&
            mb.global_samples) {
-        rc = nn_evaluate(net, &mb, &st, e);
+        rc = zero_inputs(&mb, miss, nmiss, e);
+        if (rc == 0)
+            rc = nn_evaluate(net, &mb, &st, e);
         if (rc == 0)
             rc = put_minibatch(net, &mb, outs, nout, ws, mbi, prior, &seqs, e);
         if (rc == 0)
