@@ -8,6 +8,7 @@
 #   for bit, as do little-endian files, one file per utterance, MLFs in frame numbers or
 #   with class numbers instead of a state list, and an explicit contextWindow; compressed
 #   files and utterance mode (frameMode = false) train; 2 ranks train;
+# - CNTK's (new ComputationNetwork ([ ... ].fit)) network form trains, and its model writes;
 # - truncated back-propagation through time: recurrent networks' outputs in segments are
 #   those of whole utterances, bit for bit; training on 1 and 2 ranks;
 # - bad script files, feature files, MLFs and configs are errors naming file and line;
@@ -192,6 +193,40 @@ mpi -n 2 "$T" configFile=tr.cntk M=tr2 parallelTrain=true \
 [ "$(grep -c '^Finished Epoch' tr2.err)" = 3 ] && ok || no "truncated, 2 ranks: not 3 epochs"
 "$T" configFile=tr.cntk M=x 'tr.BrainScriptNetworkBuilder=$future$' >x.out 2>x.err && no "FutureValue in truncated mode: accepted"
 has x.err "error: truncated = true cuts utterances into segments, but FutureValue looks ahead"
+
+# CNTK's QuickE2E BrainScript form, (new ComputationNetwork ([ ... ].fit)): the record's
+# member fit is the network (its tagged nodes the criteria); saved so, its model loads
+# for a write of scaledLogLikelihood (LogPrior's Mean a fixed value then: no labels read)
+cat >fit.cntk <<'CFG'
+command = train:write:test
+deviceId = -1
+rd = [ readerType = HTKMLFReader ; randomize = false ; features = [ dim = 143 ; scpFile = "c/train.scp" ]
+       labels = [ mlfFile = "c/train.mlf" ; labelMappingFile = "c/state.list" ; labelDim = 8 ] ]
+train = [ action = train ; modelPath = "fit/m.dnn"
+    BrainScriptNetworkBuilder = (new ComputationNetwork ([
+        Fit (features, labels, model, loss, metric) = [
+            z = model (features)
+            ce = loss (labels, z, tag='criterion')
+            errs = metric (labels, z, tag='evaluation')
+            scaledLogLikelihood = Pass (z - LogPrior (labels), tag='output')
+        ]
+        model = Sequential (FeatureMVNLayer{} : DenseLayer {32, activation=Sigmoid} : DenseLayer {8})
+        features = Input {143} ; labels = Input {8}
+        fit = Fit (features, labels, model, CrossEntropyWithSoftmax, ClassificationError)
+    ].fit))
+    SGD = [ minibatchSize = 128 ; learningRatesPerSample = 0.01 ; maxEpochs = 2 ]
+    reader = $rd$ ]
+write = [ action = write ; modelPath = "fit/m.dnn" ; outputPath = "fit/o" ; outputNodeNames = scaledLogLikelihood
+    reader = [ readerType = HTKMLFReader ; randomize = false ; features = [ dim = 143 ; scpFile = "c/train.scp" ] ] ]
+test = [ action = test ; modelPath = "fit/m.dnn" ; reader = $rd$ ]
+CFG
+expect 0 "$T" configFile=fit.cntk
+has "$tmp/err" "Finished Epoch[ 2 of 2]: [Training] ce = "
+has "$tmp/err" "Final Results: Minibatch[1-"
+[ "$(wc -l <fit/o.scaledLogLikelihood)" = 9698 ] && ok || no "fit: scaledLogLikelihood not written for every frame"
+sed 's/\]\.fit))/].nofit))/' fit.cntk >nofit.cntk
+"$T" configFile=nofit.cntk command=train >x.out 2>x.err && no "a member that is not there: accepted"
+has x.err "(new ComputationNetwork ([ ... ].nofit)): the record has no member 'nofit'"
 
 # skipped utterances: a warning each (the first 5), and a count; more than half: an error
 mkdir -p s && "$G" s baddur=2 nolabel=3

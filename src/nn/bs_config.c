@@ -51,8 +51,10 @@ int nn_bs_config_read_eval(struct cfg_node *block, int want_eval, const char *co
 }
 
 /* CNTK's expression form of a builder, `BrainScriptNetworkBuilder = (new ComputationNetwork
- * [ ... ])` (or { ... }): the record's text and where it starts. */
-static int expression_text(struct cfg_node *n, char **text, struct cfg_origin *at, struct pt_err *e)
+ * [ ... ])` (or { ... }): the record's text and where it starts; with `([ ... ].MEMBER)`,
+ * MEMBER into member (the record's member that is the network), else "". */
+static int expression_text(struct cfg_node *n, char **text, struct cfg_origin *at, char *member,
+                           size_t msize, struct pt_err *e)
 {
     const char *s = NULL;
     int rc = cfg_value(n, &s, e);
@@ -90,6 +92,24 @@ static int expression_text(struct cfg_node *n, char **text, struct cfg_origin *a
         }
     }
     const char *rest = close ? close + 1 : NULL;
+    member[0] = '\0';
+    if (rest && parens > 0) { /* ([ ... ].fit): the member that is the network */
+        const char *m = rest + strspn(rest, " \t\r\n");
+        size_t len = 0;
+        if (*m == '.') {
+            m += 1 + strspn(m + 1, " \t\r\n");
+            while (m[len] == '_' || (m[len] >= 'a' && m[len] <= 'z') ||
+                   (m[len] >= 'A' && m[len] <= 'Z') || (len && m[len] >= '0' && m[len] <= '9'))
+                len++;
+            if (len == 0 || len >= msize)
+                rest = NULL;
+            else {
+                memcpy(member, m, len);
+                member[len] = '\0';
+                rest = m + len;
+            }
+        }
+    }
     for (int i = 0; rest && i <= parens; i++) { /* the inner parentheses, then the outer one */
         rest += strspn(rest, " \t\r\n");
         rest = *rest == ')' ? rest + 1 : NULL;
@@ -97,7 +117,8 @@ static int expression_text(struct cfg_node *n, char **text, struct cfg_origin *a
     char path[512];
     if (!rest || rest[strspn(rest, " \t\r\n")] != '\0')
         return cfg_error(e, cfg_value_origin(n),
-                         "%s must be a block [ ... ] or CNTK's (new ComputationNetwork [ ... ]); "
+                         "%s must be a block [ ... ] or CNTK's (new ComputationNetwork [ ... ]) "
+                         "(or ([ ... ].MEMBER)); "
                          "other expressions (BS.Network.Load (...) as a whole network) are not "
                          "supported",
                          cfg_path(n, path, sizeof path));
@@ -171,6 +192,7 @@ static int read_loaded(struct cfg_node *block, const char *path, struct nn_confi
     if (rc == 0) {
         out->rnn = NN_GRAPH;
         memcpy(out->bs_text, mc->bs_text, sizeof out->bs_text);
+        memcpy(out->bs_root, mc->bs_root, sizeof out->bs_root);
         memcpy(out->bs_file, mc->bs_file, sizeof out->bs_file);
         out->bs_line = mc->bs_line;
         out->bs_col = mc->bs_col;
@@ -195,8 +217,9 @@ static int read_block(struct cfg_node *block, struct nn_config *out, struct pt_e
         int rc = read_loaded(block, path, out, e);
         return rc ? rc : describe(out, e);
     }
-    int rc = cfg_is_block(block) ? cfg_block_text(block, &text, &at, e)
-                                 : expression_text(block, &text, &at, e);
+    int rc = cfg_is_block(block)
+                 ? cfg_block_text(block, &text, &at, e)
+                 : expression_text(block, &text, &at, out->bs_root, sizeof out->bs_root, e);
     if (rc)
         return rc;
     if (strlen(text) >= sizeof out->bs_text) {

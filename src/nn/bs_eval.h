@@ -29,6 +29,8 @@ struct bs_build_opts {
     size_t nwant;
     int (*load)(void *ctx, const char *path, struct nn_config *out, struct pt_err *e);
     void *ctx;
+    const char *root_member; /* the root record's member that is the network (bs_root), or
+                              * NULL / "" */
 };
 
 /* Evaluate the root record of tree into g (empty on entry, g->bk unset is fine), then

@@ -194,6 +194,9 @@ struct benv *bse_new_env(struct ev *v, struct benv *parent, size_t n, const char
 struct benv *bse_record_env(struct ev *v, const struct bs_node *rec, struct benv *parent,
                             const char *path);
 struct bslot *bse_find_local(struct benv *r, const char *name);
+/* CNTK's `new ComputationNetwork ([ ... ].name)`: *root becomes its member `name`, a record
+ * (bs_roots.c). */
+int bse_member_record(struct ev *v, struct benv **root, const char *name);
 int bse_force(struct ev *v, const struct bs_node *at, struct benv *r, struct bslot *s,
               struct bv *out);
 /* calls (bs_call.c) */

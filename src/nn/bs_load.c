@@ -49,6 +49,8 @@ static int evaluate_model(struct ev *v, const struct nn_config *mc, struct benv 
     struct benv *root = outer ? bse_record_env(v, bs_tree_root(t), outer, "") : NULL;
     if (!root)
         return v->e->code;
+    if (mc->bs_root[0] && (rc = bse_member_record(v, &root, mc->bs_root)) != 0)
+        return rc;
     struct benv *prelude = v->prelude;
     const struct bs_node *vroot = v->root, *user_call = v->user_call;
     char path[sizeof v->path];

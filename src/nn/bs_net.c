@@ -23,7 +23,10 @@ static int build(const struct nn_config *c, struct nn_graph **out, struct pt_err
     *out = NULL;
     char names[sizeof c->want];
     const char *want[16];
-    struct bs_build_opts o = {.eval_only = c->eval_only, .want_eval = c->want_eval, .want = want};
+    struct bs_build_opts o = {.eval_only = c->eval_only,
+                              .want_eval = c->want_eval,
+                              .want = want,
+                              .root_member = c->bs_root};
     snprintf(names, sizeof names, "%s", c->want);
     for (char *s = names, *end; *s && o.nwant < sizeof want / sizeof *want; s = end) {
         end = s + strcspn(s, ",");
@@ -285,7 +288,9 @@ int nn_output_reads(const struct nn *net, const char *name, const char *input)
     while (top > 0 && !reads) {
         const struct g_node *n = &g->nodes[stack[--top]];
         reads = n->is_input && !strcmp(n->name, input);
-        for (int k = 0; k < n->kind->nin; k++)
+        /* statistics (Mean, InvStdDev: LogPrior's) were computed before: fixed values now */
+        int stat = !strcmp(n->kind->name, "Mean") || !strcmp(n->kind->name, "InvStdDev");
+        for (int k = 0; !stat && k < n->kind->nin; k++)
             if (n->in[k] >= 0 && !seen[n->in[k]]) {
                 seen[n->in[k]] = 1;
                 stack[top++] = n->in[k];

@@ -362,6 +362,23 @@ static int no_criterion(struct ev *v, struct benv *root, int *crit)
     return *crit < 0 ? v->e->code : 0;
 }
 
+/* CNTK's `new ComputationNetwork ([ ... ].name)`: the record member `name` is the network. */
+int bse_member_record(struct ev *v, struct benv **root, const char *name)
+{
+    struct bslot *s = bse_find_local(*root, name);
+    if (!s)
+        return bs_error(v->e, v->root,
+                        "(new ComputationNetwork ([ ... ].%s)): the record has no member '%s'",
+                        name, name);
+    struct bv val;
+    int rc = bse_force(v, s->expr, *root, s, &val);
+    if (rc == 0 && val.k != BV_REC)
+        rc = bse_type_error(v, s->expr, name, "a record (the network's nodes)", &val);
+    if (rc == 0)
+        *root = val.rec;
+    return rc;
+}
+
 int bs_build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struct nn_graph *g,
                    struct pt_err *e)
 {
@@ -372,6 +389,8 @@ int bs_build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struc
     struct benv *root = outer ? bse_record_env(&v, v.root, outer, "") : NULL;
     v.prelude = outer;
     rc = rc ? rc : root ? 0 : e->code;
+    if (rc == 0 && opts && opts->root_member && opts->root_member[0])
+        rc = bse_member_record(&v, &root, opts->root_member);
     struct bs_roots r = {0};
     int eval_only = opts && opts->eval_only;
     if (rc == 0)

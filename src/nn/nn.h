@@ -81,6 +81,9 @@ struct nn_config {
      * (BS.Network.Load ("PATH"))`: a training starts from its values (never saved: the
      * description is the file's own), or "" */
     char start_model[1024];
+    /* CNTK's `(new ComputationNetwork ([ ... ].fit))`: the record member that is the network
+     * (its nodes the roots, its tags the criteria), or "" for the record itself */
+    char bs_root[64];
     char bs_text[NN_BS_MAX];
 };
 

@@ -262,7 +262,11 @@ int nn_config_write(const struct nn_config *c, char *buf, size_t size)
     if (size)
         buf[0] = '\0';
     if (c->rnn == NN_GRAPH) {
-        text_add(&t, "BrainScriptNetworkBuilder = [\n%s\n]\n", c->bs_text);
+        if (c->bs_root[0]) /* CNTK's form, which says which member is the network */
+            text_add(&t, "BrainScriptNetworkBuilder = (new ComputationNetwork ([\n%s\n].%s))\n",
+                     c->bs_text, c->bs_root);
+        else
+            text_add(&t, "BrainScriptNetworkBuilder = [\n%s\n]\n", c->bs_text);
         return t.len > (size_t)0x7fffffff ? 0x7fffffff : (int)t.len;
     }
     text_add(&t, "rnnType=%s\nlayerSizes=", nn_rnn_kind(c->rnn)->name);
@@ -290,7 +294,7 @@ int nn_config_same_layout(const struct nn_config *a, const struct nn_config *b)
     if (a->rnn != b->rnn || a->nsizes != b->nsizes || a->mean_var_norm != b->mean_var_norm)
         return 0;
     if (a->rnn == NN_GRAPH)
-        return strcmp(a->bs_text, b->bs_text) == 0;
+        return strcmp(a->bs_text, b->bs_text) == 0 && strcmp(a->bs_root, b->bs_root) == 0;
     for (int i = 0; i < a->nsizes; i++)
         if (a->sizes[i] != b->sizes[i])
             return 0;

@@ -184,7 +184,8 @@ int ckp_check_network(const char *model, const struct nn_config *have, const str
     int same = have->rnn == want->rnn && have->nsizes == want->nsizes &&
                memcmp(have->sizes, want->sizes, (size_t)want->nsizes * sizeof *want->sizes) == 0;
     if (want->rnn == NN_GRAPH) {
-        if (have->rnn == NN_GRAPH && !strcmp(have->bs_text, want->bs_text))
+        if (have->rnn == NN_GRAPH && !strcmp(have->bs_text, want->bs_text) &&
+            !strcmp(have->bs_root, want->bs_root))
             return 0;
         return pt_err_set(e, PT_EUSER,
                           "%s: error: the configured BrainScript network is not the one makeMode "
