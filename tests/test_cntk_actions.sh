@@ -152,8 +152,8 @@ expect 0 "$T" configFile=c.cfg Dir=rms command=train train.SGD.maxEpochs=3 train
     train.SGD.learningRatesPerSample=0.05 'train.SGD.AutoAdjust=[autoAdjustLR=none]'
 e2=$(sed -n 's/^Finished Epoch\[ 3 of 3\]: \[Training\].*EvalClassificationError = \([0-9.]*\) .*/\1/p' "$tmp/err")
 awk -v e="$e2" 'BEGIN { exit !(e != "" && e < 0.3) }' && ok || no "rmsProp did not learn (error $e2)"
-expect 1 "$T" configFile=c.cfg Dir=x 'train.SGD.AutoAdjust=[autoAdjustMinibatch=true]'
-has "$tmp/err" "autoAdjustMinibatch: not supported (CNTK's search trains trial minibatches"
+expect 1 "$T" configFile=c.cfg Dir=x 'train.SGD.AutoAdjust=[autoAdjustMinibatch=true;minibatchSizeTuningFrequency=0]'
+has "$tmp/err" "minibatchSizeTuningFrequency: 0 is out of range: must be >= 1"
 expect 1 "$T" configFile=c.cfg Dir=x 'train.SGD.AutoAdjust=[autoAdjustLR=searchBeforeEpoch]'
 has "$tmp/err" "searchBeforeEpoch is not supported"
 # the searches' own keys, which CNTK reads only when it searches, are inert without one

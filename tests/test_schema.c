@@ -446,10 +446,8 @@ START_TEST(trainer_config_errors)
         {"train.SimpleNetworkBuilder.rnnType=CLASSLSTM",
          "<command line>:arg1: error: rnnType=CLASSLSTM is not supported by partrain (supported: "
          "SIMPLENET|LSTM)"},
-        {"train.SGD.AutoAdjust=[autoAdjustMinibatch=true]",
-         "<command line>:arg1: error: autoAdjustMinibatch: not supported (CNTK's search trains "
-         "trial minibatches from a snapshot of the model, learner and parallel state every "
-         "epoch); give minibatchSize as a schedule"},
+        {"train.SGD.AutoAdjust=[autoAdjustMinibatch=true;minibatchSizeTuningMax=0]",
+         "<command line>:arg1: error: minibatchSizeTuningMax: 0 is out of range: must be >= 1"},
         {"train.SGD.AutoAdjust=[autoAdjustLR=before]",
          "<command line>:arg1: error: autoAdjustLR=before is not supported by partrain "
          "(supported: None|adjustAfterEpoch|afterEpoch|after)"},

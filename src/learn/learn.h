@@ -35,7 +35,16 @@ struct learn_autoadjust {
     int continue_reduce;     /* continueReduce (false) */
     long long interval;      /* learnRateAdjustInterval (1) */
     int use_cv, use_eval;    /* UseCVSetControlLRIfCVExists (true), UseEvalCriterionControlLR */
-    int auto_mb;             /* autoAdjustMinibatch: refused when true */
+    /* autoAdjustMinibatch: beyond minibatchSize's schedule, each epoch (every
+     * minibatchSizeTuningFrequency) searches the largest size whose trial criterion stays
+     * within minibatchSearchCriterionErrorMargin percent of the smallest's (CNTK's
+     * AdaptiveMinibatchSizing), on numSamples4Search samples of the epoch */
+    int auto_mb;
+    long long mb_freq, mb_max, mb_margin;
+    long long search_samples[16]; /* numSamples4Search per epoch (last repeats); 0: none */
+    int n_search_samples;
+    long long search_mbs[16]; /* numMiniBatch4LRSearch (minibatches: times minibatchSize) */
+    int n_search_mbs;
 };
 
 /* The SGD block, read and checked once. Schedules are indexed by 0-based epoch (the last

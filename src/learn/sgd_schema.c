@@ -54,23 +54,41 @@ static int take_time_constant(void *out, struct cfg_val *v, struct cfg_node *blo
     return take_momentum(out, v, MOMENTUM_TIME_CONSTANT);
 }
 
-static int refuse_auto_mb(const struct cfg_val *v, char *why, size_t size)
+/* numSamples4Search, numMiniBatch4LRSearch: a schedule into a fixed array (its last entry
+ * repeats). */
+static int take_list(long long *dst, int *n, struct cfg_val *v)
 {
-    if (!v->b)
+    *n = 0;
+    if (!v->node)
         return 0;
-    snprintf(why, size,
-             "not supported (CNTK's search trains trial minibatches from a snapshot of "
-             "the model, learner and parallel state every epoch); give minibatchSize as a "
-             "schedule");
-    return -1;
+    if (!v->ilist)
+        dst[(*n)++] = v->i;
+    for (size_t k = 0; v->ilist && k < v->n && k < 16; k++)
+        dst[(*n)++] = v->ilist[k];
+    return 0;
+}
+
+static int take_samples4search(void *out, struct cfg_val *v, struct cfg_node *block,
+                               struct pt_err *e)
+{
+    (void)block, (void)e;
+    struct learn_autoadjust *aa = out;
+    return take_list(aa->search_samples, &aa->n_search_samples, v);
+}
+
+static int take_mbs4search(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    struct learn_autoadjust *aa = out;
+    return take_list(aa->search_mbs, &aa->n_search_mbs, v);
 }
 
 #define AA(m) CFG_OUT(struct learn_autoadjust, m)
-/* read by CNTK's searches only (autoAdjustLR=searchBeforeEpoch, autoAdjustMinibatch=true),
- * which are refused where they are asked for: elsewhere CNTK leaves these unread too */
+/* read by CNTK's learning-rate search only (autoAdjustLR=searchBeforeEpoch), which is refused
+ * where it is asked for: elsewhere CNTK leaves these unread too */
 #define AA_SEARCH_ONLY                                                                             \
-    "read only by CNTK's learning-rate and minibatch searches (not implemented: asked for, "       \
-    "they are refused); without them it has no effect, as in CNTK"
+    "read only by CNTK's learning-rate search (not implemented: asked for, it is refused); "       \
+    "without it it has no effect, as in CNTK"
 
 static const struct cfg_key autoadjust_keys[] = {
     {.name = "autoAdjustLR",
@@ -138,14 +156,46 @@ static const struct cfg_key autoadjust_keys[] = {
     {.name = "autoAdjustMinibatch",
      .type = CFG_BOOL,
      .def = "false",
-     .valid = refuse_auto_mb,
-     .help = "refused when true (see the message)",
+     .help = "for the epochs after minibatchSize's schedule: before each, train trial "
+             "minibatch sizes (from the schedule's last, times sqrt(2) each, rounded to 64) on "
+             "numSamples4Search samples of the epoch from the model as it is, and keep the "
+             "largest whose criterion stays within minibatchSearchCriterionErrorMargin percent "
+             "of the first's (CNTK's AdaptiveMinibatchSizing)",
      AA(auto_mb)},
-    {.name = "minibatchSizeTuningFrequency", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
-    {.name = "minibatchSizeTuningMax", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
-    {.name = "minibatchSearchCriterionErrorMargin", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
-    {.name = "numMiniBatch4LRSearch", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
-    {.name = "numSamples4Search", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
+    {.name = "minibatchSizeTuningFrequency",
+     .type = CFG_INT,
+     .def = "1",
+     .flags = MIN0,
+     .min = 1,
+     .help = "search every this many epochs (in between, the last size found)",
+     AA(mb_freq)},
+    {.name = "minibatchSizeTuningMax",
+     .type = CFG_INT,
+     .def = "1048576",
+     .flags = MIN0,
+     .min = 1,
+     .help = "the largest minibatch size the search tries",
+     AA(mb_max)},
+    {.name = "minibatchSearchCriterionErrorMargin",
+     .type = CFG_INT,
+     .def = "1",
+     .flags = MIN0,
+     .help = "percent by which a trial's criterion may exceed the first trial's",
+     AA(mb_margin)},
+    {.name = "numMiniBatch4LRSearch",
+     .type = CFG_INT_SCHED,
+     .flags = MIN0,
+     .min = 1,
+     .help = "CNTK's deprecated form of numSamples4Search: minibatches of the epoch's "
+             "minibatchSize",
+     .set = take_mbs4search},
+    {.name = "numSamples4Search",
+     .type = CFG_INT_SCHED,
+     .flags = MIN0,
+     .min = 1,
+     .help = "samples each trial trains on, per epoch (default: 500 minibatches of the "
+             "epoch's scheduled size; at most the epoch)",
+     .set = take_samples4search},
     {.name = "numPrevLearnRates", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
     {.name = "numBestSearchEpoch", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
     {.name = NULL},
@@ -154,7 +204,8 @@ static const struct cfg_key autoadjust_keys[] = {
 static const struct cfg_schema autoadjust_schema = {
     .name = "AutoAdjust",
     .where = "in SGD",
-    .help = "CNTK's learning-rate control after each epoch (autoAdjustLR=adjustAfterEpoch).",
+    .help = "CNTK's learning-rate control after each epoch (autoAdjustLR=adjustAfterEpoch), and "
+            "its minibatch-size search (autoAdjustMinibatch).",
     .keys = autoadjust_keys,
 };
 

@@ -70,13 +70,14 @@ static int check_same_criterion(struct run *r, double c, struct pt_err *e)
     return rc;
 }
 
-/* Back to the model and checkpoint of 1-based epoch k, on every rank. */
-static int roll_back(struct run *r, uint64_t k, struct pt_err *e)
+/* Back to the model and checkpoint of 1-based epoch k, on every rank (quiet: the
+ * minibatch search's, which says nothing of it). */
+int adjust_restore(struct run *r, uint64_t k, int quiet, struct pt_err *e)
 {
     char path[4200], ckp[4300];
     run_model_name(r, path, sizeof path, k);
     ckp_path(ckp, sizeof ckp, r->model, k);
-    if (run_may_log(r))
+    if (run_may_log(r) && !quiet)
         pt_log_printf(r->ctx->log,
                       "Loading (rolling back to) previous model with best training-criterion "
                       "value: %s.\n",
@@ -91,10 +92,15 @@ static int roll_back(struct run *r, uint64_t k, struct pt_err *e)
         r->st.adjust.prev = INFINITY;
         r->st.has_adjust = 1;
     }
-    rc = train_agree(r->ctx->comm, rc, "to roll back (AutoAdjust loadBestModel)", e);
+    rc = train_agree(
+        r->ctx->comm, rc,
+        quiet ? "to go back to the epoch's start" : "to roll back (AutoAdjust loadBestModel)", e);
     if (rc)
-        return pt_err_context(e, "while rolling back to epoch %llu (AutoAdjust loadBestModel)",
-                              (unsigned long long)k);
+        return pt_err_context(
+            e,
+            quiet ? "while going back to epoch %llu's model after a trial (autoAdjustMinibatch)"
+                  : "while rolling back to epoch %llu (AutoAdjust loadBestModel)",
+            (unsigned long long)k);
     if (r->engine->ops->state_loaded)
         r->engine->ops->state_loaded(r->engine, es > 0);
     nn_set_dropout_state(r->net, r->st.dropout_state);
@@ -183,7 +189,7 @@ int adjust_after_epoch(struct run *r, size_t i, int *save, int *stop, struct pt_
     if (adjust && (isnan(avg) || (a->prev - avg < 0 && !isinf(a->prev))) && aa->load_best &&
         (long long)i >= aa->interval) {
         uint64_t k = (uint64_t)i - (uint64_t)aa->interval + 1;
-        if ((rc = roll_back(r, k, e)))
+        if ((rc = adjust_restore(r, k, 0, e)))
             return rc;
         a->avg = avg;
         loaded = 1;

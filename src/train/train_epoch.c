@@ -289,12 +289,32 @@ static void reader_failed_alone(struct run *r, const struct pt_err *e)
     comm_abort(r->ctx->comm, e->code == PT_EUSER ? 1 : 3);
 }
 
+/* The end of an autoAdjustMinibatch trial (train_search.c): CNTK's line, the criterion. */
+static int mini_end(struct run *r, size_t epoch, const struct learn_epoch *ep,
+                    const struct tally *all, size_t samples)
+{
+    r->mini_crit = samples ? all->v[0] / (double)samples : NAN;
+    if (!run_may_log(r))
+        return 0;
+    struct logfmt_crit c[1 + NN_EVAL_MAX];
+    int nc = train_crit_list(r->net, r->eval_name, all->v, 0, c);
+    char line[1024], one[256];
+    size_t o = (size_t)snprintf(line, sizeof line, " Finished Mini-Epoch[%d]: ", (int)epoch + 1);
+    for (int i = 0; i < nc && o < sizeof line; i++) {
+        logfmt_criterion(one, sizeof one, &c[i]);
+        o += (size_t)snprintf(line + o, sizeof line - o, "%s; ", one);
+    }
+    pt_log_printf(r->ctx->log, "%.900slearningRatePerSample = %.8g; minibatchSize = %zu\n", line,
+                  (double)(float)ep->lr_per_sample, ep->mb_size);
+    return 0;
+}
+
 int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *stop,
               struct pt_err *e)
 {
     struct pt_log *log = r->ctx->log;
-    int on = parallel_on(r, epoch), talk = run_may_log(r);
-    if (r->trace > 0 && talk) {
+    int on = parallel_on(r, epoch), talk = run_may_log(r), mini = r->mini_samples > 0;
+    if (r->trace > 0 && talk && !mini) {
         char line[512];
         logfmt_epoch_start(line, sizeof line, (int)epoch + 1, ep->lr_per_sample,
                            learn_effective_momentum(ep), learn_momentum_time_constant(ep));
@@ -308,7 +328,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
      * loaded model is in place on every rank, before anybody changes it */
     if (rc == 0)
         rc = nn_team_sync(r->net, e);
-    if (r->trace > 0 && talk)
+    if (r->trace > 0 && talk && !mini)
         loop_start_line(r, epoch);
     struct minibatch mb = {0};
     struct tally all = {0};
@@ -331,7 +351,8 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     double t = pt_trace_now(r->timeline);
     struct minibatch *m = &mb;
     int read_failed = 0;
-    while (rc == 0 &&
+    uint64_t seen = 0; /* global samples so far (a trial stops after mini_samples) */
+    while (rc == 0 && !(mini && seen >= r->mini_samples) &&
            (rc = read_failed = ahead ? reader_prefetch_next(ahead, &m, e)
                                      : reader_next(r->reader, ep->mb_size, &mb, e)) == 0 &&
            m->global_samples) {
@@ -340,10 +361,11 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         if ((rc = step(r, m, ep, on, epoch, nmb + 1, stats, e)))
             break;
         nmb++;
+        seen += m->global_samples;
         mine += (double)m->samples; /* this rank's own (the stats may be everyone's) */
         tally_add(all.v, stats);
         tally_add(w.v, stats);
-        if (r->trace > 0 && talk &&
+        if (r->trace > 0 && talk && !mini &&
             (nmb % (size_t)r->lc.show_every == 0 || nmb <= (size_t)r->lc.show_first))
             progress(r, epoch, nmb, &w);
         t = pt_trace_now(r->timeline);
@@ -360,8 +382,10 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         rc = check_models_agree(r, epoch, e);
     if (rc)
         return rc;
-    /* AutoAdjust with loadBestModel goes back from a diverged epoch (CNTK) */
     size_t samples = (size_t)all.v[2];
+    if (mini) /* a trial of autoAdjustMinibatch: its criterion, nothing kept */
+        return mini_end(r, epoch, ep, &all, samples);
+    /* AutoAdjust with loadBestModel goes back from a diverged epoch (CNTK) */
     if (!isfinite(all.v[0]) && !(r->lc.aa.mode && r->lc.aa.load_best))
         return pt_err_set(e, PT_EUSER,
                           "error: epoch %zu: the training criterion is not finite "

@@ -31,7 +31,9 @@ int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
                           ep.lr_per_sample, r.lc.min_lr, epoch);
             break;
         }
-        rc = run_epoch(&r, epoch, &ep, &ended, e);
+        rc = search_minibatch(&r, epoch, &ep, e); /* autoAdjustMinibatch */
+        if (rc == 0)
+            rc = run_epoch(&r, epoch, &ep, &ended, e);
     }
     if (rc == 0 && !stop)
         rc = run_save_final(&r, e);

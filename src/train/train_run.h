@@ -48,6 +48,11 @@ struct run {
     int nothing_to_do;         /* makeMode: every epoch and the final model exist */
     int fused_said;            /* the first fused update was logged (traceLevel >= 2) */
     struct run_team *team;     /* the ranks of this host share the model (train_team.c) */
+    /* autoAdjustMinibatch (train_search.c): run_epoch trains a trial of mini_samples samples
+     * (0: a whole epoch) and leaves its criterion per sample in mini_crit; prev_mb is the
+     * size the last search chose (0: none yet) */
+    size_t mini_samples, prev_mb;
+    double mini_crit;
 };
 
 /* Training lines: rank 0, or every rank when each has its own log file (stderr=). */
@@ -71,6 +76,12 @@ int run_check_settings(struct run *r, struct pt_err *e);
 /* Collective: every rank's network (its description and parameter count) and the data its
  * readers found (sequences, samples, chunks; cvReader or none) equal rank 0's. */
 int run_check_network(struct run *r, struct pt_err *e);
+
+/* ---- train_search.c */
+/* autoAdjustMinibatch: for an epoch after minibatchSize's schedule, ep->mb_size becomes the
+ * searched size (trials from the model of the epoch before, which is then restored).
+ * Collective. */
+int search_minibatch(struct run *r, size_t epoch, struct learn_epoch *ep, struct pt_err *e);
 
 /* ---- train_team.c */
 /* Collective, after the engine, the learner and the checkpoint are agreed on every rank
@@ -98,6 +109,9 @@ void adjust_epoch_lr(struct run *r, size_t epoch, struct learn_epoch *ep);
  * epoch's files (0 after a rollback, which reloads an earlier epoch on every rank and
  * rewrites its checkpoint); *stop: continueReduce ends training. */
 int adjust_after_epoch(struct run *r, size_t i, int *save, int *stop, struct pt_err *e);
+/* The model and checkpoint of 1-based epoch k back in place on every rank (collective);
+ * quiet: nothing logged (autoAdjustMinibatch's trials). */
+int adjust_restore(struct run *r, uint64_t k, int quiet, struct pt_err *e);
 /* Rank 0, after epoch i's checkpoint is written: remove the ones no longer needed (all but
  * the newest; with loadBestModel, CNTK keeps the last adjustment's too). */
 void adjust_prune_checkpoints(const struct run *r, size_t i);

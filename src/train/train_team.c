@@ -59,8 +59,9 @@ static int eligible(struct run *r)
     struct learn_epoch ep;
     struct bk_sgd u;
     learn_epoch_params(&r->lc, 0, &ep);
-    return r->pc.share_host && parallel_config_epoch_on(&r->pc, 0) && engine_can_share(r->engine) &&
-           nn_can_team(r->net) && r->be->host_memory &&
+    /* (autoAdjustMinibatch's sizes are not known when the team's workspace is sized) */
+    return r->pc.share_host && !r->lc.aa.auto_mb && parallel_config_epoch_on(&r->pc, 0) &&
+           engine_can_share(r->engine) && nn_can_team(r->net) && r->be->host_memory &&
            learner_fused_sgd(&r->learner, &r->lc, &ep, 1, &u);
 }
 
