@@ -9,7 +9,8 @@
 # ones convert with the schedule's sizes, in CNTK as here, so those would differ), on one
 # rank and on two with 1-bit SGD (the
 # model, the learner's momentum and the quantization residues are all put back);
-# minibatchSizeTuningFrequency skips epochs.
+# minibatchSizeTuningFrequency skips epochs. And the learning-rate search
+# (autoAdjustLR = searchBeforeEpoch), below.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 cd "$tmp"
@@ -64,5 +65,29 @@ has q.err "AdaptiveMinibatchSearch: Search for a better minibatchSize in epoch 3
 has q.err " AdaptiveMinibatchSearch Epoch[4]: Evaluating minibatchSizes "
 expect 1 "$T" configFile=am.cntk M=x A=true B=32 'train.SGD.autoAdjust=[ minibatchSizeTuningFrequency = 0 ]'
 has "$tmp/err" "minibatchSizeTuningFrequency"
+
+# autoAdjustLR = searchBeforeEpoch (CNTK's SearchForBestLearnRate), for the epochs after the
+# rate schedule: the model's criterion at rate 0, then rates down by 0.618 from CNTK's start
+# (1 / 8 / 0.618 / sqrt(32) = 0.0357581, then 0.618^-2 above the last rate found) until a
+# trial beats that base. The epoch then trains from where the trials started: its first 10
+# minibatches (numSamples4Search = 320 samples) repeat the last trial's criterion exactly
+sed 's/autoAdjustMinibatch = \$A\$/autoAdjustLR = searchBeforeEpoch ; autoAdjustMinibatch = $A$/
+     s/learningRatesPerSample = 0.01/learningRatesPerSample = 0.05:0.02/' am.cntk >lr.cntk
+for n in 1 2; do
+    b=$([ $n = 2 ] && echo 1 || echo 32)
+    mpi -n $n "$T" configFile=lr.cntk M=lr$n A=false B=$b >lr$n.out 2>lr$n.err && ok ||
+        { no "searchBeforeEpoch, $n rank(s): exit $?"; tail -5 lr$n.err; }
+    hasnt lr$n.err "SearchForBestLearnRate Epoch[2]" # the schedule's
+    has lr$n.err " Finished Mini-Epoch[3]: CrossEntropyWithSoftmax = "
+    has lr$n.err "learningRatePerSample = 0; minibatchSize = 32"
+    has lr$n.err " SearchForBestLearnRate Epoch[3]: Best learningRatePerSample = 0.02209708"
+    has lr$n.err " SearchForBestLearnRate Epoch[4]: Best learningRatePerSample = "
+    for k in 3 4; do
+        trial=$(grep "Finished Mini-Epoch\[$k\]" lr$n.err | tail -1 | sed 's/.*CrossEntropyWithSoftmax = \([0-9.]*\) .*/\1/')
+        first=$(grep "Epoch\[ $k of 4\]-Minibatch\[   1-  10" lr$n.err | sed 's/.*CrossEntropyWithSoftmax = \([0-9.]*\) .*/\1/')
+        [ -n "$trial" ] && [ "$trial" = "$first" ] && ok ||
+            no "searchBeforeEpoch, $n rank(s), epoch $k: the epoch's first minibatches ($first) are not the accepted trial's ($trial)"
+    done
+done
 echo "test_auto_mb: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

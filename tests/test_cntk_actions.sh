@@ -154,8 +154,8 @@ e2=$(sed -n 's/^Finished Epoch\[ 3 of 3\]: \[Training\].*EvalClassificationError
 awk -v e="$e2" 'BEGIN { exit !(e != "" && e < 0.3) }' && ok || no "rmsProp did not learn (error $e2)"
 expect 1 "$T" configFile=c.cfg Dir=x 'train.SGD.AutoAdjust=[autoAdjustMinibatch=true;minibatchSizeTuningFrequency=0]'
 has "$tmp/err" "minibatchSizeTuningFrequency: 0 is out of range: must be >= 1"
-expect 1 "$T" configFile=c.cfg Dir=x 'train.SGD.AutoAdjust=[autoAdjustLR=searchBeforeEpoch]'
-has "$tmp/err" "searchBeforeEpoch is not supported"
+expect 1 "$T" configFile=c.cfg Dir=x 'train.SGD.AutoAdjust=[autoAdjustLR=searchBeforeEpoch;numPrevLearnRates=0]'
+has "$tmp/err" "numPrevLearnRates: 0 is out of range: must be >= 1"
 # the searches' own keys, which CNTK reads only when it searches, are inert without one
 # (CNTK's ParallelBMWithAdjustLR test and G2P set them beside adjustAfterEpoch)
 expect 0 "$T" configFile=c.cfg Dir=inert command=train train.SGD.maxEpochs=1 \

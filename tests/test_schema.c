@@ -448,9 +448,10 @@ START_TEST(trainer_config_errors)
          "SIMPLENET|LSTM)"},
         {"train.SGD.AutoAdjust=[autoAdjustMinibatch=true;minibatchSizeTuningMax=0]",
          "<command line>:arg1: error: minibatchSizeTuningMax: 0 is out of range: must be >= 1"},
-        {"train.SGD.AutoAdjust=[autoAdjustLR=before]",
-         "<command line>:arg1: error: autoAdjustLR=before is not supported by partrain "
-         "(supported: None|adjustAfterEpoch|afterEpoch|after)"},
+        {"train.SGD.AutoAdjust=[autoAdjustLR=during]",
+         "<command line>:arg1: error: autoAdjustLR: expected one of "
+         "None|adjustAfterEpoch|afterEpoch|after|searchBeforeEpoch|beforeEpoch|before, got "
+         "\"during\""},
         {"deviceId=gpu", "<command line>:arg1: error: deviceId: \"gpu\" is not a device: use auto, "
                          "cpu, -1 (CPU) or a GPU number"},
         {"train.SGD.momentumPerMB=0.5",

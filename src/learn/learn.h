@@ -26,7 +26,8 @@ enum learn_type { LEARN_SGD, LEARN_ADAM, LEARN_ADAGRAD, LEARN_FSADAGRAD, LEARN_R
 
 /* AutoAdjust = [ ... ] (CNTK's learning-rate control; SGD.cpp's names and defaults). */
 struct learn_autoadjust {
-    int mode;                /* autoAdjustLR: 0 none, else adjustAfterEpoch (afterEpoch, after) */
+    int mode;                /* autoAdjustLR: 0 none, 1-3 adjustAfterEpoch (afterEpoch, after), 4-6
+                              * searchBeforeEpoch (beforeEpoch, before): learn_aa_search */
     double reduce_if_less;   /* reduceLearnRateIfImproveLessThan (0) */
     double decrease;         /* learnRateDecreaseFactor (0.618) */
     double increase_if_more; /* increaseLearnRateIfImproveMoreThan (+inf) */
@@ -45,7 +46,17 @@ struct learn_autoadjust {
     int n_search_samples;
     long long search_mbs[16]; /* numMiniBatch4LRSearch (minibatches: times minibatchSize) */
     int n_search_mbs;
+    long long prev_rates, best_search_epochs; /* numPrevLearnRates, numBestSearchEpoch */
 };
+#define LEARN_AA_SEARCH 4 /* autoAdjustLR's first searchBeforeEpoch spelling */
+static inline int learn_aa_after(const struct learn_autoadjust *aa)
+{
+    return aa->mode > 0 && aa->mode < LEARN_AA_SEARCH;
+}
+static inline int learn_aa_search(const struct learn_autoadjust *aa)
+{
+    return aa->mode >= LEARN_AA_SEARCH;
+}
 
 /* The SGD block, read and checked once. Schedules are indexed by 0-based epoch (the last
  * entry repeats). */

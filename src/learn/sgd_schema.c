@@ -84,20 +84,15 @@ static int take_mbs4search(void *out, struct cfg_val *v, struct cfg_node *block,
 }
 
 #define AA(m) CFG_OUT(struct learn_autoadjust, m)
-/* read by CNTK's learning-rate search only (autoAdjustLR=searchBeforeEpoch), which is refused
- * where it is asked for: elsewhere CNTK leaves these unread too */
-#define AA_SEARCH_ONLY                                                                             \
-    "read only by CNTK's learning-rate search (not implemented: asked for, it is refused); "       \
-    "without it it has no effect, as in CNTK"
-
 static const struct cfg_key autoadjust_keys[] = {
     {.name = "autoAdjustLR",
      .type = CFG_ENUM,
      .def = "None",
-     .choices = "None|adjustAfterEpoch|afterEpoch|after",
-     .unsupported = "searchBeforeEpoch|beforeEpoch|before",
+     .choices = "None|adjustAfterEpoch|afterEpoch|after|searchBeforeEpoch|beforeEpoch|before",
      .help = "adjustAfterEpoch: after the epochs of the learning-rate schedule, lower (or "
-             "raise) the rate from how much the criterion improved",
+             "raise) the rate from how much the criterion improved; searchBeforeEpoch: before "
+             "each of those epochs, search the rate on numSamples4Search samples (CNTK's "
+             "SearchForBestLearnRate)",
      AA(mode)},
     {.name = "reduceLearnRateIfImproveLessThan",
      .type = CFG_REAL,
@@ -193,19 +188,33 @@ static const struct cfg_key autoadjust_keys[] = {
      .type = CFG_INT_SCHED,
      .flags = MIN0,
      .min = 1,
-     .help = "samples each trial trains on, per epoch (default: 500 minibatches of the "
-             "epoch's scheduled size; at most the epoch)",
+     .help = "samples each trial of the searches trains on, per epoch (default: 500 "
+             "minibatches of the epoch's scheduled size; at most the epoch)",
      .set = take_samples4search},
-    {.name = "numPrevLearnRates", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
-    {.name = "numBestSearchEpoch", .type = CFG_STRING, .help = AA_SEARCH_ONLY},
+    {.name = "numPrevLearnRates",
+     .type = CFG_INT,
+     .def = "5",
+     .flags = MIN0,
+     .min = 1,
+     .help = "searchBeforeEpoch: the search starts above the largest rate of this many "
+             "searches before",
+     AA(prev_rates)},
+    {.name = "numBestSearchEpoch",
+     .type = CFG_INT,
+     .def = "1",
+     .flags = MIN0,
+     .help = "searchBeforeEpoch: in epochs below this number, refine the rate by a search "
+             "between it and 0.01 / minibatchSize",
+     AA(best_search_epochs)},
     {.name = NULL},
 };
 
 static const struct cfg_schema autoadjust_schema = {
     .name = "AutoAdjust",
     .where = "in SGD",
-    .help = "CNTK's learning-rate control after each epoch (autoAdjustLR=adjustAfterEpoch), and "
-            "its minibatch-size search (autoAdjustMinibatch).",
+    .help = "CNTK's learning-rate control after each epoch (autoAdjustLR=adjustAfterEpoch) or "
+            "search before it (searchBeforeEpoch), and its minibatch-size search "
+            "(autoAdjustMinibatch).",
     .keys = autoadjust_keys,
 };
 

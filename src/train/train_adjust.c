@@ -27,7 +27,7 @@
 
 static int active(const struct run *r)
 {
-    return r->lc.aa.mode != 0;
+    return learn_aa_after(&r->lc.aa);
 }
 
 void adjust_start(struct run *r)

@@ -386,7 +386,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     if (mini) /* a trial of autoAdjustMinibatch: its criterion, nothing kept */
         return mini_end(r, epoch, ep, &all, samples);
     /* AutoAdjust with loadBestModel goes back from a diverged epoch (CNTK) */
-    if (!isfinite(all.v[0]) && !(r->lc.aa.mode && r->lc.aa.load_best))
+    if (!isfinite(all.v[0]) && !(learn_aa_after(&r->lc.aa) && r->lc.aa.load_best))
         return pt_err_set(e, PT_EUSER,
                           "error: epoch %zu: the training criterion is not finite "
                           "(diverged); lower the learning rate",

@@ -127,10 +127,25 @@ static uint64_t method_hash(const struct run *r)
 /* AutoAdjust's settings: its decisions are collective (the criterion check, a rollback). */
 static uint64_t adjust_hash(const struct learn_autoadjust *a)
 {
-    double v[] = {a->mode,     a->reduce_if_less, a->decrease,        a->increase_if_more,
-                  a->increase, a->load_best,      a->continue_reduce, (double)a->interval,
-                  a->use_cv,   a->use_eval};
-    return blob_fnv1a(BLOB_FNV_START, v, sizeof v);
+    double v[] = {a->mode,
+                  a->reduce_if_less,
+                  a->decrease,
+                  a->increase_if_more,
+                  a->increase,
+                  a->load_best,
+                  a->continue_reduce,
+                  (double)a->interval,
+                  a->use_cv,
+                  a->use_eval,
+                  a->auto_mb,
+                  (double)a->mb_freq,
+                  (double)a->mb_max,
+                  (double)a->mb_margin,
+                  (double)a->prev_rates,
+                  (double)a->best_search_epochs};
+    uint64_t h = blob_fnv1a(BLOB_FNV_START, v, sizeof v);
+    h = blob_fnv1a(h, a->search_samples, (size_t)a->n_search_samples * sizeof *a->search_samples);
+    return blob_fnv1a(h, a->search_mbs, (size_t)a->n_search_mbs * sizeof *a->search_mbs);
 }
 
 int run_check_settings(struct run *r, struct pt_err *e)
@@ -163,7 +178,10 @@ int run_check_settings(struct run *r, struct pt_err *e)
              : r->resume      ? ""
                               : " (no model found)");
     it[5].hash = adjust_hash(&r->lc.aa);
-    snprintf(it[5].text, sizeof it[5].text, "%s", r->lc.aa.mode ? "adjustAfterEpoch" : "none");
+    snprintf(it[5].text, sizeof it[5].text, "%s",
+             learn_aa_search(&r->lc.aa)  ? "searchBeforeEpoch"
+             : learn_aa_after(&r->lc.aa) ? "adjustAfterEpoch"
+                                         : "none");
     return train_check_same(r->ctx->comm, it, 6, e);
 }
 

@@ -53,6 +53,9 @@ struct run {
      * size the last search chose (0: none yet) */
     size_t mini_samples, prev_mb;
     double mini_crit;
+    /* searchBeforeEpoch (train_search.c): the rates the last numPrevLearnRates searches
+     * found (-1: none), and the last search's factor over the schedule's rate */
+    double prev_rates[64], lr_factor;
 };
 
 /* Training lines: rank 0, or every rank when each has its own log file (stderr=). */
@@ -82,6 +85,9 @@ int run_check_network(struct run *r, struct pt_err *e);
  * searched size (trials from the model of the epoch before, which is then restored).
  * Collective. */
 int search_minibatch(struct run *r, size_t epoch, struct learn_epoch *ep, struct pt_err *e);
+/* autoAdjustLR = searchBeforeEpoch: for an epoch after the learning-rate schedule,
+ * ep->lr_per_sample becomes the searched rate (CNTK's SearchForBestLearnRate). Collective. */
+int search_rate(struct run *r, size_t epoch, struct learn_epoch *ep, struct pt_err *e);
 
 /* ---- train_team.c */
 /* Collective, after the engine, the learner and the checkpoint are agreed on every rank

@@ -11,7 +11,15 @@
  * the last size chosen; the largest minibatchSizeTuningMax, and at most twice the last
  * size chosen. Log lines are CNTK's. Where partrain differs: a trial whose criterion is
  * not finite ends the search (CNTK counts it as good), the trials' minibatch lines are not
- * printed, and the size chosen is not kept in the checkpoint (a restart searches again). */
+ * printed, and the size chosen is not kept in the checkpoint (a restart searches again).
+ *
+ * And CNTK's autoAdjustLR = searchBeforeEpoch (SearchForBestLearnRate), for each epoch after
+ * the learning-rate schedule: the model's criterion at rate 0 on numSamples4Search samples
+ * (blended with the last epoch's criterion), then trials from above the largest rate of the
+ * last numPrevLearnRates searches (or 1 / 8 / 0.618 / sqrt(minibatchSize)) down by 0.618
+ * until one does better than that base or the rate falls below minLearningRatePerSample x
+ * 0.3; below epoch numBestSearchEpoch, a refinement between that rate and 0.01 /
+ * minibatchSize. */
 #include <math.h>
 
 #include "train/train_run.h"
@@ -21,13 +29,16 @@ static size_t round64(double v)
     return 64 * (size_t)((v + 32) / 64);
 }
 
-/* One trial: mb_size samples a minibatch, n samples, from the epoch's start; the model put
- * back after. Its criterion per sample into *crit. */
-static int trial(struct run *r, size_t epoch, const struct learn_epoch *ep, size_t mb_size,
-                 size_t n, double *crit, struct pt_err *e)
+/* One trial: mb_size samples a minibatch (rate: lr per sample, or ep's when < 0), n
+ * samples, from the epoch's start; the model put back after. Its criterion per sample into
+ * *crit. */
+static int trial_at(struct run *r, size_t epoch, const struct learn_epoch *ep, size_t mb_size,
+                    double lr, size_t n, double *crit, struct pt_err *e)
 {
     struct learn_epoch t = *ep;
     t.mb_size = mb_size;
+    if (lr >= 0)
+        t.lr_per_sample = lr;
     int stop = 0;
     r->mini_samples = n;
     int rc = run_epoch(r, epoch, &t, &stop, e);
@@ -60,7 +71,7 @@ static int search(struct run *r, size_t epoch, const struct learn_epoch *ep, siz
                           "(search range: %zu..%zu)...\n",
                           ep1, size, round64((double)lo), round64((double)hi));
         double c = 0;
-        if ((rc = trial(r, epoch, ep, size ? size : 64, n, &c, e)) != 0)
+        if ((rc = trial_at(r, epoch, ep, size ? size : 64, -1, n, &c, e)) != 0)
             break;
         if (good == 0) {
             base = good_crit = c;
@@ -125,8 +136,9 @@ int search_minibatch(struct run *r, size_t epoch, struct learn_epoch *ep, struct
     learn_epoch_params(&r->lc, epoch, &now);
     size_t lo = ep->mb_size;
     /* the rate of epoch 1 is taken as safe for its size: a lower rate allows a larger one
-     * (by the square root of the fall, as CNTK) */
-    double change = first.lr_per_sample > 0 ? sqrt(now.lr_per_sample / first.lr_per_sample) : 1;
+     * (by the square root of the fall, as CNTK; a rate search's factor counts too) */
+    double f = r->lr_factor > 0 ? r->lr_factor : 1.0;
+    double change = first.lr_per_sample > 0 ? sqrt(now.lr_per_sample / first.lr_per_sample * f) : 1;
     if (change < 1.0 && change > 0)
         lo = (size_t)((double)lo / change);
     if (epoch < 2 && r->prev_mb) {
@@ -161,4 +173,64 @@ int search_minibatch(struct run *r, size_t epoch, struct learn_epoch *ep, struct
         ep->mb_size = chosen;
     }
     return rc;
+}
+
+/* ---------------------------------------------------------------- searchBeforeEpoch */
+
+int search_rate(struct run *r, size_t epoch, struct learn_epoch *ep, struct pt_err *e)
+{
+    const struct learn_autoadjust *aa = &r->lc.aa;
+    r->lr_factor = 1.0;
+    if (!learn_aa_search(aa) || epoch < learn_lr_schedule_len(&r->lc) || epoch == 0)
+        return 0;
+    size_t nprev = (size_t)aa->prev_rates < 64 ? (size_t)aa->prev_rates : 64;
+    double largest = r->prev_rates[0];
+    for (size_t j = 1; j < nprev; j++)
+        largest = r->prev_rates[j] > largest ? r->prev_rates[j] : largest;
+    /* CNTK's start: above the largest recent rate, else a guess from the minibatch size */
+    double lr =
+        largest > 0 ? largest / 0.618 / 0.618 : 1.0 / 8.0 / 0.618 / sqrt((double)ep->mb_size);
+    double min_lr = r->lc.min_lr * 0.3f, sched = ep->lr_per_sample;
+    size_t n = samples_for(r, epoch, ep);
+    /* the model as it is (rate 0), its criterion blended with the last epoch's (CNTK) */
+    double base = 0, c = 0, prev = r->crit.train;
+    int rc = trial_at(r, epoch, ep, ep->mb_size, 0.0, n, &base, e);
+    if (rc)
+        return rc;
+    if (!isfinite(prev))
+        prev = base;
+    double ratio = r->lc.epoch_size > 0 ? sqrt((double)n / (double)r->lc.epoch_size) : 0.3;
+    double blend = ratio * prev + (1 - ratio) * base;
+    base = blend > base ? blend : base;
+    do {
+        lr *= 0.618;
+        rc = trial_at(r, epoch, ep, ep->mb_size, lr, n, &c, e);
+    } while (rc == 0 && (!isfinite(c) || (c > base && lr > min_lr)));
+    double best = lr;
+    if (rc == 0 && epoch < (size_t)aa->best_search_epochs) { /* refine between two rates */
+        double left = 0.01 / (double)ep->mb_size, right = lr, cl = 0, cr = c;
+        rc = trial_at(r, epoch, ep, ep->mb_size, left, n, &cl, e);
+        while (rc == 0 && right > left * 1.2) {
+            if (cr > cl) {
+                right *= 0.618;
+                rc = trial_at(r, epoch, ep, ep->mb_size, right, n, &cr, e);
+            } else {
+                left /= 0.618;
+                rc = trial_at(r, epoch, ep, ep->mb_size, left, n, &cl, e);
+            }
+        }
+        best = cl < cr ? left : right;
+    }
+    if (rc)
+        return rc;
+    if (run_may_log(r))
+        pt_log_printf(r->ctx->log,
+                      " SearchForBestLearnRate Epoch[%zu]: Best learningRatePerSample = %.10g, "
+                      "baseCriterion=%.10g\n",
+                      epoch + 1, best, base);
+    r->prev_rates[epoch % (nprev ? nprev : 1)] = best;
+    r->lr_factor = sched > 0 ? best / sched : 1.0;
+    ep->lr_per_sample = best;
+    r->st.adjust.lr = best; /* kept in the checkpoint */
+    return 0;
 }
