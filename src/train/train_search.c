@@ -102,8 +102,9 @@ static int search(struct run *r, size_t epoch, const struct learn_epoch *ep, siz
     return rc;
 }
 
-/* numSamples4Search for 0-based epoch (numMiniBatch4LRSearch: minibatches of the epoch's
- * scheduled size; neither: 500 of them), at most the epoch. */
+/* numSamples4Search for 0-based epoch (numMiniBatch4LRSearch: its entry times
+ * minibatchSize's entry of the same index, as CNTK; neither: 500 minibatches of the epoch's
+ * scheduled size), at most the epoch. */
 static size_t samples_for(const struct run *r, size_t epoch, const struct learn_epoch *ep)
 {
     const struct learn_autoadjust *aa = &r->lc.aa;
@@ -112,12 +113,10 @@ static size_t samples_for(const struct run *r, size_t epoch, const struct learn_
         n = (size_t)aa->search_samples[epoch < (size_t)aa->n_search_samples
                                            ? epoch
                                            : (size_t)aa->n_search_samples - 1];
-    else if (aa->n_search_mbs)
-        n = (size_t)
-                aa->search_mbs[epoch < (size_t)aa->n_search_mbs ? epoch
-                                                                : (size_t)aa->n_search_mbs - 1] *
-            ep->mb_size;
-    else
+    else if (aa->n_search_mbs) { /* CNTK: entry k times minibatchSize's entry k */
+        size_t k = epoch < (size_t)aa->n_search_mbs ? epoch : (size_t)aa->n_search_mbs - 1;
+        n = (size_t)aa->search_mbs[k] * (size_t)cfg_sched_int(&r->lc.mb_size, k);
+    } else
         n = 500 * ep->mb_size;
     if (r->lc.epoch_size > 0 && n > (size_t)r->lc.epoch_size)
         n = (size_t)r->lc.epoch_size;
@@ -188,8 +187,10 @@ int search_rate(struct run *r, size_t epoch, struct learn_epoch *ep, struct pt_e
     for (size_t j = 1; j < nprev; j++)
         largest = r->prev_rates[j] > largest ? r->prev_rates[j] : largest;
     /* CNTK's start: above the largest recent rate, else a guess from the minibatch size */
-    double lr =
-        largest > 0 ? largest / 0.618 / 0.618 : 1.0 / 8.0 / 0.618 / sqrt((double)ep->mb_size);
+    double lr = largest > 0 ? largest / (double)0.618f / (double)0.618f
+                            : (double)(1.0f / 8.0f / 0.618f) / sqrt((double)ep->mb_size);
+    /* (CNTK's constants as it writes them, 0.618f here and 0.618 in the steps, so that the
+     * rates come out as CNTK's to the last digit) */
     double min_lr = r->lc.min_lr * 0.3f, sched = ep->lr_per_sample;
     size_t n = samples_for(r, epoch, ep);
     /* the model as it is (rate 0), its criterion blended with the last epoch's (CNTK) */
