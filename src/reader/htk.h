@@ -38,6 +38,10 @@ int htk_legacy_read(struct cfg_check *ck, struct cfg_node *b, struct reader_conf
 int htk_deserializers_read(struct cfg_check *ck, struct cfg_node *b, struct cfg_node *d1,
                            struct cfg_node *d2, struct reader_config *rc, struct pt_err *e);
 
+/* Make *p (an array of elements of elem bytes, *cap of them) hold at least need, doubling
+ * (from at least 64); -1: out of memory (*p unchanged). */
+int htk_grow(void *p, size_t *cap, size_t need, size_t elem);
+
 /* A set of names: open addressing over indices into one NUL-separated buffer. */
 struct htk_names {
     char *buf;

@@ -27,20 +27,9 @@ static int read_frames(struct htk_set *s, const struct htk_utt *u, uint32_t a, u
             return pt_err_set(e, PT_EUSER, "%s: error: cannot read feature file: %s", path,
                               strerror(errno));
     }
-    if (bytes > w->cap_raw) {
-        unsigned char *p = realloc(w->raw, bytes);
-        if (!p)
-            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-        w->raw = p;
-        w->cap_raw = bytes;
-    }
-    if (vals > w->cap_frames) {
-        float *p = realloc(w->frames, vals * sizeof *p);
-        if (!p)
-            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-        w->frames = p;
-        w->cap_frames = vals;
-    }
+    if (htk_grow(&w->raw, &w->cap_raw, bytes, 1) ||
+        htk_grow(&w->frames, &w->cap_frames, vals, sizeof *w->frames))
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     off_t at = (off_t)(f->data + (u->s + a) * f->vec);
     ssize_t got = pread(w->fd, w->raw, bytes, at);
     if (got != (ssize_t)bytes)
@@ -197,13 +186,8 @@ int htk_fill_segments(struct reader *r, const uint32_t *seqs, const uint32_t *po
         steps = cnt[k] > steps ? cnt[k] : steps;
     }
     int rc = shape(r, mb, n, steps, samples, e);
-    if (rc == 0 && n > mb->cap_cont) {
-        uint8_t *c = realloc(mb->cont, n);
-        if (!c)
-            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-        mb->cont = c;
-        mb->cap_cont = n;
-    }
+    if (rc == 0 && htk_grow(&mb->cont, &mb->cap_cont, n, 1))
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     if (rc == 0)
         memcpy(mb->cont, cont, n);
     struct htk_job job = {.r = r, .seqs = seqs, .pos = pos, .cnt = cnt, .mb = mb};

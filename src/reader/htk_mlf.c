@@ -31,6 +31,20 @@ static uint64_t hash_bytes(const char *s, size_t n)
     return h;
 }
 
+int htk_grow(void *p, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap > 32 ? 2 * *cap : 64;
+    c = c < need ? need : c;
+    void *q = realloc(*(void **)p, c * elem);
+    if (!q)
+        return -1;
+    *(void **)p = q;
+    *cap = c;
+    return 0;
+}
+
 void htk_names_free(struct htk_names *t)
 {
     free(t->buf);
@@ -71,22 +85,9 @@ int htk_names_add(struct htk_names *t, const char *s, size_t n)
         t->slot = slot;
         t->nslot = ns;
     }
-    if (t->len + n + 1 > t->cap) {
-        size_t c = 2 * (t->len + n + 1) + 4096;
-        char *b = realloc(t->buf, c);
-        if (!b)
-            return -1;
-        t->buf = b;
-        t->cap = c;
-    }
-    if (t->n == t->cap_n) {
-        size_t c = t->cap_n ? 2 * t->cap_n : 1024;
-        size_t *o = realloc(t->off, c * sizeof *o);
-        if (!o)
-            return -1;
-        t->off = o;
-        t->cap_n = c;
-    }
+    if (htk_grow(&t->buf, &t->cap, t->len + n + 1, 1) ||
+        htk_grow(&t->off, &t->cap_n, t->n + 1, sizeof *t->off))
+        return -1;
     memcpy(t->buf + t->len, s, n);
     t->buf[t->len + n] = '\0';
     t->off[t->n] = t->len;
@@ -163,19 +164,15 @@ struct mlf_state {
 static int grow_ids(struct mlf_state *m, size_t more, struct pt_err *e)
 {
     struct htk_labels *l = m->out;
-    size_t need = (size_t)l->first[l->n] + more;
+    size_t need = (size_t)l->first[l->n + 1] + more; /* after the entry's frames so far */
     if (need <= m->cap_ids)
         return 0;
     if (need > ((size_t)1 << 34))
         return pt_err_set(e, PT_EUSER, "%s:%zu: error: more than 2^34 labelled frames", m->file,
                           m->lineno);
-    size_t c = 2 * need + 65536;
-    uint32_t *ids = realloc(l->ids, c * sizeof *ids);
-    if (!ids)
-        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    l->ids = ids;
-    m->cap_ids = c;
-    return 0;
+    return htk_grow(&l->ids, &m->cap_ids, need, sizeof *l->ids)
+               ? pt_err_set(e, PT_ENOMEM, "error: out of memory")
+               : 0;
 }
 
 /* An entry's name line "NAME" (quoted). */
@@ -195,15 +192,8 @@ static int entry_start(struct mlf_state *m, char *line, size_t n, struct pt_err 
     if (htk_names_find(&m->keys, key, k) != SIZE_MAX)
         return pt_err_set(e, PT_EUSER, "%s:%zu: error: a second entry for '%.*s'", m->file,
                           m->lineno, (int)k, key);
-    if (l->n + 2 > m->cap_entries) {
-        size_t c = m->cap_entries ? 2 * m->cap_entries : 1024;
-        uint64_t *f = realloc(l->first, c * sizeof *f);
-        if (!f)
-            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-        l->first = f;
-        m->cap_entries = c;
-    }
-    if (htk_names_add(&m->keys, key, k))
+    if (htk_grow(&l->first, &m->cap_entries, l->n + 2, sizeof *l->first) ||
+        htk_names_add(&m->keys, key, k))
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     l->first[l->n + 1] = l->first[l->n];
     m->in_entry = 1;

@@ -116,15 +116,8 @@ static int file_of(struct htk_set *s, const char *path, size_t n, const char *sc
         *out = (uint32_t)i;
         return 0;
     }
-    if (s->paths.n == s->cap_files) {
-        size_t c = s->cap_files ? 2 * s->cap_files : 64;
-        struct htk_file *f = realloc(s->files, c * sizeof *f);
-        if (!f)
-            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-        s->files = f;
-        s->cap_files = c;
-    }
-    if (htk_names_add(&s->paths, path, n))
+    if (htk_grow(&s->files, &s->cap_files, s->paths.n + 1, sizeof *s->files) ||
+        htk_names_add(&s->paths, path, n))
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     i = s->paths.n - 1;
     memset(&s->files[i], 0, sizeof s->files[i]);
@@ -203,14 +196,8 @@ static void skip_warn(struct pt_log *log, size_t *skipped, const char *scp, size
 
 static int add_utt(struct htk_set *s, const struct htk_utt *u, struct pt_err *e)
 {
-    if (s->nutt == s->cap_utt) {
-        size_t c = s->cap_utt ? 2 * s->cap_utt : 1024;
-        struct htk_utt *p = realloc(s->utt, c * sizeof *p);
-        if (!p)
-            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-        s->utt = p;
-        s->cap_utt = c;
-    }
+    if (htk_grow(&s->utt, &s->cap_utt, s->nutt + 1, sizeof *s->utt))
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     s->utt[s->nutt++] = *u;
     return 0;
 }
