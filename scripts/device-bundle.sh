@@ -25,7 +25,7 @@ die() { echo "device-bundle: $*" >&2; exit 1; }
 build=$(cd "$1" && pwd) || die "no build directory $1"
 mkdir -p "$2"
 out=$(cd "$2" && pwd)
-programs=${BUNDLE_PROGRAMS-trainer tests/test_cuda_ops tests/test_dpsgd_engine tests/test_nn tests/test_nn_lstm tests/test_graph tests/test_nn_model bench/gpu_bench scripts/idx2ctf}
+programs=${BUNDLE_PROGRAMS-trainer tests/test_cuda_ops tests/test_dpsgd_engine tests/test_nn tests/test_nn_lstm tests/test_graph tests/test_nn_model tests/htk_gen bench/gpu_bench scripts/idx2ctf}
 cuda=${CUDA_HOME:-/usr/local/cuda}
 # Debian 12's packages of the Open MPI runtime (and its PMIx)
 ompi_lib_pkg=libopenmpi3 ompi_bin_pkg=openmpi-bin ompi_data_pkg=openmpi-common

@@ -12,6 +12,8 @@
 #           bit for bit against the CPU's references
 #   train   tests/test_gpu_train.sh: CPU and GPU training agree, every parallel method on
 #           the GPU, checkpoints across devices, a missing device refused
+#   htk     tests/test_gpu_htk.sh: the HTK reader, and truncated back-propagation through
+#           time's state carried across minibatches on the device, against the CPU
 #   bench   bench/gpu.py: samples/s against the cuBLAS bound and one CPU core, and the
 #           quantizers' GB/s
 #   spans   where a GPU step's time goes: the MLP and the LSTM for one epoch with
@@ -40,7 +42,7 @@ limit() {
 here=$(cd "$(dirname "$0")/.." && pwd)
 out=${OUT:-$here/gpu-check-out}
 mkdir -p "$out"
-parts=${*:-ops nn train engine ab kernels bench spans}
+parts=${*:-ops nn train htk engine ab kernels bench spans}
 pt=/tmp/pt
 rm -rf "$pt" && mkdir -p "$pt" && tar -xJf "$here/.dev/bundle.tar.xz" -C "$pt" || exit 99
 # shellcheck disable=SC1091
@@ -70,7 +72,7 @@ bt=/tmp/ptbuild
 mkdir -p "$bt/scripts" "$bt/tests"
 ln -sf "$pt/bin/trainer" "$bt/trainer"
 ln -sf "$pt/bin/idx2ctf" "$bt/scripts/idx2ctf"
-for t in test_dpsgd_engine test_nn test_nn_lstm test_graph test_nn_model; do
+for t in test_dpsgd_engine test_nn test_nn_lstm test_graph test_nn_model htk_gen; do
     ln -sf "$pt/bin/$t" "$bt/tests/$t"
 done
 failed=0
@@ -94,6 +96,10 @@ for part in $parts; do
     train)
         (cd "$bt" && top_srcdir=$here top_builddir=$bt PT_FASHION_CTF=$data \
             timeout "$(limit 240)" sh "$here/tests/test_gpu_train.sh") >"$out/train.log" 2>&1
+        ;;
+    htk)
+        (cd "$bt" && top_srcdir=$here top_builddir=$bt timeout "$(limit 90)" \
+            sh "$here/tests/test_gpu_htk.sh") >"$out/htk.log" 2>&1
         ;;
     bench)
         b=$(limit 240)

@@ -93,10 +93,12 @@ CLEANFILES += test-suite-long.log test-suite-cluster.log
 # against the CPU backend (tests/test_cuda_ops, also part of `make check`), the
 # DataParallelSGD engine on the GPU bit for bit (tests/test_gpu_engine.sh), the network
 # tests' gradient checks on the GPU (tests/test_gpu_nn.sh), and training on the GPU
-# against the CPU, on one and two ranks and across checkpoints (tests/test_gpu_train.sh).
+# against the CPU, on one and two ranks and across checkpoints (tests/test_gpu_train.sh),
+# and the HTK reader with truncated back-propagation through time (tests/test_gpu_htk.sh).
 # Each exits 77 (skipped) without a CUDA device.
-GPU_TESTS = tests/test_cuda_ops tests/test_gpu_engine.sh tests/test_gpu_nn.sh tests/test_gpu_train.sh
-EXTRA_DIST += tests/test_gpu_train.sh tests/test_gpu_engine.sh tests/test_gpu_nn.sh
+GPU_TESTS = tests/test_cuda_ops tests/test_gpu_engine.sh tests/test_gpu_nn.sh tests/test_gpu_train.sh \
+	tests/test_gpu_htk.sh
+EXTRA_DIST += tests/test_gpu_train.sh tests/test_gpu_engine.sh tests/test_gpu_nn.sh tests/test_gpu_htk.sh
 check-gpu:
 	$(MAKE) $(AM_MAKEFLAGS) check TESTS='$(GPU_TESTS)' TEST_SUITE_LOG=test-suite-gpu.log
 .PHONY: check-gpu
