@@ -3,12 +3,13 @@
  * same bytes on every machine.
  *
  *   htk_gen DIR [utts=N] [dim=D] [classes=C] [seed=S] [compressed=1] [little=1] [files=1]
- *               [baddur=K] [nolabel=K] [frames=1] [nostates=1]
+ *               [baddur=K] [nolabel=K] [frames=1] [nostates=1] [binmlf=1]
  *
  * writes DIR/feat.htk (one archive; files=1: DIR/f/uNNNN.htk, one file per utterance, the
  * script file without ranges), DIR/train.scp, DIR/train.mlf (times in 100 ns units;
  * frames=1: frame numbers), DIR/state.list (names "st<c>[2]"; nostates=1: none, the MLF
- * gives class numbers in a 4th column), DIR/frames.txt (a line a frame: utterance, frame,
+ * gives class numbers in a 4th column; binmlf=1: train.mlf in CNTK's binary form, version 2),
+ * DIR/frames.txt (a line a frame: utterance, frame,
  * class, its values: what a reader must deliver). Each utterance is runs of 2-9 frames of one
  * class; a frame of class c holds c's mean plus noise (htk_gen_value). baddur=K: the first K
  * utterances' labels are a frame short; nolabel=K: the last K have no MLF entry. */
@@ -126,7 +127,10 @@ int htk_gen_write(struct htk_gen *g, const char *dir)
         return -1;
     if (arc)
         header(arc, g, (uint32_t)g->off[g->utts]);
-    fprintf(mlf, "#!MLF!#\n");
+    if (g->binmlf) /* CNTK's binary MLF, version 2 */
+        fwrite("MLF\2\0", 1, 5, mlf);
+    else
+        fprintf(mlf, "#!MLF!#\n");
     for (int u = 0; u < g->utts; u++) {
         if (g->files) {
             snprintf(p, sizeof p, "%s/f/u%04d.htk", dir, u);
@@ -144,8 +148,28 @@ int htk_gen_write(struct htk_gen *g, const char *dir)
         }
         if (u >= g->utts - g->nolabel)
             continue;
-        fprintf(mlf, "\"%su%04d.lab\"\n", g->files ? "*/" : "spk/", u);
         uint32_t n = g->len[u] - (u < g->baddur ? 1u : 0u);
+        if (g->binmlf) {
+            char key[64];
+            int kl = snprintf(key, sizeof key, "%su%04d", g->files ? "" : "spk/", u);
+            uint32_t runs = 0;
+            for (uint32_t t = 0; t < n; t++)
+                runs += t == 0 || g->cls[g->off[u] + t] != g->cls[g->off[u] + t - 1];
+            put16(mlf, (uint16_t)kl, 1);
+            fwrite(key, 1, (size_t)kl, mlf);
+            put32(mlf, n, 1);
+            put16(mlf, (uint16_t)runs, 1);
+            for (uint32_t t = 0; t < n;) {
+                uint32_t c = g->cls[g->off[u] + t], e = t;
+                while (e < n && g->cls[g->off[u] + e] == c)
+                    e++;
+                put16(mlf, (uint16_t)c, 1);
+                put16(mlf, (uint16_t)(e - t), 1);
+                t = e;
+            }
+            continue;
+        }
+        fprintf(mlf, "\"%su%04d.lab\"\n", g->files ? "*/" : "spk/", u);
         for (uint32_t t = 0; t < n;) {
             uint32_t c = g->cls[g->off[u] + t], e = t;
             while (e < n && g->cls[g->off[u] + e] == c)
@@ -188,8 +212,9 @@ int main(int argc, char **argv)
 {
     struct htk_gen g = {.utts = 200, .dim = 13, .classes = 8, .seed = 1};
     if (argc < 2) {
-        fprintf(stderr, "usage: htk_gen DIR [utts=N] [dim=D] [classes=C] [seed=S] [compressed=1] "
-                        "[little=1] [files=1] [baddur=K] [nolabel=K] [frames=1] [nostates=1]\n");
+        fprintf(stderr,
+                "usage: htk_gen DIR [utts=N] [dim=D] [classes=C] [seed=S] [compressed=1] "
+                "[little=1] [files=1] [baddur=K] [nolabel=K] [frames=1] [nostates=1] [binmlf=1]\n");
         return 2;
     }
     for (int a = 2; a < argc; a++) {
@@ -211,6 +236,7 @@ int main(int argc, char **argv)
         OPT("nolabel", nolabel)
         OPT("frames", frames)
         OPT("nostates", nostates)
+        OPT("binmlf", binmlf)
         if (k == 4 && !strncmp(argv[a], "seed", 4)) {
             g.seed = (uint64_t)v;
             continue;

@@ -9,7 +9,7 @@ struct htk_gen {
     /* options */
     int utts, dim, classes;
     uint64_t seed;
-    int compressed, little, files, baddur, nolabel, frames, nostates;
+    int compressed, little, files, baddur, nolabel, frames, nostates, binmlf;
     /* what htk_gen_write made: utterance u has len[u] frames, classes cls[off[u] ..] */
     uint32_t *len;
     uint64_t *off;

@@ -6,7 +6,8 @@
 #   the labels one-hot of the MLF's states;
 # - CNTK's legacy form (readerType = "HTKMLFReader") and its deserializers train alike, bit
 #   for bit, as do little-endian files, one file per utterance, MLFs in frame numbers or
-#   with class numbers instead of a state list, and an explicit contextWindow; compressed
+#   with class numbers instead of a state list, CNTK's binary MLF, and an explicit
+#   contextWindow; compressed
 #   files and utterance mode (frameMode = false) train; 2 ranks train;
 # - CNTK's (new ComputationNetwork ([ ... ].fit)) network form trains, and its model writes;
 # - truncated back-propagation through time: recurrent networks' outputs in segments are
@@ -106,6 +107,20 @@ for opts in little=1 files=1 frames=1; do
     variant "v${opts%=1}" "$opts"
     cmp -s a.ep "tv${opts%=1}.ep" && ok || { no "$opts: other epochs"; diff a.ep "tv${opts%=1}.ep" | head -4; }
 done
+# CNTK's binary MLF (HTKMLFBinaryDeserializer, told by its first bytes): the same labels
+mkdir -p bm && "$G" bm binmlf=1
+cat >>t.cntk <<'CFG'
+bin = [ randomize = true ; deserializers = (
+    [ type = "HTKFeatureDeserializer" ; module = "HTKDeserializers" ; input = [ features = [ dim = 143 ; scpFile = "bm/train.scp" ] ] ] :
+    [ type = "HTKMLFBinaryDeserializer" ; module = "HTKDeserializers" ; chunkSizeInBytes = 36
+      input = [ labels = [ mlfFile = "bm/train.mlf" ; dim = 8 ] ] ] ) ]
+CFG
+train tbm 'rd=$bin$'
+cmp -s a.ep tbm.ep && ok || { no "binary MLF: other epochs than the text MLF's"; diff a.ep tbm.ep | head -4; }
+head -c 40 bm/train.mlf >bm/cut.mlf
+sed 's|bm/train.mlf|bm/cut.mlf|' t.cntk >tc.cntk
+"$T" configFile=tc.cntk Out=x 'rd=$bin$' >x.out 2>x.err && no "a cut binary MLF: accepted"
+has x.err "bm/cut.mlf: error: at byte 5: the file ends inside 'spk/u0000'"
 mkdir -p ns && "$G" ns nostates=1
 mk "$F0" 'mlfFile = "ns/train.mlf" ; labelDim = 8'
 train tns D=ns

@@ -87,7 +87,8 @@ static const struct cfg_key label_keys[] = {
      .type = CFG_PATH,
      .flags = LOCAL,
      .help = "the master label file: \"NAME.lab\" entries of START END STATE lines (times in "
-             "100 ns units, or frames), each ended by a line \".\"",
+             "100 ns units, or frames), each ended by a line \".\"; or CNTK's binary MLF "
+             "(HTKMLFBinaryDeserializer's, told by its first bytes \"MLF\")",
      HS(mlf)},
     {.name = "mlfFileList",
      .type = CFG_STRING,
@@ -167,14 +168,20 @@ static const struct cfg_key deserializer_keys[] = {
     {.name = "type",
      .type = CFG_ENUM,
      .flags = LOCAL,
-     .choices = "HTKFeatureDeserializer|HTKMLFDeserializer",
-     .unsupported = "LatticeDeserializer|HTKMLFBinaryDeserializer",
+     .choices = "HTKFeatureDeserializer|HTKMLFDeserializer|HTKMLFBinaryDeserializer",
+     .unsupported = "LatticeDeserializer",
      .help = "the deserializer"},
     {.name = "module",
      .type = CFG_ENUM,
      .flags = LOCAL,
      .choices = "HTKDeserializers",
      .help = "the reader library that holds it"},
+    {.name = "chunkSizeInBytes",
+     .type = CFG_INT,
+     .flags = LOCAL | CFG_HAS_MIN,
+     .min = 1,
+     .help = "accepted for CNTK's configs, no effect (the HTK reader's chunks are whole "
+             "utterances of about 1024 frames)"},
     {.name = "input",
      .type = CFG_BLOCK_MAP,
      .flags = CFG_REQUIRED | LOCAL,
@@ -206,7 +213,8 @@ int htk_deserializer(struct cfg_node *d)
 {
     const char *t = local_text(d, "type"), *m = local_text(d, "module");
     return (t &&
-            (!strcasecmp(t, "HTKFeatureDeserializer") || !strcasecmp(t, "HTKMLFDeserializer"))) ||
+            (!strcasecmp(t, "HTKFeatureDeserializer") || !strcasecmp(t, "HTKMLFDeserializer") ||
+             !strcasecmp(t, "HTKMLFBinaryDeserializer"))) ||
            (m && !strcasecmp(m, "HTKDeserializers")); /* its other types: refused by its schema */
 }
 

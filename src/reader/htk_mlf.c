@@ -13,7 +13,8 @@
  * START END STATE: times in 100 ns units (10 ms frames) where END - START is at least a
  * frame's worth, else frame numbers (CNTK's rule), and the state's class is its line in the
  * state list; without a state list, a 4th column gives the class as a number. Every entry's
- * lines must cover its frames from 0 without gaps. Errors name file:line. */
+ * lines must cover its frames from 0 without gaps. Errors name file:line. CNTK's binary MLF
+ * (read_mlf_bin) is told from the text form by its first bytes. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,11 +266,104 @@ static int entry_line(struct mlf_state *m, char *line, struct pt_err *e)
     return r;
 }
 
+/* Little-endian fields of the binary MLF. */
+static int get_u(FILE *f, int bytes, uint32_t *v)
+{
+    unsigned char b[4];
+    if (fread(b, 1, (size_t)bytes, f) != (size_t)bytes)
+        return -1;
+    *v = bytes == 2
+             ? (uint32_t)(b[0] | b[1] << 8)
+             : (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+    return 0;
+}
+
+/* CNTK's binary MLF (its HTKMLFBinaryDeserializer's; MLFBinaryIndexBuilder.cpp): "MLF", a
+ * 16-bit version, then per utterance its key (version 1: a 32-bit number; 2: a 16-bit
+ * length and the name), its 32-bit frame count, a 16-bit count of runs and each run's
+ * class and frames (16 bits each); little-endian. Errors name the file and byte offset. */
+static int read_mlf_bin(struct mlf_state *m, FILE *f, const char *path, struct pt_err *e)
+{
+    struct htk_labels *l = m->out;
+    uint32_t version = 0, v = 0, frames = 0, runs = 0, cls = 0, count = 0;
+    char key[1024];
+    int rc = get_u(f, 2, &version);
+    if (rc == 0 && version != 1 && version != 2)
+        return pt_err_set(e, PT_EUSER, "%s: error: binary MLF of version %u: CNTK writes 1 or 2",
+                          path, version);
+    for (;;) {
+        long at = ftell(f);
+        size_t klen = 0;
+        if (version == 1) {
+            if (get_u(f, 4, &v))
+                break;
+            klen = (size_t)snprintf(key, sizeof key, "%u", v);
+        } else {
+            if (get_u(f, 2, &v))
+                break;
+            if (v == 0 || v >= sizeof key || fread(key, 1, v, f) != v)
+                return pt_err_set(e, PT_EUSER,
+                                  "%s: error: at byte %ld: an utterance key of %u bytes: expected "
+                                  "1 to %zu bytes of name",
+                                  path, at, v, sizeof key - 1);
+            klen = v;
+            key[klen] = '\0';
+        }
+        if (get_u(f, 4, &frames) || get_u(f, 2, &runs))
+            return pt_err_set(e, PT_EUSER, "%s: error: at byte %ld: the file ends inside '%s'",
+                              path, at, key);
+        if (htk_names_find(&m->keys, key, klen) != SIZE_MAX)
+            return pt_err_set(e, PT_EUSER, "%s: error: at byte %ld: a second entry for '%s'", path,
+                              at, key);
+        if (htk_grow(&l->first, &m->cap_entries, l->n + 2, sizeof *l->first) ||
+            htk_names_add(&m->keys, key, klen))
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        l->first[l->n + 1] = l->first[l->n];
+        if ((rc = grow_ids(m, frames, e)) != 0)
+            return rc;
+        uint64_t got = 0;
+        for (uint32_t k = 0; k < runs; k++) {
+            if (get_u(f, 2, &cls) || get_u(f, 2, &count))
+                return pt_err_set(e, PT_EUSER, "%s: error: at byte %ld: the file ends inside '%s'",
+                                  path, at, key);
+            if (cls >= (uint32_t)m->hc->label_dim || got + count > frames)
+                return pt_err_set(e, PT_EUSER,
+                                  "%s: error: at byte %ld: '%s' has %s (class %u of labelDim %d; "
+                                  "%llu + %u of its %u frames)",
+                                  path, at, key,
+                                  cls >= (uint32_t)m->hc->label_dim ? "a class beyond labelDim"
+                                                                    : "more frames than it says",
+                                  cls, m->hc->label_dim, (unsigned long long)got, count, frames);
+            for (uint32_t t = 0; t < count; t++)
+                l->ids[l->first[l->n + 1]++] = cls;
+            got += count;
+        }
+        if (got != frames || frames == 0)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: at byte %ld: '%s' says %u frames, its runs cover %llu",
+                              path, at, key, frames, (unsigned long long)got);
+        l->n++;
+    }
+    return ferror(f) ? pt_err_set(e, PT_EUSER, "%s: error: cannot read: %s", path, strerror(errno))
+                     : 0;
+}
+
 static int read_mlf(struct mlf_state *m, const char *path, struct pt_err *e)
 {
     FILE *f = fopen(path, "r");
     if (!f)
         return cfg_error(e, &m->hc->mlf_origin, "cannot read MLF '%s': %s", path, strerror(errno));
+    char magic[8] = {0};
+    size_t nm = fread(magic, 1, 7, f);
+    m->file = path;
+    m->lineno = 0;
+    if (nm >= 3 && !memcmp(magic, "MLF", 3)) { /* CNTK's binary form */
+        fseek(f, 3, SEEK_SET);
+        int r = read_mlf_bin(m, f, path, e);
+        fclose(f);
+        return r;
+    }
+    rewind(f);
     m->file = path;
     m->lineno = 0;
     m->in_entry = 0;
