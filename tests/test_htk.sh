@@ -121,6 +121,13 @@ head -c 40 bm/train.mlf >bm/cut.mlf
 sed 's|bm/train.mlf|bm/cut.mlf|' t.cntk >tc.cntk
 "$T" configFile=tc.cntk Out=x 'rd=$bin$' >x.out 2>x.err && no "a cut binary MLF: accepted"
 has x.err "bm/cut.mlf: error: at byte 5: the file ends inside 'spk/u0000'"
+# an archive of 1 MiB or more is mapped into memory, smaller files are read with pread: the
+# same corpus both ways trains alike
+mkdir -p big bigf && "$G" big utts=500 && "$G" bigf utts=500 files=1
+[ "$(wc -c <big/feat.htk)" -gt 1048576 ] && ok || no "big/feat.htk is under 1 MiB: not mapped"
+train tbig D=big
+train tbigf D=bigf
+[ -s tbig.ep ] && cmp -s tbig.ep tbigf.ep && ok || { no "a mapped archive trains otherwise than files read with pread"; diff tbig.ep tbigf.ep | head -4; }
 mkdir -p ns && "$G" ns nostates=1
 mk "$F0" 'mlfFile = "ns/train.mlf" ; labelDim = 8'
 train tns D=ns

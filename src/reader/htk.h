@@ -79,14 +79,16 @@ void htk_labels_free(struct htk_labels *l);
 
 /* The utterances' data (htk_reader.c opens it, htk_fill.c reads minibatches from it).
  * Frames of a chunk (whole utterances): the unit of distributed reading. */
-enum { HTK_CHUNK_FRAMES = 1024 };
+enum { HTK_CHUNK_FRAMES = 1024, HTK_MAP_BYTES = 1 << 20 };
 
 struct htk_file {
     uint64_t data;   /* byte offset of frame 0 */
     uint64_t frames; /* frames the file holds */
     uint32_t vec;    /* bytes a frame */
     int swap, compressed;
-    float *a, *b; /* compressed: value = (x + b) / a */
+    float *a, *b;             /* compressed: value = (x + b) / a */
+    const unsigned char *map; /* the file mapped (an archive), or NULL: pread */
+    size_t map_len;
 };
 
 struct htk_utt {

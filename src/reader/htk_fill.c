@@ -11,6 +11,22 @@
 #include "reader/htk.h"
 #include "reader/reader_internal.h"
 
+/* n frames of file f's bytes at raw into floats at dst. */
+static int decode(const struct htk_set *s, const struct htk_file *f, const unsigned char *raw,
+                  size_t n, float *dst)
+{
+    for (size_t t = 0; t < n; t++, dst += s->dim) {
+        const unsigned char *src = raw + t * f->vec;
+        if (f->compressed)
+            for (int i = 0; i < s->dim; i++)
+                dst[i] = ((float)(int16_t)htk_be16(src + 2 * i, f->swap) + f->b[i]) / f->a[i];
+        else
+            for (int i = 0; i < s->dim; i++)
+                dst[i] = htk_f32(src + 4 * i, f->swap);
+    }
+    return 0;
+}
+
 /* Frames [a, b) of utterance u into w->frames (dim floats each). */
 static int read_frames(struct htk_set *s, const struct htk_utt *u, uint32_t a, uint32_t b,
                        struct htk_worker *w, struct pt_err *e)
@@ -18,6 +34,11 @@ static int read_frames(struct htk_set *s, const struct htk_utt *u, uint32_t a, u
     const struct htk_file *f = &s->files[u->file];
     const char *path = s->paths.buf + s->paths.off[u->file];
     size_t n = b - a, bytes = n * f->vec, vals = n * (size_t)s->dim;
+    const unsigned char *raw = f->map ? f->map + f->data + (u->s + a) * f->vec : NULL;
+    if (htk_grow(&w->frames, &w->cap_frames, vals, sizeof *w->frames))
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    if (raw)
+        return decode(s, f, raw, n, w->frames);
     if (w->fd < 0 || w->file != u->file) {
         if (w->fd >= 0)
             close(w->fd);
@@ -27,8 +48,7 @@ static int read_frames(struct htk_set *s, const struct htk_utt *u, uint32_t a, u
             return pt_err_set(e, PT_EUSER, "%s: error: cannot read feature file: %s", path,
                               strerror(errno));
     }
-    if (htk_grow(&w->raw, &w->cap_raw, bytes, 1) ||
-        htk_grow(&w->frames, &w->cap_frames, vals, sizeof *w->frames))
+    if (htk_grow(&w->raw, &w->cap_raw, bytes, 1))
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     off_t at = (off_t)(f->data + (u->s + a) * f->vec);
     ssize_t got = pread(w->fd, w->raw, bytes, at);
@@ -38,17 +58,7 @@ static int read_frames(struct htk_set *s, const struct htk_utt *u, uint32_t a, u
                           "since the reader opened it?",
                           path, (unsigned long long)(u->s + a), (unsigned long long)(u->s + b - 1),
                           got < 0 ? strerror(errno) : "short read");
-    for (size_t t = 0; t < n; t++) {
-        const unsigned char *src = w->raw + t * f->vec;
-        float *dst = w->frames + t * (size_t)s->dim;
-        if (f->compressed)
-            for (int i = 0; i < s->dim; i++)
-                dst[i] = ((float)(int16_t)htk_be16(src + 2 * i, f->swap) + f->b[i]) / f->a[i];
-        else
-            for (int i = 0; i < s->dim; i++)
-                dst[i] = htk_f32(src + 4 * i, f->swap);
-    }
-    return 0;
+    return decode(s, f, w->raw, n, w->frames);
 }
 
 /* Frame t of utterance u with its context into dst (w->frames holds frames [a, ...)). */

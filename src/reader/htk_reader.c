@@ -16,13 +16,15 @@
  * (CNTK's augmentation). In frame mode (CNTK's default) every frame is a sequence of one
  * sample, shuffled among all; otherwise every utterance is a sequence. Chunks of about
  * HTK_CHUNK_FRAMES frames of whole utterances are the unit of distributed reading. The
- * frames are read from the files when a minibatch needs them (pread; the page cache keeps
- * them), never all held in memory. */
+ * frames are read from the files when a minibatch needs them (archives of 1 MiB or more
+ * mapped into memory, other files with pread; the page cache holds them), never copied
+ * whole into the process. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,6 +87,16 @@ static int read_header(const char *path, const char *scp, size_t line, struct ht
     }
     if (!why && (uint64_t)st.st_size < data + (uint64_t)nsamples * size)
         why = "shorter than its header's frames";
+    /* an archive (1 MiB or more) is mapped: its frames are then read without a system call
+     * (a file of one utterance is read with pread, as the mappings would be too many) */
+    f->map = NULL;
+    if (!why && st.st_size >= (off_t)HTK_MAP_BYTES) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+        if (m != MAP_FAILED) {
+            f->map = m;
+            f->map_len = (size_t)st.st_size;
+        }
+    }
     close(fd);
     if (why)
         return pt_err_set(e, PT_EUSER,
@@ -391,6 +403,8 @@ void htk_close(struct reader *r)
         free(s->w[k].frames);
     }
     for (size_t i = 0; i < s->paths.n; i++) {
+        if (s->files[i].map)
+            munmap((void *)s->files[i].map, s->files[i].map_len);
         free(s->files[i].a);
         free(s->files[i].b);
     }
