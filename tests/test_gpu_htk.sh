@@ -13,12 +13,7 @@
 # `make check-gpu` and of scripts/gpu-check.sh (part htk).
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
-ver=$("$T" --version 2>&1)
-ndev=$(printf '%s\n' "$ver" | sed -n 's/^cuda backend: cuBLAS, \([0-9]*\) CUDA device.*/\1/p')
-if [ -z "$ndev" ] && [ "${PT_GPU_TEST_FORCE:-0}" != 1 ]; then
-    echo "skipped: no GPU: $(printf '%s\n' "$ver" | grep '^cuda backend' || echo "$T --version: $ver")"
-    exit 77
-fi
+gpu_or_skip
 G=${PT_GPU_TEST_DEVICE:-0}
 HG=${PT_HTK_GEN:-$(cd "${top_builddir:-.}" && pwd)/tests/htk_gen}
 [ -x "$HG" ] || HG=$(dirname "$T")/htk_gen

@@ -42,13 +42,7 @@
 # shellcheck disable=SC2015,SC2086
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
-ver=$("$T" --version 2>&1)
-ndev=$(printf '%s\n' "$ver" | sed -n 's/^cuda backend: cuBLAS, \([0-9]*\) CUDA device.*/\1/p')
-if [ -z "$ndev" ] && [ "${PT_GPU_TEST_FORCE:-0}" != 1 ]; then
-    echo "skipped: no GPU: $(printf '%s\n' "$ver" | grep '^cuda backend' || echo "$T --version: $ver")"
-    exit 77
-fi
-ndev=${ndev:-0}
+gpu_or_skip
 G=${PT_GPU_TEST_DEVICE:-0}
 BAD=${PT_GPU_TEST_BAD:-7}
 MPIEXEC=${MPIEXEC:-mpiexec}

@@ -171,3 +171,15 @@ square_cfg() {
     sq_i='        input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]'
     sed -e "s/@READER@/reader = [ $sq_r\n$sq_i/" -e "s/@TESTREADER@/reader = [ $sq_r ; randomize = false\n$sq_i/"
 }
+# gpu_or_skip: exit 77 ("skipped: no GPU") unless `trainer --version` reports a cuBLAS
+# device (PT_GPU_TEST_FORCE=1 runs anyway, to check a GPU test's own logic); sets ver (the
+# version text) and ndev (the devices, 0 when forced)
+gpu_or_skip() {
+    ver=$("$T" --version 2>&1)
+    ndev=$(printf '%s\n' "$ver" | sed -n 's/^cuda backend: cuBLAS, \([0-9]*\) CUDA device.*/\1/p')
+    if [ -z "$ndev" ] && [ "${PT_GPU_TEST_FORCE:-0}" != 1 ]; then
+        echo "skipped: no GPU: $(printf '%s\n' "$ver" | grep '^cuda backend' || echo "$T --version: $ver")"
+        exit 77
+    fi
+    ndev=${ndev:-0}
+}
