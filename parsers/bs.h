@@ -100,6 +100,11 @@ struct bs_tree;
  * bs_tree_root() is a BS_RECORD. On failure *out is NULL and e holds the message. */
 int bs_parse(const char *text, size_t len, const char *file, int line, int col,
              struct bs_tree **out, struct pt_err *e);
+/* The same for CNTK's NDL (NDLNetworkBuilder's files, src/nn/ndl.c), whose grammar is
+ * BrainScript's but for its arrays: (a, b, c) and {a, b, c} (two or more items in
+ * parentheses, one or more in braces that do not start with NAME =) are BS_ARRAYs. */
+int bs_parse_ndl(const char *text, size_t len, const char *file, int line, int col,
+                 struct bs_tree **out, struct pt_err *e);
 struct bs_node *bs_tree_root(struct bs_tree *t);
 void bs_tree_free(struct bs_tree *t); /* NULL is a no-op */
 

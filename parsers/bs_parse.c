@@ -74,10 +74,31 @@ static struct bs_node *param(struct parser *p)
     return v ? def(p, t, v) : NULL;
 }
 
+/* NDL's arrays, (a, b, c) and {a, b, c}: the items after the first, x, up to the closer */
+static struct bs_node *ndl_array(struct parser *p, const struct bs_tok *open, struct bs_node *x)
+{
+    struct bs_node *n = bsp_mk_at(p, BS_ARRAY, open);
+    struct vec v = {0};
+    if (!n || bsp_push(p, &v, x))
+        return NULL;
+    while (bsp_is(p, TK_COMMA)) {
+        bsp_next(p);
+        if (!(x = expr(p)) || bsp_push(p, &v, x))
+            return NULL;
+    }
+    if (bsp_expect_closer(p, open, "',' or "))
+        return NULL;
+    n->items = v.v;
+    n->nitems = v.n;
+    return bsp_seal(p, n);
+}
+
 static struct bs_node *parens(struct parser *p)
 {
     const struct bs_tok *open = bsp_next(p);
     struct bs_node *x = expr(p);
+    if (x && p->ndl && bsp_is(p, TK_COMMA))
+        return ndl_array(p, open, x);
     return x && bsp_expect_closer(p, open, "") == 0 ? x : NULL;
 }
 
@@ -163,8 +184,14 @@ static struct bs_node *primary(struct parser *p)
         return bsp_named(p, t->kind == TK_STR ? BS_STR : BS_VAR, t, t->s + 1, t->len - 2);
     case TK_LPAREN: return parens(p);
     case TK_LARRAY: return array_literal(p);
-    case TK_LBRACK:
-    case TK_LBRACE: return record(p);
+    case TK_LBRACE: /* NDL: {a, b, c} is an array (a record's members are NAME = ...) */
+        if (p->ndl && !(bsp_ahead(p, 1)->kind == TK_NAME && bsp_ahead(p, 2)->kind == TK_ASSIGN)) {
+            const struct bs_tok *open = bsp_next(p);
+            struct bs_node *x = expr(p);
+            return x ? ndl_array(p, open, x) : NULL;
+        }
+        return record(p);
+    case TK_LBRACK: return record(p);
     case TK_NEW: return new_record(p);
     default:
         if (p->i == 0)
@@ -582,8 +609,8 @@ static struct bs_node *body(struct parser *p, const struct bs_tok *open)
 
 /* ------------------------------------------------------------------ interface */
 
-int bs_parse(const char *text, size_t len, const char *file, int line, int col,
-             struct bs_tree **out, struct pt_err *e)
+static int parse(const char *text, size_t len, const char *file, int line, int col, int ndl,
+                 struct bs_tree **out, struct pt_err *e)
 {
     struct pt_err err;
     struct bs_toks toks;
@@ -601,6 +628,7 @@ int bs_parse(const char *text, size_t len, const char *file, int line, int col,
                            .col = col,
                            .lexmsg = toks.msg,
                            .tree = tree,
+                           .ndl = ndl,
                            .e = &err};
         p.files[0] = p.file;
         int ok = 1; /* the included files' names, kept with the tree */
@@ -616,6 +644,18 @@ int bs_parse(const char *text, size_t len, const char *file, int line, int col,
     tree->root = root;
     *out = tree;
     return 0;
+}
+
+int bs_parse(const char *text, size_t len, const char *file, int line, int col,
+             struct bs_tree **out, struct pt_err *e)
+{
+    return parse(text, len, file, line, col, 0, out, e);
+}
+
+int bs_parse_ndl(const char *text, size_t len, const char *file, int line, int col,
+                 struct bs_tree **out, struct pt_err *e)
+{
+    return parse(text, len, file, line, col, 1, out, e);
 }
 
 struct bs_node *bs_tree_root(struct bs_tree *t)

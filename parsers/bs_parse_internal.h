@@ -40,6 +40,7 @@ struct parser {
     const char *lexmsg; /* the message of the TK_ERROR token */
     struct bs_tree *tree;
     int depth;
+    int ndl; /* CNTK's NDL: (a, b) and {a, b} are arrays (bs_parse_ndl) */
     struct pt_err *e;
 };
 

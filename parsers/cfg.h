@@ -114,6 +114,11 @@ int cfg_value(struct cfg_node *n, const char **out, struct pt_err *e);
  * heap-allocated (free it); *at is where the text starts. Unknown variables are errors
  * naming their position. */
 int cfg_block_text(struct cfg_node *block, char **text, struct cfg_origin *at, struct pt_err *e);
+/* text[0..len) (a file's, starting at *at) with every $name$ replaced by the value of the
+ * config key `name`, looked up from `scope` outward (CNTK's NDL files: variables of the
+ * NDLNetworkBuilder block and above). *out is heap-allocated (free it). */
+int cfg_subst_text(struct cfg_node *scope, const char *text, size_t len,
+                   const struct cfg_origin *at, char **out, struct pt_err *e);
 
 /* CNTK's array of blocks held by a scalar: its raw text is `( [ ... ] : { ... } )` (the
  * parentheses optional; blanks, newlines and comments around the elements), as in

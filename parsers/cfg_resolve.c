@@ -3,6 +3,7 @@
 #include "parsers/cfg_internal.h"
 
 #include <ctype.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -140,49 +141,48 @@ int cfg_value(struct cfg_node *n, const char **out, struct pt_err *e)
     return 0;
 }
 
-/* The value of $name$ inside the text of `block`, looked up from the block's parent outward
- * (the block's own text is not config, so its keys are not variables). */
-static int block_var(struct cfg_node *block, const char *name, const struct cfg_origin *at,
-                     const char **out, struct pt_err *e)
+/* The value of $name$ in a text, looked up from `from` outward (for a block's own text, its
+ * parent: the block's text is not config, so its keys are not variables); `what` names the
+ * text in the message. */
+static int text_var(struct cfg_node *from, const char *what, const char *name,
+                    const struct cfg_origin *at, const char **out, struct pt_err *e)
 {
     struct cfg_node *target = NULL;
-    int rc = block->parent ? cfg_find(block->parent, name, &target, e) : 0;
+    int rc = from ? cfg_find(from, name, &target, e) : 0;
     if (rc)
         return rc;
     if (!target || target->is_block)
-        return cfg_error(e, at, "unknown variable $%s$ in the text of block '%s'%s", name,
-                         block->key, target ? " (it names a block, not a value)" : "");
+        return cfg_error(e, at, "unknown variable $%s$ in %s%s", name, what,
+                         target ? " (it names a block, not a value)" : "");
     rc = cfg_value(target, out, e);
     if (rc == 0)
         cfg_mark_used(target);
     return rc;
 }
 
-/* One segment's text into b with every $name$ replaced. */
-static int block_segment(struct cfg_node *block, const struct cfg_seg *seg, struct sbuf *b,
-                         struct pt_err *e)
+/* text[0..len) (starting at *start) into b with every $name$ replaced (text_var). */
+static int subst(struct cfg_node *from, const char *what, const char *text, size_t len,
+                 const struct cfg_origin *start, struct sbuf *b, struct pt_err *e)
 {
-    const char *s = seg->text, *end = seg->text + seg->len;
+    const char *s = text, *end = text + len;
     int rc = 0;
-    if (block->cfg->options & CFG_LOAD_PLAIN) /* model files: no variables */
-        return sb_add(b, s, seg->len, e);
     while (rc == 0 && s < end) {
         const char *d = memchr(s, '$', (size_t)(end - s));
         if (!d)
             return sb_add(b, s, (size_t)(end - s), e);
-        size_t len = 0;
-        while (d + 1 + len < end && is_var_char(d[1 + len]))
-            len++;
-        if (len == 0 || d + 1 + len >= end || d[1 + len] != '$' || len >= 256) {
+        size_t n = 0;
+        while (d + 1 + n < end && is_var_char(d[1 + n]))
+            n++;
+        if (n == 0 || d + 1 + n >= end || d[1 + n] != '$' || n >= 256) {
             rc = sb_add(b, s, (size_t)(d - s) + 1, e);
             s = d + 1;
             continue;
         }
         char name[256];
-        memcpy(name, d + 1, len);
-        name[len] = '\0';
-        struct cfg_origin at = seg->at;
-        for (const char *p = seg->text; p < d; p++) {
+        memcpy(name, d + 1, n);
+        name[n] = '\0';
+        struct cfg_origin at = *start;
+        for (const char *p = text; p < d; p++) {
             at.col++;
             if (*p == '\n') {
                 at.line++;
@@ -192,12 +192,42 @@ static int block_segment(struct cfg_node *block, const struct cfg_seg *seg, stru
         const char *v = NULL;
         rc = sb_add(b, s, (size_t)(d - s), e);
         if (rc == 0)
-            rc = block_var(block, name, &at, &v, e);
+            rc = text_var(from, what, name, &at, &v, e);
         if (rc == 0)
             rc = sb_add(b, v, strlen(v), e);
-        s = d + len + 2;
+        s = d + n + 2;
     }
     return rc;
+}
+
+/* One segment's text into b with every $name$ replaced. */
+static int block_segment(struct cfg_node *block, const struct cfg_seg *seg, struct sbuf *b,
+                         struct pt_err *e)
+{
+    if (block->cfg->options & CFG_LOAD_PLAIN) /* model files: no variables */
+        return sb_add(b, seg->text, seg->len, e);
+    char what[300];
+    snprintf(what, sizeof what, "the text of block '%s'", block->key);
+    return subst(block->parent, what, seg->text, seg->len, &seg->at, b, e);
+}
+
+int cfg_subst_text(struct cfg_node *scope, const char *text, size_t len,
+                   const struct cfg_origin *at, char **out, struct pt_err *e)
+{
+    struct sbuf b = {0};
+    char what[300];
+    snprintf(what, sizeof what, "%s (looked up from block '%s' outward)",
+             at && at->file ? at->file : "the text", scope ? scope->key : "");
+    int rc = sb_add(&b, "", 0, e);
+    if (rc == 0)
+        rc = subst(scope, what, text, len, at, &b, e);
+    if (rc) {
+        free(b.p);
+        *out = NULL;
+        return rc;
+    }
+    *out = b.p;
+    return 0;
 }
 
 int cfg_node_plain(const struct cfg_node *n)

@@ -237,6 +237,33 @@ static int bi_identity(struct ev *v, const struct bs_node *at, const char *name,
     return 0;
 }
 
+/* BS.NDL.Return (macro, result): what a call of an NDL macro gives (src/nn/ndl.c writes each
+ * macro's body as BS.NDL.Return ([ ... ], 'NAME')): every line of the macro evaluated, in
+ * order, as CNTK's NDL does, then the line called like the macro, or else the last, whose
+ * value keeps the macro's record so that L1.W still reaches its lines. */
+static int bi_ndl_return(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                         struct bv *out)
+{
+    if (a[0].k != BV_REC)
+        return bse_type_error(v, at, name, "a record (the macro's lines)", &a[0]);
+    const char *want = bse_get_str(&a[1]);
+    if (!want)
+        return bse_type_error(v, at, name, "a string (the line that is the result)", &a[1]);
+    struct benv *r = a[0].rec;
+    for (size_t i = 0; i < r->n; i++) {
+        struct bv val;
+        int rc = bse_force(v, at, r, &r->slots[i], &val);
+        if (rc)
+            return rc;
+    }
+    struct bslot *s = want[0] ? bse_find_local(r, want) : r->n ? &r->slots[r->n - 1] : NULL;
+    if (!s)
+        return bs_error(v->e, at, "an NDL macro without lines has no value");
+    *out = s->val;
+    out->members = r;
+    return 0;
+}
+
 #define PARAM_OPTS                                                                                 \
     "init=''", "initValueScale=1", "value=None", "initValue=None", "learningRateMultiplier=1",     \
         "tag=''", "initOnCPUOnly=true", "randomSeed=-1"
@@ -434,6 +461,7 @@ static const struct builtin builtins[] = {
     {"Length", {"x"}, bi_length, NULL, 0},
     {"IsNone", {"x"}, bi_is_none, NULL, 0},
     {"Fail", {"what"}, bi_fail, NULL, 0},
+    {"NDL.Return", {"macro", "result"}, bi_ndl_return, NULL, 0},
 };
 
 const struct builtin *bse_find_builtin(const char *name)

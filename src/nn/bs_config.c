@@ -217,7 +217,12 @@ static int read_block(struct cfg_node *block, struct nn_config *out, struct pt_e
         int rc = read_loaded(block, path, out, e);
         return rc ? rc : describe(out, e);
     }
-    int rc = cfg_is_block(block)
+    char ndl_file[256];
+    int ndl = !strcmp(cfg_key(block), "NDLNetworkBuilder");
+    if (ndl) /* CNTK's NDL, read as BrainScript (ndl.c) */
+        at = (struct cfg_origin){.file = ndl_file, .line = 1, .col = 1};
+    int rc = ndl ? nn_ndl_text(block, &text, ndl_file, sizeof ndl_file, e)
+             : cfg_is_block(block)
                  ? cfg_block_text(block, &text, &at, e)
                  : expression_text(block, &text, &at, out->bs_root, sizeof out->bs_root, e);
     if (rc)
@@ -337,9 +342,10 @@ static int describe(struct nn_config *out, struct pt_err *e)
 
 int nn_find_builder(struct cfg_node *block, int local, struct cfg_node **out, struct pt_err *e)
 {
-    static const char *const keys[] = {"BrainScriptNetworkBuilder", "ExperimentalNetworkBuilder"};
+    static const char *const keys[] = {"NDLNetworkBuilder", "BrainScriptNetworkBuilder",
+                                       "ExperimentalNetworkBuilder"};
     *out = NULL;
-    for (int i = 0; i < 2 && !*out; i++) {
+    for (int i = 0; i < 3 && !*out; i++) {
         struct cfg_node *n = NULL;
         int rc = local ? cfg_find_local(block, keys[i], &n, e) : cfg_find(block, keys[i], &n, e);
         if (rc)

@@ -188,6 +188,8 @@ static int eval_dot(struct ev *v, const struct bs_node *x, struct benv *env, str
     int rc = bse_eval(v, x->a, env, &rec);
     if (rc)
         return rc;
+    if (rec.k != BV_REC && rec.members) /* an NDL macro's result: its lines (L1.W) */
+        rec = (struct bv){.k = BV_REC, .rec = rec.members};
     if (rec.k != BV_REC)
         return bse_type_error(v, x, "'.' member access", "a record", &rec);
     struct bslot *s = bse_find_local(rec.rec, x->str);

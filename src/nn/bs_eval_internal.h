@@ -38,6 +38,8 @@ struct bv {
     struct bfn *fn;
     const struct bs_node *expr; /* BV_THUNK */
     struct benv *env;
+    /* an NDL macro's result (BS.NDL.Return): its record, whose lines `.NAME` reaches */
+    struct benv *members;
 };
 
 struct barr {

@@ -95,7 +95,8 @@ int nn_bs_config_read(struct cfg_node *block, struct nn_config *out, struct pt_e
  * makes, to be evaluated (nn_config.eval_only): want[0 .. nwant) are its evalNodeNames or
  * outputNodeNames. BS.Network.Load reads a model's network into it (bs_load.c); nn_new
  * gives the loaded parameters their trained values. */
-/* The network builder that block sees (local: its own only), BrainScriptNetworkBuilder or
+/* The network builder that block sees (local: its own only), in CNTK's precedence:
+ * NDLNetworkBuilder (CNTK's NDL, read as BrainScript: ndl.c), BrainScriptNetworkBuilder or
  * its old name ExperimentalNetworkBuilder: a block (a `$name$` standing for one resolved),
  * or CNTK's expression form, a value; *out NULL when there is none. */
 int nn_find_builder(struct cfg_node *block, int local, struct cfg_node **out, struct pt_err *e);

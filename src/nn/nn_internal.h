@@ -126,4 +126,9 @@ void nn_team_view(struct nn *net, size_t col0);
 /* Whether two descriptions build the same parameter layout. */
 int nn_config_same_layout(const struct nn_config *a, const struct nn_config *b);
 
+/* ndl.c: an NDLNetworkBuilder block's network (its NDL files, or the config sections its
+ * run= and load= name) as BrainScript text (*text, malloc'd) that bs_config.c reads as a
+ * BrainScriptNetworkBuilder's; file: the NDL file it comes from (or the config's). */
+int nn_ndl_text(struct cfg_node *block, char **text, char *file, size_t fsize, struct pt_err *e);
+
 #endif

@@ -81,8 +81,9 @@ static int check_action(struct cfg_node *block, const struct train_action **out,
  * TryGetNetworkFactory): the first of createNetwork, SimpleNetworkBuilder,
  * NDLNetworkBuilder, BrainScriptNetworkBuilder / ExperimentalNetworkBuilder that the
  * command block sees (each looked up climbing to the top level, as CNTK's Exists does) is
- * the network; the later ones are inactive. partrain builds SimpleNetworkBuilder and
- * BrainScriptNetworkBuilder (ExperimentalNetworkBuilder, its old name) networks. */
+ * the network; the later ones are inactive. partrain builds SimpleNetworkBuilder,
+ * NDLNetworkBuilder (read as BrainScript, src/nn/ndl.c) and BrainScriptNetworkBuilder
+ * (ExperimentalNetworkBuilder, its old name) networks. */
 static int check_builder(struct cfg_node *block, struct pt_err *e)
 {
     static const struct {
@@ -91,7 +92,7 @@ static int check_builder(struct cfg_node *block, struct pt_err *e)
         {"createNetwork", "createNetwork is BrainScript's network lambda, which CNTK's "
                           "configFile= mode does not implement either"},
         {"SimpleNetworkBuilder", NULL},
-        {"NDLNetworkBuilder", "NDL networks are not supported"},
+        {"NDLNetworkBuilder", NULL},
         {"BrainScriptNetworkBuilder", NULL},
         {"ExperimentalNetworkBuilder", NULL},
     };
@@ -115,8 +116,8 @@ static int check_builder(struct cfg_node *block, struct pt_err *e)
     }
     return cfg_error(e, cfg_origin_of(block),
                      "%s: missing the network: partrain builds networks described by "
-                     "SimpleNetworkBuilder = [ ... ] or BrainScriptNetworkBuilder = [ ... ] "
-                     "(NDLNetworkBuilder is not supported)",
+                     "SimpleNetworkBuilder = [ ... ], NDLNetworkBuilder = [ ... ] or "
+                     "BrainScriptNetworkBuilder = [ ... ]",
                      cfg_path(block, path, sizeof path));
 }
 

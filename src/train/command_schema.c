@@ -171,15 +171,17 @@ static const struct cfg_key train_cmd_keys[] = {
      .type = CFG_BLOCK,
      .sub = &nn_simple_builder_schema,
      .help = "the network as CNTK's SimpleNetworkBuilder describes it (or write it in a "
-             "BrainScriptNetworkBuilder block; NDLNetworkBuilder is not supported)"},
+             "BrainScriptNetworkBuilder or NDLNetworkBuilder block)"},
     {.name = "BrainScriptNetworkBuilder",
      .type = CFG_TEXT,
      .help = "the network in BrainScript (see the README's BrainScript section for what is "
              "built); inactive next to a SimpleNetworkBuilder (CNTK uses that one)"},
     {.name = "NDLNetworkBuilder",
      .type = CFG_TEXT,
-     .help = "inactive next to a SimpleNetworkBuilder (CNTK uses that one); alone it is "
-             "refused: NDL networks are not supported"},
+     .help = "the network in CNTK's NDL: networkDescription=FILE (its load= and run= "
+             "sections), ndlMacros=FILE[+FILE...], or run=SECTION naming config sections; read "
+             "as BrainScript (README, \"NDL\"); inactive next to a SimpleNetworkBuilder, and "
+             "ahead of a BrainScriptNetworkBuilder, as in CNTK"},
     {.name = "ExperimentalNetworkBuilder",
      .type = CFG_TEXT,
      .help = "BrainScriptNetworkBuilder's old name, read the same way"},

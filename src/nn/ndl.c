@@ -1,0 +1,974 @@
+/* CNTK's NDLNetworkBuilder (its Network Description Language) read as BrainScript: the NDL
+ * files (networkDescription, ndlMacros) or the config's sections (run=, load=) parsed with
+ * BrainScript's parser in its NDL mode (parsers/bs.h: (a, b) and {a, b} are arrays),
+ * then written out as the BrainScript text that bs_config.c reads for a
+ * BrainScriptNetworkBuilder. What NDL means differently is written into that text:
+ *
+ *   - the sections named by load= and then run= (each file's own, the builder block's
+ *     overriding the description's) are one scope, with the files' macros beside them
+ *     (only the macros the network calls, directly or through others);
+ *   - a macro whose body is a block gives, as CNTK's NDL, the line named like the macro or
+ *     else its last line, every line evaluated, and L1.W still reaches a line:
+ *     BS.NDL.Return ([ ... ], 'NAME') (bs_builtins.c);
+ *   - a named argument's bare word that names nothing (init=Gaussian, tag=feature,
+ *     imageLayout=cudnn) is a string, and a quoted number or boolean is one;
+ *   - FeatureNodes, LabelNodes, CriteriaNodes / CriterionNodes, EvalNodes and OutputNodes
+ *     (any case) are BrainScript's featureNodes ... outputNodes;
+ *   - NDL's function names and argument forms become BrainScript's (InputValue, Const,
+ *     Delay, CEWithSM, ImageParameter, the 7-argument 2D Convolution, RowStack's argument
+ *     list, ClassificationError's topN as a Const, needGradient=false, init in any case,
+ *     ImageInput's HWC default, BatchNormalization's eval= and engine=).
+ *
+ * Each member of the text is preceded by a "#@at LINE COL FILE" line, so that errors
+ * found when the text is evaluated name the NDL file and line. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "nn/nn_internal.h"
+#include "parsers/bs.h"
+#include "parsers/cfg.h"
+
+#define NDL_MAX_UNITS 16
+#define NDL_MAX_FILE  (4 << 20)
+
+struct unit {
+    struct bs_tree *tree;
+    char *file; /* the name its nodes carry */
+    int is_macros;
+};
+
+struct out {
+    char *p;
+    size_t n, cap;
+    int oom;
+};
+
+struct names {
+    const char **v;
+    size_t n, cap;
+};
+
+struct ndl {
+    struct unit u[NDL_MAX_UNITS];
+    int nu;
+    /* the members written at the top: macros first, then the sections' lines */
+    const struct bs_node **top;
+    size_t ntop, captop;
+    struct names defined; /* every name the NDL defines (members, parameters, macros) */
+    struct names macros;  /* the macros, by name (their BS_DEF in macro_def) */
+    const struct bs_node **macro_def;
+    struct pt_err *e;
+};
+
+static void put(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void put(struct out *o, const char *fmt, ...)
+{
+    if (o->oom)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int need = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (o->n + (size_t)need + 1 > o->cap) {
+        size_t cap = (o->cap ? o->cap * 2 : 4096) + (size_t)need;
+        char *p = realloc(o->p, cap);
+        if (!p) {
+            o->oom = 1;
+            return;
+        }
+        o->p = p;
+        o->cap = cap;
+    }
+    va_start(ap, fmt);
+    vsnprintf(o->p + o->n, o->cap - o->n, fmt, ap);
+    va_end(ap);
+    o->n += (size_t)need;
+}
+
+static int names_add(struct names *s, const char *name)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? 2 * s->cap : 64;
+        const char **v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = name;
+    return 0;
+}
+
+static int names_find(const struct names *s, const char *name)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (!strcmp(s->v[i], name))
+            return (int)i;
+    return -1;
+}
+
+/* ------------------------------------------------------------------ NDL's functions */
+
+/* NDL's function names (any case) and BrainScript's for them. */
+static const struct {
+    const char *ndl, *bs;
+} fn_names[] = {
+    {"InputValue", "Input"},
+    {"Input", "Input"},
+    {"SparseInputValue", "SparseInput"},
+    {"SparseInput", "SparseInput"},
+    {"ImageInput", "ImageInput"},
+    {"LearnableParameter", "LearnableParameter"},
+    {"Parameter", "LearnableParameter"},
+    {"ImageParameter", "ImageParameter"},
+    {"Constant", "Constant"},
+    {"Const", "Constant"},
+    {"CEWithSM", "CrossEntropyWithSoftmax"},
+    {"CrossEntropyWithSoftmax", "CrossEntropyWithSoftmax"},
+    {"ErrorPrediction", "ClassificationError"},
+    {"ClassificationError", "ClassificationError"},
+    {"PerDimMVNorm", "PerDimMeanVarNormalization"},
+    {"PerDimMeanVarNormalization", "PerDimMeanVarNormalization"},
+    {"Delay", "PastValue"},
+    {"PastValue", "PastValue"},
+    {"FutureValue", "FutureValue"},
+    {"Convolve", "Convolution"},
+    {"Convolution", "Convolution"},
+    {"RectifiedLinear", "RectifiedLinear"},
+    {"SE", "SquareError"},
+};
+
+static const char *const special[][2] = {
+    {"FeatureNodes", "featureNodes"},     {"LabelNodes", "labelNodes"},
+    {"CriterionNodes", "criterionNodes"}, {"CriteriaNodes", "criterionNodes"},
+    {"EvalNodes", "evaluationNodes"},     {"EvaluationNodes", "evaluationNodes"},
+    {"OutputNodes", "outputNodes"},
+};
+
+static const char *const inits[] = {"uniform",  "gaussian", "fixedValue", "heNormal",
+                                    "fromFile", "bilinear", "zero"};
+
+/* The BrainScript name of NDL function `name`, or NULL when it is not one of NDL's own. */
+static const char *ndl_function(const char *name)
+{
+    for (size_t i = 0; i < sizeof fn_names / sizeof fn_names[0]; i++)
+        if (!strcasecmp(fn_names[i].ndl, name))
+            return fn_names[i].bs;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ writing */
+
+static void expr(struct ndl *d, struct out *o, const struct bs_node *x);
+
+static void at(struct out *o, const struct bs_node *x)
+{
+    put(o, "\n#@at %d %d %s\n", x->line > 0 ? x->line : 1, x->col > 0 ? x->col : 1,
+        x->file ? x->file : "<ndl>");
+}
+
+static void number(struct out *o, double v)
+{
+    if (v == (double)(long long)v && v > -1e15 && v < 1e15)
+        put(o, v < 0 ? "(%lld)" : "%lld", (long long)v);
+    else
+        put(o, v < 0 ? "(%.17g)" : "%.17g", v);
+}
+
+static void string(struct out *o, const char *s)
+{
+    char q = strchr(s, '\'') ? '"' : '\'';
+    put(o, "%c%s%c", q, s, q);
+}
+
+static int is_number(const char *s, double *v)
+{
+    char *end;
+    if (!*s || isspace((unsigned char)*s))
+        return 0;
+    *v = strtod(s, &end);
+    return *end == '\0';
+}
+
+/* A named argument's value: a bare word that names nothing is a string; a string that
+ * holds a number or a boolean is one (NDL's optional parameters are text). */
+static void named_value(struct ndl *d, struct out *o, const char *name, const struct bs_node *x)
+{
+    double v;
+    if (x->kind == BS_ID && names_find(&d->defined, x->str) < 0) {
+        const char *s = x->str;
+        for (size_t i = 0; !strcasecmp(name, "init") && i < sizeof inits / sizeof inits[0]; i++)
+            if (!strcasecmp(s, inits[i]))
+                s = inits[i];
+        string(o, s);
+        return;
+    }
+    if (x->kind == BS_STR && strcasecmp(name, "tag")) {
+        if (is_number(x->str, &v)) {
+            number(o, v);
+            return;
+        }
+        if (!strcasecmp(x->str, "true") || !strcasecmp(x->str, "false")) {
+            put(o, "%s", tolower((unsigned char)x->str[0]) == 't' ? "true" : "false");
+            return;
+        }
+        if (!strcasecmp(name, "init"))
+            for (size_t i = 0; i < sizeof inits / sizeof inits[0]; i++)
+                if (!strcasecmp(x->str, inits[i])) {
+                    string(o, inits[i]);
+                    return;
+                }
+    }
+    expr(d, o, x);
+}
+
+/* The call's arguments split: positional ones into pos[], named ones into nam[]. */
+static void split_args(const struct bs_node *c, const struct bs_node **pos, size_t *npos,
+                       const struct bs_node **nam, size_t *nnam)
+{
+    *npos = *nnam = 0;
+    for (size_t i = 0; i < c->nitems && i < 32; i++) {
+        if (c->items[i]->kind == BS_DEF)
+            nam[(*nnam)++] = c->items[i];
+        else
+            pos[(*npos)++] = c->items[i];
+    }
+}
+
+static int is_false(const struct bs_node *x)
+{
+    return (x->kind == BS_BOOL && x->num == 0) ||
+           ((x->kind == BS_STR || x->kind == BS_ID) && !strcasecmp(x->str, "false")) ||
+           (x->kind == BS_NUM && x->num == 0);
+}
+
+static int all_true(const struct bs_node *x)
+{
+    if (x->kind == BS_ARRAY) {
+        for (size_t i = 0; i < x->nitems; i++)
+            if (!all_true(x->items[i]))
+                return 0;
+        return 1;
+    }
+    return (x->kind == BS_BOOL && x->num != 0) ||
+           ((x->kind == BS_STR || x->kind == BS_ID) && !strcasecmp(x->str, "true"));
+}
+
+static void array_of(struct ndl *d, struct out *o, const struct bs_node *const *v, size_t n)
+{
+    put(o, "[| ");
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            put(o, " ; ");
+        expr(d, o, v[i]);
+    }
+    put(o, " |]");
+}
+
+/* A named argument as written, renamed (NULL: as it is). */
+static void named_arg(struct ndl *d, struct out *o, int *first, const struct bs_node *a,
+                      const char *rename)
+{
+    put(o, "%s%s = ", *first ? "" : ", ", rename ? rename : a->str);
+    *first = 0;
+    named_value(d, o, a->str, a->a);
+}
+
+/* A call of one of NDL's functions, as BrainScript's. */
+static void ndl_call(struct ndl *d, struct out *o, const struct bs_node *c, const char *fn)
+{
+    const struct bs_node *pos[32], *nam[32];
+    size_t np, nn;
+    split_args(c, pos, &np, nam, &nn);
+    int first = 1, has_layout = 0;
+    const char *callee = fn;
+    if (!strcmp(fn, "ImageParameter"))
+        callee = np == 3 ? "ParameterTensor" : "LearnableParameter";
+    put(o, "%s (", callee);
+    if (!strcmp(fn, "Input") || !strcmp(fn, "SparseInput") || !strcmp(fn, "LearnableParameter")) {
+        /* NDL's dims are every positional argument */
+        if (np > 2 || (np == 2 && strcmp(fn, "LearnableParameter")))
+            array_of(d, o, pos, np);
+        else
+            for (size_t i = 0; i < np; i++) {
+                put(o, "%s", i ? ", " : "");
+                expr(d, o, pos[i]);
+            }
+        first = np == 0;
+    } else if (!strcmp(fn, "ImageParameter")) {
+        if (np == 4) { /* (outDim, W, H, C): a matrix over the image's values */
+            expr(d, o, pos[0]);
+            put(o, ", (");
+            for (size_t i = 1; i < 4; i++) {
+                put(o, "%s", i > 1 ? " * " : "");
+                expr(d, o, pos[i]);
+            }
+            put(o, ")");
+        } else
+            array_of(d, o, pos, np);
+        first = 0;
+    } else if (!strcmp(fn, "Convolution") && np == 7) {
+        /* the 2D form: (W, x, kW, kH, outMap, hStride, vStride), zeroPadding= */
+        expr(d, o, pos[0]);
+        put(o, ", ");
+        expr(d, o, pos[1]);
+        put(o, ", ");
+        array_of(d, o, pos + 2, 2);
+        put(o, ", mapDims = ");
+        expr(d, o, pos[4]);
+        put(o, ", stride = ");
+        array_of(d, o, pos + 5, 2);
+        put(o, ", autoPadding = false");
+        first = 0;
+        for (size_t i = 0; i < nn; i++)
+            if (!strcasecmp(nam[i]->str, "zeroPadding")) {
+                /* replace the default written above */
+                o->n -= strlen("false");
+                named_value(d, o, "zeroPadding", nam[i]->a);
+            }
+    } else if (!strcmp(fn, "ClassificationError") && np == 3) {
+        expr(d, o, pos[0]);
+        put(o, ", ");
+        expr(d, o, pos[1]);
+        put(o, ", topN = ");
+        const struct bs_node *n = pos[2];
+        if (n->kind == BS_CALL && n->a->kind == BS_ID && n->nitems >= 1 &&
+            (!strcasecmp(n->a->str, "Const") || !strcasecmp(n->a->str, "Constant")))
+            n = n->items[0];
+        expr(d, o, n);
+        first = 0;
+    } else if ((!strcmp(fn, "PastValue") || !strcmp(fn, "FutureValue")) && np == 3) {
+        expr(d, o, pos[0]); /* (rows, cols, x): cols is unused */
+        put(o, ", ");
+        expr(d, o, pos[2]);
+        first = 0;
+    } else if (!strcmp(fn, "RowStack")) {
+        array_of(d, o, pos, np);
+        first = 0;
+    } else {
+        for (size_t i = 0; i < np; i++) {
+            put(o, "%s", i ? ", " : "");
+            expr(d, o, pos[i]);
+        }
+        first = np == 0;
+    }
+    for (size_t i = 0; i < nn; i++) {
+        const char *k = nam[i]->str;
+        has_layout |= !strcasecmp(k, "imageLayout");
+        if (!strcasecmp(k, "needGradient") || !strcasecmp(k, "needsGradient") ||
+            !strcasecmp(k, "computeGradient")) {
+            if (is_false(nam[i]->a)) {
+                put(o, "%slearningRateMultiplier = 0", first ? "" : ", ");
+                first = 0;
+            }
+        } else if (!strcmp(fn, "Convolution") && np == 7 && !strcasecmp(k, "zeroPadding")) {
+            continue;
+        } else if (!strcmp(fn, "Convolution") && !strcasecmp(k, "sharing") && all_true(nam[i]->a)) {
+            continue; /* CNTK's default, written per axis */
+        } else if (!strcmp(fn, "Convolution") && !strcasecmp(k, "mapCount")) {
+            named_arg(d, o, &first, nam[i], "mapDims");
+        } else if ((!strcmp(fn, "PastValue") || !strcmp(fn, "FutureValue")) &&
+                   (!strcasecmp(k, "delayTime") || !strcasecmp(k, "timeStep"))) {
+            named_arg(d, o, &first, nam[i], "timeStep");
+        } else if ((!strcmp(fn, "PastValue") || !strcmp(fn, "FutureValue")) &&
+                   !strcasecmp(k, "defaultHiddenActivity")) {
+            named_arg(d, o, &first, nam[i], "defaultHiddenActivation");
+        } else if (!strcmp(fn, "ImageParameter") && !strcasecmp(k, "imageLayout")) {
+            continue; /* its dims are the image's, in partrain's one layout (W:H:C) */
+        } else if (!strcasecmp(k, "initOnCPUOnly") && strcmp(fn, "LearnableParameter") &&
+                   strcmp(callee, "ParameterTensor") && strcmp(callee, "LearnableParameter")) {
+            continue; /* where NDL ignores it */
+        } else {
+            named_arg(d, o, &first, nam[i], NULL);
+        }
+    }
+    if (!has_layout && (!strcmp(fn, "ImageInput")))
+        put(o, "%simageLayout = 'HWC'", first ? "" : ", "); /* NDL's default */
+    put(o, ")");
+}
+
+/* BatchNormalization's NDL-only arguments: eval= (ignored: CNTK's training switches it),
+ * engine= (cntk or cudnn: useCntkEngine). */
+static void bn_call(struct ndl *d, struct out *o, const struct bs_node *c)
+{
+    put(o, "BatchNormalization (");
+    int first = 1;
+    for (size_t i = 0; i < c->nitems; i++) {
+        const struct bs_node *a = c->items[i];
+        if (a->kind != BS_DEF) {
+            put(o, "%s", first ? "" : ", ");
+            expr(d, o, a);
+            first = 0;
+        } else if (!strcasecmp(a->str, "eval")) {
+            continue;
+        } else if (!strcasecmp(a->str, "engine")) {
+            const char *s = a->a->kind == BS_STR || a->a->kind == BS_ID ? a->a->str : "";
+            put(o, "%suseCntkEngine = %s", first ? "" : ", ",
+                strcasecmp(s, "cudnn") ? "true" : "false");
+            first = 0;
+        } else {
+            named_arg(d, o, &first, a, NULL);
+        }
+    }
+    put(o, ")");
+}
+
+static void call(struct ndl *d, struct out *o, const struct bs_node *c)
+{
+    const char *name = c->a->kind == BS_ID ? c->a->str : NULL;
+    const char *fn = NULL;
+    if (name && names_find(&d->defined, name) < 0) {
+        fn = ndl_function(name);
+        if (!fn && !strcasecmp(name, "RowStack"))
+            fn = "RowStack";
+        if (!fn && !strcasecmp(name, "BatchNormalization")) {
+            bn_call(d, o, c);
+            return;
+        }
+    }
+    if (fn) {
+        ndl_call(d, o, c, fn);
+        return;
+    }
+    /* a macro's call: named arguments that are not its parameters are dropped (CNTK's NDL
+     * makes them symbols of the macro's script, which its text, $variables$ replaced
+     * before, does not read) */
+    int k = name ? names_find(&d->macros, name) : -1;
+    const struct bs_node *lam = k >= 0 ? d->macro_def[k]->a : NULL;
+    expr(d, o, c->a);
+    put(o, " (");
+    int first = 1;
+    for (size_t i = 0; i < c->nitems; i++) {
+        const struct bs_node *a = c->items[i];
+        if (a->kind == BS_DEF && lam) {
+            size_t j = 0;
+            while (j < lam->nitems && strcmp(lam->items[j]->str, a->str))
+                j++;
+            if (j == lam->nitems)
+                continue;
+        }
+        put(o, "%s", first ? "" : ", ");
+        first = 0;
+        if (a->kind == BS_DEF) {
+            put(o, "%s = ", a->str);
+            named_value(d, o, a->str, a->a);
+        } else
+            expr(d, o, a);
+    }
+    put(o, ")");
+}
+
+static void member(struct ndl *d, struct out *o, const struct bs_node *m, int top);
+
+static void record(struct ndl *d, struct out *o, const struct bs_node *r)
+{
+    put(o, "[");
+    for (size_t i = 0; i < r->nitems; i++)
+        member(d, o, r->items[i], 0);
+    put(o, "\n]");
+}
+
+static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
+{
+    switch (x->kind) {
+    case BS_NUM: number(o, x->num); return;
+    case BS_STR: string(o, x->str); return;
+    case BS_BOOL: put(o, "%s", x->num != 0 ? "true" : "false"); return;
+    case BS_ID: put(o, "%s", x->str); return;
+    case BS_VAR: put(o, "$%s$", x->str); return;
+    case BS_RECORD: record(d, o, x); return;
+    case BS_DEF:
+        put(o, "%s = ", x->str);
+        expr(d, o, x->a);
+        return;
+    case BS_LAMBDA:
+        put(o, "(");
+        for (size_t i = 0; i < x->nitems; i++) {
+            put(o, "%s", i ? ", " : "");
+            expr(d, o, x->items[i]);
+        }
+        put(o, ") => ");
+        expr(d, o, x->a);
+        return;
+    case BS_ARRAY: array_of(d, o, (const struct bs_node *const *)x->items, x->nitems); return;
+    case BS_CALL: call(d, o, x); return;
+    case BS_INDEX:
+        expr(d, o, x->a);
+        put(o, "[");
+        expr(d, o, x->b);
+        put(o, "]");
+        return;
+    case BS_DOT:
+        expr(d, o, x->a);
+        put(o, ".%s", x->str);
+        return;
+    case BS_IF:
+        put(o, "(if ");
+        expr(d, o, x->a);
+        put(o, " then ");
+        expr(d, o, x->b);
+        put(o, " else ");
+        expr(d, o, x->c);
+        put(o, ")");
+        return;
+    case BS_BINOP:
+        put(o, "(");
+        expr(d, o, x->a);
+        put(o, " %s ", x->op);
+        expr(d, o, x->b);
+        put(o, ")");
+        return;
+    case BS_UNOP:
+        put(o, "(%s", x->op);
+        expr(d, o, x->a);
+        put(o, ")");
+        return;
+    case BS_FOR:
+        put(o, "[%s:", x->str);
+        expr(d, o, x->a);
+        put(o, "..");
+        expr(d, o, x->b);
+        put(o, "]");
+        return;
+    }
+}
+
+/* A member: NAME = expr, a function NAME (params) = body, or NAME[i:a..b] = c. At the top,
+ * NDL's special node groups take BrainScript's names; a macro whose body is a block gives
+ * its result through BS.NDL.Return. */
+static void member(struct ndl *d, struct out *o, const struct bs_node *m, int top)
+{
+    at(o, m);
+    const char *name = m->str;
+    for (size_t i = 0; top && i < sizeof special / sizeof special[0]; i++)
+        if (!strcasecmp(name, special[i][0]))
+            name = special[i][1];
+    const struct bs_node *v = m->a;
+    if (v->kind == BS_FOR) {
+        put(o, "%s[%s:", name, v->str);
+        expr(d, o, v->a);
+        put(o, "..");
+        expr(d, o, v->b);
+        put(o, "] = ");
+        expr(d, o, v->c);
+        return;
+    }
+    if (v->kind != BS_LAMBDA) {
+        put(o, "%s = ", name);
+        expr(d, o, v);
+        return;
+    }
+    put(o, "%s (", name);
+    for (size_t i = 0; i < v->nitems; i++) {
+        put(o, "%s", i ? ", " : "");
+        expr(d, o, v->items[i]);
+    }
+    put(o, ") = ");
+    if (v->a->kind != BS_RECORD) {
+        expr(d, o, v->a);
+        return;
+    }
+    const char *ret = "";
+    for (size_t i = 0; i < v->a->nitems; i++)
+        if (!strcmp(v->a->items[i]->str, m->str))
+            ret = m->str;
+    put(o, "BS.NDL.Return (");
+    record(d, o, v->a);
+    put(o, ", ");
+    string(o, ret);
+    put(o, ")");
+}
+
+/* ------------------------------------------------------------------ gathering */
+
+static int top_add(struct ndl *d, const struct bs_node *m)
+{
+    if (d->ntop == d->captop) {
+        size_t cap = d->captop ? 2 * d->captop : 64;
+        const struct bs_node **v = realloc(d->top, cap * sizeof *v);
+        if (!v)
+            return pt_err_set(d->e, PT_ENOMEM, "error: out of memory");
+        d->top = v;
+        d->captop = cap;
+    }
+    d->top[d->ntop++] = m;
+    return 0;
+}
+
+/* Every name a tree defines, into d->defined; its macros into d->macros. */
+static int collect(struct ndl *d, const struct bs_node *x, int top)
+{
+    if (!x)
+        return 0;
+    int rc = 0;
+    if (x->kind == BS_DEF && x->str) {
+        rc = names_add(&d->defined, x->str);
+        if (rc == 0 && top && x->a && x->a->kind == BS_LAMBDA) {
+            if (names_add(&d->macros, x->str))
+                rc = -1;
+            else {
+                const struct bs_node **v =
+                    realloc(d->macro_def, d->macros.cap * sizeof *d->macro_def);
+                if (!v)
+                    rc = -1;
+                else {
+                    d->macro_def = v;
+                    v[d->macros.n - 1] = x;
+                }
+            }
+        }
+    }
+    if (x->kind == BS_LAMBDA)
+        for (size_t i = 0; rc == 0 && i < x->nitems; i++)
+            if (x->items[i]->kind == BS_ID)
+                rc = names_add(&d->defined, x->items[i]->str);
+    if (rc)
+        return pt_err_set(d->e, PT_ENOMEM, "error: out of memory");
+    const struct bs_node *kids[] = {x->a, x->b, x->c};
+    for (int i = 0; rc == 0 && i < 3; i++)
+        rc = collect(d, kids[i], 0);
+    for (size_t i = 0; rc == 0 && i < x->nitems; i++)
+        rc = collect(d, x->items[i], top && x->kind == BS_RECORD);
+    return rc;
+}
+
+/* The names x uses (callees and variables) that are macros: mark them needed. */
+static void uses(const struct ndl *d, const struct bs_node *x, char *need)
+{
+    if (!x)
+        return;
+    if (x->kind == BS_ID) {
+        int k = names_find(&d->macros, x->str);
+        if (k >= 0 && !need[k]) {
+            need[k] = 1;
+            uses(d, d->macro_def[k]->a, need);
+        }
+    }
+    uses(d, x->a, need);
+    uses(d, x->b, need);
+    uses(d, x->c, need);
+    for (size_t i = 0; i < x->nitems; i++)
+        uses(d, x->items[i], need);
+}
+
+/* The value of load= or run=: a section name, or several (a : b, or NDL's (a, b)). */
+static int section_names(const struct bs_node *v, const char **out, int max)
+{
+    if (v->kind == BS_ID || v->kind == BS_STR) {
+        out[0] = v->str;
+        return 1;
+    }
+    int n = 0;
+    if (v->kind == BS_ARRAY)
+        for (size_t i = 0; i < v->nitems && n < max; i++)
+            if (v->items[i]->kind == BS_ID || v->items[i]->kind == BS_STR)
+                out[n++] = v->items[i]->str;
+    return n;
+}
+
+static const struct bs_node *find_member(const struct bs_node *r, const char *name)
+{
+    for (size_t i = r->nitems; i-- > 0;)
+        if (r->items[i]->kind == BS_DEF && !strcasecmp(r->items[i]->str, name))
+            return r->items[i];
+    return NULL;
+}
+
+static int skipped(const char *name)
+{
+    return !strcasecmp(name, "load") || !strcasecmp(name, "run");
+}
+
+/* A file's members into d->top: with load= / run= its macros and those sections' lines
+ * (the builder's own load / run, when given, override the file's); else every member. */
+static int file_members(struct ndl *d, const struct unit *u, const char *const *load, int nload,
+                        const char *const *run, int nrun)
+{
+    const struct bs_node *r = bs_tree_root(u->tree);
+    const char *sec_load[16], *sec_run[16];
+    const struct bs_node *l = find_member(r, "load"), *ru = find_member(r, "run");
+    if (!nload && l)
+        nload = section_names(l->a, sec_load, 16), load = sec_load;
+    if (!nrun && ru)
+        nrun = section_names(ru->a, sec_run, 16), run = sec_run;
+    int rc = 0;
+    if (!nload && !nrun) {
+        for (size_t i = 0; rc == 0 && i < r->nitems; i++)
+            if (!skipped(r->items[i]->str))
+                rc = top_add(d, r->items[i]);
+        return rc;
+    }
+    for (size_t i = 0; rc == 0 && i < r->nitems; i++)
+        if (r->items[i]->a && r->items[i]->a->kind == BS_LAMBDA)
+            rc = top_add(d, r->items[i]);
+    for (int pass = 0; rc == 0 && pass < 2; pass++) {
+        const char *const *names = pass ? run : load;
+        for (int k = 0; rc == 0 && k < (pass ? nrun : nload); k++) {
+            const struct bs_node *s = find_member(r, names[k]);
+            if (!s || s->a->kind != BS_RECORD)
+                return bs_error(d->e, pass ? ru : l,
+                                "%s=%s: the NDL file has no section [ ... ] called '%s'",
+                                pass ? "run" : "load", names[k], names[k]);
+            for (size_t i = 0; rc == 0 && i < s->a->nitems; i++)
+                if (!skipped(s->a->items[i]->str))
+                    rc = top_add(d, s->a->items[i]);
+        }
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------ reading */
+
+static int read_file(const char *path, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    char *buf = malloc(NDL_MAX_FILE + 1);
+    size_t n = buf ? fread(buf, 1, NDL_MAX_FILE + 1, f) : 0;
+    int bad = !buf || ferror(f) || n > NDL_MAX_FILE;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return -2;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
+/* Parse NDL text (its $variables$ replaced from block outward) as unit d->u[d->nu]. */
+static int add_text(struct ndl *d, struct cfg_node *scope, const char *text, size_t len,
+                    const char *file, int line, int col, int is_macros, int subst)
+{
+    if (d->nu == NDL_MAX_UNITS)
+        return pt_err_set(d->e, PT_EUSER, "error: %s: more than %d NDL files or sections", file,
+                          NDL_MAX_UNITS);
+    struct unit *u = &d->u[d->nu];
+    char *sub = NULL;
+    struct cfg_origin o = {.file = file, .line = line, .col = col};
+    int rc = 0;
+    if (!(u->file = strdup(file)))
+        return pt_err_set(d->e, PT_ENOMEM, "error: out of memory");
+    if (subst)
+        rc = cfg_subst_text(scope, text, len, &o, &sub, d->e);
+    if (rc == 0)
+        rc = bs_parse_ndl(sub ? sub : text, sub ? strlen(sub) : len, u->file, line, col, &u->tree,
+                          d->e);
+    free(sub);
+    if (rc) {
+        free(u->file);
+        u->file = NULL;
+        return rc;
+    }
+    u->is_macros = is_macros;
+    d->nu++;
+    return collect(d, bs_tree_root(u->tree), 1);
+}
+
+/* An NDL file named by key (of block) at `path`: as written, else beside the config file. */
+static int add_file(struct ndl *d, struct cfg_node *block, struct cfg_node *key, const char *path,
+                    int is_macros)
+{
+    char *text = NULL, alt[1024];
+    size_t len = 0;
+    const char *used = path;
+    int rc = read_file(path, &text, &len);
+    const struct cfg_origin *o = cfg_value_origin(key);
+    if (rc == -1 && path[0] != '/' && o && o->file && strchr(o->file, '/')) {
+        int dir = (int)(strrchr(o->file, '/') - o->file);
+        const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+        snprintf(alt, sizeof alt, "%.*s/%s", dir, o->file, base);
+        if ((rc = read_file(alt, &text, &len)) == 0)
+            used = alt;
+    }
+    char where[512];
+    if (rc == -1)
+        return cfg_error(d->e, o, "%s: cannot read the NDL file '%s'",
+                         cfg_path(key, where, sizeof where), path);
+    if (rc == -2)
+        return cfg_error(d->e, o, "%s: the NDL file '%s' cannot be read whole (at most %d bytes)",
+                         cfg_path(key, where, sizeof where), path, NDL_MAX_FILE);
+    rc = add_text(d, block, text, len, used, 1, 1, is_macros, 1);
+    free(text);
+    return rc;
+}
+
+/* A config section (run= or load= of an inline NDLNetworkBuilder): its text, variables
+ * replaced, as a unit whose members are the section's lines. */
+static int add_section(struct ndl *d, struct cfg_node *block, struct cfg_node *by, const char *name)
+{
+    struct cfg_node *s = NULL;
+    char where[512];
+    int rc = cfg_find_block(block, name, &s, d->e);
+    if (rc)
+        return rc;
+    if (!s)
+        return cfg_error(d->e, cfg_value_origin(by),
+                         "%s=%s: no section [ ... ] called '%s' in the config (or give "
+                         "networkDescription=FILE)",
+                         cfg_path(by, where, sizeof where), name, name);
+    char *text = NULL;
+    struct cfg_origin o;
+    if ((rc = cfg_block_text(s, &text, &o, d->e)) != 0)
+        return rc;
+    rc = add_text(d, block, text, strlen(text), o.file ? o.file : "<config>", o.line, o.col, 0, 0);
+    free(text);
+    return rc;
+}
+
+static int find_key(struct cfg_node *block, const char *const *keys, struct cfg_node **out,
+                    struct pt_err *e)
+{
+    *out = NULL;
+    for (int i = 0; keys[i] && !*out; i++) {
+        int rc = cfg_find_local(block, keys[i], out, e);
+        if (rc)
+            return rc;
+    }
+    if (*out)
+        cfg_mark_used(*out);
+    return 0;
+}
+
+static void ndl_free(struct ndl *d)
+{
+    for (int i = 0; i < d->nu; i++) {
+        bs_tree_free(d->u[i].tree);
+        free(d->u[i].file);
+    }
+    free(d->top);
+    free(d->defined.v);
+    free(d->macros.v);
+    free(d->macro_def);
+}
+
+/* load= / run= of the builder block (searched outward for the inline form) as names. */
+static int list_of(struct cfg_node *n, const char **names, char bufs[][128], int max,
+                   struct pt_err *e)
+{
+    const char *s = NULL;
+    int rc = cfg_value(n, &s, e), k = 0;
+    if (rc)
+        return -1;
+    while (*s && k < max) {
+        size_t len = strcspn(s, ":+ \t");
+        if (len && len < 128) {
+            memcpy(bufs[k], s, len);
+            bufs[k][len] = '\0';
+            names[k] = bufs[k];
+            k++;
+        }
+        s += len;
+        s += strspn(s, ":+ \t");
+    }
+    return k;
+}
+
+int nn_ndl_text(struct cfg_node *block, char **text, char *file, size_t fsize, struct pt_err *e)
+{
+    struct ndl d;
+    memset(&d, 0, sizeof d);
+    d.e = e;
+    *text = NULL;
+    static const char *const k_desc[] = {"networkDescription", "NetworkDescription", NULL};
+    static const char *const k_macros[] = {"ndlMacros", "NDLMacros", NULL};
+    static const char *const k_load[] = {"load", NULL};
+    static const char *const k_run[] = {"run", NULL};
+    struct cfg_node *desc = NULL, *macros = NULL, *load = NULL, *run = NULL;
+    const char *load_names[16], *run_names[16];
+    char load_buf[16][128], run_buf[16][128];
+    int nload = 0, nrun = 0, rc = find_key(block, k_desc, &desc, e);
+    if (rc == 0)
+        rc = find_key(block, k_macros, &macros, e);
+    if (rc == 0)
+        rc = find_key(block, k_load, &load, e);
+    if (rc == 0)
+        rc = find_key(block, k_run, &run, e);
+    if (rc == 0 && !desc && !run) { /* the inline form: run= may be above the block */
+        if ((rc = cfg_find(block, "run", &run, e)) == 0 && !load)
+            rc = cfg_find(block, "load", &load, e);
+    }
+    if (rc == 0 && load && (nload = list_of(load, load_names, load_buf, 16, e)) < 0)
+        rc = e->code;
+    if (rc == 0 && run && (nrun = list_of(run, run_names, run_buf, 16, e)) < 0)
+        rc = e->code;
+    char where[512];
+    if (rc == 0 && !desc && !run)
+        rc = cfg_error(e, cfg_origin_of(block),
+                       "%s: an NDLNetworkBuilder needs networkDescription=FILE (the NDL "
+                       "file) or run=SECTION (a section of the config that holds the network)",
+                       cfg_path(block, where, sizeof where));
+    /* the macro files, '+'-separated, each read as a whole */
+    const char *s = NULL;
+    if (rc == 0 && macros && (rc = cfg_value(macros, &s, e)) == 0) {
+        char path[1024];
+        while (rc == 0 && *s) {
+            size_t len = strcspn(s, "+");
+            if (len >= sizeof path)
+                rc = cfg_error(e, cfg_value_origin(macros), "ndlMacros: a path is too long");
+            else if (len) {
+                memcpy(path, s, len);
+                path[len] = '\0';
+                rc = add_file(&d, block, macros, path, 1);
+            }
+            s += len + (s[len] == '+');
+        }
+    }
+    int first_net = d.nu;
+    if (rc == 0 && desc && (rc = cfg_value(desc, &s, e)) == 0) {
+        if (strchr(s, '+'))
+            rc = cfg_error(e, cfg_value_origin(desc),
+                           "networkDescription: one file only (more NDL files of macros go in "
+                           "ndlMacros=A+B, as in CNTK)");
+        else
+            rc = add_file(&d, block, desc, s, 0);
+    }
+    if (rc == 0 && !desc) {
+        for (int k = 0; rc == 0 && k < nload; k++)
+            rc = add_section(&d, block, load, load_names[k]);
+        for (int k = 0; rc == 0 && k < nrun; k++)
+            rc = add_section(&d, block, run, run_names[k]);
+    }
+    /* the members: the macro files', then the network's */
+    for (int i = 0; rc == 0 && i < d.nu; i++) {
+        if (i < first_net || !desc)
+            rc = file_members(&d, &d.u[i], NULL, 0, NULL, 0);
+        else
+            rc = file_members(&d, &d.u[i], load_names, nload, run_names, nrun);
+    }
+    /* only the macros the network uses */
+    char *need = rc == 0 ? calloc(d.macros.n + 1, 1) : NULL;
+    if (rc == 0 && !need)
+        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    for (size_t i = 0; rc == 0 && i < d.ntop; i++)
+        if (!(d.top[i]->a && d.top[i]->a->kind == BS_LAMBDA))
+            uses(&d, d.top[i]->a, need);
+    struct out o = {0};
+    for (size_t i = 0; rc == 0 && i < d.ntop; i++) {
+        const struct bs_node *m = d.top[i];
+        if (m->a && m->a->kind == BS_LAMBDA) {
+            int k = names_find(&d.macros, m->str);
+            if (k >= 0 && !need[k])
+                continue; /* a macro the network does not call */
+        }
+        member(&d, &o, m, 1);
+    }
+    free(need);
+    if (rc == 0 && o.oom)
+        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    if (rc == 0) {
+        const char *f = desc ? d.u[first_net].file : d.nu ? d.u[d.nu - 1].file : "<config>";
+        snprintf(file, fsize, "%s", f);
+        *text = o.p;
+        o.p = NULL;
+    }
+    free(o.p);
+    ndl_free(&d);
+    return rc;
+}
