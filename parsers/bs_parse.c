@@ -442,10 +442,13 @@ static struct bs_node *function(struct parser *p, const struct bs_tok *name)
     char ex[64];
     if (!n || list(p, open, &v, param))
         return NULL;
-    if (!bsp_is(p, TK_ASSIGN))
+    /* NDL's macros may also be written NAME (params) [ ... ], without the '=' */
+    int ndl_body = p->ndl && (bsp_is(p, TK_LBRACK) || bsp_is(p, TK_LBRACE));
+    if (!bsp_is(p, TK_ASSIGN) && !ndl_body)
         return bsp_expected(p, "'=' after the parameters of '%s'",
                             bsp_tok_text(name, ex, sizeof ex));
-    bsp_next(p);
+    if (!ndl_body)
+        bsp_next(p);
     n->items = v.v;
     n->nitems = v.n;
     if (!(n->a = expr(p)))

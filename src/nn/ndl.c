@@ -106,9 +106,17 @@ static int names_add(struct names *s, const char *name)
 static int names_find(const struct names *s, const char *name)
 {
     for (size_t i = 0; i < s->n; i++)
-        if (!strcmp(s->v[i], name))
+        if (!strcasecmp(s->v[i], name)) /* NDL's names have no case */
             return (int)i;
     return -1;
+}
+
+/* NDL's names have no case (DnnLastLayer is DNNLastLayer): every spelling of a name the
+ * NDL defines is written as its first definition's. */
+static const char *canon(const struct names *defined, const char *name)
+{
+    int k = names_find(defined, name);
+    return k >= 0 ? defined->v[k] : name;
 }
 
 /* ------------------------------------------------------------------ NDL's functions */
@@ -199,6 +207,16 @@ static int is_number(const char *s, double *v)
 static void named_value(struct ndl *d, struct out *o, const char *name, const struct bs_node *x)
 {
     double v;
+    if (!strcasecmp(name, "tag") &&
+        (x->kind == BS_STR || (x->kind == BS_ID && names_find(&d->defined, x->str) < 0))) {
+        char t[64]; /* NDL's tags have no case (tag=Criteria) */
+        size_t i = 0;
+        for (; x->str[i] && i + 1 < sizeof t; i++)
+            t[i] = (char)tolower((unsigned char)x->str[i]);
+        t[i] = '\0';
+        string(o, t);
+        return;
+    }
     if (x->kind == BS_ID && names_find(&d->defined, x->str) < 0) {
         const char *s = x->str;
         for (size_t i = 0; !strcasecmp(name, "init") && i < sizeof inits / sizeof inits[0]; i++)
@@ -446,7 +464,7 @@ static void call(struct ndl *d, struct out *o, const struct bs_node *c)
         const struct bs_node *a = c->items[i];
         if (a->kind == BS_DEF && lam) {
             size_t j = 0;
-            while (j < lam->nitems && strcmp(lam->items[j]->str, a->str))
+            while (j < lam->nitems && strcasecmp(lam->items[j]->str, a->str))
                 j++;
             if (j == lam->nitems)
                 continue;
@@ -454,7 +472,7 @@ static void call(struct ndl *d, struct out *o, const struct bs_node *c)
         put(o, "%s", first ? "" : ", ");
         first = 0;
         if (a->kind == BS_DEF) {
-            put(o, "%s = ", a->str);
+            put(o, "%s = ", lam ? canon(&d->defined, a->str) : a->str);
             named_value(d, o, a->str, a->a);
         } else
             expr(d, o, a);
@@ -478,7 +496,7 @@ static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
     case BS_NUM: number(o, x->num); return;
     case BS_STR: string(o, x->str); return;
     case BS_BOOL: put(o, "%s", x->num != 0 ? "true" : "false"); return;
-    case BS_ID: put(o, "%s", x->str); return;
+    case BS_ID: put(o, "%s", canon(&d->defined, x->str)); return;
     case BS_VAR: put(o, "$%s$", x->str); return;
     case BS_RECORD: record(d, o, x); return;
     case BS_DEF:
@@ -504,7 +522,7 @@ static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
         return;
     case BS_DOT:
         expr(d, o, x->a);
-        put(o, ".%s", x->str);
+        put(o, ".%s", canon(&d->defined, x->str));
         return;
     case BS_IF:
         put(o, "(if ");
@@ -543,7 +561,7 @@ static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
 static void member(struct ndl *d, struct out *o, const struct bs_node *m, int top)
 {
     at(o, m);
-    const char *name = m->str;
+    const char *name = canon(&d->defined, m->str);
     for (size_t i = 0; top && i < sizeof special / sizeof special[0]; i++)
         if (!strcasecmp(name, special[i][0]))
             name = special[i][1];
@@ -574,8 +592,8 @@ static void member(struct ndl *d, struct out *o, const struct bs_node *m, int to
     }
     const char *ret = "";
     for (size_t i = 0; i < v->a->nitems; i++)
-        if (!strcmp(v->a->items[i]->str, m->str))
-            ret = m->str;
+        if (!strcasecmp(v->a->items[i]->str, m->str))
+            ret = canon(&d->defined, m->str);
     put(o, "BS.NDL.Return (");
     record(d, o, v->a);
     put(o, ", ");
@@ -822,12 +840,15 @@ static int add_section(struct ndl *d, struct cfg_node *block, struct cfg_node *b
     return rc;
 }
 
-static int find_key(struct cfg_node *block, const char *const *keys, struct cfg_node **out,
-                    struct pt_err *e)
+/* The first of keys that the block has (outward: climbing to the top, as CNTK looks up
+ * ndlMacros and networkDescription). */
+static int find_key(struct cfg_node *block, const char *const *keys, int outward,
+                    struct cfg_node **out, struct pt_err *e)
 {
     *out = NULL;
     for (int i = 0; keys[i] && !*out; i++) {
-        int rc = cfg_find_local(block, keys[i], out, e);
+        int rc =
+            outward ? cfg_find(block, keys[i], out, e) : cfg_find_local(block, keys[i], out, e);
         if (rc)
             return rc;
     }
@@ -883,13 +904,13 @@ int nn_ndl_text(struct cfg_node *block, char **text, char *file, size_t fsize, s
     struct cfg_node *desc = NULL, *macros = NULL, *load = NULL, *run = NULL;
     const char *load_names[16], *run_names[16];
     char load_buf[16][128], run_buf[16][128];
-    int nload = 0, nrun = 0, rc = find_key(block, k_desc, &desc, e);
+    int nload = 0, nrun = 0, rc = find_key(block, k_desc, 1, &desc, e);
     if (rc == 0)
-        rc = find_key(block, k_macros, &macros, e);
+        rc = find_key(block, k_macros, 1, &macros, e);
     if (rc == 0)
-        rc = find_key(block, k_load, &load, e);
+        rc = find_key(block, k_load, 0, &load, e);
     if (rc == 0)
-        rc = find_key(block, k_run, &run, e);
+        rc = find_key(block, k_run, 0, &run, e);
     if (rc == 0 && !desc && !run) { /* the inline form: run= may be above the block */
         if ((rc = cfg_find(block, "run", &run, e)) == 0 && !load)
             rc = cfg_find(block, "load", &load, e);
