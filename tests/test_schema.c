@@ -519,15 +519,22 @@ START_TEST(builder_precedence)
         "%strain=[action=train; modelPath=m\n BrainScriptNetworkBuilder={ z = Input(784) }\n%s",
         snb, tail);
     ck_assert_msg(check_trainer(text, NULL, &e) == 0, "%s", e.msg);
-    /* without one: the first of the others, in CNTK's order, is refused */
+    /* without one: the first of the others, in CNTK's order: NDL before BrainScript (read
+     * when training starts), createNetwork before both, refused */
     snprintf(text, sizeof text,
              "train=[action=train; modelPath=m\n BrainScriptNetworkBuilder={ z = Input(784) }\n"
              " NDLNetworkBuilder=[networkDescription=x.ndl]\n%s",
              tail);
+    ck_assert_msg(check_trainer(text, NULL, &e) == 0, "%s", e.msg);
+    snprintf(text, sizeof text,
+             "train=[action=train; modelPath=m\n BrainScriptNetworkBuilder={ z = Input(784) }\n"
+             " createNetwork = x\n%s",
+             tail);
     ck_assert_int_eq(check_trainer(text, NULL, &e), PT_EUSER);
-    ck_assert_str_eq(e.msg, "t.cfg:3:2: error: train.NDLNetworkBuilder: not supported by "
-                            "partrain: NDL networks are not supported; describe the network "
-                            "with SimpleNetworkBuilder = [ layerSizes=...; ... ] or "
+    ck_assert_str_eq(e.msg, "t.cfg:3:2: error: train.createNetwork: not supported by "
+                            "partrain: createNetwork is BrainScript's network lambda, which "
+                            "CNTK's configFile= mode does not implement either; describe the "
+                            "network with SimpleNetworkBuilder = [ layerSizes=...; ... ] or "
                             "BrainScriptNetworkBuilder = [ ... ] (next to either, this block is "
                             "inactive, as in CNTK)");
     snprintf(text, sizeof text,
@@ -609,8 +616,8 @@ START_TEST(trainer_missing_parts)
     ck_assert_str_eq(
         e.msg,
         "t.cfg:1:1: error: train: missing the network: partrain builds networks described by "
-        "SimpleNetworkBuilder = [ ... ] or BrainScriptNetworkBuilder = [ ... ] "
-        "(NDLNetworkBuilder is not supported)");
+        "SimpleNetworkBuilder = [ ... ], NDLNetworkBuilder = [ ... ] or "
+        "BrainScriptNetworkBuilder = [ ... ]");
     ck_assert_int_eq(check_trainer("command=x\nx=5\n", NULL, &e), PT_EUSER);
     ck_assert_str_eq(
         e.msg, "t.cfg:2:1: error: command=x names 'x', which is a value, not a block [ ... ]");

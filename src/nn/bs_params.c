@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "nn/bs_eval_internal.h"
 
@@ -212,8 +213,17 @@ int bse_image_input(struct ev *v, const struct bs_node *at, const char *name, st
     dims->n = 3;
     for (int i = 0; i < 3; i++)
         dims->v[i] = a[i];
-    if (!bse_get_str(&a[3]))
+    const char *layout = bse_get_str(&a[3]);
+    if (!layout)
         return bse_type_error(v, at, "ImageInput imageLayout", "a string", &a[3]);
+    int channels = 0;
+    if (!strcasecmp(layout, "HWC") &&
+        bse_get_int(v, at, "ImageInput imageChannels", &a[2], &channels) == 0 && channels != 1)
+        return bs_error(v->e, at,
+                        "ImageInput: imageLayout='HWC' (the channels innermost, NDL's default) "
+                        "is not supported for images of %d channels: partrain reads images in "
+                        "CNTK's cudnn (CHW) layout; write imageLayout=\"cudnn\"",
+                        channels);
     struct bv in[5] = {
         {.k = BV_ARR, .arr = dims}, a[4], {.k = BV_BOOL, .num = 0}, a[5], {.k = BV_BOOL, .num = 0}};
     return bse_input(v, at, name, in, out);

@@ -1,0 +1,179 @@
+#!/bin/sh
+# CNTK's NDLNetworkBuilder, read as BrainScript (src/nn/ndl.c). Checked: a network described
+# in NDL (a macros file, load= and run= sections, a macro whose result is the line named
+# like it, names in any case, bare words, NDL's function names, a (a, b) array, L1.W
+# reaching a macro's line) trains epoch for epoch to the numbers of the same network written
+# in BrainScript; the inline form (run= naming sections of the config) gives them too; a
+# model trained from NDL is tested; a 2-rank run; the 2D Convolution, MaxPooling,
+# ImageInput and ImageParameter forms of NDL with $variables$ of the config train; and
+# errors name the NDL file and line (or the config's), never a crash.
+set -u
+. "${top_srcdir:-.}/tests/testlib.sh"
+cd "$tmp"
+toy_ctf 'x * x + y * y < 0.5' >d.ctf
+cat >macros.ndl <<'NDL'
+# an affine layer: the result is its last line, z
+DNNLayer(inDim, outDim, x, scale) = [
+    W = LearnableParameter(outDim, inDim, init = uniform, initValueScale = scale)
+    b = LearnableParameter(outDim, 1, init = fixedValue, value = 0)
+    t = Times(W, x)
+    z = Plus(t, b)
+]
+# the older form without '='; the result is the line named like the macro, not the last
+SigLayer(inDim, outDim, x, scale)
+[
+    f = DNNLayer(inDim, outDim, x, scale)
+    SigLayer = Sigmoid(f)
+    unused = Minus(f, f)
+]
+Unused(x) = [ y = NoSuchFunction(x) ]
+NDL
+cat >net.ndl <<'NDL'
+load = io
+run = DNN
+io = [
+    featDim = 2
+    LabelDim = 2
+    features = InputValue(featDim, tag = feature)
+    labels = InputValue(labelDim, tag = label)
+]
+DNN = [
+    h1 = siglayer(featDim, 32, features, 1)
+    ol = DNNLayer(32, labelDim, h1, 1)
+    ce = CEWithSM(labels, ol, tag = Criteria)
+    errs = ErrorPrediction(labels, ol)
+    errs2 = ClassificationError(labels, ol.z)
+    EvalNodes = (errs, errs2)
+    OutputNodes = (ol)
+]
+NDL
+common='SGD = [ epochSize = 1000 ; minibatchSize = 32 ; learningRatesPerSample = 0.01 ; momentumAsTimeConstant = 300 ; maxEpochs = 3 ]
+    reader = [ readerType = CNTKTextFormatReader ; file = "d.ctf"
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ] ]'
+cat >n.cntk <<CFG
+deviceId = -1
+command = train:test
+traceLevel = 1
+modelPath = "\$M\$/m.dnn"
+train = [ action = train
+    NDLNetworkBuilder = [ ndlMacros = "macros.ndl" ; networkDescription = "net.ndl" ]
+    $common
+test = [ action = test ; reader = [ readerType = CNTKTextFormatReader ; file = "d.ctf"
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ] ]
+CFG
+cat >b.cntk <<CFG
+deviceId = -1
+command = train
+traceLevel = 1
+train = [ action = train ; modelPath = "\$M\$/m.dnn"
+    BrainScriptNetworkBuilder = [
+        features = Input(2)
+        labels = Input(2)
+        h1 = [ f = [ W = Parameter(32, 2, init = 'uniform', initValueScale = 1)
+                     b = Parameter(32, 1, init = 'fixedValue', value = 0)
+                     z = W * features + b ].z
+               SigLayer = Sigmoid(f) ].SigLayer
+        ol = [ W = Parameter(2, 32, init = 'uniform', initValueScale = 1)
+               b = Parameter(2, 1, init = 'fixedValue', value = 0)
+               z = W * h1 + b ].z
+        ce = CrossEntropyWithSoftmax(labels, ol)
+        errs = ClassificationError(labels, ol)
+        errs2 = ClassificationError(labels, ol)
+        featureNodes = (features) ; labelNodes = (labels) ; criterionNodes = (ce)
+        evaluationNodes = (errs : errs2) ; outputNodes = (ol)
+    ]
+    $common
+CFG
+# epochs LOG: its Finished Epoch lines without their times
+epochs() { grep '^Finished Epoch' "$1" | sed 's/epochTime=.*//'; }
+"$T" configFile=n.cntk M=n >n.out 2>n.err && ok || { no "NDL: exit $?"; tail -5 n.err; }
+"$T" configFile=b.cntk M=b >b.out 2>b.err && ok || { no "BrainScript: exit $?"; tail -5 b.err; }
+has n.err "Node 'h1.f.W' (LearnableParameter operation) : [32 x 2]"
+epochs n.err >n.ep
+epochs b.err >b.ep
+[ "$(wc -l <n.ep)" = 3 ] && cmp -s n.ep b.ep && ok ||
+    { no "NDL and BrainScript train otherwise"; diff n.ep b.ep | head -6; }
+has n.err "Final Results: Minibatch[1-1]: errs = "
+# the inline form: the builder's run= and load= name sections of the config
+cat >i.cntk <<CFG
+deviceId = -1
+command = train
+traceLevel = 1
+ndlMacros = "macros.ndl"
+io = [ featDim = 2 ; labelDim = 2
+       features = InputValue(featDim, tag = feature) ; labels = InputValue(labelDim, tag = label) ]
+DNN = [
+    h1 = SigLayer(featDim, 32, features, 1)
+    ol = DNNLayer(32, labelDim, h1, 1)
+    ce = CrossEntropyWithSoftmax(labels, ol) ; errs = ErrorPrediction(labels, ol)
+    errs2 = ErrorPrediction(labels, ol.z)
+    CriterionNodes = (ce) ; EvalNodes = (errs, errs2) ]
+train = [ action = train ; modelPath = "\$M\$/m.dnn"
+    NDLNetworkBuilder = [ load = io ; run = DNN ]
+    $common
+CFG
+"$T" configFile=i.cntk M=i >i.out 2>i.err && ok || { no "inline NDL: exit $?"; tail -5 i.err; }
+epochs i.err >i.ep
+cmp -s i.ep b.ep && ok || { no "inline NDL trains otherwise"; diff i.ep b.ep | head -6; }
+mpi -n 2 "$T" configFile=n.cntk M=p command=train \
+    train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD] >p.out 2>p.err && ok ||
+    { no "NDL on 2 ranks: exit $?"; tail -5 p.err; }
+has p.err "Finished Epoch[ 3 of 3]"
+# images: ImageInput, the 2D Convolution, MaxPooling, ImageParameter, $variables$
+awk 'BEGIN { s = 5; for (i = 0; i < 400; i++) { line = "|features"; t = 0
+    for (k = 0; k < 16; k++) { s = (s * 1103515245 + 12345) % 2147483648; v = s / 2147483648
+        line = line sprintf(" %.3f", v); if (k % 5 == 0) t += v }
+    c = t > 1.6; print line " |labels " 1 - c " " c } }' >img.ctf
+cat >img.ndl <<'NDL'
+features = ImageInput(4, 4, 1, imageLayout = $layout$)
+labels = Input(2)
+W = LearnableParameter(4, 9, init = Gaussian, initValueScale = 1)
+c = Convolution(W, features, 3, 3, 4, 1, 1, zeroPadding = true, imageLayout = $layout$)
+b = ImageParameter(1, 1, 4, init = fixedValue, value = 0, imageLayout = $layout$)
+r = RectifiedLinear(Plus(c, b))
+p = MaxPooling(r, 2, 2, 2, 2, imageLayout = $layout$)
+Wo = ImageParameter(2, 2, 2, 4, init = uniform, imageLayout = $layout$)
+ol = Plus(Times(Wo, p), LearnableParameter(2, 1, init = fixedValue, value = 0))
+ce = CrossEntropyWithSoftmax(labels, ol)
+err = ErrorPrediction(labels, ol)
+FeatureNodes = (features) ; LabelNodes = (labels) ; CriteriaNodes = (ce) ; EvalNodes = (err)
+NDL
+cat >img.cntk <<'CFG'
+deviceId = -1
+command = train
+layout = "cudnn"
+train = [ action = train ; modelPath = "$M$/m.dnn"
+    NDLNetworkBuilder = [ networkDescription = "img.ndl" ]
+    SGD = [ epochSize = 400 ; minibatchSize = 16 ; learningRatesPerSample = 0.01 ; maxEpochs = 2 ]
+    reader = [ readerType = CNTKTextFormatReader ; file = "img.ctf"
+        input = [ features = [ dim = 16 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ] ]
+CFG
+"$T" configFile=img.cntk M=g >g.out 2>g.err && ok || { no "image NDL: exit $?"; tail -5 g.err; }
+has g.err "Finished Epoch[ 2 of 2]"
+# errors: the NDL file and line, or the config's
+fails() { # EXPECTED-TEXT ARGS...: the run fails (not a crash) saying EXPECTED-TEXT
+    want=$1
+    shift
+    "$T" "$@" >f.out 2>f.err
+    rc=$?
+    [ $rc = 1 ] && grep -qF -- "$want" f.err && ok ||
+        { no "expected exit 1 with '$want', got $rc:"; tail -3 f.err; }
+}
+fails "<command line>:arg4: error: train.NDLNetworkBuilder.networkDescription: cannot read the NDL file 'nope.ndl'" \
+    configFile=n.cntk M=e command=train train.NDLNetworkBuilder.networkDescription=nope.ndl
+sed 's/^run = DNN/run = NoSuch/' net.ndl >bad1.ndl
+fails "bad1.ndl:2:1: error: run=NoSuch: the NDL file has no section [ ... ] called 'NoSuch'" \
+    configFile=n.cntk M=e command=train train.NDLNetworkBuilder.networkDescription=bad1.ndl
+fails "img.ndl:1:46: error: expected an expression after '='" configFile=img.cntk M=e layout=
+sed 's/^layout = "cudnn"//' img.cntk >nolayout.cntk
+fails "img.ndl:1:46: error: unknown variable \$layout\$" configFile=nolayout.cntk M=e
+sed 's/h1 = siglayer(featDim, 32, features, 1)/h1 = NoSuchLayer(featDim, 32, features, 1)/' net.ndl >bad2.ndl
+fails "bad2.ndl:10:10: error: unknown name 'NoSuchLayer'" \
+    configFile=n.cntk M=e command=train train.NDLNetworkBuilder.networkDescription=bad2.ndl
+printf 'x = (\n' >>macros.ndl
+fails "macros.ndl:" configFile=n.cntk M=e command=train
+sed 's/imageLayout = \$layout\$)$/imageLayout = HWC)/; 1s/ImageInput(4, 4, 1,/ImageInput(4, 4, 3,/' img.ndl >hwc.ndl
+fails "hwc.ndl:1:12: error: ImageInput: imageLayout='HWC'" \
+    configFile=img.cntk M=e train.NDLNetworkBuilder.networkDescription=hwc.ndl
+echo "test_ndl: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
