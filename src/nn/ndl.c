@@ -301,6 +301,8 @@ static void ndl_call(struct ndl *d, struct out *o, const struct bs_node *c, cons
 {
     const struct bs_node *pos[32], *nam[32];
     size_t np, nn;
+    if (!fn)
+        return;
     split_args(c, pos, &np, nam, &nn);
     int first = 1, has_layout = 0;
     const char *callee = fn;
