@@ -1,28 +1,30 @@
 #!/bin/sh
 # CNTK's NDLNetworkBuilder, read as BrainScript (src/nn/ndl.c). Checked: a network described
 # in NDL (a macros file, load= and run= sections, a macro whose result is the line named
-# like it, names in any case, bare words, NDL's function names, a (a, b) array, L1.W
-# reaching a macro's line) trains epoch for epoch to the numbers of the same network written
+# like it, a macro defined in a section and called where a variable has its name in other
+# case (AN4's logPrior = LogPrior (labels)), names in any case, bare words, NDL's function
+# names (SoftMax), a (a, b) array, L1.W reaching a macro's line) trains epoch for epoch to the numbers of the same network written
 # in BrainScript; the inline form (run= naming sections of the config) gives them too; a
 # model trained from NDL is tested; a 2-rank run; the 2D Convolution, MaxPooling,
-# ImageInput and ImageParameter forms of NDL with $variables$ of the config train; and
-# errors name the NDL file and line (or the config's), never a crash.
+# ImageInput and ImageParameter forms of NDL with $variables$ of the config train;
+# init = fromFile reads a parameter's values (kept in the model); and errors name the NDL
+# file and line (or the config's), never a crash.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 cd "$tmp"
 toy_ctf 'x * x + y * y < 0.5' >d.ctf
 cat >macros.ndl <<'NDL'
 # an affine layer: the result is its last line, z
-DNNLayer(inDim, outDim, x, scale) = [
-    W = LearnableParameter(outDim, inDim, init = uniform, initValueScale = scale)
+DNNLayer(inDim, outDim, x, wScale) = [
+    W = LearnableParameter(outDim, inDim, init = uniform, initValueScale = wScale)
     b = LearnableParameter(outDim, 1, init = fixedValue, value = 0)
     t = Times(W, x)
     z = Plus(t, b)
 ]
 # the older form without '='; the result is the line named like the macro, not the last
-SigLayer(inDim, outDim, x, scale)
+SigLayer(inDim, outDim, x, wScale)
 [
-    f = DNNLayer(inDim, outDim, x, scale)
+    f = DNNLayer(inDim, outDim, x, wScale)
     SigLayer = Sigmoid(f)
     unused = Minus(f, f)
 ]
@@ -36,15 +38,19 @@ io = [
     LabelDim = 2
     features = InputValue(featDim, tag = feature)
     labels = InputValue(labelDim, tag = label)
+    # a macro defined in a section; called where a variable has its name in other case
+    Scaled(x) = [ y = Scale(Const(1), x) ]
 ]
 DNN = [
     h1 = siglayer(featDim, 32, features, 1)
     ol = DNNLayer(32, labelDim, h1, 1)
     ce = CEWithSM(labels, ol, tag = Criteria)
     errs = ErrorPrediction(labels, ol)
-    errs2 = ClassificationError(labels, ol.z)
+    scaled = Scaled(ol.z)
+    errs2 = ClassificationError(labels, scaled)
     EvalNodes = (errs, errs2)
-    OutputNodes = (ol)
+    prob = SoftMax(ol)
+    OutputNodes = (prob)
 ]
 NDL
 common='SGD = [ epochSize = 1000 ; minibatchSize = 32 ; learningRatesPerSample = 0.01 ; momentumAsTimeConstant = 300 ; maxEpochs = 3 ]
@@ -150,6 +156,37 @@ train = [ action = train ; modelPath = "$M$/m.dnn"
 CFG
 "$T" configFile=img.cntk M=g >g.out 2>g.err && ok || { no "image NDL: exit $?"; tail -5 g.err; }
 has g.err "Finished Epoch[ 2 of 2]"
+# init = fromFile: a fixed projection read from a text file (a line a row), kept in the model
+# (tested without the file), written out by action=write: proj = P x with P = [1 2; 3 4]
+printf '1 2\n3 4\n' >proj.txt
+cat >proj.ndl <<'NDL'
+features = Input(2) ; labels = Input(2)
+P = Parameter(2, 2, init = fromFile, initFromFilePath = "proj.txt", learningRateMultiplier = 0)
+proj = Times(P, features)
+W = Parameter(2, 2) ; ol = Plus(Times(W, proj), Parameter(2, 1, init = fixedValue, value = 0))
+ce = CrossEntropyWithSoftmax(labels, ol) ; err = ErrorPrediction(labels, ol)
+FeatureNodes = (features) ; LabelNodes = (labels) ; CriterionNodes = (ce) ; EvalNodes = (err)
+NDL
+cat >proj.cntk <<CFG
+deviceId = -1
+command = train:write
+modelPath = "pm/m.dnn"
+train = [ action = train
+    NDLNetworkBuilder = [ networkDescription = "proj.ndl" ]
+    $common
+write = [ action = write ; outputPath = "out" ; outputNodeNames = proj
+    reader = [ readerType = CNTKTextFormatReader ; file = "d.ctf" ; randomize = false
+        input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ] ]
+CFG
+"$T" configFile=proj.cntk >j.out 2>j.err && ok || { no "fromFile: exit $?"; tail -5 j.err; }
+awk 'NR == FNR { a[FNR] = $2; b[FNR] = $3; next }
+     { d = $1 - (a[FNR] + 2 * b[FNR]); e = $2 - (3 * a[FNR] + 4 * b[FNR])
+       if (d * d + e * e > 1e-8) bad++ } END { exit bad || FNR != 2000 }' d.ctf out.proj && ok ||
+    { no "fromFile: proj is not [1 2; 3 4] x"; head -2 out.proj; }
+mv proj.txt proj.bak
+"$T" configFile=proj.cntk command=write write.outputPath=out2 >j.out 2>j.err && cmp -s out.proj out2.proj && ok ||
+    { no "fromFile: the model's values without the file"; tail -3 j.err; }
+mv proj.bak proj.txt
 # errors: the NDL file and line, or the config's
 fails() { # EXPECTED-TEXT ARGS...: the run fails (not a crash) saying EXPECTED-TEXT
     want=$1
@@ -168,10 +205,20 @@ fails "img.ndl:1:46: error: expected an expression after '='" configFile=img.cnt
 sed 's/^layout = "cudnn"//' img.cntk >nolayout.cntk
 fails "img.ndl:1:46: error: unknown variable \$layout\$" configFile=nolayout.cntk M=e
 sed 's/h1 = siglayer(featDim, 32, features, 1)/h1 = NoSuchLayer(featDim, 32, features, 1)/' net.ndl >bad2.ndl
-fails "bad2.ndl:10:10: error: unknown name 'NoSuchLayer'" \
+fails "bad2.ndl:12:10: error: unknown name 'NoSuchLayer'" \
     configFile=n.cntk M=e command=train train.NDLNetworkBuilder.networkDescription=bad2.ndl
 printf 'x = (\n' >>macros.ndl
 fails "macros.ndl:" configFile=n.cntk M=e command=train
+printf '1 2\n3\n' >short.txt
+sed 's/proj.txt/short.txt/' proj.ndl >short.ndl
+fails "short.ndl:2:5: error: Parameter: short.txt:2: 1 values, the parameter has 2 columns" \
+    configFile=proj.cntk command=train train.NDLNetworkBuilder.networkDescription=short.ndl
+sed 's/proj.txt/none.txt/' proj.ndl >none.ndl
+fails "none.ndl:2:5: error: Parameter: cannot read initFromFilePath 'none.txt'" \
+    configFile=proj.cntk command=train train.NDLNetworkBuilder.networkDescription=none.ndl
+printf 'x = Input(2)\nX = Plus(x, x)\n' >dup.ndl
+fails "dup.ndl:2:1: error: 'X' is 'x' (dup.ndl:1:1) again: NDL's names have no case" \
+    configFile=proj.cntk command=train train.NDLNetworkBuilder.networkDescription=dup.ndl
 sed 's/imageLayout = \$layout\$)$/imageLayout = HWC)/; 1s/ImageInput(4, 4, 1,/ImageInput(4, 4, 3,/' img.ndl >hwc.ndl
 fails "hwc.ndl:1:12: error: ImageInput: imageLayout='HWC'" \
     configFile=img.cntk M=e train.NDLNetworkBuilder.networkDescription=hwc.ndl

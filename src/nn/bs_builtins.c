@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "nn/bs_eval_internal.h"
 
@@ -283,8 +284,16 @@ static const struct builtin builtins[] = {
      bse_image_input,
      NULL,
      0},
-    {"Parameter", {"dims", "?cols=None", PARAM_OPTS}, bse_parameter, NULL, 0},
-    {"LearnableParameter", {"dims", "?cols=None", PARAM_OPTS}, bse_parameter, NULL, 0},
+    {"Parameter",
+     {"dims", "?cols=None", PARAM_OPTS, "initFromFilePath=''"},
+     bse_parameter,
+     NULL,
+     0},
+    {"LearnableParameter",
+     {"dims", "?cols=None", PARAM_OPTS, "initFromFilePath=''"},
+     bse_parameter,
+     NULL,
+     0},
     {"ParameterTensor", {"dims", PARAM_OPTS}, bse_parameter_tensor, NULL, 0},
     {"Constant", {"value", "?rows=None", "?cols=None", "tag=''"}, bse_constant, NULL, 0},
     {"ConstantTensor", {"value", "dims", "tag=''"}, bse_constant, NULL, 0},
@@ -463,6 +472,14 @@ static const struct builtin builtins[] = {
     {"Fail", {"what"}, bi_fail, NULL, 0},
     {"NDL.Return", {"macro", "result"}, bi_ndl_return, NULL, 0},
 };
+
+const char *bse_builtin_spelled(const char *name)
+{
+    for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+        if (!strcasecmp(builtins[i].name, name))
+            return builtins[i].name;
+    return NULL;
+}
 
 const struct builtin *bse_find_builtin(const char *name)
 {

@@ -191,6 +191,7 @@ static int read_loaded(struct cfg_node *block, const char *path, struct nn_confi
         rc = cfg_error(e, cfg_value_origin(block), "BS.Network.Load: the file name is too long");
     if (rc == 0) {
         out->rnn = NN_GRAPH;
+        out->from_model = 1; /* the model's values are the start */
         memcpy(out->bs_text, mc->bs_text, sizeof out->bs_text);
         memcpy(out->bs_root, mc->bs_root, sizeof out->bs_root);
         memcpy(out->bs_file, mc->bs_file, sizeof out->bs_file);
@@ -264,6 +265,7 @@ static int read_block(struct cfg_node *block, struct nn_config *out, struct pt_e
     free(full);
     out->bs_line = line;
     out->bs_col = col;
+    out->from_model = cfg_node_plain(block);
     snprintf(out->origin, sizeof out->origin, "%.200s:%d:%d", out->bs_file, out->bs_line,
              out->bs_col);
     return describe(out, e);

@@ -7,6 +7,7 @@
  * without it n + lowerPad + upperPad cells are covered by whole windows. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "nn/bs_eval_internal.h"
@@ -529,6 +530,17 @@ int bse_conv_primitive(struct ev *v, const struct bs_node *at, const char *name,
                                     "this convolution)",
                                     name);
         int maps = W->rows;
+        if (W->data) { /* values from a file (CNTK's maps x cells): transposed too */
+            float *t = malloc((size_t)W->rows * (size_t)W->cols * sizeof *t);
+            if (!t)
+                return pt_err_set(v->e, PT_ENOMEM, "error: out of memory");
+            for (int m = 0; m < W->rows; m++)
+                for (int k = 0; k < W->cols; k++)
+                    t[(size_t)m * (size_t)W->cols + (size_t)k] =
+                        W->data[(size_t)k * (size_t)W->rows + (size_t)m];
+            free(W->data);
+            W->data = t;
+        }
         W->rows = W->cols;
         W->cols = maps;
         W->tensor_rank = 4;

@@ -31,6 +31,8 @@ struct bs_build_opts {
     void *ctx;
     const char *root_member; /* the root record's member that is the network (bs_root), or
                               * NULL / "" */
+    int values_follow;       /* a model file's network: its parameters' values are read after
+                              * (init = 'fromFile' reads no file) */
 };
 
 /* Evaluate the root record of tree into g (empty on entry, g->bk unset is fine), then

@@ -153,7 +153,7 @@ struct ev {
     struct benv *loaded[G_MAX_LOADED]; /* the records of g->loaded's models */
 };
 
-#define MAX_DEPTH 400
+#define MAX_DEPTH 4000
 
 void *bse_alloc(struct ev *v, size_t size); /* zeroed, from the evaluation's arena */
 const char *bse_kind_name(enum bv_kind k);
@@ -208,6 +208,9 @@ int bse_apply1(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv 
 int bse_eval_call(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out);
 /* built-ins (bs_builtins.c) */
 const struct builtin *bse_find_builtin(const char *name);
+/* The built-in called `name` in any case (CNTK's NDL has no case: SoftMax), as spelled in
+ * the table; NULL when there is none. */
+const char *bse_builtin_spelled(const char *name);
 struct bv bse_builtin_value(struct ev *v, const char *name);
 /* A built-in, or a node kind without a row of its own, as a function value (*found 1). */
 int bse_builtin_lookup(struct ev *v, const char *name, struct bv *out, int *found);

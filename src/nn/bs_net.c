@@ -26,7 +26,8 @@ static int build(const struct nn_config *c, struct nn_graph **out, struct pt_err
     struct bs_build_opts o = {.eval_only = c->eval_only,
                               .want_eval = c->want_eval,
                               .want = want,
-                              .root_member = c->bs_root};
+                              .root_member = c->bs_root,
+                              .values_follow = c->from_model};
     snprintf(names, sizeof names, "%s", c->want);
     for (char *s = names, *end; *s && o.nwant < sizeof want / sizeof *want; s = end) {
         end = s + strcspn(s, ",");

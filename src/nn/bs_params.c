@@ -3,6 +3,7 @@
  * dimensions their arguments give. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -140,6 +141,67 @@ int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int row
                     init);
 }
 
+/* CNTK's init = 'fromFile': initFromFilePath's text, a line a row of the rows x cols values,
+ * into *out (column-major, malloc'd). */
+static int read_values(struct ev *v, const struct bs_node *at, const char *path, int rows, int cols,
+                       float **out)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return bs_error(v->e, at, "Parameter: cannot read initFromFilePath '%s'", path);
+    float *d = calloc((size_t)rows * (size_t)cols, sizeof *d);
+    char line[65536];
+    int r = 0, lineno = 0, rc = d ? 0 : pt_err_set(v->e, PT_ENOMEM, "error: out of memory");
+    while (rc == 0 && fgets(line, sizeof line, f)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(f)) {
+            rc = bs_error(v->e, at, "Parameter: %s:%d: a line longer than %zu bytes", path, lineno,
+                          sizeof line - 1);
+            break;
+        }
+        char *s = line + strspn(line, " \t\r\n");
+        if (!*s)
+            continue; /* blank lines */
+        if (r == rows) {
+            rc = bs_error(v->e, at,
+                          "Parameter: %s:%d: more than the parameter's %d rows (a line a row)",
+                          path, lineno, rows);
+            break;
+        }
+        int c = 0;
+        while (rc == 0 && *s) {
+            char *end;
+            double x = strtod(s, &end);
+            if (end == s || (*end && !strchr(" \t\r\n", *end)))
+                rc = bs_error(v->e, at, "Parameter: %s:%d: value %d is not a number", path, lineno,
+                              c + 1);
+            else if (c == cols)
+                rc = bs_error(v->e, at, "Parameter: %s:%d: more than the parameter's %d columns",
+                              path, lineno, cols);
+            else
+                d[(size_t)c++ * (size_t)rows + (size_t)r] = (float)x;
+            s = end + strspn(end, " \t\r\n");
+        }
+        if (rc == 0 && c != cols)
+            rc = bs_error(v->e, at, "Parameter: %s:%d: %d values, the parameter has %d columns",
+                          path, lineno, c, cols);
+        r++;
+    }
+    if (rc == 0 && ferror(f))
+        rc = bs_error(v->e, at, "Parameter: cannot read initFromFilePath '%s'", path);
+    if (rc == 0 && r != rows)
+        rc = bs_error(v->e, at, "Parameter: %s has %d rows, the parameter %d", path, r, rows);
+    fclose(f);
+    if (rc) {
+        free(d);
+        return rc;
+    }
+    *out = d;
+    return 0;
+}
+
+/* Parameter / LearnableParameter (dims, cols, PARAM_OPTS, initFromFilePath): a[2] init, a[3]
+ * initValueScale, a[6] learningRateMultiplier, a[10] initFromFilePath. */
 int bse_parameter(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                   struct bv *out)
 {
@@ -148,7 +210,27 @@ int bse_parameter(struct ev *v, const struct bs_node *at, const char *name, stru
     int rc = bse_get_dims(v, at, "Parameter rows", &a[0], &rows, &cols);
     if (rc == 0 && a[1].k != BV_NONE)
         rc = bse_get_int(v, at, "Parameter cols", &a[1], &cols);
-    return rc ? rc : bse_param_node(v, at, a + 2, rows, cols, out);
+    const char *init = bse_get_str(&a[2]), *path = bse_get_str(&a[10]);
+    if (rc || !init || strcasecmp(init, "fromFile"))
+        return rc ? rc : bse_param_node(v, at, a + 2, rows, cols, out);
+    if (!path || !path[0])
+        return bs_error(v->e, at,
+                        "Parameter: init = 'fromFile' needs initFromFilePath (a text file of "
+                        "the values, a line a row)");
+    if (rows <= 0 || cols <= 0)
+        return bs_error(v->e, at,
+                        "Parameter: init = 'fromFile' needs the dimensions written (%d x %d: "
+                        "none may be inferred)",
+                        rows, cols);
+    struct bv p[5] = {
+        {.k = BV_STR, .str = "fixedValue"}, a[3], {.k = BV_NONE}, {.k = BV_NONE}, a[6]};
+    if ((rc = bse_param_node(v, at, p, rows, cols, out)) != 0)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    n->init = G_INIT_DATA;
+    if (v->opts && v->opts->values_follow) /* a model file's: its values are read after */
+        return 0;
+    return read_values(v, at, path, rows, cols, &n->data);
 }
 
 int bse_parameter_tensor(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,

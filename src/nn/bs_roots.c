@@ -3,6 +3,7 @@
  * the network reaches, and bs_build_graph, which evaluates a description into a graph.
  * A network loaded by BS.Network.Load (bs_load.c) is evaluated by the same steps, so its
  * nodes are made in the order its own training made them. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -379,8 +380,8 @@ int bse_member_record(struct ev *v, struct benv **root, const char *name)
     return rc;
 }
 
-int bs_build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struct nn_graph *g,
-                   struct pt_err *e)
+static int build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struct nn_graph *g,
+                       struct pt_err *e)
 {
     struct ev v = {.g = g, .e = e, .root = bs_tree_root(tree), .opts = opts};
     struct bs_tree *pre = NULL; /* the outer scope: bs_prelude.c */
@@ -438,4 +439,45 @@ int bs_build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struc
     free(v.trees);
     bs_tree_free(pre);
     return rc;
+}
+
+/* The evaluation recurses as deep as the description nests calls in calls (an NDL ResNet of
+ * 27 blocks, each macros in macros: about 1500 levels of MAX_DEPTH, half a KiB of stack
+ * each, more under AddressSanitizer), so it runs on a thread of its own with a stack
+ * large enough for MAX_DEPTH wherever it is built (reserved, touched only as deep as it
+ * goes). */
+#define EVAL_STACK ((size_t)256 << 20)
+
+struct build_call {
+    struct bs_tree *tree;
+    const struct bs_build_opts *opts;
+    struct nn_graph *g;
+    struct pt_err *e;
+    int rc;
+};
+
+static void *build_thread(void *arg)
+{
+    struct build_call *c = arg;
+    c->rc = build_graph(c->tree, c->opts, c->g, c->e);
+    return NULL;
+}
+
+int bs_build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struct nn_graph *g,
+                   struct pt_err *e)
+{
+    struct build_call c = {tree, opts, g, e, 0};
+    pthread_attr_t attr;
+    pthread_t t;
+    int ok = pthread_attr_init(&attr) == 0;
+    if (ok && (pthread_attr_setstacksize(&attr, EVAL_STACK) != 0 ||
+               pthread_create(&t, &attr, build_thread, &c) != 0)) {
+        pthread_attr_destroy(&attr);
+        ok = 0;
+    }
+    if (!ok) /* no thread (a restricted process): here, with this thread's stack */
+        return build_graph(tree, opts, g, e);
+    pthread_attr_destroy(&attr);
+    pthread_join(t, NULL);
+    return c.rc;
 }

@@ -261,6 +261,10 @@ static void init_one(const struct g_node *n, float *w, struct pt_rng *rng)
         for (size_t i = 0; i < count; i++)
             w[i] = (float)n->init_value;
         return;
+    case G_INIT_DATA:
+        for (size_t i = 0; i < count; i++)
+            w[i] = n->data ? n->data[i] : 0.0f;
+        return;
     case G_INIT_UNIFORM: r = 0.05 * s; break;
     case G_INIT_XAVIER: r = s * sqrt(3.0 / fan_in); break;
     case G_INIT_GLOROT_UNIFORM: r = s * sqrt(6.0 / (fan_in + fan_out)); break;

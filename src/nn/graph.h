@@ -55,7 +55,8 @@ enum g_init {
     G_INIT_NORMAL,         /* N(0, s) (CNTK's 'normal': no fan scaling) */
     G_INIT_UNIFORM1,       /* U(-s, s) (CNTK's 'uniform1') */
     G_INIT_TRUNC_NORMAL,   /* N(0, s), values beyond 2 s drawn again (CNTK's 'TruncNormal') */
-    G_INIT_FIXED           /* every value init_value */
+    G_INIT_FIXED,          /* every value init_value */
+    G_INIT_DATA            /* the values in data (init = 'fromFile'); zeros without */
 };
 
 struct g_kind {
@@ -104,7 +105,8 @@ struct g_node {
     int fan_filter; /* a convolution kernel: its window's cells (rows are the fan-in, cols
                      * times this the fan-out, as CNTK's initFilterRank) */
     double init_scale, init_value;
-    float *data;   /* a Constant's values (rows x cols, column-major; owned), NULL: init_value */
+    float *data;   /* a Constant's values, or a Parameter's from a file (rows x cols,
+                    * column-major; owned), NULL: init_value */
     int mean_row;  /* a Constant row of 1 / cols (ReduceMean), cols inferred */
     size_t offset; /* arena offset of a learnable node */
     /* BatchNormalization: per map of an image (spatial) or per row; the running

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "nn/bs_eval_internal.h"
 #include "nn/nn_internal.h"
 #include "parsers/bs.h"
 #include "parsers/cfg.h"
@@ -59,8 +60,12 @@ struct ndl {
     const struct bs_node **top;
     size_t ntop, captop;
     struct names defined; /* every name the NDL defines (members, parameters, macros) */
+    struct names vars;    /* the same but the macros: NDL calls a macro, whatever the case of
+                           * a variable called alike (logPrior = LogPrior (labels)) */
     struct names macros;  /* the macros, by name (their BS_DEF in macro_def) */
     const struct bs_node **macro_def;
+    char **macro_out; /* a macro's name as written out: its first spelling, or that and
+                       * "_macro" where a variable is spelled the same */
     struct pt_err *e;
 };
 
@@ -148,6 +153,7 @@ static const struct {
     {"Convolution", "Convolution"},
     {"RectifiedLinear", "RectifiedLinear"},
     {"SE", "SquareError"},
+    {"LookupTable", "Times"}, /* an embedding of one-hot (or sparse) input: E x */
 };
 
 static const char *const special[][2] = {
@@ -441,7 +447,7 @@ static void call(struct ndl *d, struct out *o, const struct bs_node *c)
 {
     const char *name = c->a->kind == BS_ID ? c->a->str : NULL;
     const char *fn = NULL;
-    if (name && names_find(&d->defined, name) < 0) {
+    if (name && names_find(&d->macros, name) < 0) {
         fn = ndl_function(name);
         if (!fn && !strcasecmp(name, "RowStack"))
             fn = "RowStack";
@@ -454,12 +460,23 @@ static void call(struct ndl *d, struct out *o, const struct bs_node *c)
         ndl_call(d, o, c, fn);
         return;
     }
+    const char *spelled =
+        name && names_find(&d->macros, name) < 0 ? bse_builtin_spelled(name) : NULL;
     /* a macro's call: named arguments that are not its parameters are dropped (CNTK's NDL
      * makes them symbols of the macro's script, which its text, $variables$ replaced
      * before, does not read) */
     int k = name ? names_find(&d->macros, name) : -1;
     const struct bs_node *lam = k >= 0 ? d->macro_def[k]->a : NULL;
-    expr(d, o, c->a);
+    /* a name called is a macro's or a function's, never a variable's (NDL refuses
+     * parameters named like functions) */
+    if (k >= 0)
+        put(o, "%s", d->macro_out[k]);
+    else if (spelled)
+        put(o, "%s", spelled);
+    else if (name)
+        put(o, "%s", name);
+    else
+        expr(d, o, c->a);
     put(o, " (");
     int first = 1;
     for (size_t i = 0; i < c->nitems; i++) {
@@ -474,7 +491,7 @@ static void call(struct ndl *d, struct out *o, const struct bs_node *c)
         put(o, "%s", first ? "" : ", ");
         first = 0;
         if (a->kind == BS_DEF) {
-            put(o, "%s = ", lam ? canon(&d->defined, a->str) : a->str);
+            put(o, "%s = ", lam ? canon(&d->vars, a->str) : a->str);
             named_value(d, o, a->str, a->a);
         } else
             expr(d, o, a);
@@ -498,11 +515,11 @@ static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
     case BS_NUM: number(o, x->num); return;
     case BS_STR: string(o, x->str); return;
     case BS_BOOL: put(o, "%s", x->num != 0 ? "true" : "false"); return;
-    case BS_ID: put(o, "%s", canon(&d->defined, x->str)); return;
+    case BS_ID: put(o, "%s", canon(&d->vars, x->str)); return;
     case BS_VAR: put(o, "$%s$", x->str); return;
     case BS_RECORD: record(d, o, x); return;
     case BS_DEF:
-        put(o, "%s = ", x->str);
+        put(o, "%s = ", canon(&d->vars, x->str));
         expr(d, o, x->a);
         return;
     case BS_LAMBDA:
@@ -524,7 +541,7 @@ static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
         return;
     case BS_DOT:
         expr(d, o, x->a);
-        put(o, ".%s", canon(&d->defined, x->str));
+        put(o, ".%s", canon(&d->vars, x->str));
         return;
     case BS_IF:
         put(o, "(if ");
@@ -563,7 +580,8 @@ static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
 static void member(struct ndl *d, struct out *o, const struct bs_node *m, int top)
 {
     at(o, m);
-    const char *name = canon(&d->defined, m->str);
+    int mk = m->a && m->a->kind == BS_LAMBDA ? names_find(&d->macros, m->str) : -1;
+    const char *name = mk >= 0 ? d->macro_out[mk] : canon(&d->vars, m->str);
     for (size_t i = 0; top && i < sizeof special / sizeof special[0]; i++)
         if (!strcasecmp(name, special[i][0]))
             name = special[i][1];
@@ -595,7 +613,7 @@ static void member(struct ndl *d, struct out *o, const struct bs_node *m, int to
     const char *ret = "";
     for (size_t i = 0; i < v->a->nitems; i++)
         if (!strcasecmp(v->a->items[i]->str, m->str))
-            ret = canon(&d->defined, m->str);
+            ret = canon(&d->vars, m->str);
     put(o, "BS.NDL.Return (");
     record(d, o, v->a);
     put(o, ", ");
@@ -604,6 +622,30 @@ static void member(struct ndl *d, struct out *o, const struct bs_node *m, int to
 }
 
 /* ------------------------------------------------------------------ gathering */
+
+/* Two members of one scope whose names differ only in case are one NDL symbol assigned
+ * twice, which CNTK refuses: an error at the second. */
+static int no_case_twice(struct ndl *d, const struct bs_node *const *m, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (m[i]->kind != BS_DEF)
+            continue;
+        for (size_t j = 0; j < i; j++)
+            if (m[j]->kind == BS_DEF && !strcasecmp(m[i]->str, m[j]->str) &&
+                !(m[i]->a && m[i]->a->kind == BS_LAMBDA) &&
+                !(m[j]->a && m[j]->a->kind == BS_LAMBDA)) /* macros are apart */
+                return bs_error(
+                    d->e, m[i], "'%s' is '%s' (%s:%d:%d) again: NDL's names have no case",
+                    m[i]->str, m[j]->str, m[j]->file ? m[j]->file : "", m[j]->line, m[j]->col);
+        const struct bs_node *v = m[i]->a;
+        if (v && v->kind == BS_LAMBDA && v->a && v->a->kind == BS_RECORD) {
+            int rc = no_case_twice(d, (const struct bs_node *const *)v->a->items, v->a->nitems);
+            if (rc)
+                return rc;
+        }
+    }
+    return 0;
+}
 
 static int top_add(struct ndl *d, const struct bs_node *m)
 {
@@ -627,6 +669,8 @@ static int collect(struct ndl *d, const struct bs_node *x, int top)
     int rc = 0;
     if (x->kind == BS_DEF && x->str) {
         rc = names_add(&d->defined, x->str);
+        if (rc == 0 && !(top && x->a && x->a->kind == BS_LAMBDA))
+            rc = names_add(&d->vars, x->str);
         if (rc == 0 && top && x->a && x->a->kind == BS_LAMBDA) {
             if (names_add(&d->macros, x->str))
                 rc = -1;
@@ -644,15 +688,18 @@ static int collect(struct ndl *d, const struct bs_node *x, int top)
     }
     if (x->kind == BS_LAMBDA)
         for (size_t i = 0; rc == 0 && i < x->nitems; i++)
-            if (x->items[i]->kind == BS_ID)
-                rc = names_add(&d->defined, x->items[i]->str);
+            if (x->items[i]->kind == BS_ID || x->items[i]->kind == BS_DEF)
+                rc = names_add(&d->defined, x->items[i]->str) ||
+                     names_add(&d->vars, x->items[i]->str);
     if (rc)
         return pt_err_set(d->e, PT_ENOMEM, "error: out of memory");
     const struct bs_node *kids[] = {x->a, x->b, x->c};
+    /* a macro is a function defined at the top of a file or of one of its sections */
+    int section = top == 1 && x->kind == BS_DEF && x->a && x->a->kind == BS_RECORD;
     for (int i = 0; rc == 0 && i < 3; i++)
-        rc = collect(d, kids[i], 0);
+        rc = collect(d, kids[i], section && i == 0 ? 2 : 0);
     for (size_t i = 0; rc == 0 && i < x->nitems; i++)
-        rc = collect(d, x->items[i], top && x->kind == BS_RECORD);
+        rc = collect(d, x->items[i], top && x->kind == BS_RECORD ? top : 0);
     return rc;
 }
 
@@ -866,7 +913,11 @@ static void ndl_free(struct ndl *d)
         free(d->u[i].file);
     }
     free(d->top);
+    for (size_t i = 0; d->macro_out && i < d->macros.n; i++)
+        free(d->macro_out[i]);
+    free(d->macro_out);
     free(d->defined.v);
+    free(d->vars.v);
     free(d->macros.v);
     free(d->macro_def);
 }
@@ -964,6 +1015,22 @@ int nn_ndl_text(struct cfg_node *block, char **text, char *file, size_t fsize, s
             rc = file_members(&d, &d.u[i], NULL, 0, NULL, 0);
         else
             rc = file_members(&d, &d.u[i], load_names, nload, run_names, nrun);
+    }
+    if (rc == 0)
+        rc = no_case_twice(&d, d.top, d.ntop);
+    /* the macros' names as written out */
+    if (rc == 0 && !(d.macro_out = calloc(d.macros.n + 1, sizeof *d.macro_out)))
+        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    for (size_t k = 0; rc == 0 && k < d.macros.n; k++) {
+        const char *first = d.macros.v[names_find(&d.macros, d.macros.v[k])];
+        int clash = 0;
+        for (size_t i = 0; i < d.vars.n; i++)
+            clash |= !strcmp(d.vars.v[i], first);
+        size_t len = strlen(first) + 7;
+        if (!(d.macro_out[k] = malloc(len)))
+            rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        else
+            snprintf(d.macro_out[k], len, "%s%s", first, clash ? "_macro" : "");
     }
     /* only the macros the network uses */
     char *need = rc == 0 ? calloc(d.macros.n + 1, 1) : NULL;

@@ -84,6 +84,8 @@ struct nn_config {
     /* CNTK's `(new ComputationNetwork ([ ... ].fit))`: the record member that is the network
      * (its nodes the roots, its tags the criteria), or "" for the record itself */
     char bs_root[64];
+    int from_model; /* the description of a model file, whose values follow (a Parameter's
+                     * init = 'fromFile' reads no file) */
     char bs_text[NN_BS_MAX];
 };
 

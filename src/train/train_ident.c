@@ -225,8 +225,9 @@ int run_check_network(struct run *r, struct pt_err *e)
     data_item(&it[2], "cvReader data", r->cv);
     /* what the network read from files (an embeddingPath): the same path may hold other
      * numbers on another host */
-    it[3] = (struct train_ident){.name = "network's values from files",
-                                 .details = " (the files an embeddingPath names)"};
+    it[3] =
+        (struct train_ident){.name = "network's values from files",
+                             .details = " (the files an embeddingPath or initFromFilePath names)"};
     it[3].hash = nn_fixed_values_hash(r->net, BLOB_FNV_START);
     snprintf(it[3].text, sizeof it[3].text, "(checksum %016llx)", (unsigned long long)it[3].hash);
     return train_check_same(r->ctx->comm, it, 4, e);
