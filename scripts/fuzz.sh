@@ -1,19 +1,20 @@
 #!/bin/sh
 # Build a fuzz target with libFuzzer + ASan + UBSan and run it:
 #
-#   scripts/fuzz.sh [cfg|ctf|bs] [SECONDS] [extra libFuzzer args...]    (default: cfg, 600 s)
+#   scripts/fuzz.sh [cfg|ctf|bs|ndl] [SECONDS] [extra libFuzzer args...]    (default: cfg, 600 s)
 #
 # cfg: the config language (tests/fuzz/fuzz_cfg.c); ctf: the CTF line parser
 # (tests/fuzz/fuzz_ctf.c); bs: BrainScript networks, parsed and evaluated into a node graph
-# with its shapes (tests/fuzz/fuzz_bs.c). Needs clang and libclang-rt-14-dev (installed on demand) and a
+# with its shapes (tests/fuzz/fuzz_bs.c); ndl: CNTK's NDL written out as BrainScript, which
+# must parse, then evaluated the same way (tests/fuzz/fuzz_ndl.c). Needs clang and libclang-rt-14-dev (installed on demand) and a
 # configured tree (config.h; the libraries are built here). New crashers land in
 # tests/fuzz/ as crash-*; minimize them and keep them in tests/fuzz/regress/ (or
-# regress-ctf/, regress-bs/): `make check` replays them.
+# regress-ctf/, regress-bs/, regress-ndl/): `make check` replays them.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 target=cfg
-case ${1:-} in cfg | ctf | bs) target=$1; shift ;; esac
+case ${1:-} in cfg | ctf | bs | ndl) target=$1; shift ;; esac
 secs=${1:-600}
 [ $# -gt 0 ] && shift
 if ! command -v clang >/dev/null || ! dpkg-query -W libclang-rt-14-dev >/dev/null 2>&1; then
@@ -32,6 +33,10 @@ ctf) dirs="regress-ctf seeds-ctf" ;;
 bs)
     dirs="regress-bs seeds-bs"
     lib="$lib $(ls src/nn/bs_*.c src/nn/graph*.c)" # the evaluator and the graph's shapes
+    ;;
+ndl)
+    dirs="regress-ndl seeds-ndl"
+    lib="$lib $(ls src/nn/bs_*.c src/nn/graph*.c) src/nn/ndl.c"
     ;;
 esac
 out=tests/fuzz/fuzz_$target

@@ -6,3 +6,4 @@ s=${top_srcdir:-.}/tests/fuzz
 "$b/test_fuzz_regress" "$s/seeds" "$s/regress"
 "$b/test_fuzz_regress_ctf" "$s/seeds-ctf" "$s/regress-ctf"
 "$b/test_fuzz_regress_bs" "$s/seeds-bs" "$s/regress-bs"
+"$b/test_fuzz_regress_ndl" "$s/seeds-ndl" "$s/regress-ndl"

@@ -216,6 +216,9 @@ fails "short.ndl:2:5: error: Parameter: short.txt:2: 1 values, the parameter has
 sed 's/proj.txt/none.txt/' proj.ndl >none.ndl
 fails "none.ndl:2:5: error: Parameter: cannot read initFromFilePath 'none.txt'" \
     configFile=proj.cntk command=train train.NDLNetworkBuilder.networkDescription=none.ndl
+: >empty.ndl
+fails "empty.ndl:2:1: error: the network has no criterionNodes" \
+    configFile=proj.cntk command=train train.NDLNetworkBuilder.networkDescription=empty.ndl
 printf 'x = Input(2)\nX = Plus(x, x)\n' >dup.ndl
 fails "dup.ndl:2:1: error: 'X' is 'x' (dup.ndl:1:1) again: NDL's names have no case" \
     configFile=proj.cntk command=train train.NDLNetworkBuilder.networkDescription=dup.ndl

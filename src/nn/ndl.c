@@ -922,6 +922,56 @@ static void ndl_free(struct ndl *d)
     free(d->macro_def);
 }
 
+/* d's members (d->top) written out as BrainScript: the macros the network calls, then the
+ * rest, into *out (malloc'd). */
+static int emit(struct ndl *d, char **out)
+{
+    struct pt_err *e = d->e;
+    int rc = 0;
+    if (rc == 0)
+        rc = no_case_twice(d, d->top, d->ntop);
+    /* the macros' names as written out */
+    if (rc == 0 && !(d->macro_out = calloc(d->macros.n + 1, sizeof *d->macro_out)))
+        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    for (size_t k = 0; rc == 0 && k < d->macros.n; k++) {
+        const char *first = d->macros.v[names_find(&d->macros, d->macros.v[k])];
+        int clash = 0;
+        for (size_t i = 0; i < d->vars.n; i++)
+            clash |= !strcmp(d->vars.v[i], first);
+        size_t len = strlen(first) + 7;
+        if (!(d->macro_out[k] = malloc(len)))
+            rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        else
+            snprintf(d->macro_out[k], len, "%s%s", first, clash ? "_macro" : "");
+    }
+    /* only the macros the network uses */
+    char *need = rc == 0 ? calloc(d->macros.n + 1, 1) : NULL;
+    if (rc == 0 && !need)
+        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    for (size_t i = 0; rc == 0 && i < d->ntop; i++)
+        if (!(d->top[i]->a && d->top[i]->a->kind == BS_LAMBDA))
+            uses(d, d->top[i]->a, need);
+    struct out o = {0};
+    for (size_t i = 0; rc == 0 && i < d->ntop; i++) {
+        const struct bs_node *m = d->top[i];
+        if (m->a && m->a->kind == BS_LAMBDA) {
+            int k = names_find(&d->macros, m->str);
+            if (k >= 0 && !need[k])
+                continue; /* a macro the network does not call */
+        }
+        member(d, &o, m, 1);
+    }
+    free(need);
+    put(&o, "\n"); /* never an empty (NULL) text, even of an NDL without lines */
+    if (rc == 0 && o.oom)
+        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    if (rc == 0)
+        *out = o.p;
+    else
+        free(o.p);
+    return rc;
+}
+
 /* load= / run= of the builder block (searched outward for the inline form) as names. */
 static int list_of(struct cfg_node *n, const char **names, char bufs[][128], int max,
                    struct pt_err *e)
@@ -1016,49 +1066,30 @@ int nn_ndl_text(struct cfg_node *block, char **text, char *file, size_t fsize, s
         else
             rc = file_members(&d, &d.u[i], load_names, nload, run_names, nrun);
     }
+    char *out = NULL;
     if (rc == 0)
-        rc = no_case_twice(&d, d.top, d.ntop);
-    /* the macros' names as written out */
-    if (rc == 0 && !(d.macro_out = calloc(d.macros.n + 1, sizeof *d.macro_out)))
-        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    for (size_t k = 0; rc == 0 && k < d.macros.n; k++) {
-        const char *first = d.macros.v[names_find(&d.macros, d.macros.v[k])];
-        int clash = 0;
-        for (size_t i = 0; i < d.vars.n; i++)
-            clash |= !strcmp(d.vars.v[i], first);
-        size_t len = strlen(first) + 7;
-        if (!(d.macro_out[k] = malloc(len)))
-            rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
-        else
-            snprintf(d.macro_out[k], len, "%s%s", first, clash ? "_macro" : "");
-    }
-    /* only the macros the network uses */
-    char *need = rc == 0 ? calloc(d.macros.n + 1, 1) : NULL;
-    if (rc == 0 && !need)
-        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    for (size_t i = 0; rc == 0 && i < d.ntop; i++)
-        if (!(d.top[i]->a && d.top[i]->a->kind == BS_LAMBDA))
-            uses(&d, d.top[i]->a, need);
-    struct out o = {0};
-    for (size_t i = 0; rc == 0 && i < d.ntop; i++) {
-        const struct bs_node *m = d.top[i];
-        if (m->a && m->a->kind == BS_LAMBDA) {
-            int k = names_find(&d.macros, m->str);
-            if (k >= 0 && !need[k])
-                continue; /* a macro the network does not call */
-        }
-        member(&d, &o, m, 1);
-    }
-    free(need);
-    if (rc == 0 && o.oom)
-        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        rc = emit(&d, &out);
     if (rc == 0) {
         const char *f = desc ? d.u[first_net].file : d.nu ? d.u[d.nu - 1].file : "<config>";
         snprintf(file, fsize, "%s", f);
-        *text = o.p;
-        o.p = NULL;
+        *text = out;
     }
-    free(o.p);
+    ndl_free(&d);
+    return rc;
+}
+
+int nn_ndl_translate(const char *text, size_t len, const char *file, char **out,
+                     struct pt_err *e)
+{
+    struct ndl d;
+    memset(&d, 0, sizeof d);
+    d.e = e;
+    *out = NULL;
+    int rc = add_text(&d, NULL, text, len, file, 1, 1, 0, 0);
+    if (rc == 0)
+        rc = file_members(&d, &d.u[0], NULL, 0, NULL, 0);
+    if (rc == 0)
+        rc = emit(&d, out);
     ndl_free(&d);
     return rc;
 }
