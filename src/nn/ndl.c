@@ -22,6 +22,7 @@
  * Each member of the text is preceded by a "#@at LINE COL FILE" line, so that errors
  * found when the text is evaluated name the NDL file and line. */
 #include <ctype.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,7 +188,9 @@ static void at(struct out *o, const struct bs_node *x)
 
 static void number(struct out *o, double v)
 {
-    if (v == (double)(long long)v && v > -1e15 && v < 1e15)
+    if (isinf(v)) /* a literal beyond a double's range (1e999): the same again */
+        put(o, v < 0 ? "(-1e999)" : "1e999");
+    else if (v > -1e15 && v < 1e15 && v == (double)(long long)v)
         put(o, v < 0 ? "(%lld)" : "%lld", (long long)v);
     else
         put(o, v < 0 ? "(%.17g)" : "%.17g", v);
@@ -1078,8 +1081,7 @@ int nn_ndl_text(struct cfg_node *block, char **text, char *file, size_t fsize, s
     return rc;
 }
 
-int nn_ndl_translate(const char *text, size_t len, const char *file, char **out,
-                     struct pt_err *e)
+int nn_ndl_translate(const char *text, size_t len, const char *file, char **out, struct pt_err *e)
 {
     struct ndl d;
     memset(&d, 0, sizeof d);
