@@ -512,6 +512,34 @@ static void record(struct ndl *d, struct out *o, const struct bs_node *r)
     put(o, "\n]");
 }
 
+/* A binary operator's precedence (parsers/bs.h's grammar), 6 for what binds tighter. */
+static int prec(const struct bs_node *x)
+{
+    if (x->kind != BS_BINOP)
+        return 6;
+    static const char *const ops[][4] = {{"||"},      {"&&"},     {"==", "!=", "<", "<="},
+                                         {">", ">="}, {"+", "-"}, {"*", "/", ".*"}};
+    static const int level[] = {1, 2, 3, 3, 4, 5};
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < 4 && ops[i][k]; k++)
+            if (!strcmp(x->op, ops[i][k]))
+                return level[i];
+    return 0;
+}
+
+/* An operand of parent (an operator) with the parentheses its precedence needs, and no
+ * more: the written text nests no deeper than the NDL did (the parser's limit is 200). */
+static void operand(struct ndl *d, struct out *o, const struct bs_node *x,
+                    const struct bs_node *parent, int right)
+{
+    int px = prec(x), pp = parent->kind == BS_UNOP ? 6 : prec(parent);
+    int paren =
+        x->kind == BS_LAMBDA || px < pp || (px == pp && x->kind == BS_BINOP && (right || pp == 3));
+    put(o, paren ? "(" : "");
+    expr(d, o, x);
+    put(o, paren ? ")" : "");
+}
+
 static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
 {
     switch (x->kind) {
@@ -556,16 +584,13 @@ static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
         put(o, ")");
         return;
     case BS_BINOP:
-        put(o, "(");
-        expr(d, o, x->a);
+        operand(d, o, x->a, x, 0);
         put(o, " %s ", x->op);
-        expr(d, o, x->b);
-        put(o, ")");
+        operand(d, o, x->b, x, 1);
         return;
     case BS_UNOP:
-        put(o, "(%s", x->op);
-        expr(d, o, x->a);
-        put(o, ")");
+        put(o, "%s ", x->op);
+        operand(d, o, x->a, x, 1);
         return;
     case BS_FOR:
         put(o, "[%s:", x->str);
