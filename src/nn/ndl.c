@@ -366,6 +366,7 @@ static void ndl_call(struct ndl *d, struct out *o, const struct bs_node *c, cons
         put(o, ", topN = ");
         const struct bs_node *n = pos[2];
         if (n->kind == BS_CALL && n->a->kind == BS_ID && n->nitems >= 1 &&
+            n->items[0]->kind != BS_DEF &&
             (!strcasecmp(n->a->str, "Const") || !strcasecmp(n->a->str, "Constant")))
             n = n->items[0];
         expr(d, o, n);
