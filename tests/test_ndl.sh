@@ -125,7 +125,8 @@ mpi -n 2 "$T" configFile=n.cntk M=p command=train \
     train.SGD.ParallelTrain=[parallelizationMethod=DataParallelSGD] >p.out 2>p.err && ok ||
     { no "NDL on 2 ranks: exit $?"; tail -5 p.err; }
 has p.err "Finished Epoch[ 3 of 3]"
-# images: ImageInput, the 2D Convolution, MaxPooling, ImageParameter, $variables$
+# images: ImageInput, the 2D Convolution, MaxPooling, ImageParameter, $variables$, and a
+# macro's call with tag= (CNTK's TIMIT configs: CE = SMBFF (..., tag = "criterion"))
 awk 'BEGIN { s = 5; for (i = 0; i < 400; i++) { line = "|features"; t = 0
     for (k = 0; k < 16; k++) { s = (s * 1103515245 + 12345) % 2147483648; v = s / 2147483648
         line = line sprintf(" %.3f", v); if (k % 5 == 0) t += v }
@@ -140,9 +141,11 @@ r = RectifiedLinear(Plus(c, b))
 p = MaxPooling(r, 2, 2, 2, 2, imageLayout = $layout$)
 Wo = ImageParameter(2, 2, 2, 4, init = uniform, imageLayout = $layout$)
 ol = Plus(Times(Wo, p), LearnableParameter(2, 1, init = fixedValue, value = 0))
-ce = CrossEntropyWithSoftmax(labels, ol)
+# a macro's call tagged: its result is the criterion
+Crit(l, z) = [ c = CrossEntropyWithSoftmax(l, z) ]
+ce = Crit(labels, ol, tag = "criterion")
 err = ErrorPrediction(labels, ol)
-FeatureNodes = (features) ; LabelNodes = (labels) ; CriteriaNodes = (ce) ; EvalNodes = (err)
+FeatureNodes = (features) ; LabelNodes = (labels) ; EvalNodes = (err)
 NDL
 cat >img.cntk <<'CFG'
 deviceId = -1
@@ -156,6 +159,7 @@ train = [ action = train ; modelPath = "$M$/m.dnn"
 CFG
 "$T" configFile=img.cntk M=g >g.out 2>g.err && ok || { no "image NDL: exit $?"; tail -5 g.err; }
 has g.err "Finished Epoch[ 2 of 2]"
+has g.err "Training criterion:   ce = CrossEntropyWithSoftmax" # (no other criterion)
 # init = fromFile: a fixed projection read from a text file (a line a row), kept in the model
 # (tested without the file), written out by action=write: proj = P x with P = [1 2; 3 4]
 printf '1 2\n3 4\n' >proj.txt

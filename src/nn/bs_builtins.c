@@ -471,6 +471,8 @@ static const struct builtin builtins[] = {
     {"IsNone", {"x"}, bi_is_none, NULL, 0},
     {"Fail", {"what"}, bi_fail, NULL, 0},
     {"NDL.Return", {"macro", "result"}, bi_ndl_return, NULL, 0},
+    /* an NDL macro's call with tag= (CE = SMBFF (..., tag = "criterion")): its result tagged */
+    {"NDL.Tag", {"x", "tag=''"}, bi_identity, NULL, 0},
 };
 
 const char *bse_builtin_spelled(const char *name)

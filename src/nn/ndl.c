@@ -471,6 +471,15 @@ static void call(struct ndl *d, struct out *o, const struct bs_node *c)
      * before, does not read) */
     int k = name ? names_find(&d->macros, name) : -1;
     const struct bs_node *lam = k >= 0 ? d->macro_def[k]->a : NULL;
+    const struct bs_node *tag = NULL; /* tag= of a macro's call: its result's (BS.NDL.Tag) */
+    for (size_t i = 0; lam && i < c->nitems; i++)
+        if (c->items[i]->kind == BS_DEF && !strcasecmp(c->items[i]->str, "tag"))
+            tag = c->items[i];
+    for (size_t j = 0; tag && j < lam->nitems; j++)
+        if (!strcasecmp(lam->items[j]->str, "tag"))
+            tag = NULL; /* a parameter of the macro */
+    if (tag)
+        put(o, "BS.NDL.Tag (");
     /* a name called is a macro's or a function's, never a variable's (NDL refuses
      * parameters named like functions) */
     if (k >= 0)
@@ -501,6 +510,11 @@ static void call(struct ndl *d, struct out *o, const struct bs_node *c)
             expr(d, o, a);
     }
     put(o, ")");
+    if (tag) {
+        put(o, ", tag = ");
+        named_value(d, o, "tag", tag->a);
+        put(o, ")");
+    }
 }
 
 static void member(struct ndl *d, struct out *o, const struct bs_node *m, int top);

@@ -131,7 +131,6 @@ int nn_config_same_layout(const struct nn_config *a, const struct nn_config *b);
  * BrainScriptNetworkBuilder's; file: the NDL file it comes from (or the config's). */
 int nn_ndl_text(struct cfg_node *block, char **text, char *file, size_t fsize, struct pt_err *e);
 /* One NDL text (a file's, without $variables$) as that BrainScript text (the fuzz target). */
-int nn_ndl_translate(const char *text, size_t len, const char *file, char **out,
-                     struct pt_err *e);
+int nn_ndl_translate(const char *text, size_t len, const char *file, char **out, struct pt_err *e);
 
 #endif

@@ -24,8 +24,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     struct bs_tree *t = NULL;
     if (bs_parse(text, strlen(text), "fuzz.ndl", 1, 1, &t, &e) != 0) {
-        fprintf(stderr, "fuzz_ndl: the BrainScript written does not parse: %s\n%s\n", e.msg,
-                text);
+        fprintf(stderr, "fuzz_ndl: the BrainScript written does not parse: %s\n%s\n", e.msg, text);
         abort();
     }
     free(text);
