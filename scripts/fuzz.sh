@@ -36,7 +36,7 @@ bs)
     ;;
 ndl)
     dirs="regress-ndl seeds-ndl"
-    lib="$lib $(ls src/nn/bs_*.c src/nn/graph*.c) src/nn/ndl.c"
+    lib="$lib $(ls src/nn/bs_*.c src/nn/graph*.c src/nn/ndl*.c)"
     ;;
 esac
 out=tests/fuzz/fuzz_$target
