@@ -11,7 +11,8 @@
 #   mkdir -p /tmp/pt && tar -xJf .dev/bundle.tar.xz -C /tmp/pt && . /tmp/pt/env.sh
 #   mpiexec -n 2 --oversubscribe trainer configFile=configs/fashion-mlp.cfg ...
 #
-# BUNDLE_PROGRAMS: the programs, relative to BUILDDIR or absolute (default below);
+# BUNDLE_PROGRAMS: the programs (and the CUDA plugin partrain-cuda.so, which the programs
+# find beside themselves in bin/), relative to BUILDDIR or absolute (default below);
 # those not built are skipped, except trainer. Libtool wrappers are replaced by
 # their .libs/ binaries. Bundle layout: bin/ (programs, mpiexec, orted, ompi_info),
 # lib/ (libraries under their sonames), lib/openmpi/ and lib/pmix/ (MCA
@@ -25,7 +26,7 @@ die() { echo "device-bundle: $*" >&2; exit 1; }
 build=$(cd "$1" && pwd) || die "no build directory $1"
 mkdir -p "$2"
 out=$(cd "$2" && pwd)
-programs=${BUNDLE_PROGRAMS-trainer tests/test_cuda_ops tests/test_dpsgd_engine tests/test_nn tests/test_nn_lstm tests/test_graph tests/test_nn_model tests/htk_gen bench/gpu_bench scripts/idx2ctf}
+programs=${BUNDLE_PROGRAMS-trainer partrain-cuda.so tests/test_cuda_ops tests/test_dpsgd_engine tests/test_nn tests/test_nn_lstm tests/test_graph tests/test_nn_model tests/htk_gen bench/gpu_bench scripts/idx2ctf}
 cuda=${CUDA_HOME:-/usr/local/cuda}
 # Debian 12's packages of the Open MPI runtime (and its PMIx)
 ompi_lib_pkg=libopenmpi3 ompi_bin_pkg=openmpi-bin ompi_data_pkg=openmpi-common

@@ -29,23 +29,32 @@ libpartrain_a_SOURCES = \
 	src/train/logfmt.h src/train/logfmt.c src/train/banner.c src/train/summary.c src/train/train_internal.h src/train/train_loop.c \
 	src/train/evaluate.c src/train/write_output.c src/train/write_internal.h src/train/write_schema.c src/train/dump_node.c src/train/edit_model.c src/train/checkpoint.c src/train/stats.c src/train/files.c src/train/train_run.h src/train/train_setup.c src/train/train_ident.c src/train/train_epoch.c src/train/train_save.c src/train/train_adjust.c src/train/train_search.c src/train/train_stage.c src/train/train_team.c src/train/device.c \
 	src/math/backend.h src/math/backend.c
-libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(CUDA_CFLAGS) $(STB_CFLAGS)
+libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(STB_CFLAGS)
+libpartrain_a_CPPFLAGS = $(AM_CPPFLAGS) -DPT_PKGLIBDIR='"$(pkglibdir)"'
 
-PT_LIBS = libpartrain.a libptparsers.a libptcore.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(CUDA_LIBS) $(STB_LIBS) -lm
+# No CUDA library on the programs' link line: the cuBLAS backend is a plugin (below).
+PT_LIBS = libpartrain.a libptparsers.a libptcore.a $(INIH_LIBS) $(OPENBLAS_LIBS) $(MPI_LIBS) $(STB_LIBS) $(DL_LIBS) -lm
 
-# The cuBLAS backend (--with-cuda): nvcc objects added to libpartrain.a, built with
-# --fmad=false: no a*b+c fused into one rounding, as the CPU's code is built, so the
-# updates give the CPU's bits, the quantizers its bytes (see cuda_update.cu and
-# cuda_quantize.cu), and the rest stays within rounding of the CPU.
+# The cuBLAS backend (--with-cuda): the plugin partrain-cuda.so, which backend.c opens
+# when a GPU is asked for (a CPU run then maps neither cuBLAS nor the CUDA runtime). Its
+# objects: the .cu files, built with --fmad=false (no a*b+c fused into one rounding, as
+# the CPU's code is built, so the updates give the CPU's bits, the quantizers its bytes:
+# see cuda_update.cu and cuda_quantize.cu; the rest stays within rounding of the CPU),
+# and its own copy of core/err.c. Every symbol is hidden but its two entry points, and
+# -z defs makes sure it needs nothing from the program that opens it. Installed in
+# $(pkglibdir); in a build tree the trainer finds it beside itself, the tests through
+# PT_CUDA_PLUGIN (tests/local.mk).
 CUDA_OBJS = src/math/cuda_backend.$(OBJEXT) src/math/cuda_kernels.$(OBJEXT) \
-	src/math/cuda_update.$(OBJEXT) src/math/cuda_quantize.$(OBJEXT)
+	src/math/cuda_update.$(OBJEXT) src/math/cuda_quantize.$(OBJEXT) src/core/plugin_err.$(OBJEXT)
 CUDA_DEPS = $(srcdir)/src/math/backend.h $(srcdir)/src/math/cuda_internal.h \
 	$(srcdir)/src/math/quantize.h $(top_builddir)/config.h
-NVCC_COMPILE = $(MKDIR_P) src/math && $(NVCC) $(NVCCFLAGS) --fmad=false -I$(srcdir)/src -I$(top_builddir)
+NVCC_COMPILE = $(MKDIR_P) src/math && $(NVCC) $(NVCCFLAGS) --fmad=false \
+	-Xcompiler=-fPIC,-fvisibility=hidden -I$(srcdir)/src -I$(top_builddir)
 if HAVE_CUDA
-libpartrain_a_LIBADD = $(CUDA_OBJS)
-libpartrain_a_DEPENDENCIES = $(CUDA_OBJS)
-CLEANFILES += $(CUDA_OBJS)
+noinst_DATA = partrain-cuda.so
+CLEANFILES += $(CUDA_OBJS) partrain-cuda.so
+partrain-cuda.so: $(CUDA_OBJS)
+	$(AM_V_GEN)$(CC) -shared -Wl,-z,defs -o $@ $(CUDA_OBJS) $(CUDA_LIBS)
 src/math/cuda_backend.$(OBJEXT): $(srcdir)/src/math/cuda_backend.cu $(CUDA_DEPS)
 	$(AM_V_GEN)$(NVCC_COMPILE) -c -o $@ $(srcdir)/src/math/cuda_backend.cu
 src/math/cuda_kernels.$(OBJEXT): $(srcdir)/src/math/cuda_kernels.cu $(CUDA_DEPS)
@@ -54,6 +63,14 @@ src/math/cuda_update.$(OBJEXT): $(srcdir)/src/math/cuda_update.cu $(CUDA_DEPS)
 	$(AM_V_GEN)$(NVCC_COMPILE) -c -o $@ $(srcdir)/src/math/cuda_update.cu
 src/math/cuda_quantize.$(OBJEXT): $(srcdir)/src/math/cuda_quantize.cu $(CUDA_DEPS)
 	$(AM_V_GEN)$(NVCC_COMPILE) -c -o $@ $(srcdir)/src/math/cuda_quantize.cu
+src/core/plugin_err.$(OBJEXT): $(srcdir)/src/core/err.c $(srcdir)/src/core/err.h
+	$(AM_V_CC)$(MKDIR_P) src/core && $(CC) $(AM_CPPFLAGS) $(CPPFLAGS) $(AM_CFLAGS) $(CFLAGS) \
+		-fPIC -fvisibility=hidden -c -o $@ $(srcdir)/src/core/err.c
+install-exec-local:
+	$(MKDIR_P) '$(DESTDIR)$(pkglibdir)'
+	$(INSTALL_PROGRAM) partrain-cuda.so '$(DESTDIR)$(pkglibdir)/partrain-cuda.so'
+uninstall-local:
+	rm -f '$(DESTDIR)$(pkglibdir)/partrain-cuda.so'
 endif
 EXTRA_DIST += src/math/cuda_backend.cu src/math/cuda_kernels.cu src/math/cuda_update.cu \
 	src/math/cuda_quantize.cu src/math/cuda_internal.h

@@ -323,6 +323,38 @@ START_TEST(memory_ops)
         dev_bk->ops->copy(dev_bk, b.d + dst, a.d + src, n);
         check_bits("copy", &b, "b[%zu..] = a[%zu..], %zu values", dst, src, n);
     }
+    /* a copy on the second queue (upload_ahead) beside queued work, joined, then used;
+     * a download queued into host_alloc memory, there after the sync */
+    ck_assert_ptr_nonnull(dev_bk->ops->upload_ahead);
+    size_t hb = 1000 * sizeof(float);
+    float *pin = dev_bk->ops->host_alloc ? dev_bk->ops->host_alloc(dev_bk, hb) : malloc(hb);
+    float *got = dev_bk->ops->host_alloc ? dev_bk->ops->host_alloc(dev_bk, hb) : malloc(hb);
+    ck_assert(pin && got);
+    for (int i = 0; i < 1000; i++)
+        pin[i] = (float)i * 0.5f - 3.0f;
+    for (int round = 0; round < 3; round++) {
+        ref_bk->ops->scale(ref_bk, b.c, N, 2.0f);
+        dev_bk->ops->scale(dev_bk, b.d, N, 2.0f); /* queued before the copy, beside it */
+        ck_assert_int_eq(dev_bk->ops->upload_ahead(dev_bk, a.d + 100 * round, pin, 1000, &e), 0);
+        dev_bk->ops->upload_join(dev_bk);
+        memcpy(a.c + 100 * round, pin, hb);
+        ref_bk->ops->scale(ref_bk, a.c + 100 * round, 1000, 3.0f);
+        dev_bk->ops->scale(dev_bk, a.d + 100 * round, 1000, 3.0f); /* sees the copy */
+        ck_assert_int_eq(dev_bk->ops->upload_wait(dev_bk, &e), 0);
+        ck_assert_int_eq(dev_bk->ops->download_async(dev_bk, got, a.d + 100 * round, 1000, &e), 0);
+        ck_assert_int_eq(dev_bk->ops->sync(dev_bk, &e), 0);
+        check_bytes("upload ahead", a.c + 100 * round, got, hb, "round %d: joined copy, scaled",
+                    round);
+        check_bits("upload ahead", &a, "round %d", round);
+        check_bits("upload ahead", &b, "round %d: the work beside the copy", round);
+    }
+    if (dev_bk->ops->host_alloc) {
+        dev_bk->ops->host_free(dev_bk, pin);
+        dev_bk->ops->host_free(dev_bk, got);
+    } else {
+        free(pin);
+        free(got);
+    }
     check_synced("memory");
     twin_free(&a);
     twin_free(&b);
@@ -431,7 +463,6 @@ START_TEST(fill_scale_axpy_mul)
         dev_bk->ops->scale(dev_bk, y.d, n, -0.0f);
         check_bits("scale", &y, "n=%zu alpha=-0", n);
         twin_free(&y);
-        twin_rand(&y, n, -3.0f, 3.0f);
         twin_rand(&y, n, -3.0f, 3.0f);
         for (int k = 0; k < 2; k++) {
             float a = k ? 1.0f : -0.7f;

@@ -8,7 +8,9 @@
 #       same run on 1 rank and on 2 ranks (equal in exact arithmetic, summed in another
 #       order) ends 1.8e-3 apart in the test criterion and 1 sample apart in the error;
 #       the GPU was 5.2e-4 and 2 samples from the CPU (H200, 2026-11-26)
-#   (b) fashion-lstm.cfg, the same
+#   (b) fashion-lstm.cfg, the same; and for both, the inputs sent to the GPU during the
+#       step before theirs, with the criteria read later, give the same model, byte for
+#       byte, and the same epoch line as uploads at each step's start (PT_UPLOAD_AHEAD=0)
 #   (c) 2 ranks sharing the GPU: DataParallelSGD 32 bits (as (a)); 1-bit SGD
 #       (fashion-mlp-dp.cfg), BlockMomentumSGD, ModelAveragingSGD (2 epochs: the criterion
 #       falls, and ends within 6 %, 3 %, 3 % of the CPU's) and DataParallelASGD (within
@@ -131,6 +133,22 @@ same_run mlp-cpu mlp-gpu 2000
 train lstm-cpu cpu 1 fashion-lstm.cfg $one
 train lstm-gpu "$G" 1 fashion-lstm.cfg $one
 same_run lstm-cpu lstm-gpu 1000
+
+# the inputs sent during the step before theirs (nn_upload_ahead, on by default on a GPU):
+# the same model, byte for byte, as uploads at each step's start (PT_UPLOAD_AHEAD=0), and
+# minibatches were sent so (traceLevel=2 counts them)
+for c in mlp lstm; do
+    PT_READ_AHEAD=1 PT_UPLOAD_AHEAD=0 train "$c-noup" "$G" 1 "fashion-$c.cfg" $one
+    PT_READ_AHEAD=1 train "$c-up" "$G" 1 "fashion-$c.cfg" $one traceLevel=2
+    cmp -s "$c-noup/model.dnn" "$c-up/model.dnn" && ok || no "$c: the GPU's model differs with the inputs sent ahead"
+    has "$c-up.err" "the criteria read later."
+    line=$(grep 'minibatches sent to the device' "$c-up.err" | head -n 1)
+    echo "# $line"
+    set -- $(echo "$line" | sed -n 's/^Epoch\[1\]: \([0-9]*\) of \([0-9]*\) .* (\([0-9]*\) taken so).*/\1 \2 \3/p')
+    [ $# -eq 3 ] && [ "$1" -ge 1 ] && [ "$1" = "$3" ] && ok || no "$c: minibatches sent ahead and taken: '$line'"
+    a=$(sed -n 's/epochTime=.*//p' "$c-noup.err") b=$(sed -n 's/epochTime=.*//p' "$c-up.err")
+    [ -n "$a" ] && [ "$a" = "$b" ] && ok || no "$c: the epoch's criteria differ when read later"
+done
 
 # (c): two ranks on one GPU
 train dp32-cpu cpu 2 fashion-mlp.cfg $one

@@ -41,6 +41,55 @@ for ra in 0 1; do
 done
 for n in one two twodist seq seq2; do same $n; done
 
+# Reading ahead sends minibatch k+1's inputs during step k (nn_upload_ahead; on the CPU a
+# plain copy, the same path as a GPU's): the same models as without (PT_UPLOAD_AHEAD=0),
+# and it happened (traceLevel=2 counts them per epoch).
+for n in one seq2; do
+    case $n in one) args="" np=1 ;; *) args="$seq train.SGD.ParallelTrain.distributedMBReading=true" np=2 ;; esac
+    # shellcheck disable=SC2086
+    PT_UPLOAD_AHEAD=0 run "$n-noup" $np 1 $args
+    # shellcheck disable=SC2086
+    run "$n-up" $np 1 $args traceLevel=2
+    if cmp -s "m-$n-noup-1/m.dnn" "m-$n-up-1/m.dnn" && cmp -s "m-$n-up-1/m.dnn" "m-$n-0/m.dnn"; then
+        ok
+    else
+        no "$n: the models differ with the inputs sent ahead"
+    fi
+    sent=$(sed -n 's/^Epoch\[1\]: \([0-9]*\) of \([0-9]*\) minibatches sent.* (\([0-9]*\) taken so).*/\1 \2 \3/p' "$n-up-1.log")
+    # every minibatch but the first (which nothing comes before) and possibly a few the
+    # reader's thread had not finished yet; each one sent taken by its step
+    set -- $sent
+    if [ $# -eq 3 ] && [ "$1" -ge 1 ] && [ "$1" -lt "$2" ] && [ "$1" = "$3" ]; then
+        ok
+    else
+        no "$n: minibatches sent ahead and taken: '$sent'"
+    fi
+    grep -q 'minibatches sent' "$n-noup-1.log" && no "$n: PT_UPLOAD_AHEAD=0 sent minibatches ahead"
+done
+# ... and the criteria read after the steps that follow (PT_DEFER_CRITERIA, on with the
+# above) give the logs' numbers bit for bit: every progress and epoch line the same but
+# for the times
+crit() { sed -n 's/time = [0-9.e+-]*s//; s/epochTime=[0-9.e+-]*s//; s/samplesPerSecond = [0-9.e+-]*//; /^ *\(Epoch\[.*Minibatch\|Finished Epoch\)/p' "$1"; }
+for n in one seq2; do
+    case $n in one) args="" np=1 ;; *) args="$seq train.SGD.ParallelTrain.distributedMBReading=true" np=2 ;; esac
+    # shellcheck disable=SC2086
+    PT_DEFER_CRITERIA=0 run "$n-nodefer" $np 1 $args train.SGD.numMBsToShowResult=3
+    # shellcheck disable=SC2086
+    run "$n-defer" $np 1 $args train.SGD.numMBsToShowResult=3 traceLevel=2
+    crit "$n-nodefer-1.log" >"$n-nodefer.crit"
+    crit "$n-defer-1.log" >"$n-defer.crit"
+    if [ "$(grep -c 'Epoch\[' "$n-defer.crit")" -ge 6 ] && cmp -s "$n-nodefer.crit" "$n-defer.crit" &&
+        cmp -s "m-$n-nodefer-1/m.dnn" "m-$n-defer-1/m.dnn"; then
+        ok
+    else
+        no "$n: the criteria read later changed the log or the model"
+        diff "$n-nodefer.crit" "$n-defer.crit" | head -5
+    fi
+done
+# one rank reads them later; two ranks exchange them at every step (read at once)
+has one-defer-1.log "the criteria read later."
+has seq2-defer-1.log "the criteria read after each step."
+
 # Filling a minibatch on several threads (src/reader/fill_pool.c) gives the same models as
 # one thread: minibatches large enough to split (parts of at least 32 samples), with the
 # reader's thread and without, sequences, and a randomization window of one chunk (a

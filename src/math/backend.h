@@ -49,22 +49,28 @@ int backend_cpu_set_gemm(int mode, struct pt_err *e);
 int backend_cpu_own_gemm(void);
 
 /* CUDA: number of usable devices (0 when none or not built with CUDA); the first device's
- * name in name (may be empty). Never fails: a broken driver counts as no device, and the
- * reason is written to why. */
+ * name in name (may be empty). Asks the NVIDIA driver alone (libcuda.so.1, opened here):
+ * neither the CUDA runtime nor cuBLAS is loaded. Never fails: a broken driver counts as no
+ * device, and the reason is written to why. */
 int backend_cuda_probe(char *name, size_t name_size, char *why, size_t why_size);
+/* Whether the cuBLAS backend can be loaded (the plugin below); else the reason in why. */
+int backend_cuda_available(char *why, size_t why_size);
 
 struct backend;
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-/* Implemented in cuda_backend.cu (only with --with-cuda). */
-int backend_cuda_probe_impl(char *name, size_t name_size, char *why, size_t why_size);
-int backend_cuda_new_impl(struct backend **out, int device, char *name, size_t name_size,
-                          struct pt_err *e);
-#ifdef __cplusplus
-}
-#endif
+/* The cuBLAS backend is the plugin partrain-cuda.so (cuda_backend.cu and the other .cu
+ * files, with cuBLAS and the CUDA runtime), opened by backend_cuda_new: from
+ * PT_CUDA_PLUGIN (a path) when set, else beside the running program, else from the
+ * installed package library directory. It exports these two functions, C linkage:
+ *   long pt_cuda_plugin_abi(void)      PT_CUDA_PLUGIN_ABI of the build it came from
+ *   int pt_cuda_plugin_new(...)        backend_cuda_new's work, same arguments
+ * A plugin whose interface number differs (another build's) is refused. Bump the number
+ * with any change of struct backend_ops, struct backend or the structs the ops take. */
+#define PT_CUDA_PLUGIN_NAME "partrain-cuda.so"
+#define PT_CUDA_PLUGIN_ABI  2L
+typedef long (*backend_cuda_abi_fn)(void);
+typedef int (*backend_cuda_plugin_fn)(struct backend **out, int device, char *name,
+                                      size_t name_size, struct pt_err *e);
 
 /* ------------------------------------------------------------------ the compute vtable */
 
@@ -227,6 +233,24 @@ struct backend_ops {
     int (*upload)(struct backend *b, float *dst, const float *host, size_t n, struct pt_err *e);
     int (*download)(struct backend *b, float *host, const float *src, size_t n, struct pt_err *e);
     void (*copy)(struct backend *b, float *dst, const float *src, size_t n);
+    /* Optional (NULL: none; a device backend): uploads on a second queue, so that a copy
+     * overlaps compute. upload_join marks a step's start: the ops queued after it see
+     * what every upload_ahead before it wrote. An upload_ahead's copy starts once every
+     * op queued before the last upload_join is done; the ops queued since (the step in
+     * progress) run beside it, so they must not touch dst. host (from host_alloc) stays
+     * as it is until a sync, or an upload_wait, after the copy was queued. */
+    int (*upload_ahead)(struct backend *b, float *dst, const float *host, size_t n,
+                        struct pt_err *e);
+    void (*upload_join)(struct backend *b);
+    /* Wait until the copies upload_ahead queued so far are done (and with them every op
+     * queued before the upload_join before the last of them); reports the first
+     * asynchronous failure. */
+    int (*upload_wait)(struct backend *b, struct pt_err *e);
+    /* Optional (NULL: download): download without waiting: host (from host_alloc) holds
+     * src's values after the next sync, or after an upload_wait for a copy upload_ahead
+     * queued after this call. */
+    int (*download_async)(struct backend *b, float *host, const float *src, size_t n,
+                          struct pt_err *e);
     /* Wait for queued work; report the first asynchronous failure. */
     int (*sync)(struct backend *b, struct pt_err *e);
     void (*destroy)(struct backend *b);

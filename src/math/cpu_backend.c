@@ -53,6 +53,31 @@ static int cpu_download(struct backend *b, float *host, const float *src, size_t
     return 0;
 }
 
+/* The copy is made at once: nothing to overlap, nothing to join. */
+static int cpu_upload_ahead(struct backend *b, float *dst, const float *host, size_t n,
+                            struct pt_err *e)
+{
+    return cpu_upload(b, dst, host, n, e);
+}
+
+static void cpu_upload_join(struct backend *b)
+{
+    (void)b;
+}
+
+static int cpu_upload_wait(struct backend *b, struct pt_err *e)
+{
+    (void)b;
+    (void)e;
+    return 0;
+}
+
+static int cpu_download_async(struct backend *b, float *host, const float *src, size_t n,
+                              struct pt_err *e)
+{
+    return cpu_upload(b, host, src, n, e); /* a copy between host buffers, at once */
+}
+
 static void cpu_copy(struct backend *b, float *dst, const float *src, size_t n)
 {
     (void)b;
@@ -236,6 +261,10 @@ static const struct backend_ops cpu_ops = {
     .upload_norm = cpu_upload_norm,
     .download = cpu_download,
     .copy = cpu_copy,
+    .upload_ahead = cpu_upload_ahead,
+    .upload_join = cpu_upload_join,
+    .upload_wait = cpu_upload_wait,
+    .download_async = cpu_download_async,
     .sync = cpu_sync,
     .destroy = cpu_destroy,
     .gemm = cpu_gemm,

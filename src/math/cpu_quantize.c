@@ -81,13 +81,6 @@ struct levels {
     int32_t half; /* 2^(k-1) - 1, the code of 0; codes are 0..2 half */
 };
 
-size_t quant_column_bytes(size_t rows, int bits)
-{
-    if (bits < 1 || bits > 16)
-        return 0; /* outside the contract: encode and decode then touch nothing */
-    return 2 * sizeof(float) + 4 * ((rows * (size_t)bits + 31) / 32);
-}
-
 /* ---- words: little-endian on every host, no alignment assumed ---- */
 
 static uint32_t swap_le32(uint32_t w)

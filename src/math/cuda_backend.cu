@@ -2,7 +2,9 @@
 // cublasSgemm for the products and CUDA kernels for everything else (cuda_kernels.cu,
 // cuda_update.cu, cuda_quantize.cu). See cuda_internal.h for the state and backend.h for
 // the contract. The products run in full fp32 (no TF32): CPU and GPU training of the same
-// config agree to 1e-4 after an epoch.
+// config agree to 1e-4 after an epoch. Built as the plugin partrain-cuda.so (with
+// core/err.c; every symbol hidden but the two entry points at the end), which the trainer
+// opens when a GPU is asked for (backend.h).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -191,9 +193,77 @@ static void cu_copy(struct backend *b, float *dst, const float *src, size_t n)
     cu_check(b, cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, st->stream), "copy");
 }
 
+// The copy stream and its events, on first use (0, or a failure recorded).
+static int cu_copy_stream(struct backend *b)
+{
+    struct cuda_state *st = cu_state(b);
+    if (st->copy_stream)
+        return 0;
+    if (cu_check(b, cudaEventCreateWithFlags(&st->joined, cudaEventDisableTiming),
+                 "upload ahead: cudaEventCreate") ||
+        cu_check(b, cudaEventCreateWithFlags(&st->copied, cudaEventDisableTiming),
+                 "upload ahead: cudaEventCreate"))
+        return -1;
+    return cu_check(b, cudaStreamCreateWithFlags(&st->copy_stream, cudaStreamNonBlocking),
+                    "upload ahead: cudaStreamCreate");
+}
+
+static int cu_upload_ahead(struct backend *b, float *dst, const float *host, size_t n,
+                           struct pt_err *e)
+{
+    struct cuda_state *st = cu_state(b);
+    if (cu_copy_stream(b))
+        return cu_report(b, e);
+    // after the steps before the last join (the one in progress runs beside the copy)
+    if (st->marked)
+        cu_check(b, cudaStreamWaitEvent(st->copy_stream, st->joined, 0), "upload ahead: wait");
+    if (n)
+        cu_check(b,
+                 cudaMemcpyAsync(dst, host, n * sizeof(float), cudaMemcpyHostToDevice,
+                                 st->copy_stream),
+                 "upload ahead");
+    cu_check(b, cudaEventRecord(st->copied, st->copy_stream), "upload ahead: cudaEventRecord");
+    st->ahead = 1;
+    return cu_report(b, e);
+}
+
+static void cu_upload_join(struct backend *b)
+{
+    struct cuda_state *st = cu_state(b);
+    if (cu_copy_stream(b))
+        return;
+    cu_check(b, cudaEventRecord(st->joined, st->stream), "upload ahead: cudaEventRecord");
+    st->marked = 1;
+    if (st->ahead)
+        cu_check(b, cudaStreamWaitEvent(st->stream, st->copied, 0), "upload ahead: join");
+    st->ahead = 0;
+}
+
+static int cu_upload_wait(struct backend *b, struct pt_err *e)
+{
+    struct cuda_state *st = cu_state(b);
+    if (st->copy_stream)
+        cu_check(b, cudaEventSynchronize(st->copied), "upload ahead: wait");
+    return cu_report(b, e);
+}
+
+static int cu_download_async(struct backend *b, float *host, const float *src, size_t n,
+                             struct pt_err *e)
+{
+    if (n)
+        cu_check(b,
+                 cudaMemcpyAsync(host, src, n * sizeof(float), cudaMemcpyDeviceToHost,
+                                 cu_state(b)->stream),
+                 "download (queued)");
+    return cu_report(b, e);
+}
+
 static int cu_sync(struct backend *b, struct pt_err *e)
 {
-    cu_check(b, cudaStreamSynchronize(cu_state(b)->stream), "synchronize");
+    struct cuda_state *st = cu_state(b);
+    if (st->copy_stream) // copies no upload_join has waited for yet, too
+        cu_check(b, cudaStreamSynchronize(st->copy_stream), "synchronize");
+    cu_check(b, cudaStreamSynchronize(st->stream), "synchronize");
     return cu_report(b, e);
 }
 
@@ -219,6 +289,12 @@ static void cu_destroy(struct backend *b)
     struct cuda_state *st = cu_state(b);
     if (st) {
         cudaStreamSynchronize(st->stream);
+        if (st->copy_stream) {
+            cudaStreamSynchronize(st->copy_stream);
+            cudaStreamDestroy(st->copy_stream);
+            cudaEventDestroy(st->joined);
+            cudaEventDestroy(st->copied);
+        }
         cudaFree(st->scratch);
         cudaFree(st->ones);
         cudaFree(st->qtab_dev);
@@ -266,6 +342,10 @@ static const struct backend_ops cuda_ops = {
     .upload = cu_upload,
     .download = cu_download,
     .copy = cu_copy,
+    .upload_ahead = cu_upload_ahead,
+    .upload_join = cu_upload_join,
+    .upload_wait = cu_upload_wait,
+    .download_async = cu_download_async,
     .sync = cu_sync,
     .destroy = cu_destroy,
     .gemm = cu_gemm,
@@ -308,28 +388,14 @@ static const struct backend_ops cuda_ops = {
 
 /* ---------------------------------------------------------------- start-up */
 
-extern "C" int backend_cuda_probe_impl(char *name, size_t name_size, char *why, size_t why_size)
+// The plugin's interface (backend.h): the only symbols partrain-cuda.so exports.
+extern "C" __attribute__((visibility("default"))) long pt_cuda_plugin_abi(void)
 {
-    int n = 0;
-    cudaError_t rc = cudaGetDeviceCount(&n);
-    if (rc != cudaSuccess) {
-        snprintf(why, why_size, "no usable CUDA device: %s", cudaGetErrorString(rc));
-        (void)cudaGetLastError();
-        return 0;
-    }
-    if (n == 0) {
-        snprintf(why, why_size, "no CUDA device present");
-        return 0;
-    }
-    cudaDeviceProp prop;
-    if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess && name_size)
-        snprintf(name, name_size, "%s", prop.name);
-    snprintf(why, why_size, "%d CUDA device%s", n, n == 1 ? "" : "s");
-    return n;
+    return PT_CUDA_PLUGIN_ABI;
 }
 
-extern "C" int backend_cuda_new_impl(struct backend **out, int device, char *name, size_t name_size,
-                                     struct pt_err *e)
+extern "C" __attribute__((visibility("default"))) int
+pt_cuda_plugin_new(struct backend **out, int device, char *name, size_t name_size, struct pt_err *e)
 {
     *out = NULL;
     int n = 0;

@@ -4,7 +4,8 @@
 //
 // One stream per backend: every op is queued on it in program order, so an op reads what
 // the ops before it wrote without further synchronization; the host waits only in
-// download, sync, and the ops whose results are HOST memory (quantize, half_out). The first
+// download, sync, and the ops whose results are HOST memory (quantize, half_out). A second
+// stream carries upload_ahead's copies, joined to the first by events. The first
 // failure (a launch, a cuBLAS call, a copy) is kept in the state and reported by the next
 // sync or download, as backend.h asks.
 #ifndef PT_MATH_CUDA_INTERNAL_H
@@ -46,6 +47,14 @@ struct cuda_state {
     size_t qbytes_cap;
     void *pinned; // pinned host bounce buffer (quantize and half transfers)
     size_t pinned_bytes;
+    // upload_ahead: the copies' own stream, made on first use; `joined` marks the compute
+    // stream's point at the last upload_join (the copies wait for it: the steps before
+    // it are done with their inputs), `copied` the copies' end (upload_join waits for
+    // it); ahead: copies queued that no upload_join has waited for; marked: `joined` was
+    // recorded
+    cudaStream_t copy_stream;
+    cudaEvent_t joined, copied;
+    int ahead, marked;
 };
 
 static inline struct cuda_state *cu_state(struct backend *b)

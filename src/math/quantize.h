@@ -27,7 +27,13 @@
 
 #include <stddef.h>
 
-/* Bytes of one packed column of `rows` values at `bits` (1..16). */
-size_t quant_column_bytes(size_t rows, int bits);
+/* Bytes of one packed column of `rows` values at `bits` (1..16); 0 outside that range
+ * (outside the contract: encode and decode then touch nothing). */
+static inline size_t quant_column_bytes(size_t rows, int bits)
+{
+    if (bits < 1 || bits > 16)
+        return 0;
+    return 2 * sizeof(float) + 4 * ((rows * (size_t)bits + 31) / 32);
+}
 
 #endif

@@ -265,6 +265,11 @@ void nn_free(struct nn *net)
     b->ops->release(b, net->mean_dev);
     b->ops->release(b, net->invstd_dev);
     b->ops->release(b, net->prior_dev);
+    if (net->ahead_due)
+        (void)nn_upload_settle(net, NULL);
+    for (int k = 0; k < 2; k++)
+        for (int i = 0; i < 2; i++)
+            b->ops->release(b, net->ahead_buf[k][i]);
     free(net->mean);
     free(net->invstd);
     free(net->prior);

@@ -207,6 +207,37 @@ int nn_train_forward(struct nn *net, struct minibatch *mb, float dropout_rate, s
                      struct pt_err *e);
 int nn_train_backward(struct nn *net, struct nn_stats *st, struct pt_err *e);
 
+/* Inputs sent ahead, on a device backend with upload_ahead: mb's features and labels are
+ * copied to the device, into buffers of their own, beside the step queued last (the one
+ * before mb's: call this once that step is queued). The next nn_train_step,
+ * nn_train_forward or nn_evaluate (that one only) takes them when it is given the same
+ * data, else uploads as ever. mb's data must stay as they are until that step has ended,
+ * an nn_upload_wait has returned, or nn_upload_settle. Returns 1 when
+ * sent, 0 where it does not apply: a backend without upload_ahead, BrainScript networks, a
+ * team, a device backend's data not in its host memory (host_alloc), a minibatch the step
+ * would refuse (the step says why). Fails (< 0) only when the device does. On the CPU the
+ * copy is made at once (the same path, tested without a device). */
+int nn_upload_ahead(struct nn *net, struct minibatch *mb, struct pt_err *e);
+/* Wait for copies nn_upload_ahead queued that no step took (before their host memory is
+ * freed or written). */
+int nn_upload_settle(struct nn *net, struct pt_err *e);
+/* How many steps took inputs sent ahead, since the network was made. */
+size_t nn_upload_taken(const struct nn *net);
+/* Wait until the copies nn_upload_ahead queued so far are done, with every step queued
+ * before the last of them; reports a failure of the device. */
+int nn_upload_wait(struct nn *net, struct pt_err *e);
+
+/* Criteria read later: nn_train_backward, but where the backend can (download_async) and
+ * the network reads its criteria as two sums (SimpleNetworkBuilder's, no team), the sums
+ * are queued for a copy into host[0..NN_CRIT_SUMS) (host_alloc memory) instead of waited
+ * for, and 1 is returned: st is then complete but for its criteria, which
+ * nn_criteria_from_sums fills once the backend has synced (or an nn_upload_wait has waited
+ * for a copy sent after this step). Else (0, or < 0 on failure) what nn_train_backward
+ * does. */
+#define NN_CRIT_SUMS 4
+int nn_train_backward_to(struct nn *net, struct nn_stats *st, float *host, struct pt_err *e);
+void nn_criteria_from_sums(const float *host, struct nn_stats *st);
+
 /* Overlap hook: during nn_train_step's backward pass, fn(ctx, first, e) is called each
  * time the gradients grads[first..nparams) have become final, `first` decreasing, once
  * per layer with parameters (first == 0 comes last). fn may read that range (to start

@@ -63,8 +63,19 @@ struct nn {
     int team_carved;
     float *x_dev, *labels_dev, *mask_dev, *crit_mask_dev, *stats_dev;
     /* the first layer's input in this pass: x_dev, or (CPU, no team) the minibatch's own
-     * features normalized in place (load_inputs) */
-    float *x_in;
+     * features normalized in place (load_inputs), or an ahead buffer; the labels: NULL
+     * (labels_dev) or an ahead buffer */
+    float *x_in, *labels_in;
+    /* nn_upload_ahead: two pairs of device buffers (features, labels) filled in turn;
+     * ahead_due = 1 + the pair filled for the next step (0: none), from host data at
+     * ahead_src (features, labels) of ahead_n floats; ahead_on: inputs were sent ahead
+     * (every step start is marked on the backend from then on) */
+    float *ahead_buf[2][2];
+    size_t ahead_cap[2][2];
+    int ahead_next, ahead_due, ahead_on;
+    size_t ahead_taken; /* steps that took their inputs so */
+    const float *ahead_src[2];
+    size_t ahead_n[2];
     float *mask_host, *crit_mask_host; /* host staging for the masks */
     struct bk_sgd fused;               /* nn_set_fused_sgd's step */
     int fused_due;                     /* ... for the next backward pass */

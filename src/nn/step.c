@@ -99,15 +99,26 @@ static size_t criterion_mask(const struct step_inputs *si, float *mask, int *pad
  * CPU backend's first layer reads the features where they are, normalized there: no copy
  * (the MLP: 800 KB a step); one loaded again is not normalized twice. */
 static int load_inputs(struct nn *net, const struct step_inputs *si, struct nn_pass *p,
-                       const float **crit_mask, size_t *samples, int own, struct pt_err *e)
+                       const float **crit_mask, size_t *samples, int own, int ahead,
+                       struct pt_err *e)
 {
     struct backend *b = net->bk;
     const struct nn_config *c = &net->cfg;
     size_t cols = si->steps * si->nseq, lab_cols = si->seq_labels ? si->nseq : cols;
     int in = c->sizes[0], out = c->sizes[c->nsizes - 1], padded = 0;
     int norm = c->mean_var_norm && b->ops->upload_norm, rc;
-    net->x_in = NULL;
-    if (own && si->in_place && b->host_memory) {
+    net->x_in = net->labels_in = NULL;
+    if (ahead && net->ahead_src[0] == si->feat->data && net->ahead_n[0] == (size_t)in * cols &&
+        net->ahead_src[1] == si->lab->data && net->ahead_n[1] == (size_t)out * lab_cols) {
+        /* sent during the last step (nn_upload_ahead); normalized here, in stream order */
+        net->x_in = net->ahead_buf[ahead - 1][0];
+        net->labels_in = net->ahead_buf[ahead - 1][1];
+        net->ahead_taken++;
+        if (c->mean_var_norm)
+            b->ops->norm(b, net->x_in, net->mean_dev, net->invstd_dev, in, cols);
+        norm = 1; /* done */
+        rc = 0;
+    } else if (own && si->in_place && b->host_memory) {
         if (c->mean_var_norm && !si->feat->normalized)
             b->ops->norm(b, si->feat->data, net->mean_dev, net->invstd_dev, in, cols);
         si->feat->normalized |= c->mean_var_norm;
@@ -118,7 +129,7 @@ static int load_inputs(struct nn *net, const struct step_inputs *si, struct nn_p
                                  cols, e);
     else
         rc = b->ops->upload(b, net->x_dev, si->feat->data, (size_t)in * cols, e);
-    if (rc == 0)
+    if (rc == 0 && !net->labels_in)
         rc = b->ops->upload(b, net->labels_dev, si->lab->data, (size_t)out * lab_cols, e);
     p->mask = NULL;
     if (rc == 0 && net->masked && feature_mask(si, net->mask_host)) {
@@ -164,7 +175,7 @@ static void run_criteria(struct nn *net, const float *crit_mask, int train)
         .rows = o->out_dim,
         .cols = o->steps * o->nseq,
         .z = o->y,
-        .y = net->labels_dev,
+        .y = net->labels_in ? net->labels_in : net->labels_dev,
         .mask = crit_mask,
         .grad = train ? o->dy : NULL,
         .sum = net->stats_dev,
@@ -288,7 +299,7 @@ static int team_forward(struct nn *net, struct minibatch *mb, float rate, struct
     struct nn_pass p = {.steps = si.steps, .nseq = si.nseq, .train = 1};
     const float *crit_mask = NULL;
     net->x_in = NULL;
-    if (cols && (rc = load_inputs(net, &si, &p, &crit_mask, &st->samples, 0, e)) != 0)
+    if (cols && (rc = load_inputs(net, &si, &p, &crit_mask, &st->samples, 0, 0, e)) != 0)
         return rc;
     if ((rc = t->gather(t->ctx, st->samples, samples, e)) != 0)
         return rc;
@@ -317,11 +328,86 @@ static int team_forward(struct nn *net, struct minibatch *mb, float rate, struct
     return 0;
 }
 
+/* A step starts (once inputs were ever sent ahead): the device's work from here on waits
+ * for the copies sent so far, and the next copy for the steps before this one (the
+ * backend's upload_join). Returns the pair nn_upload_ahead filled for this step (1 + its
+ * index; 0: none), which any step takes, used or not. */
+static int take_ahead(struct nn *net)
+{
+    int due = net->ahead_due;
+    net->ahead_due = 0;
+    if (net->ahead_on)
+        net->bk->ops->upload_join(net->bk);
+    return due;
+}
+
+/* Device buffer *p of at least n floats (kept when big enough). */
+static int ahead_buffer(struct nn *net, int k, int i, size_t n, struct pt_err *e)
+{
+    struct backend *b = net->bk;
+    if (net->ahead_buf[k][i] && net->ahead_cap[k][i] >= n)
+        return 0;
+    b->ops->release(b, net->ahead_buf[k][i]);
+    net->ahead_buf[k][i] = NULL;
+    net->ahead_cap[k][i] = 0;
+    int rc = b->ops->alloc(b, n + n / 4, &net->ahead_buf[k][i], e);
+    if (rc == 0)
+        net->ahead_cap[k][i] = n + n / 4;
+    return rc;
+}
+
+int nn_upload_ahead(struct nn *net, struct minibatch *mb, struct pt_err *e)
+{
+    struct backend *b = net->bk;
+    struct step_inputs si = {0};
+    if (net->graph || net->team || !b->ops->upload_ahead || !b->ops->upload_join || mb->cont ||
+        mb->nseq == 0 || find_inputs(net, mb, &si, NULL) != 0 ||
+        (!b->host_memory && (!si.feat->host || !si.lab->host)))
+        return 0;
+    /* copies no step has taken since: done before their pair is filled again */
+    int rc = nn_upload_settle(net, e);
+    net->ahead_on = 1;
+    size_t cols = si.steps * si.nseq, lab_cols = si.seq_labels ? si.nseq : cols;
+    size_t n[2] = {(size_t)net->cfg.sizes[0] * cols,
+                   (size_t)net->cfg.sizes[net->cfg.nsizes - 1] * lab_cols};
+    const float *src[2] = {si.feat->data, si.lab->data};
+    int k = net->ahead_next;
+    for (int i = 0; rc == 0 && i < 2; i++)
+        if ((rc = ahead_buffer(net, k, i, n[i], e)) == 0)
+            rc = b->ops->upload_ahead(b, net->ahead_buf[k][i], src[i], n[i], e);
+    if (rc)
+        return rc;
+    for (int i = 0; i < 2; i++) {
+        net->ahead_src[i] = src[i];
+        net->ahead_n[i] = n[i];
+    }
+    net->ahead_due = k + 1;
+    net->ahead_next = 1 - k;
+    return 1;
+}
+
+int nn_upload_settle(struct nn *net, struct pt_err *e)
+{
+    return take_ahead(net) ? net->bk->ops->sync(net->bk, e) : 0;
+}
+
+size_t nn_upload_taken(const struct nn *net)
+{
+    return net->ahead_taken;
+}
+
+int nn_upload_wait(struct nn *net, struct pt_err *e)
+{
+    struct backend *b = net->bk;
+    return b->ops->upload_wait ? b->ops->upload_wait(b, e) : 0;
+}
+
 /* The first half of a step: inputs, forward pass, criteria (and, when training, the
  * output layer's gradient). Sets net->step_due when step_finish has work to do. */
 static int step_forward(struct nn *net, struct minibatch *mb, int train, float rate,
                         struct nn_stats *st, struct pt_err *e)
 {
+    int ahead = take_ahead(net);
     if (net->graph)
         return nn_graph_forward(net, mb, train, rate, st, e);
     if (mb->cont && net->cfg.rnn != NN_SIMPLENET)
@@ -351,7 +437,7 @@ static int step_forward(struct nn *net, struct minibatch *mb, int train, float r
     struct nn_pass p = {.steps = si.steps, .nseq = si.nseq, .seq_labels = si.seq_labels};
     const float *crit_mask = NULL;
     if (rc == 0)
-        rc = load_inputs(net, &si, &p, &crit_mask, &st->samples, 1, e);
+        rc = load_inputs(net, &si, &p, &crit_mask, &st->samples, 1, ahead, e);
     if (rc)
         return rc;
     p.train = train;
@@ -378,6 +464,15 @@ static int step_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
     return rc ? rc : nn_read_criteria(b, net->stats_dev, 0, st, e);
 }
 
+/* The criteria of st from their sums as the device left them (two floats each). */
+static void criteria_from(const float *sums, int more, struct nn_stats *st)
+{
+    st->train_crit = (double)sums[0] + sums[1];
+    st->eval_crit = (double)sums[2] + sums[3];
+    for (int k = 0; k < more; k++)
+        st->eval_more[k] = (double)sums[4 + 2 * k] + sums[5 + 2 * k];
+}
+
 int nn_read_criteria(struct backend *b, const float *sums_dev, int more, struct nn_stats *st,
                      struct pt_err *e)
 {
@@ -385,13 +480,30 @@ int nn_read_criteria(struct backend *b, const float *sums_dev, int more, struct 
     int rc = b->ops->download(b, sums, sums_dev, 4 + 2 * (size_t)more, e);
     if (rc == 0)
         rc = b->ops->sync(b, e);
-    if (rc == 0) {
-        st->train_crit = (double)sums[0] + sums[1];
-        st->eval_crit = (double)sums[2] + sums[3];
-        for (int k = 0; k < more; k++)
-            st->eval_more[k] = (double)sums[4 + 2 * k] + sums[5 + 2 * k];
-    }
+    if (rc == 0)
+        criteria_from(sums, more, st);
     return rc;
+}
+
+void nn_criteria_from_sums(const float *host, struct nn_stats *st)
+{
+    criteria_from(host, 0, st);
+}
+
+int nn_train_backward_to(struct nn *net, struct nn_stats *st, float *host, struct pt_err *e)
+{
+    struct backend *b = net->bk;
+    if (net->graph || net->team || !b->ops->download_async || !host)
+        return nn_train_backward(net, st, e);
+    int due = net->step_due, rc = 0;
+    net->step_due = 0;
+    if (!due)
+        return 0; /* nothing ran: st is complete */
+    if (due == 2)
+        rc = run_backward(net, e);
+    if (rc == 0)
+        rc = b->ops->download_async(b, host, net->stats_dev, NN_CRIT_SUMS, e);
+    return rc ? rc : 1;
 }
 
 int nn_train_forward(struct nn *net, struct minibatch *mb, float dropout_rate, struct nn_stats *st,

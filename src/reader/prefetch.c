@@ -2,8 +2,10 @@
  * read and decoded into host buffers while the caller computes minibatch k, which on a
  * GPU is most of what the host would otherwise do between the device's steps.
  *
- * Two minibatches alternate: the thread fills one while the caller holds the other; the
- * caller's next call hands its slot back. Only reader_next runs on the thread (no MPI:
+ * Three slots in turn: the caller holds one, the thread fills the others in order; the
+ * caller's next call hands its slot back. With three, minibatch k+1 is usually whole when
+ * the caller takes k (it was read during step k-1), so the caller can send it to the
+ * device during step k (reader_prefetch_peek). Only reader_next runs on the thread (no MPI:
  * the communicator is the main thread's, MPI_THREAD_FUNNELED). The thread stops after
  * the epoch's last (empty) minibatch or a failure, which the caller gets in order. The
  * minibatches' data can live in memory of the caller's choosing (pinned on a GPU). */
@@ -13,18 +15,20 @@
 
 #include "reader/reader_internal.h"
 
+#define PF_SLOTS 3
+
 struct reader_prefetch {
     struct reader *r;
     size_t mb_size;
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t changed;
-    struct minibatch mb[2];
-    struct pt_err err[2];
-    int rc[2];
-    int full[2]; /* the thread filled slot k and the caller has not handed it back */
-    int next;    /* the slot the caller takes next */
-    int held;    /* the slot the caller holds (-1: none) */
+    struct minibatch mb[PF_SLOTS];
+    struct pt_err err[PF_SLOTS];
+    int rc[PF_SLOTS];
+    int full[PF_SLOTS]; /* the thread filled slot k and the caller has not handed it back */
+    int next;           /* the slot the caller takes next */
+    int held;           /* the slot the caller holds (-1: none) */
     int stop;
 };
 
@@ -47,7 +51,7 @@ static void *run(void *arg)
         pthread_cond_broadcast(&p->changed);
         if (rc || p->mb[k].global_samples == 0)
             break; /* the epoch is over (or failed): nothing more to read */
-        k = 1 - k;
+        k = (k + 1) % PF_SLOTS;
     }
     pthread_mutex_unlock(&p->lock);
     return NULL;
@@ -64,7 +68,7 @@ int reader_prefetch_start(struct reader *r, size_t mb_size, const struct mb_host
     r->ahead = 1; /* from now on its minibatches are filled on the pool's threads */
     p->mb_size = mb_size;
     p->held = -1;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < PF_SLOTS; k++)
         for (int i = 0; i < CTF_MAX_INPUTS; i++)
             p->mb[k].in[i].host = host;
     pthread_mutex_init(&p->lock, NULL);
@@ -94,10 +98,21 @@ int reader_prefetch_next(struct reader_prefetch *p, struct minibatch **mb, struc
     if (rc && e)
         *e = p->err[k];
     p->held = k;
-    p->next = 1 - k;
+    p->next = (k + 1) % PF_SLOTS;
     pthread_mutex_unlock(&p->lock);
     *mb = &p->mb[k];
     return rc;
+}
+
+struct minibatch *reader_prefetch_peek(struct reader_prefetch *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int k = p->next;
+    /* a full slot is the thread's no more: it only writes an empty one */
+    struct minibatch *mb =
+        p->full[k] && p->rc[k] == 0 && p->mb[k].global_samples ? &p->mb[k] : NULL;
+    pthread_mutex_unlock(&p->lock);
+    return mb;
 }
 
 void reader_prefetch_stop(struct reader_prefetch *p)
@@ -111,7 +126,7 @@ void reader_prefetch_stop(struct reader_prefetch *p)
     pthread_join(p->thread, NULL);
     pthread_cond_destroy(&p->changed);
     pthread_mutex_destroy(&p->lock);
-    mb_free(&p->mb[0]);
-    mb_free(&p->mb[1]);
+    for (int k = 0; k < PF_SLOTS; k++)
+        mb_free(&p->mb[k]);
     free(p);
 }

@@ -160,7 +160,7 @@ void reader_split_by_sequence(struct reader *r, int on);
  * At the end of the epoch mb->global_samples is 0. */
 int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_err *e);
 
-/* Reading ahead (prefetch.c): reader_next on a second thread, one minibatch ahead of the
+/* Reading ahead (prefetch.c): reader_next on a second thread, up to two minibatches ahead of the
  * caller, from a reader whose epoch has started; host (NULL: malloc) allocates the
  * minibatches' data. reader_prefetch_next gives the next one
  * (valid until the following call; its global_samples is 0 at the end of the epoch) or the
@@ -169,6 +169,10 @@ struct reader_prefetch;
 int reader_prefetch_start(struct reader *r, size_t mb_size, const struct mb_host_alloc *host,
                           struct reader_prefetch **out, struct pt_err *e);
 int reader_prefetch_next(struct reader_prefetch *p, struct minibatch **mb, struct pt_err *e);
+/* The minibatch the next reader_prefetch_next gives, when the thread has already read it
+ * (NULL otherwise, and for the epoch's end or a failure): the caller may read its data,
+ * which stay as they are until the call after that next one hands its slot back. */
+struct minibatch *reader_prefetch_peek(struct reader_prefetch *p);
 void reader_prefetch_stop(struct reader_prefetch *p);
 
 #endif

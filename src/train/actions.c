@@ -288,8 +288,11 @@ void train_print_version(FILE *out)
     fprintf(out, "trainer (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
     fprintf(out, "cpu backend: %s\n", backend_cpu_describe(cpu, sizeof cpu));
     int n = backend_cuda_probe(gpu, sizeof gpu, why, sizeof why);
-    if (n > 0)
+    char plugin[1024];
+    if (n > 0 && backend_cuda_available(plugin, sizeof plugin))
         fprintf(out, "cuda backend: cuBLAS, %s (device 0: %s)\n", why, gpu);
+    else if (n > 0)
+        fprintf(out, "cuda backend: unavailable: %s (device 0: %s), but %s\n", why, gpu, plugin);
     else
         fprintf(out, "cuda backend: unavailable: %s\n", why);
 }

@@ -1,10 +1,11 @@
 /* deviceId (SPEC §3): the backend a command computes on.
  *
  *   cpu, -1   the CPU backend (OpenBLAS)
- *   auto      a GPU when this build has CUDA and the machine has one, else the CPU; the
- *             ranks of one node take the node's GPUs in turn (local rank mod GPUs), as
- *             CNTK's auto spreads its workers; the CPU after all when the network has
- *             nodes the GPU backend does not run (convolution, pooling), said in the log
+ *   auto      a GPU when this build has CUDA (its plugin loads: said in the log when not)
+ *             and the machine has one, else the CPU; the ranks of one node take the
+ *             node's GPUs in turn (local rank mod GPUs), as CNTK's auto spreads its
+ *             workers; the CPU after all when the network has nodes the GPU backend
+ *             does not run (convolution, pooling), said in the log
  *   N         GPU N, on every rank that reads it (ranks may share a GPU); an error when
  *             there is no GPU N or the build has no CUDA
  *
@@ -61,9 +62,14 @@ int train_backend_open(const struct train_device *d, struct comm *comm, struct p
     *out = NULL;
     int device = d->id;
     if (device == TRAIN_DEVICE_AUTO) {
-        char name[256], why[256];
+        char name[256], why[1024];
         int n = backend_cuda_probe(name, sizeof name, why, sizeof why);
         device = n > 0 ? comm_local_rank(comm) % n : TRAIN_DEVICE_CPU;
+        if (n > 0 && !backend_cuda_available(why, sizeof why)) { /* a GPU, no cuBLAS backend */
+            if (log)
+                pt_log_printf(log, "deviceId=auto: %s; computing on the CPU instead.\n", why);
+            device = TRAIN_DEVICE_CPU;
+        }
     }
     if (device == TRAIN_DEVICE_CPU)
         return backend_cpu_new(out, e);

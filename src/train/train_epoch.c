@@ -128,9 +128,10 @@ static int fusable(struct run *r, const struct learn_epoch *ep, int on, size_t s
 /* The forward and backward pass of this rank's share (nothing to do for an empty one);
  * *fused: the backward pass applied the learner's step too. */
 static int local_step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep, int on,
-                      size_t epoch, size_t nmb, struct nn_stats *st, int *fused, struct pt_err *e)
+                      size_t epoch, size_t nmb, struct nn_stats *st, int *fused, float *sums,
+                      int *later, struct pt_err *e)
 {
-    *fused = 0;
+    *fused = *later = 0;
     if (mb->nseq == 0 && !r->team) { /* no sequence of this global minibatch here: it adds
                                       * nothing (a team member takes part all the same) */
         r->be->ops->fill(r->be, nn_grads(r->net), nn_param_count(r->net), 0.0f);
@@ -143,20 +144,25 @@ static int local_step(struct run *r, struct minibatch *mb, const struct learn_ep
     size_t samples = r->team ? st->team_samples : st->samples;
     if (rc == 0 && (*fused = fusable(r, ep, on, samples, &u)))
         nn_set_fused_sgd(r->net, &u);
-    if (rc == 0)
-        rc = settled(r, nn_train_backward(r->net, st, e), e);
+    if (rc == 0) {
+        rc = sums ? nn_train_backward_to(r->net, st, sums, e) : nn_train_backward(r->net, st, e);
+        *later = rc == 1;
+        rc = settled(r, *later ? 0 : rc, e);
+    }
     run_span(r, PT_TRACE_COMPUTE, "backward", t, epoch, nmb, (double)st->samples);
     return rc;
 }
 
 /* One minibatch (nmb, 1-based, of epoch): local step, the engine's aggregation, the learner
- * with the global sample count. stats: criterion, eval, samples. */
+ * with the global sample count. stats: criterion, eval, samples. With sums (criteria read
+ * later, see struct later), *later says that the criteria are on their way there. */
 static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep, int on,
-                size_t epoch, size_t nmb, double stats[PT_STATS], struct pt_err *e)
+                size_t epoch, size_t nmb, double stats[PT_STATS], float *sums, int *later,
+                struct pt_err *e)
 {
     struct nn_stats st = {0};
     int fused;
-    int rc = local_step(r, mb, ep, on, epoch, nmb, &st, &fused, e);
+    int rc = local_step(r, mb, ep, on, epoch, nmb, &st, &fused, sums, later, e);
     stats[0] = st.train_crit;
     stats[1] = st.eval_crit;
     stats[2] = (double)st.samples;
@@ -178,6 +184,70 @@ static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *e
     }
     if (rc == 0 && on)
         rc = synced(r, engine_after_update(r->engine, (size_t)stats[2], e));
+    return rc;
+}
+
+/* Criteria read later (on a device, one rank, minibatches sent ahead): each step's sums
+ * are copied into host memory without a wait for the device, so that the host queues the
+ * next step while the device still computes this one; they are added up in step order,
+ * as they would have been at once, when a progress line or the epoch's end needs them or
+ * the queue is full: the same logs, bit for bit. PT_DEFER_CRITERIA=0 turns it off. */
+#define LATER_MAX 128
+struct later {
+    float *sums;                       /* LATER_MAX x NN_CRIT_SUMS floats (host_alloc) */
+    double stats[LATER_MAX][PT_STATS]; /* each step's, criteria from sums[] where !have */
+    int have[LATER_MAX];
+    size_t n;
+};
+
+static struct later *later_new(struct run *r, int send_ahead, int on)
+{
+    struct backend *b = r->be;
+    const char *v = getenv("PT_DEFER_CRITERIA");
+    /* the parallel method's engine on one rank sums the statistics of that one alone (or
+     * none at all) where it leaves the gradient alone; elsewhere it exchanges them */
+    int alone = !on || (r->workers == 1 && engine_keeps_gradient(r->engine));
+    if (!send_ahead || !alone || (v && strcmp(v, "0") == 0) || !b->ops->download_async)
+        return NULL;
+    struct later *q = calloc(1, sizeof *q);
+    size_t bytes = LATER_MAX * NN_CRIT_SUMS * sizeof(float);
+    if (q && !(q->sums = b->ops->host_alloc ? b->ops->host_alloc(b, bytes) : malloc(bytes))) {
+        free(q);
+        q = NULL;
+    }
+    return q; /* NULL (out of memory too): the criteria are read at once */
+}
+
+static void later_free(struct run *r, struct later *q)
+{
+    if (!q)
+        return;
+    (void)r->be->ops->sync(r->be, NULL); /* no copy into sums[] left queued (a failed step) */
+    if (r->be->ops->host_alloc)
+        r->be->ops->host_free(r->be, q->sums);
+    else
+        free(q->sums);
+    free(q);
+}
+
+/* The queued steps' statistics into the epoch's and the window's sums, in step order. */
+static int later_drain(struct run *r, struct later *q, struct tally *all, double *window,
+                       struct pt_err *e)
+{
+    if (!q || q->n == 0)
+        return 0;
+    int rc = r->be->ops->sync(r->be, e);
+    for (size_t i = 0; rc == 0 && i < q->n; i++) {
+        if (!q->have[i]) {
+            struct nn_stats st = {0};
+            nn_criteria_from_sums(q->sums + i * NN_CRIT_SUMS, &st);
+            q->stats[i][0] = st.train_crit;
+            q->stats[i][1] = st.eval_crit;
+        }
+        tally_add(all->v, q->stats[i]);
+        tally_add(window, q->stats[i]);
+    }
+    q->n = 0;
     return rc;
 }
 
@@ -279,6 +349,15 @@ static int read_ahead(const struct run *r)
     return !r->be->host_memory;
 }
 
+/* With minibatches read ahead on a device: minibatch k+1, when read already, is sent to
+ * the device during step k (nn_upload_ahead). PT_UPLOAD_AHEAD=0 turns that off (the
+ * tests and benchmarks compare both ways). */
+static int upload_ahead(void)
+{
+    const char *v = getenv("PT_UPLOAD_AHEAD");
+    return !(v && strcmp(v, "0") == 0);
+}
+
 /* This rank's reader failed in the middle of a parallel epoch (an image that no longer
  * decodes): the others are in the step's collectives, where no agreement can reach them.
  * Its reason is printed, here, and the job ended. */
@@ -349,27 +428,61 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         rc = reader_prefetch_start(r->reader, ep->mb_size, r->be->ops->host_alloc ? &pinned : NULL,
                                    &ahead, e);
     double t = pt_trace_now(r->timeline);
-    struct minibatch *m = &mb;
-    int read_failed = 0;
+    struct minibatch *m = &mb, *next;
+    int read_failed = 0, send_ahead = ahead && upload_ahead(), queued;
+    /* minibatches sent to the device during the step before theirs, and taken so */
+    size_t sent = 0, taken = nn_upload_taken(r->net);
+    struct later *q = rc == 0 ? later_new(r, send_ahead, on) : NULL;
     uint64_t seen = 0; /* global samples so far (a trial stops after mini_samples) */
-    while (rc == 0 && !(mini && seen >= r->mini_samples) &&
-           (rc = read_failed = ahead ? reader_prefetch_next(ahead, &m, e)
-                                     : reader_next(r->reader, ep->mb_size, &mb, e)) == 0 &&
-           m->global_samples) {
+    while (rc == 0 && !(mini && seen >= r->mini_samples)) {
+        /* the minibatch handed back now was sent to the device by a copy queued before
+         * the last: wait for that (and so for the steps up to the one before last, the
+         * most the host runs ahead of the device) */
+        if (send_ahead && (rc = nn_upload_wait(r->net, e)) != 0)
+            break;
+        rc = read_failed = ahead ? reader_prefetch_next(ahead, &m, e)
+                                 : reader_next(r->reader, ep->mb_size, &mb, e);
+        if (rc || !m->global_samples)
+            break;
         run_span(r, PT_TRACE_COMPUTE, "read", t, epoch, nmb + 1, (double)m->samples);
         m->in_place = 1; /* read for this step only */
-        if ((rc = step(r, m, ep, on, epoch, nmb + 1, stats, e)))
+        float *sums = q ? q->sums + q->n * NN_CRIT_SUMS : NULL;
+        if ((rc = step(r, m, ep, on, epoch, nmb + 1, stats, sums, &queued, e)))
             break;
+        /* the next minibatch, when read already, to the device beside this step */
+        if (send_ahead && (next = reader_prefetch_peek(ahead)) != NULL) {
+            if ((rc = nn_upload_ahead(r->net, next, e)) < 0)
+                break;
+            sent += (size_t)rc;
+            rc = 0;
+        }
         nmb++;
         seen += m->global_samples;
-        mine += (double)m->samples; /* this rank's own (the stats may be everyone's) */
-        tally_add(all.v, stats);
-        tally_add(w.v, stats);
-        if (r->trace > 0 && talk && !mini &&
-            (nmb % (size_t)r->lc.show_every == 0 || nmb <= (size_t)r->lc.show_first))
+        mine += (double)m->samples;  /* this rank's own (the stats may be everyone's) */
+        if (q && (queued || q->n)) { /* in order behind the steps queued before it */
+            memcpy(q->stats[q->n], stats, sizeof q->stats[q->n]);
+            q->have[q->n++] = !queued;
+        } else {
+            tally_add(all.v, stats);
+            tally_add(w.v, stats);
+        }
+        int show = r->trace > 0 && talk && !mini &&
+                   (nmb % (size_t)r->lc.show_every == 0 || nmb <= (size_t)r->lc.show_first);
+        if (q && (show || q->n == LATER_MAX) && (rc = later_drain(r, q, &all, w.v, e)) != 0)
+            break;
+        if (show)
             progress(r, epoch, nmb, &w);
         t = pt_trace_now(r->timeline);
     }
+    struct pt_err settle = {0}; /* copies from the slots end before they are freed */
+    if (nn_upload_settle(r->net, &settle) != 0 && rc == 0) {
+        *e = settle;
+        rc = settle.code;
+    }
+    if (rc == 0)
+        rc = later_drain(r, q, &all, w.v, e);
+    int deferred = q != NULL;
+    later_free(r, q);
     reader_prefetch_stop(ahead);
     mb_free(&mb);
     if (read_failed && split)
@@ -382,6 +495,12 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         rc = check_models_agree(r, epoch, e);
     if (rc)
         return rc;
+    if (send_ahead && r->trace >= 2 && talk)
+        pt_log_printf(log,
+                      "Epoch[%d]: %zu of %zu minibatches sent to the device during the step "
+                      "before theirs (%zu taken so); the criteria read %s.\n",
+                      (int)epoch + 1, sent, nmb, nn_upload_taken(r->net) - taken,
+                      deferred ? "later" : "after each step");
     size_t samples = (size_t)all.v[2];
     if (mini) /* a trial of autoAdjustMinibatch: its criterion, nothing kept */
         return mini_end(r, epoch, ep, &all, samples);
