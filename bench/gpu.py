@@ -16,7 +16,9 @@ converted first from Fashion-MNIST's idx files (--idx2ctf, default ./scripts/idx
      128, 512, 2048; the rate is the last epoch's samples / its epochTime (epoch 1 also
      parses the text);
   2. gpu_bench bound at each of those minibatch sizes: the same step's cuBLAS products
-     alone (the bound), and nn_train_step alone (no reader, no optimizer);
+     alone (the bound), nn_train_step alone (no reader, no optimizer) and the steps as the
+     trainer runs them on a device without its reader ("pipe"); gpu_bench read: the reader
+     alone at that size (its second epoch);
   3. the trainer on ONE CPU core (deviceId=cpu, numCPUThreads=1, OPENBLAS_NUM_THREADS=1,
      taskset -c 0 when there is taskset) at the configs' own minibatch sizes, 2 epochs of
      EPOCH_CPU samples;
@@ -118,6 +120,8 @@ class Driver:
             lr = {"fashion-mlp.cfg": 0.004, "fashion-lstm.cfg": 0.02}[cfg] * base / mb
             cmd.append(f"train.SGD.learningRatesPerSample={lr:g}")
         env = self.env
+        if on_gpu:  # the last epoch's "minibatches sent ... taken" line
+            cmd.append("traceLevel=2")
         if cpu:
             cmd.append("numCPUThreads=1")
             env = self.cpu_env(env)
@@ -134,8 +138,11 @@ class Driver:
         if int(epoch) < 2:
             return None, self.failure(name, code, out + "\n(fewer than 2 epochs ran)")
         using = re.findall(r"^.*\b(?:Using|Computing on)\b.*$", out, re.M)
+        sent = re.findall(r"^Epoch\[(\d+)\]: (\d+) of (\d+) minibatches sent .*\((\d+) taken so\)"
+                          r"; the criteria read ([a-z ]+)\.$", out, re.M)
         return {"rate": int(samples) / float(secs), "samples": int(samples),
-                "secs": float(secs), "epoch": f"{epoch} of {of}", "using": using}, None
+                "secs": float(secs), "epoch": f"{epoch} of {of}", "using": using,
+                "sent": sent[-1] if sent else None}, None
 
     def failure(self, name, code, out):
         tail = [l for l in out.strip().splitlines() if l.strip()][-6:]
@@ -247,17 +254,34 @@ def gpu_side(d, rows, own_size):
             bound, bwhy = d.gpu_bench(f"bound-{model}-{mb}",
                                       ["bound", os.path.join(d.args.configs, cfg), str(mb),
                                        str(steps)])
-            rows[(model, mb)] = {"gpu": got, "gpu_why": why, "bound": bound, "bound_why": bwhy}
+            read, _ = d.gpu_bench(f"read-{model}-{mb}",
+                                  ["read", os.path.join(d.args.configs, cfg), str(mb), "2",
+                                   f"DataDir={d.args.data}"])
+            rows[(model, mb)] = {"gpu": got, "gpu_why": why, "bound": bound, "bound_why": bwhy,
+                                 "read": read}
             d.say(f"  {model} MB {mb}: trainer {fmt(got and got['rate'])} samples/s; "
                   f"bound {fmt(num(bound or {}, 'bound_samples_per_s'))}; "
-                  f"step alone {fmt(num(bound or {}, 'step_samples_per_s'))}")
+                  f"step alone {fmt(num(bound or {}, 'step_samples_per_s'))}; "
+                  f"pipelined steps {fmt(num(bound or {}, 'pipe_samples_per_s'))}; "
+                  f"reader alone {fmt(read_rate(read))}")
+            if got and got.get("sent"):
+                e, sent, n, taken, crit = got["sent"]
+                d.say(f"    epoch {e}: {sent} of {n} minibatches sent during the step before "
+                      f"theirs, {taken} taken so; the criteria read {crit}")
+
+
+def read_rate(keys):
+    """samples/s of the reader alone in its second epoch (gpu_bench read), or None."""
+    m = re.search(r"([0-9.]+) samples/s", (keys or {}).get("read_epoch_2", ""))
+    return float(m.group(1)) if m else None
 
 
 def table(d, rows, cpu):
     d.say()
     d.say("| model | MB | GPU samples/s | cuBLAS-only bound samples/s | % of bound | "
-          "nn_train_step alone samples/s | one CPU core samples/s | GPU / CPU |")
-    d.say("|---|---|---|---|---|---|---|---|")
+          "nn_train_step alone samples/s | pipelined steps, no reader | reader alone | "
+          "one CPU core samples/s | GPU / CPU |")
+    d.say("|---|---|---|---|---|---|---|---|---|---|")
     for model, _, own, sizes in MODELS:
         ref = cpu.get(model)
         for mb in sizes:
@@ -268,16 +292,19 @@ def table(d, rows, cpu):
             pct = 100.0 * rate / b if rate and b else None
             ratio = rate / ref["rate"] if rate and ref else None
             cpu_cell = fmt(ref and ref["rate"]) if mb == own else f"(MB {own})"
+            pipe = num(r["bound"] or {}, "pipe_samples_per_s")
             d.say(f"| {model.upper()} | {mb} | {fmt(rate) if rate else 'failed'} | {fmt(b)} | "
-                  f"{fmt(pct, ' %')} | {fmt(step)} | {cpu_cell} | "
-                  f"{'-' if ratio is None else f'{ratio:.1f}x'} |")
+                  f"{fmt(pct, ' %')} | {fmt(step)} | {fmt(pipe)} | {fmt(read_rate(r.get('read')))}"
+                  f" | {cpu_cell} | {'-' if ratio is None else f'{ratio:.1f}x'} |")
     d.say()
     d.say(f"GPU: the last of {d.args.epochs} epochs "
           + ("(dry run: short epochs, deviceId=cpu, one core)" if d.dry
              else "of the full training set (60 000 samples)")
-          + "; bound: the recorded step's products replayed alone (gpu_bench bound); GPU / "
-          f"CPU: against one core at the config's minibatch size ({EPOCH_CPU} samples per "
-          "epoch).")
+          + "; bound: the recorded step's products replayed alone (gpu_bench bound); "
+          "pipelined steps: the trainer's steps without its reader (gpu_bench bound's pipe); "
+          "reader alone: its second epoch ahead of a device, nobody computing (gpu_bench "
+          f"read); GPU / CPU: against one core at the config's minibatch size ({EPOCH_CPU} "
+          "samples per epoch).")
 
 
 def quant(d, res, cases):

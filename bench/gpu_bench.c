@@ -4,6 +4,7 @@
  *   bench/gpu_bench probe
  *   bench/gpu_bench [-v] bound CONFIG MB STEPS [SEQLEN]
  *   bench/gpu_bench quant ROWS COLS BITS REPS
+ *   bench/gpu_bench read CONFIG MB EPOCHS [KEY=VALUE...]
  *
  * probe: the CUDA device this process would use.
  *
@@ -17,7 +18,12 @@
  * network overlap in the replay). Reported: the step's products' time (best of 3 rounds of
  * STEPS replays, each round ended by ops->sync), the implied bound MB / time, and for
  * comparison nn_train_step alone on the same minibatch (inputs uploaded, forward, criteria,
- * backward, criteria downloaded; no reader, no optimizer). -v lists every recorded call.
+ * backward, criteria downloaded; no reader, no optimizer) and the same steps as the trainer
+ * runs them on a device ("pipe": inputs sent during the step before, the criteria read
+ * later; no reader, no optimizer). -v lists every recorded call.
+ *
+ * read (gpu_bench_read.c): the reader alone, ahead of a device as in the trainer, nobody
+ * computing: microseconds per minibatch.
  *
  * quant (gpu_bench_quant.c): ops->quantize (residual on) and ops->unquantize (accumulating)
  * over a ROWS x COLS matrix in columns of ROWS floats (struct bk_columns as DataParallelSGD
@@ -343,7 +349,7 @@ static int read_net_config(const char *path, struct nn_config *out, struct pt_er
 /* A minibatch as the reader makes it: nseq sequences of `steps` feature columns (pixels in
  * [0, 1)), one one-hot label per sequence (steps > 1, sequence labels) or per column. */
 static int make_minibatch(struct minibatch *mb, const struct nn_config *c, size_t nseq,
-                          size_t steps, struct pt_err *e)
+                          size_t steps, const struct mb_host_alloc *host, struct pt_err *e)
 {
     memset(mb, 0, sizeof *mb);
     static const char *const names[2] = {"features", "labels"};
@@ -354,6 +360,7 @@ static int make_minibatch(struct minibatch *mb, const struct nn_config *c, size_
         struct mb_input *in = &mb->in[i];
         snprintf(in->name, sizeof in->name, "%s", names[i]);
         in->dim = dims[i];
+        in->host = host;
         if (mb_input_reset(in, nseq, rows[i], e))
             return e->code;
         for (size_t q = 0; q < nseq; q++)
@@ -388,6 +395,58 @@ static int step_time(struct nn *net, struct minibatch *mb, int steps, double *se
     return rc;
 }
 
+/* The minibatches' data in the backend's host memory (pinned on a device), as the
+ * trainer's reader fills them. */
+static void *host_alloc(void *ctx, size_t bytes)
+{
+    struct backend *b = ctx;
+    return b->ops->host_alloc(b, bytes);
+}
+
+static void host_free(void *ctx, void *p)
+{
+    struct backend *b = ctx;
+    b->ops->host_free(b, p);
+}
+
+/* Seconds per step as the trainer runs them on a device (train_epoch.c), without its
+ * reader: two minibatches in the backend's host memory in turn, each one's inputs sent
+ * during the step before (nn_upload_ahead), the criteria read later (nn_train_backward_to
+ * into host memory), the host at most two steps ahead of the device (nn_upload_wait).
+ * Best of ROUNDS rounds of steps, each ended by ops->sync. */
+static int pipe_time(struct nn *net, struct backend *b, struct minibatch mb[2], int steps,
+                     double *sec, struct pt_err *e)
+{
+    struct nn_stats st;
+    float *sums = b->ops->host_alloc ? b->ops->host_alloc(b, NN_CRIT_SUMS * sizeof *sums)
+                                     : malloc(NN_CRIT_SUMS * sizeof *sums);
+    int rc = sums ? 0 : pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    *sec = 1e30;
+    for (int round = 0; round < ROUNDS && rc == 0; round++) {
+        double t0 = bench_now();
+        for (int s = 0; s < steps && rc == 0; s++) {
+            rc = nn_upload_wait(net, e);
+            if (rc == 0)
+                rc = nn_train_forward(net, &mb[s % 2], 0.0f, &st, e);
+            if (rc == 0 && (rc = nn_train_backward_to(net, &st, sums, e)) > 0)
+                rc = 0;
+            if (rc == 0 && (rc = nn_upload_ahead(net, &mb[(s + 1) % 2], e)) > 0)
+                rc = 0;
+        }
+        if (rc == 0)
+            rc = nn_upload_settle(net, e);
+        if (rc == 0)
+            rc = b->ops->sync(b, e);
+        double t = (bench_now() - t0) / steps;
+        *sec = t < *sec ? t : *sec;
+    }
+    if (sums && b->ops->host_alloc)
+        b->ops->host_free(b, sums);
+    else
+        free(sums);
+    return rc;
+}
+
 static void print_bound(const struct replay *rp, size_t mbsize, double gemm_s, double step_s)
 {
     printf("gemm_calls_per_step: %zu\n", rp->n);
@@ -406,12 +465,13 @@ static void print_bound(const struct replay *rp, size_t mbsize, double gemm_s, d
 }
 
 /* Record one step of the network, then time the step and the products alone. */
-static int bound_measure(struct recorder *rec, struct nn *net, struct minibatch *mb, size_t mbsize,
-                         int steps, int verbose, struct pt_err *e)
+static int bound_measure(struct recorder *rec, struct nn *net, struct minibatch *mb,
+                         struct minibatch pipe[2], size_t mbsize, int steps, int verbose,
+                         struct pt_err *e)
 {
     struct nn_stats st;
     struct replay rp = {0};
-    double step_s = 0, gemm_s = 0;
+    double step_s = 0, gemm_s = 0, pipe_s = 0;
     int rc = nn_train_step(net, mb, 0.0f, &st, e); /* allocates the workspace */
     rec->on = 1;
     if (rc == 0)
@@ -425,9 +485,17 @@ static int bound_measure(struct recorder *rec, struct nn *net, struct minibatch 
         rc = replay_build(&rp, rec->real, rec->calls, rec->n, e);
     if (rc == 0)
         rc = replay_time(&rp, rec->real, steps, &gemm_s, e);
+    if (rc == 0)
+        rc = pipe_time(net, rec->real, pipe, steps, &pipe_s, e);
     if (rc == 0) {
         print_calls(&rp, verbose);
         print_bound(&rp, mbsize, gemm_s, step_s);
+        printf("pipe_us: %.2f\n", pipe_s * 1e6);
+        printf("pipe_samples_per_s: %.1f\n", (double)mbsize / pipe_s);
+        printf("pipe_of_bound: %.1f %%\n", 100.0 * gemm_s / pipe_s);
+        printf("note: pipe = the steps as the trainer runs them on a device, without its reader "
+               "(two minibatches in the backend's host memory in turn, each sent during the "
+               "step before, the criteria read later)\n");
     }
     replay_free(&rp, rec->real);
     return rc;
@@ -457,14 +525,23 @@ static int cmd_bound(int argc, char **argv, int verbose)
     struct recorder rec;
     recorder_init(&rec, bb.b);
     struct nn *net = NULL;
-    struct minibatch mb;
-    rc = make_minibatch(&mb, &cfg, mbsize, seqlen < 1 ? 1 : seqlen, &e);
+    struct minibatch mb = {0}, pipe[2] = {{0}};
+    struct mb_host_alloc pinned = {host_alloc, host_free, bb.b};
+    const struct mb_host_alloc *host = bb.b->ops->host_alloc ? &pinned : NULL;
+    size_t len = seqlen < 1 ? 1 : seqlen;
+    rc = make_minibatch(&mb, &cfg, mbsize, len, NULL, &e);
+    if (rc == 0)
+        rc = make_minibatch(&pipe[0], &cfg, mbsize, len, host, &e);
+    if (rc == 0)
+        rc = make_minibatch(&pipe[1], &cfg, mbsize, len, host, &e);
     if (rc == 0)
         rc = nn_new(&cfg, &rec.base, 1, &net, &e);
     if (rc == 0)
-        rc = bound_measure(&rec, net, &mb, mbsize, atoi(argv[2]), verbose, &e);
+        rc = bound_measure(&rec, net, &mb, pipe, mbsize, atoi(argv[2]), verbose, &e);
     nn_free(net);
     mb_free(&mb);
+    mb_free(&pipe[0]);
+    mb_free(&pipe[1]);
     free(rec.calls);
     backend_free(bb.b);
     return rc ? bench_fail(&e) : 0;
@@ -496,9 +573,12 @@ int main(int argc, char **argv)
         return cmd_bound(n - 1, argv + 2, verbose);
     if (n >= 1 && strcmp(argv[1], "quant") == 0)
         return bench_quant(n - 1, argv + 2);
+    if (n >= 1 && strcmp(argv[1], "read") == 0)
+        return bench_read(n - 1, argv + 2);
     fprintf(stderr, "usage: gpu_bench probe\n"
                     "       gpu_bench [-v] bound CONFIG MB STEPS [SEQLEN]\n"
                     "       gpu_bench quant ROWS COLS BITS REPS\n"
+                    "       gpu_bench read CONFIG MB EPOCHS [KEY=VALUE...]\n"
                     "(PT_BENCH_BACKEND=cpu: the CPU backend; PT_BENCH_DEVICE: the CUDA device)\n");
     return 2;
 }

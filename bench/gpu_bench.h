@@ -1,5 +1,5 @@
 /* bench/gpu_bench's parts (gpu_bench.c: backends, the bound, main; gpu_bench_quant.c: the
- * quantizers' speed). */
+ * quantizers' speed; gpu_bench_read.c: the reader's). */
 #ifndef PT_BENCH_GPU_BENCH_H
 #define PT_BENCH_GPU_BENCH_H
 
@@ -32,5 +32,7 @@ int bench_open_device(struct bench_backend *bb);
 
 /* gpu_bench quant ROWS COLS BITS REPS (argv without the subcommand); the exit status. */
 int bench_quant(int argc, char **argv);
+/* gpu_bench read CONFIG MB EPOCHS [KEY=VALUE...] (gpu_bench_read.c); the exit status. */
+int bench_read(int argc, char **argv);
 
 #endif

@@ -20,6 +20,6 @@ EXTRA_DIST += bench/benchlib.py bench/ddp_ref.py bench/dp_vs_ddp.py bench/local_
 # issue 17: the GPU benchmark (bench/gpu.py drives bench/gpu_bench and the trainer); without a
 # CUDA device gpu_bench says "no GPU: ..." and exits 77
 noinst_PROGRAMS += bench/gpu_bench
-bench_gpu_bench_SOURCES = bench/gpu_bench.c bench/gpu_bench.h bench/gpu_bench_quant.c
+bench_gpu_bench_SOURCES = bench/gpu_bench.c bench/gpu_bench.h bench/gpu_bench_quant.c bench/gpu_bench_read.c
 bench_gpu_bench_LDADD = $(PT_LIBS)
 EXTRA_DIST += bench/gpu.py

@@ -19,14 +19,15 @@
 #   spans   where a GPU step's time goes: the MLP and the LSTM for one epoch with
 #           timelineFile, the mean of each span (the device is waited for at each span's
 #           end, so the spans add up to more than a plain run's step)
-#   ab      the trainer's samples/s on the GPU with one setting against the default:
-#           GPU_CHECK_AB=NAME=VALUE (default PT_READ_THREADS=1: minibatches read on one
-#           thread) set against unset, for GPU_CHECK_AB_RUNS (default MLP at 256, 1024,
-#           4096 and LSTM at 128; model:MB:learning rate), 3 epochs each, the best of epochs
-#           2 and 3, the two orders alternating
+#   ab      the trainer's samples/s on the GPU with settings against the default:
+#           GPU_CHECK_AB="NAME=VALUE ..." (default PT_READ_THREADS=1: minibatches read on
+#           one thread), each set alone, against none, for GPU_CHECK_AB_RUNS (default MLP
+#           at 256, 1024, 4096 and LSTM at 128; model:MB:learning rate), 3 epochs each, the
+#           best of epochs 2 and 3, all in one order, then in the reverse
 #   kernels each kernel's time in steady MLP steps (Nsight Compute's gpu__time_duration,
 #           --clock-control none, 160 launches after 1500), summed by name, and per step
-#           (the steps counted by the optimizer's one sgd_k launch per step)
+#           (the steps counted by the optimizer's one sgd_k launch per step); caches
+#           flushed before each kernel unless GPU_CHECK_NCU_CACHE=none
 # Logs go to $OUT (or ./gpu-check-out); each part has its own time limit, cut to what is
 # left of GPU_CHECK_SECONDS (default 540) since the start; a part that would get less than
 # 20 s is skipped (and counted failed). Exit status: the number of parts that failed.
@@ -108,37 +109,40 @@ for part in $parts; do
             --data "$data" --out "$out/bench.txt" --logs "$out/benchlogs") >"$out/bench.log" 2>&1
         ;;
     ab)
-        ab=${GPU_CHECK_AB:-PT_READ_THREADS=1}
+        settings=${GPU_CHECK_AB:-PT_READ_THREADS=1}
         # rate LOG: samples/s of the faster of epochs 2 and 3
         rate() {
             sed -n 's/^Finished Epoch\[ *\([23]\) of 3\]: \[Training\] [^*]*\* \([0-9]*\);.*epochTime=\([0-9.e+-]*\)s.*/\2 \3/p' "$1" |
                 awk '{ r = $1 / $2; if (r > best) best = r } END { printf "%.0f", best }'
         }
+        reversed=""
+        for x in default $settings; do reversed="$x $reversed"; done
         for run in ${GPU_CHECK_AB_RUNS:-mlp:256:0.004 mlp:1024:0.001 mlp:4096:0.00025 lstm:128:0.02}; do
             c=${run%%:*} rest=${run#*:}
             mb=${rest%%:*} lr=${rest#*:}
-            for order in "1 x" "x 1"; do
-                for th in $order; do
+            for order in "default $settings" "$reversed"; do
+                for x in $order; do
                     [ "$(limit 60)" -ge 15 ] || continue
-                    log=/tmp/ab-$c-$mb-$th.log
+                    log=/tmp/ab-$c-$mb-$(echo "$x" | tr -c 'A-Za-z0-9\n' _).log
                     rm -rf /tmp/ab-model
-                    if [ "$th" = 1 ]; then export "${ab?}"; else unset "${ab%%=*}"; fi
-                    timeout "$(limit 60)" trainer configFile="$here/configs/fashion-$c.cfg" DataDir="$data" \
-                        ModelDir=/tmp/ab-model command=train deviceId="${GPU_CHECK_DEVICE:-0}" makeMode=false traceLevel=1 \
-                        train.SGD.maxEpochs=3 train.SGD.minibatchSize="$mb" \
-                        train.SGD.learningRatesPerSample="$lr" >"$log" 2>&1 || { tail -3 "$log"; false; }
-                    unset "${ab%%=*}"
-                    echo "$c MB $mb $(if [ "$th" = 1 ]; then echo "$ab"; else echo "default"; fi): $(rate "$log") samples/s"
+                    set -- trainer configFile="$here/configs/fashion-$c.cfg" DataDir="$data" \
+                        ModelDir=/tmp/ab-model command=train deviceId="${GPU_CHECK_DEVICE:-0}" makeMode=false \
+                        traceLevel=1 train.SGD.maxEpochs=3 train.SGD.minibatchSize="$mb" \
+                        train.SGD.learningRatesPerSample="$lr"
+                    if [ "$x" != default ]; then set -- env "$x" "$@"; fi
+                    timeout "$(limit 60)" "$@" >"$log" 2>&1 || { tail -3 "$log"; false; }
+                    echo "$c MB $mb $x: $(rate "$log") samples/s"
                 done
             done
-            grep -o 'minibatches read by .*' /tmp/ab-$c-$mb-x.log | head -n 1
+            grep -o 'minibatches read by .*' /tmp/ab-$c-$mb-default.log | head -n 1
         done >"$out/ab.log" 2>&1
         ;;
     kernels)
         n=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu /usr/local/cuda/bin/ncu 2>/dev/null | head -n 1)
         [ -n "$n" ] || { echo "no ncu" >"$out/kernels.log"; false; }
         {
-            timeout "$(limit 90)" "$n" --clock-control none --target-processes application-only \
+            timeout "$(limit 90)" "$n" --clock-control none ${GPU_CHECK_NCU_CACHE:+--cache-control "$GPU_CHECK_NCU_CACHE"} \
+                --target-processes application-only \
                 --metrics gpu__time_duration.sum --launch-skip 1500 --launch-count 160 --csv \
                 --print-units base --log-file /tmp/ncu.csv \
                 trainer configFile="$here/configs/fashion-mlp.cfg" DataDir="$data" \
