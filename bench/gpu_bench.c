@@ -395,20 +395,6 @@ static int step_time(struct nn *net, struct minibatch *mb, int steps, double *se
     return rc;
 }
 
-/* The minibatches' data in the backend's host memory (pinned on a device), as the
- * trainer's reader fills them. */
-static void *host_alloc(void *ctx, size_t bytes)
-{
-    struct backend *b = ctx;
-    return b->ops->host_alloc(b, bytes);
-}
-
-static void host_free(void *ctx, void *p)
-{
-    struct backend *b = ctx;
-    b->ops->host_free(b, p);
-}
-
 /* Seconds per step as the trainer runs them on a device (train_epoch.c), without its
  * reader: two minibatches in the backend's host memory in turn, each one's inputs sent
  * during the step before (nn_upload_ahead), the criteria read later (nn_train_backward_to
@@ -418,8 +404,7 @@ static int pipe_time(struct nn *net, struct backend *b, struct minibatch mb[2], 
                      double *sec, struct pt_err *e)
 {
     struct nn_stats st;
-    float *sums = b->ops->host_alloc ? b->ops->host_alloc(b, NN_CRIT_SUMS * sizeof *sums)
-                                     : malloc(NN_CRIT_SUMS * sizeof *sums);
+    float *sums = bk_host_malloc(b, NN_CRIT_SUMS * sizeof *sums);
     int rc = sums ? 0 : pt_err_set(e, PT_ENOMEM, "error: out of memory");
     *sec = 1e30;
     for (int round = 0; round < ROUNDS && rc == 0; round++) {
@@ -440,10 +425,7 @@ static int pipe_time(struct nn *net, struct backend *b, struct minibatch mb[2], 
         double t = (bench_now() - t0) / steps;
         *sec = t < *sec ? t : *sec;
     }
-    if (sums && b->ops->host_alloc)
-        b->ops->host_free(b, sums);
-    else
-        free(sums);
+    bk_host_release(b, sums);
     return rc;
 }
 
@@ -526,7 +508,8 @@ static int cmd_bound(int argc, char **argv, int verbose)
     recorder_init(&rec, bb.b);
     struct nn *net = NULL;
     struct minibatch mb = {0}, pipe[2] = {{0}};
-    struct mb_host_alloc pinned = {host_alloc, host_free, bb.b};
+    /* the pipelined steps' data in the backend's host memory, as the trainer's reader's */
+    struct mb_host_alloc pinned = {bk_host_malloc_cb, bk_host_release_cb, bb.b};
     const struct mb_host_alloc *host = bb.b->ops->host_alloc ? &pinned : NULL;
     size_t len = seqlen < 1 ? 1 : seqlen;
     rc = make_minibatch(&mb, &cfg, mbsize, len, NULL, &e);

@@ -15,18 +15,6 @@
 #include "reader/fill_pool.h"
 #include "reader/reader.h"
 
-static void *host_alloc(void *ctx, size_t bytes)
-{
-    struct backend *b = ctx;
-    return b->ops->host_alloc(b, bytes);
-}
-
-static void host_free(void *ctx, void *p)
-{
-    struct backend *b = ctx;
-    b->ops->host_free(b, p);
-}
-
 /* One epoch through the reader's thread: *n minibatches, *samples, in *sec. */
 static int read_epoch(struct reader *r, size_t epoch, size_t mbsize,
                       const struct mb_host_alloc *host, size_t *n, size_t *samples, double *sec,
@@ -75,7 +63,7 @@ int bench_read(int argc, char **argv)
         rc = reader_config_read(block, &rcfg, &e);
     if (rc == 0)
         rc = reader_open(&rcfg, NULL, &r, &e);
-    struct mb_host_alloc pinned = {host_alloc, host_free, bb.b};
+    struct mb_host_alloc pinned = {bk_host_malloc_cb, bk_host_release_cb, bb.b};
     const struct mb_host_alloc *host = bb.b->ops->host_alloc ? &pinned : NULL;
     size_t mbsize = (size_t)atol(argv[1]);
     /* the fill threads as the trainer of one rank has them: its cores, at most

@@ -495,6 +495,14 @@ int bk_stage_for_write(struct backend *b, struct bk_stage *s, float *x, size_t n
                        struct pt_err *e);
 void bk_stage_free(struct bk_stage *s);
 
+/* Host memory for buffers that cross the bus: b's host_alloc (pinned on a device), else
+ * malloc (NULL on failure); bk_host_release frees either (NULL is a no-op). The _cb pair
+ * is the same as plain callbacks whose ctx is the backend (a struct mb_host_alloc's). */
+void *bk_host_malloc(struct backend *b, size_t bytes);
+void bk_host_release(struct backend *b, void *p);
+void *bk_host_malloc_cb(void *ctx, size_t bytes);
+void bk_host_release_cb(void *ctx, void *p);
+
 /* Allocate n floats set to zero (calloc-like), through b. */
 int bk_alloc_zero(struct backend *b, size_t n, float **out, struct pt_err *e);
 

@@ -1,4 +1,5 @@
-/* Staging of device buffers for the communicator, and zeroed allocation; see backend.h.
+/* Staging of device buffers for the communicator, host memory for transfers, and zeroed
+ * allocation; see backend.h.
  * Written once over ops->upload / ops->download, so every backend has them; on a
  * host-memory backend they cost nothing. */
 #include <stdlib.h>
@@ -79,4 +80,27 @@ int bk_alloc_zero(struct backend *b, size_t n, float **out, struct pt_err *e)
     if (rc == 0)
         b->ops->fill(b, *out, n, 0.0f);
     return rc;
+}
+
+void *bk_host_malloc(struct backend *b, size_t bytes)
+{
+    return b->ops->host_alloc ? b->ops->host_alloc(b, bytes) : malloc(bytes);
+}
+
+void bk_host_release(struct backend *b, void *p)
+{
+    if (p && b->ops->host_alloc)
+        b->ops->host_free(b, p);
+    else
+        free(p);
+}
+
+void *bk_host_malloc_cb(void *ctx, size_t bytes)
+{
+    return bk_host_malloc(ctx, bytes);
+}
+
+void bk_host_release_cb(void *ctx, void *p)
+{
+    bk_host_release(ctx, p);
 }

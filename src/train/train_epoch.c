@@ -210,8 +210,7 @@ static struct later *later_new(struct run *r, int send_ahead, int on)
     if (!send_ahead || !alone || (v && strcmp(v, "0") == 0) || !b->ops->download_async)
         return NULL;
     struct later *q = calloc(1, sizeof *q);
-    size_t bytes = LATER_MAX * NN_CRIT_SUMS * sizeof(float);
-    if (q && !(q->sums = b->ops->host_alloc ? b->ops->host_alloc(b, bytes) : malloc(bytes))) {
+    if (q && !(q->sums = bk_host_malloc(b, LATER_MAX * NN_CRIT_SUMS * sizeof(float)))) {
         free(q);
         q = NULL;
     }
@@ -223,10 +222,7 @@ static void later_free(struct run *r, struct later *q)
     if (!q)
         return;
     (void)r->be->ops->sync(r->be, NULL); /* no copy into sums[] left queued (a failed step) */
-    if (r->be->ops->host_alloc)
-        r->be->ops->host_free(r->be, q->sums);
-    else
-        free(q->sums);
+    bk_host_release(r->be, q->sums);
     free(q);
 }
 
@@ -325,19 +321,6 @@ static int validate(struct run *r, size_t epoch, const struct learn_epoch *ep, s
     return 0;
 }
 
-/* The minibatches' data in the backend's host memory (pinned on a GPU). */
-static void *host_alloc(void *ctx, size_t bytes)
-{
-    struct backend *b = ctx;
-    return b->ops->host_alloc(b, bytes);
-}
-
-static void host_free(void *ctx, void *p)
-{
-    struct backend *b = ctx;
-    b->ops->host_free(b, p);
-}
-
 /* On a device the host reads minibatch k+1 while the device computes k (on the CPU the
  * reader's thread would take a core from the BLAS threads). PT_READ_AHEAD=1 or 0 says
  * otherwise (the tests compare both ways). */
@@ -423,7 +406,8 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size, split ? r->rank : 0,
                                 split ? r->workers : 1, e);
     struct reader_prefetch *ahead = NULL;
-    struct mb_host_alloc pinned = {host_alloc, host_free, r->be};
+    /* the minibatches' data in the backend's host memory (pinned on a GPU) */
+    struct mb_host_alloc pinned = {bk_host_malloc_cb, bk_host_release_cb, r->be};
     if (rc == 0 && read_ahead(r))
         rc = reader_prefetch_start(r->reader, ep->mb_size, r->be->ops->host_alloc ? &pinned : NULL,
                                    &ahead, e);
