@@ -3,7 +3,8 @@
 # HelloWorld tutorial (Tutorials/HelloWorld-LogisticRegression/lr_bs.cntk) lays it out, on
 # 1 and 2 ranks; a two-layer classifier written with CNTK's Layers library (DenseLayer,
 # LinearLayer, Sequential); the model file holding the graph (action=test reads it back);
-# and the errors, each naming FILE:LINE:COL.
+# a description of 43 KiB (and one over the 128 KiB kept, refused); and the errors, each
+# naming FILE:LINE:COL.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
@@ -104,6 +105,28 @@ mpi -n 2 "$T" configFile=lr_bs.cntk modelPath=M2/m.dnn \
     ok || { no "lr_bs on 2 ranks failed"; tail -5 two.err; }
 lrcrit two.err >two.txt
 close one.txt two.txt && ok || { no "2 ranks differ from 1"; paste one.txt two.txt; }
+
+# a long network description (CNTK's CIFAR-10 ResNet-56 in NDL translates to 14 KiB; this
+# one is 43 KiB, 600 comment lines in the block, beyond the 16 KiB partrain once kept):
+# the same criteria as lr_bs, and its model file holds it (action=test reads it back); one
+# over the 128 KiB kept now is refused, naming the block and the sizes
+big() { # LINES: lr_bs.cntk with LINES comment lines at the top of the network block
+    awk -v n="$1" '{ print } /BrainScriptNetworkBuilder = \[/ { for (i = 0; i < n; i++)
+        printf "        # line %d of a long description: comments count like any text\n", i }' lr_bs.cntk
+}
+big 600 >big.cntk
+mpi -n 1 "$T" configFile=big.cntk modelPath=Mbig/m.dnn >big.out 2>big.err && ok ||
+    { no "a 43 KiB network description failed"; tail -5 big.err; }
+lrcrit big.err >big.txt
+cmp -s one.txt big.txt && ok || { no "the long description trained otherwise"; paste one.txt big.txt; }
+mpi -n 1 "$T" configFile=big.cntk modelPath=Mbig/m.dnn command=Test >bigt.out 2>bigt.err && ok ||
+    { no "action=test on the 43 KiB description's model failed"; tail -5 bigt.err; }
+has bigt.err "Final Results:"
+big 2200 >huge.cntk
+mpi -n 1 "$T" configFile=huge.cntk modelPath=Mhuge/m.dnn >huge.out 2>huge.err &&
+    no "a 157 KiB network description was accepted"
+has huge.err "huge.cntk:13:34: error: BrainScriptNetworkBuilder: the network description has"
+has huge.err "bytes, more than the 131071 partrain keeps"
 
 # CNTK's expression form of the builder, (new ComputationNetwork [ ... ]) (G2P and the
 # ranking test write it so): the same network, the same criteria; its errors keep their

@@ -39,7 +39,7 @@ extern const struct cfg_schema nn_simple_builder_schema; /* SimpleNetworkBuilder
 
 enum nn_rnn_type { NN_SIMPLENET, NN_LSTM, NN_GRAPH /* a BrainScriptNetworkBuilder network */ };
 
-#define NN_BS_MAX 16384 /* bytes of a BrainScript network description */
+#define NN_BS_MAX 131072 /* bytes of a BrainScript network description (NDL: as translated) */
 /* evaluation nodes a network reports (BrainScript's evaluationNodes): the first as
  * nn_stats.eval_crit, the others in eval_more */
 #define NN_EVAL_MAX 7
