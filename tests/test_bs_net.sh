@@ -128,6 +128,14 @@ mpi -n 1 "$T" configFile=huge.cntk modelPath=Mhuge/m.dnn >huge.out 2>huge.err &&
 has huge.err "huge.cntk:13:34: error: BrainScriptNetworkBuilder: the network description has"
 has huge.err "bytes, more than the 131071 partrain keeps"
 
+# a definition that calls itself forever: an error naming the place, not a crash (the
+# evaluation runs on a thread with a stack for 4000 levels)
+sed 's|^\( *\)p = Sigmoid (w \* features + b) *$|\1f(z) = f(z)\n\1p = Sigmoid (f(w * features + b))|' \
+    lr_bs.cntk >rec.cntk
+mpi -n 1 "$T" configFile=rec.cntk modelPath=Mrec/m.dnn >rec.out 2>rec.err &&
+    no "a definition calling itself forever was accepted"
+has rec.err "rec.cntk:24:16: error: expressions nested deeper than 4000"
+
 # CNTK's expression form of the builder, (new ComputationNetwork [ ... ]) (G2P and the
 # ranking test write it so): the same network, the same criteria; its errors keep their
 # lines in the file

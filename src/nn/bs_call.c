@@ -227,9 +227,9 @@ int bse_call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv *p
 {
     if (fn->k != BV_FN)
         return bse_type_error(v, at, "call", "a function", fn);
-    if (++v->depth > MAX_DEPTH) {
+    if (++v->depth > v->max_depth) {
         v->depth--;
-        return bs_error(v->e, at, "calls nested deeper than %d (endless recursion?)", MAX_DEPTH);
+        return bs_error(v->e, at, "calls nested deeper than %d (endless recursion?)", v->max_depth);
     }
     struct bfn *f = fn->fn;
     int rc = 0;

@@ -387,9 +387,9 @@ static int eval_inner(struct ev *v, const struct bs_node *x, struct benv *env, s
 
 int bse_eval(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out)
 {
-    if (++v->depth > MAX_DEPTH) {
+    if (++v->depth > v->max_depth) {
         v->depth--;
-        return bs_error(v->e, x, "expressions nested deeper than %d", MAX_DEPTH);
+        return bs_error(v->e, x, "expressions nested deeper than %d", v->max_depth);
     }
     int rc = eval_inner(v, x, env, out);
     v->depth--;

@@ -135,7 +135,8 @@ struct ev {
     struct nn_graph *g;
     struct pt_err *e;
     struct chunk *mem;
-    int depth;
+    int depth, max_depth; /* calls and expressions nested now, and at most (MAX_DEPTH, or
+                           * less on a smaller stack: bs_build_graph) */
     const struct bs_node *root;
     struct fixup *fix;
     size_t nfix, capfix;
@@ -153,7 +154,7 @@ struct ev {
     struct benv *loaded[G_MAX_LOADED]; /* the records of g->loaded's models */
 };
 
-#define MAX_DEPTH 4000
+#define MAX_DEPTH 4000 /* on bs_build_graph's thread of EVAL_STACK bytes */
 
 void *bse_alloc(struct ev *v, size_t size); /* zeroed, from the evaluation's arena */
 const char *bse_kind_name(enum bv_kind k);

@@ -381,9 +381,10 @@ int bse_member_record(struct ev *v, struct benv **root, const char *name)
 }
 
 static int build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struct nn_graph *g,
-                       struct pt_err *e)
+                       int max_depth, struct pt_err *e)
 {
-    struct ev v = {.g = g, .e = e, .root = bs_tree_root(tree), .opts = opts};
+    struct ev v = {
+        .g = g, .e = e, .max_depth = max_depth, .root = bs_tree_root(tree), .opts = opts};
     struct bs_tree *pre = NULL; /* the outer scope: bs_prelude.c */
     int rc = bs_parse(bs_prelude, strlen(bs_prelude), bs_prelude_file, 1, 1, &pre, e);
     struct benv *outer = rc == 0 ? bse_record_env(&v, bs_tree_root(pre), NULL, "") : NULL;
@@ -445,13 +446,16 @@ static int build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, s
  * 27 blocks, each macros in macros: about 1500 levels of MAX_DEPTH, half a KiB of stack
  * each, more under AddressSanitizer), so it runs on a thread of its own with a stack
  * large enough for MAX_DEPTH wherever it is built (reserved, touched only as deep as it
- * goes). */
+ * goes). Where a process cannot have such a thread (a virtual memory limit, ulimit -v),
+ * it tries a smaller stack, and else evaluates on the caller's; the depth allowed shrinks
+ * with the stack, so that a description nested too deeply is an error, not a crash. */
 #define EVAL_STACK ((size_t)256 << 20)
 
 struct build_call {
     struct bs_tree *tree;
     const struct bs_build_opts *opts;
     struct nn_graph *g;
+    int max_depth;
     struct pt_err *e;
     int rc;
 };
@@ -459,25 +463,31 @@ struct build_call {
 static void *build_thread(void *arg)
 {
     struct build_call *c = arg;
-    c->rc = build_graph(c->tree, c->opts, c->g, c->e);
+    c->rc = build_graph(c->tree, c->opts, c->g, c->max_depth, c->e);
     return NULL;
 }
 
 int bs_build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struct nn_graph *g,
                    struct pt_err *e)
 {
-    struct build_call c = {tree, opts, g, e, 0};
-    pthread_attr_t attr;
-    pthread_t t;
-    int ok = pthread_attr_init(&attr) == 0;
-    if (ok && (pthread_attr_setstacksize(&attr, EVAL_STACK) != 0 ||
-               pthread_create(&t, &attr, build_thread, &c) != 0)) {
+    static const struct {
+        size_t stack;
+        int depth;
+    } tries[] = {{EVAL_STACK, MAX_DEPTH}, {EVAL_STACK / 8, MAX_DEPTH / 2}};
+    for (size_t k = 0; k < sizeof tries / sizeof tries[0]; k++) {
+        struct build_call c = {tree, opts, g, tries[k].depth, e, 0};
+        pthread_attr_t attr;
+        pthread_t t;
+        if (pthread_attr_init(&attr) != 0)
+            break;
+        int ok = pthread_attr_setstacksize(&attr, tries[k].stack) == 0 &&
+                 pthread_create(&t, &attr, build_thread, &c) == 0;
         pthread_attr_destroy(&attr);
-        ok = 0;
+        if (ok) {
+            pthread_join(t, NULL);
+            return c.rc;
+        }
     }
-    if (!ok) /* no thread (a restricted process): here, with this thread's stack */
-        return build_graph(tree, opts, g, e);
-    pthread_attr_destroy(&attr);
-    pthread_join(t, NULL);
-    return c.rc;
+    /* no thread: here, on this thread's stack (8 MiB by default), a tenth of the depth */
+    return build_graph(tree, opts, g, MAX_DEPTH / 10, e);
 }
