@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/bs_eval.h"
-#include "parsers/bs.h"
+#include "fuzz_graph.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -19,12 +18,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct bs_tree *t = NULL;
     if (bs_parse((const char *)data, size, "fuzz.bs", 1, 1, &t, &e) != 0)
         return 0;
-    struct nn_graph *g = calloc(1, sizeof *g);
-    if (g) {
-        pt_err_clear(&e);
-        bs_build_graph(t, NULL, g, &e);
-        g_free(g);
-    }
-    bs_tree_free(t);
+    fuzz_graph(t);
     return 0;
 }

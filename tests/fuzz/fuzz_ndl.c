@@ -9,9 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "nn/bs_eval.h"
+#include "fuzz_graph.h"
 #include "nn/nn_internal.h"
-#include "parsers/bs.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -28,12 +27,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     free(text);
-    struct nn_graph *g = calloc(1, sizeof *g);
-    if (g) {
-        pt_err_clear(&e);
-        bs_build_graph(t, NULL, g, &e);
-        g_free(g);
-    }
-    bs_tree_free(t);
+    fuzz_graph(t);
     return 0;
 }
