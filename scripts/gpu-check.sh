@@ -20,8 +20,8 @@
 #           timelineFile, the mean of each span (the device is waited for at each span's
 #           end, so the spans add up to more than a plain run's step)
 #   ab      the trainer's samples/s on the GPU with settings against the default:
-#           GPU_CHECK_AB="NAME=VALUE ..." (default PT_READ_THREADS=1: minibatches read on
-#           one thread), each set alone, against none, for GPU_CHECK_AB_RUNS (default MLP
+#           GPU_CHECK_AB="NAME=VALUE ..." (default PT_CUDA_GRAPHS=1: steps replayed from
+#           CUDA graphs), each set alone, against none, for GPU_CHECK_AB_RUNS (default MLP
 #           at 256, 1024, 4096 and LSTM at 128; model:MB:learning rate), 3 epochs each, the
 #           best of epochs 2 and 3, all in one order, then in the reverse
 #   kernels each kernel's time in steady MLP steps (Nsight Compute's gpu__time_duration,
@@ -109,7 +109,7 @@ for part in $parts; do
             --data "$data" --out "$out/bench.txt" --logs "$out/benchlogs") >"$out/bench.log" 2>&1
         ;;
     ab)
-        settings=${GPU_CHECK_AB:-PT_READ_THREADS=1}
+        settings=${GPU_CHECK_AB:-PT_CUDA_GRAPHS=1}
         # rate LOG: samples/s of the faster of epochs 2 and 3
         rate() {
             sed -n 's/^Finished Epoch\[ *\([23]\) of 3\]: \[Training\] [^*]*\* \([0-9]*\);.*epochTime=\([0-9.e+-]*\)s.*/\2 \3/p' "$1" |
@@ -127,7 +127,7 @@ for part in $parts; do
                     rm -rf /tmp/ab-model
                     set -- trainer configFile="$here/configs/fashion-$c.cfg" DataDir="$data" \
                         ModelDir=/tmp/ab-model command=train deviceId="${GPU_CHECK_DEVICE:-0}" makeMode=false \
-                        traceLevel=1 train.SGD.maxEpochs=3 train.SGD.minibatchSize="$mb" \
+                        traceLevel=2 train.SGD.maxEpochs=3 train.SGD.minibatchSize="$mb" \
                         train.SGD.learningRatesPerSample="$lr"
                     if [ "$x" != default ]; then set -- env "$x" "$@"; fi
                     timeout "$(limit 60)" "$@" >"$log" 2>&1 || { tail -3 "$log"; false; }
@@ -135,6 +135,7 @@ for part in $parts; do
                 done
             done
             grep -o 'minibatches read by .*' /tmp/ab-$c-$mb-default.log | head -n 1
+            grep -h 'steps replayed from recordings' /tmp/ab-$c-$mb-*.log | head -n 3
         done >"$out/ab.log" 2>&1
         ;;
     kernels)

@@ -10,7 +10,8 @@
 #       the GPU was 5.2e-4 and 2 samples from the CPU (H200, 2026-11-26)
 #   (b) fashion-lstm.cfg, the same; and for both, the inputs sent to the GPU during the
 #       step before theirs, with the criteria read later, give the same model, byte for
-#       byte, and the same epoch line as uploads at each step's start (PT_UPLOAD_AHEAD=0)
+#       byte, and the same epoch line as uploads at each step's start (PT_UPLOAD_AHEAD=0);
+#       and so do steps replayed from CUDA graphs (PT_CUDA_GRAPHS=1)
 #   (c) 2 ranks sharing the GPU: DataParallelSGD 32 bits (as (a)); 1-bit SGD
 #       (fashion-mlp-dp.cfg), BlockMomentumSGD, ModelAveragingSGD (2 epochs: the criterion
 #       falls, and ends within 6 %, 3 %, 3 % of the CPU's) and DataParallelASGD (within
@@ -148,6 +149,20 @@ for c in mlp lstm; do
     [ $# -eq 3 ] && [ "$1" -ge 1 ] && [ "$1" = "$3" ] && ok || no "$c: minibatches sent ahead and taken: '$line'"
     a=$(sed -n 's/epochTime=.*//p' "$c-noup.err") b=$(sed -n 's/epochTime=.*//p' "$c-up.err")
     [ -n "$a" ] && [ "$a" = "$b" ] && ok || no "$c: the epoch's criteria differ when read later"
+    # steps replayed from recordings (PT_CUDA_GRAPHS=1: CUDA graphs): the same ops, so the
+    # same model byte for byte and the same epoch line; all steps but the first few
+    # (each shape and input buffer runs once unrecorded, then is recorded) replayed, no
+    # recording failed. The CPU records nothing (the line is not printed there).
+    [ "$G" = cpu ] && continue
+    PT_READ_AHEAD=1 PT_CUDA_GRAPHS=1 train "$c-graph" "$G" 1 "fashion-$c.cfg" $one traceLevel=2
+    cmp -s "$c-up/model.dnn" "$c-graph/model.dnn" && ok || no "$c: the GPU's model differs with steps replayed"
+    b=$(sed -n 's/epochTime=.*//p' "$c-graph.err")
+    [ -n "$a" ] && [ "$a" = "$b" ] && ok || no "$c: the epoch's criteria differ with steps replayed"
+    line=$(grep 'steps replayed from recordings' "$c-graph.err" | head -n 1)
+    echo "# $line"
+    set -- $(echo "$line" | sed -n 's/^Epoch\[1\]: \([0-9]*\) of \([0-9]*\) steps .*; \([0-9]*\) recorded, \([0-9]*\) recordings failed.*/\1 \2 \3 \4/p')
+    [ $# -eq 4 ] && [ "$1" -ge $(($2 - 4)) ] && [ "$3" -ge 1 ] && [ "$4" = 0 ] && ok ||
+        no "$c: steps replayed, recorded, failed: '$line'"
 done
 
 # (c): two ranks on one GPU

@@ -67,7 +67,7 @@ struct backend;
  * A plugin whose interface number differs (another build's) is refused. Bump the number
  * with any change of struct backend_ops, struct backend or the structs the ops take. */
 #define PT_CUDA_PLUGIN_NAME "partrain-cuda.so"
-#define PT_CUDA_PLUGIN_ABI  2L
+#define PT_CUDA_PLUGIN_ABI  3L
 typedef long (*backend_cuda_abi_fn)(void);
 typedef int (*backend_cuda_plugin_fn)(struct backend **out, int device, char *name,
                                       size_t name_size, struct pt_err *e);
@@ -253,6 +253,19 @@ struct backend_ops {
                           struct pt_err *e);
     /* Wait for queued work; report the first asynchronous failure. */
     int (*sync)(struct backend *b, struct pt_err *e);
+    /* Optional (NULL: none; the CUDA backend: a CUDA graph): work recorded once and queued
+     * again as a whole, one call instead of a call per op. Between capture_begin (0: now
+     * recording) and capture_end the calling thread's ops are recorded, NOT run; an op
+     * that needs the host (a copy from or to host memory, a wait, memory to allocate or
+     * free) spoils the recording. capture_end returns the recording, or NULL where it was
+     * spoiled or could not be made: then nothing was run and no failure is kept (the
+     * caller runs the ops again, unrecorded). replay queues a recording's ops again, with
+     * the memory and the values they had when recorded; drop frees one (a replay still
+     * queued finishes first). The recorded memory must still be there: see `freed`. */
+    int (*capture_begin)(struct backend *b);
+    void *(*capture_end)(struct backend *b);
+    int (*replay)(struct backend *b, void *rec, struct pt_err *e);
+    void (*drop)(struct backend *b, void *rec);
     void (*destroy)(struct backend *b);
 
     /* C = alpha op(A) op(B) + beta C; op(A) m x k, op(B) k x n, column-major. beta == 0
@@ -452,6 +465,9 @@ struct backend {
     const struct backend_ops *ops;
     int host_memory; /* device pointers are ordinary host memory */
     void *impl;      /* the implementation's state */
+    /* counts the device memory freed (release, and buffers the backend grows for itself):
+     * a recording made before the count last changed may name freed memory */
+    unsigned long freed;
 };
 
 /* The CPU backend (OpenBLAS for gemm, plain C loops for the rest). *out is freed with

@@ -20,7 +20,9 @@ int cu_check(struct backend *b, cudaError_t rc, const char *what)
     if (rc == cudaSuccess)
         return 0;
     struct cuda_state *st = cu_state(b);
-    if (!st->failed) {
+    if (st->capturing) // the recording is spoilt; its ops run again unrecorded
+        st->spoilt = 1;
+    else if (!st->failed) {
         st->failed = rc == cudaErrorMemoryAllocation ? PT_ENOMEM : PT_ESYS;
         snprintf(st->failure, sizeof st->failure, "error: CUDA device %d: %s: %s", st->device, what,
                  cudaGetErrorString(rc));
@@ -33,7 +35,9 @@ int cu_check_blas(struct backend *b, cublasStatus_t rc, const char *what)
     if (rc == CUBLAS_STATUS_SUCCESS)
         return 0;
     struct cuda_state *st = cu_state(b);
-    if (!st->failed) {
+    if (st->capturing)
+        st->spoilt = 1;
+    else if (!st->failed) {
         st->failed = rc == CUBLAS_STATUS_ALLOC_FAILED ? PT_ENOMEM : PT_ESYS;
         snprintf(st->failure, sizeof st->failure, "error: CUDA device %d: cuBLAS %s: %s",
                  st->device, what, cublasGetStatusString(rc));
@@ -60,7 +64,13 @@ void *cu_device_buffer(struct backend *b, void **p, size_t *cap, size_t bytes, s
 {
     if (*p && *cap >= bytes)
         return *p;
+    struct cuda_state *st = cu_state(b);
+    if (st->capturing) { // no waits, frees or allocations in a recording
+        st->spoilt = 1;
+        return NULL;
+    }
     if (*p) { // a kernel queued earlier may still read it: wait first
+        b->freed++;
         cu_check(b, cudaStreamSynchronize(cu_state(b)->stream), what);
         cu_check(b, cudaFree(*p), what);
     }
@@ -155,8 +165,10 @@ static int cu_alloc(struct backend *b, size_t n, float **out, struct pt_err *e)
 
 static void cu_release(struct backend *b, float *p)
 {
-    if (p)
-        cu_check(b, cudaFree(p), "cudaFree");
+    if (!p)
+        return;
+    b->freed++;
+    cu_check(b, cudaFree(p), "cudaFree");
 }
 
 static int cu_upload(struct backend *b, float *dst, const float *host, size_t n, struct pt_err *e)
@@ -267,6 +279,54 @@ static int cu_sync(struct backend *b, struct pt_err *e)
     return cu_report(b, e);
 }
 
+/* ------------------------------------------------------------- recordings (CUDA graphs) */
+
+static int cu_capture_begin(struct backend *b)
+{
+    struct cuda_state *st = cu_state(b);
+    if (st->failed || st->capturing)
+        return -1;
+    // this thread's calls only: the reader's threads may allocate pinned memory meanwhile
+    if (cudaStreamBeginCapture(st->stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1;
+    }
+    st->capturing = 1;
+    st->spoilt = 0;
+    return 0;
+}
+
+static void *cu_capture_end(struct backend *b)
+{
+    struct cuda_state *st = cu_state(b);
+    if (!st->capturing)
+        return NULL;
+    cudaGraph_t g = NULL;
+    cudaGraphExec_t x = NULL;
+    cudaError_t rc = cudaStreamEndCapture(st->stream, &g);
+    st->capturing = 0;
+    if (rc == cudaSuccess && g && !st->spoilt && cudaGraphInstantiate(&x, g, 0) != cudaSuccess)
+        x = NULL;
+    if (g)
+        cudaGraphDestroy(g);
+    (void)cudaGetLastError(); // a spoilt recording leaves no failure behind
+    st->spoilt = 0;
+    return x;
+}
+
+static int cu_replay(struct backend *b, void *rec, struct pt_err *e)
+{
+    struct cuda_state *st = cu_state(b);
+    cu_check(b, cudaGraphLaunch((cudaGraphExec_t)rec, st->stream), "replay (cudaGraphLaunch)");
+    return cu_report(b, e);
+}
+
+static void cu_drop(struct backend *b, void *rec)
+{
+    if (rec) // a launch still in flight completes first (the runtime frees it after)
+        cu_check(b, cudaGraphExecDestroy((cudaGraphExec_t)rec), "cudaGraphExecDestroy");
+}
+
 static void *cu_host_alloc(struct backend *b, size_t bytes)
 {
     void *p = NULL;
@@ -347,6 +407,10 @@ static const struct backend_ops cuda_ops = {
     .upload_wait = cu_upload_wait,
     .download_async = cu_download_async,
     .sync = cu_sync,
+    .capture_begin = cu_capture_begin,
+    .capture_end = cu_capture_end,
+    .replay = cu_replay,
+    .drop = cu_drop,
     .destroy = cu_destroy,
     .gemm = cu_gemm,
     .fill = cu_fill,

@@ -55,6 +55,9 @@ struct cuda_state {
     cudaStream_t copy_stream;
     cudaEvent_t joined, copied;
     int ahead, marked;
+    // capture_begin .. capture_end: the stream records (a CUDA graph); a failure meanwhile
+    // spoils the recording (spoilt) instead of being kept in `failed`
+    int capturing, spoilt;
 };
 
 static inline struct cuda_state *cu_state(struct backend *b)

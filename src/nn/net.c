@@ -254,6 +254,7 @@ void nn_free(struct nn *net)
     if (!net)
         return;
     struct backend *b = net->bk;
+    nn_replay_free(net); /* before the memory its recordings name */
     release_workspace(net);
     if (net->team) {
         net->team->release(net->team->ctx, net->team_ws, net->team_ws_n);

@@ -238,6 +238,20 @@ int nn_upload_wait(struct nn *net, struct pt_err *e);
 int nn_train_backward_to(struct nn *net, struct nn_stats *st, float *host, struct pt_err *e);
 void nn_criteria_from_sums(const float *host, struct nn_stats *st);
 
+/* Steps replayed (a backend with capture_begin: the CUDA backend's graphs): with `on`, a
+ * training step whose inputs were sent ahead (nn_upload_ahead), without dropout, padding
+ * masks, a team or a grad-ready hook, runs its passes (forward, criteria, backward) as one
+ * recording of the backend's, made from the second step of the same shape and the same
+ * buffers, and replayed at every later one: the same ops with the same values, one call
+ * to queue them. The forward pass then runs at nn_train_backward(_to), not at
+ * nn_train_forward. A recording that fails (an op needed the host) costs nothing but that
+ * try: the step runs unrecorded; after a few failures the network stops trying. Freed
+ * device memory (struct backend's `freed`) ends every recording. Returns 1 when turned
+ * on, 0 where the backend cannot record (then nothing changes). nn_replay_counts: steps
+ * replayed, recordings made, recordings that failed, since the network was made. */
+int nn_set_step_replay(struct nn *net, int on);
+void nn_replay_counts(const struct nn *net, size_t *replayed, size_t *recorded, size_t *failed);
+
 /* Overlap hook: during nn_train_step's backward pass, fn(ctx, first, e) is called each
  * time the gradients grads[first..nparams) have become final, `first` decreasing, once
  * per layer with parameters (first == 0 comes last). fn may read that range (to start

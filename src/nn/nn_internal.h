@@ -87,8 +87,23 @@ struct nn {
     /* a forward pass ran whose second half is due (step.c): 0 none, 1 evaluation, 2
      * training (backward pass too) */
     int step_due;
-    struct nn_graph *graph; /* NN_GRAPH: the node graph (bs_net.c), else NULL */
+    struct nn_graph *graph;   /* NN_GRAPH: the node graph (bs_net.c), else NULL */
+    struct nn_replay *replay; /* nn_set_step_replay's recordings (step_replay.c), or NULL */
 };
+
+/* step.c: a training step's passes, which step_replay.c records and replays */
+void nn_run_forward(struct nn *net, struct nn_pass *p);
+void nn_run_criteria(struct nn *net, const float *crit_mask, int train);
+int nn_run_backward(struct nn *net, struct pt_err *e);
+/* step_replay.c. nn_replay_defer: whether this training step's passes (p, crit_mask, the
+ * inputs in x_in and labels_in) wait for nn_replay_run, which the backward pass calls
+ * instead of nn_run_backward while nn_replay_due says so; nn_replay_cancel: a step begins
+ * (what was due is dropped); nn_replay_free: the recordings freed (nn_free). */
+int nn_replay_defer(struct nn *net, const struct nn_pass *p, const float *crit_mask);
+int nn_replay_due(const struct nn *net);
+int nn_replay_run(struct nn *net, struct pt_err *e);
+void nn_replay_cancel(struct nn *net);
+void nn_replay_free(struct nn *net);
 
 /* bs_net.c: build a NN_GRAPH network's graph, arena and tensor table (for nn_new), and its
  * two step halves (step.c calls them for NN_GRAPH). */

@@ -159,7 +159,7 @@ static struct nn_layer *enter_layer(struct nn *net, int i, const struct nn_pass 
     return l;
 }
 
-static void run_forward(struct nn *net, struct nn_pass *p)
+void nn_run_forward(struct nn *net, struct nn_pass *p)
 {
     for (int i = 0; i < net->nlayers; i++)
         enter_layer(net, i, p)->ops->forward(net->layers[i], net->bk, p);
@@ -167,7 +167,7 @@ static void run_forward(struct nn *net, struct nn_pass *p)
 
 /* Both criteria on the output layer; the training one also writes its gradient into the
  * output layer's dy when train is set. */
-static void run_criteria(struct nn *net, const float *crit_mask, int train)
+void nn_run_criteria(struct nn *net, const float *crit_mask, int train)
 {
     struct backend *b = net->bk;
     struct nn_layer *o = net->layers[net->nlayers - 1];
@@ -191,7 +191,7 @@ static void run_criteria(struct nn *net, const float *crit_mask, int train)
 /* Backward, last layer first. After each layer with parameters the gradients from its
  * first parameter to the arena's end are final: tell the grad-ready hook, so an engine can
  * start sending them while the earlier layers still compute. */
-static int run_backward(struct nn *net, struct pt_err *e)
+int nn_run_backward(struct nn *net, struct pt_err *e)
 {
     struct backend *b = net->bk;
     const struct bk_sgd *u = net->fused_due ? &net->fused : NULL;
@@ -319,7 +319,7 @@ static int team_forward(struct nn *net, struct minibatch *mb, float rate, struct
     if ((rc = team_run_forward(net, &p, e)) != 0)
         return rc;
     if (cols)
-        run_criteria(net, crit_mask, 1);
+        nn_run_criteria(net, crit_mask, 1);
     else {
         net->bk->ops->fill(net->bk, net->stats_dev, 4, 0.0f);
         net->out = NULL;
@@ -419,6 +419,7 @@ static int step_forward(struct nn *net, struct minibatch *mb, int train, float r
     struct step_inputs si = {0};
     memset(st, 0, sizeof *st);
     net->step_due = 0;
+    nn_replay_cancel(net);
     if (net->team && train)
         return team_forward(net, mb, rate, st, e);
     if (net->team)
@@ -443,9 +444,11 @@ static int step_forward(struct nn *net, struct minibatch *mb, int train, float r
     p.train = train;
     p.dropout_rate = net->cfg.dropout ? rate : 0.0f;
     p.dropout_seed = nn_mix64(net->seed ^ 0x64726F706F7574ull, net->dropout_steps);
-    run_forward(net, &p);
-    run_criteria(net, crit_mask, train);
     net->step_due = train ? 2 : 1;
+    if (train && ahead && nn_replay_defer(net, &p, crit_mask))
+        return 0; /* the passes run as a recording, at the backward pass */
+    nn_run_forward(net, &p);
+    nn_run_criteria(net, crit_mask, train);
     return 0;
 }
 
@@ -460,7 +463,9 @@ static int step_finish(struct nn *net, struct nn_stats *st, struct pt_err *e)
         return 0;
     struct backend *b = net->bk;
     if (due == 2)
-        rc = net->team ? team_backward(net, e) : run_backward(net, e);
+        rc = net->team            ? team_backward(net, e)
+             : nn_replay_due(net) ? nn_replay_run(net, e)
+                                  : nn_run_backward(net, e);
     return rc ? rc : nn_read_criteria(b, net->stats_dev, 0, st, e);
 }
 
@@ -500,7 +505,7 @@ int nn_train_backward_to(struct nn *net, struct nn_stats *st, float *host, struc
     if (!due)
         return 0; /* nothing ran: st is complete */
     if (due == 2)
-        rc = run_backward(net, e);
+        rc = nn_replay_due(net) ? nn_replay_run(net, e) : nn_run_backward(net, e);
     if (rc == 0)
         rc = b->ops->download_async(b, host, net->stats_dev, NN_CRIT_SUMS, e);
     return rc ? rc : 1;

@@ -341,6 +341,15 @@ static int upload_ahead(void)
     return !(v && strcmp(v, "0") == 0);
 }
 
+/* Steps replayed from recordings (nn_set_step_replay: CUDA graphs) where PT_CUDA_GRAPHS=1
+ * asks for them, the criteria are read later (one rank, inputs sent ahead), and no
+ * timeline times the passes one by one. */
+static int step_replay(const struct run *r, const struct later *q)
+{
+    const char *v = getenv("PT_CUDA_GRAPHS");
+    return q && !r->timeline && v && strcmp(v, "1") == 0;
+}
+
 /* This rank's reader failed in the middle of a parallel epoch (an image that no longer
  * decodes): the others are in the step's collectives, where no agreement can reach them.
  * Its reason is printed, here, and the job ended. */
@@ -400,7 +409,6 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     /* parallel epochs split every global minibatch among the ranks; without
      * distributedMBReading each rank reads all of it and keeps its slice (CNTK) */
     int split = on && r->workers > 1;
-    nn_set_grad_ready(r->net, on && r->engine->ops->grad_ready ? grad_ready : NULL, r);
     reader_split_by_sequence(r->reader, split && !r->pc.distributed_reading);
     if (rc == 0)
         rc = reader_start_epoch(r->reader, epoch, (size_t)r->lc.epoch_size, split ? r->rank : 0,
@@ -417,6 +425,11 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     /* minibatches sent to the device during the step before theirs, and taken so */
     size_t sent = 0, taken = nn_upload_taken(r->net);
     struct later *q = rc == 0 ? later_new(r, send_ahead, on) : NULL;
+    /* alone (q): the engine has no use for gradients as they become final */
+    int replay = nn_set_step_replay(r->net, step_replay(r, q));
+    nn_set_grad_ready(r->net, on && r->engine->ops->grad_ready && !replay ? grad_ready : NULL, r);
+    size_t replayed0, recorded0, failed0, replayed, recorded, failed;
+    nn_replay_counts(r->net, &replayed0, &recorded0, &failed0);
     uint64_t seen = 0; /* global samples so far (a trial stops after mini_samples) */
     while (rc == 0 && !(mini && seen >= r->mini_samples)) {
         /* the minibatch handed back now was sent to the device by a copy queued before
@@ -485,6 +498,13 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
                       "before theirs (%zu taken so); the criteria read %s.\n",
                       (int)epoch + 1, sent, nmb, nn_upload_taken(r->net) - taken,
                       deferred ? "later" : "after each step");
+    nn_replay_counts(r->net, &replayed, &recorded, &failed);
+    if (replay && r->trace >= 2 && talk)
+        pt_log_printf(log,
+                      "Epoch[%d]: %zu of %zu steps replayed from recordings (CUDA graphs); "
+                      "%zu recorded, %zu recordings failed.\n",
+                      (int)epoch + 1, replayed - replayed0, nmb, recorded - recorded0,
+                      failed - failed0);
     size_t samples = (size_t)all.v[2];
     if (mini) /* a trial of autoAdjustMinibatch: its criterion, nothing kept */
         return mini_end(r, epoch, ep, &all, samples);
