@@ -263,6 +263,8 @@ def gpu_side(d, rows, own_size):
                   f"bound {fmt(num(bound or {}, 'bound_samples_per_s'))}; "
                   f"step alone {fmt(num(bound or {}, 'step_samples_per_s'))}; "
                   f"pipelined steps {fmt(num(bound or {}, 'pipe_samples_per_s'))}; "
+                  f"replayed from CUDA graphs {fmt(num(bound or {}, 'graph_samples_per_s'))} "
+                  f"({(bound or {}).get('graph_steps', 'not recorded')}); "
                   f"reader alone {fmt(read_rate(read))}")
             if got and got.get("sent"):
                 e, sent, n, taken, crit = got["sent"]

@@ -20,7 +20,8 @@
  * comparison nn_train_step alone on the same minibatch (inputs uploaded, forward, criteria,
  * backward, criteria downloaded; no reader, no optimizer) and the same steps as the trainer
  * runs them on a device ("pipe": inputs sent during the step before, the criteria read
- * later; no reader, no optimizer). -v lists every recorded call.
+ * later; no reader, no optimizer), and where the backend records them (CUDA graphs), the
+ * pipe's steps replayed from recordings ("graph"). -v lists every recorded call.
  *
  * read (gpu_bench_read.c): the reader alone, ahead of a device as in the trainer, nobody
  * computing: microseconds per minibatch.
@@ -469,6 +470,15 @@ static int bound_measure(struct recorder *rec, struct nn *net, struct minibatch 
         rc = replay_time(&rp, rec->real, steps, &gemm_s, e);
     if (rc == 0)
         rc = pipe_time(net, rec->real, pipe, steps, &pipe_s, e);
+    /* the same steps replayed from recordings (CUDA graphs), where the backend records */
+    double graph_s = 0;
+    size_t replayed = 0, recorded = 0, failed = 0;
+    int graphs = rc == 0 && nn_set_step_replay(net, 1);
+    if (graphs) {
+        rc = pipe_time(net, rec->real, pipe, steps, &graph_s, e);
+        nn_replay_counts(net, &replayed, &recorded, &failed);
+        nn_set_step_replay(net, 0);
+    }
     if (rc == 0) {
         print_calls(&rp, verbose);
         print_bound(&rp, mbsize, gemm_s, step_s);
@@ -478,6 +488,15 @@ static int bound_measure(struct recorder *rec, struct nn *net, struct minibatch 
         printf("note: pipe = the steps as the trainer runs them on a device, without its reader "
                "(two minibatches in the backend's host memory in turn, each sent during the "
                "step before, the criteria read later)\n");
+    }
+    if (rc == 0 && graphs) {
+        printf("graph_us: %.2f\n", graph_s * 1e6);
+        printf("graph_samples_per_s: %.1f\n", (double)mbsize / graph_s);
+        printf("graph_of_bound: %.1f %%\n", 100.0 * gemm_s / graph_s);
+        printf("graph_steps: %zu replayed, %zu recorded, %zu recordings failed\n", replayed,
+               recorded, failed);
+        printf("note: graph = pipe with each step's passes replayed from a recording (the "
+               "trainer's PT_CUDA_GRAPHS=1)\n");
     }
     replay_free(&rp, rec->real);
     return rc;
