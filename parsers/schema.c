@@ -192,6 +192,24 @@ static int parse_as(struct cfg_node *n, const struct cfg_key *k, const char *s, 
     return rc;
 }
 
+/* CFG_FIRST: the first element of the integer array s, every element an integer in range. */
+static int first_int(struct cfg_node *n, const struct cfg_key *k, const char *s, long long *out,
+                     struct pt_err *e)
+{
+    struct cfg_list l = {0};
+    int rc = cfg_to_list(n, s, &l, e);
+    for (size_t i = 0; rc == 0 && i < l.n; i++) {
+        long long v = 0;
+        rc = cfg_to_int(n, l.items[i], &v, e);
+        if (rc == 0)
+            rc = range_check(n, k, (double)v, e);
+        if (i == 0)
+            *out = v;
+    }
+    cfg_list_free(&l);
+    return rc;
+}
+
 static int parse_typed(struct cfg_node *n, const struct cfg_key *k, const char *s,
                        struct cfg_val *out, struct pt_err *e)
 {
@@ -199,6 +217,8 @@ static int parse_typed(struct cfg_node *n, const struct cfg_key *k, const char *
     switch (k->type) {
     case CFG_BOOL: return cfg_to_bool(n, s, &out->b, e);
     case CFG_INT:
+        if (k->flags & CFG_FIRST)
+            return first_int(n, k, s, &out->i, e);
         rc = cfg_to_int(n, s, &out->i, e);
         return rc ? rc : range_check(n, k, (double)out->i, e);
     case CFG_REAL:

@@ -32,14 +32,17 @@ enum {
     CFG_REQUIRED = 1u << 0,
     CFG_HAS_MIN = 1u << 1,
     CFG_HAS_MAX = 1u << 2,
-    CFG_MIN_EXCL = 1u << 3,   /* value > min */
-    CFG_MAX_EXCL = 1u << 4,   /* value < max */
-    CFG_DEPRECATED = 1u << 5, /* an alias that draws a warning */
-    CFG_LOCAL = 1u << 6,      /* looked up in its own block only, not in enclosing ones */
-    CFG_ALLOW_INF = 1u << 7,  /* CFG_REAL(_SCHED): +-infinity (1#INF) is a value; without it
-                                 every real must be finite and within float range */
-    CFG_INNER_BLOCK = 1u << 8 /* CFG_BLOCK: a plain value of that name in an enclosing block
-                                 is another key, not this block (cfg_find_inner_block) */
+    CFG_MIN_EXCL = 1u << 3,    /* value > min */
+    CFG_MAX_EXCL = 1u << 4,    /* value < max */
+    CFG_DEPRECATED = 1u << 5,  /* an alias that draws a warning */
+    CFG_LOCAL = 1u << 6,       /* looked up in its own block only, not in enclosing ones */
+    CFG_ALLOW_INF = 1u << 7,   /* CFG_REAL(_SCHED): +-infinity (1#INF) is a value; without it
+                                  every real must be finite and within float range */
+    CFG_INNER_BLOCK = 1u << 8, /* CFG_BLOCK: a plain value of that name in an enclosing block
+                                  is another key, not this block (cfg_find_inner_block) */
+    CFG_FIRST = 1u << 9        /* CFG_INT: an integer array (a:b*n:c, CNTK's intargvector) whose
+                                  first element is the value, every element checked (CNTK's test,
+                                  cross-validation and write actions read minibatchSize so) */
 };
 
 struct cfg_schema;

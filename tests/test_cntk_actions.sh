@@ -195,6 +195,13 @@ expect 0 "$T" configFile=c.cfg Dir=full command=test 'test=[action=test; reader=
 errs=$(simple2d_err "$tmp/err")
 paste cat/O.PosteriorProb cat/O.labels | awk -v e="$errs" '$1 != $4 { bad++ } END { exit !(bad / NR - e < 1e-6 && e - bad / NR < 1e-6) }' &&
     ok || no "the written classes do not give the test error $errs"
+# minibatchSize as an array (CNTK's test and write actions read it so and take the first
+# value: TIMIT's TrainSimpleTimit.cntk tests with 256:1024): the same error, each element
+# checked
+expect 0 "$T" configFile=c.cfg Dir=full command=test 'test=[action=test; minibatchSize=7*2:1024; reader=[readerType=CNTKTextFormatReader; file=test.txt; input=$input2d$]]'
+[ "$(simple2d_err "$tmp/err")" = "$errs" ] && ok || no "test with minibatchSize=7*2:1024: $(simple2d_err "$tmp/err"), not $errs"
+expect 1 "$T" configFile=c.cfg Dir=full command=test 'test=[action=test; minibatchSize=7:0; reader=[readerType=CNTKTextFormatReader; file=test.txt; input=$input2d$]]'
+has "$tmp/err" "minibatchSize: 0 is out of range: must be >= 1"
 printf 'lower\n' >map1.txt
 expect 1 "$T" configFile=c.cfg Dir=full command=out out.outputPath=m1/O 'out.format=[type=category; labelMappingFile=map1.txt]'
 has "$tmp/err" "labelMappingFile 'map1.txt' has 1 labels, fewer than the 2 rows of 'HLast'"

@@ -49,6 +49,12 @@ static const struct cfg_key demo_keys[] = {
     {.name = "perMB", .type = CFG_REAL, .group = 1, .help = "one way"},
     {.name = "perSample", .type = CFG_REAL, .group = 1, .help = "other way"},
     {.name = "period", .type = CFG_INT, .def = "10", .help = "period"},
+    {.name = "mbFirst",
+     .type = CFG_INT,
+     .def = "64",
+     .flags = CFG_HAS_MIN | CFG_FIRST,
+     .min = 1,
+     .help = "the first of an array"},
     {.name = "syncPeriod", .type = CFG_INT, .alias_of = "period", .help = "alias"},
     {.name = "oldPeriod",
      .type = CFG_INT,
@@ -229,6 +235,8 @@ START_TEST(typed_reads_and_defaults)
     ck_assert_ptr_null(v.node); /* optional, no default: absent */
     ck_assert_int_eq(cfg_schema_get(d, &demo, "ratio", &v, &e), 0);
     ck_assert(v.d == 0.5);
+    ck_assert_int_eq(cfg_schema_get(d, &demo, "mbFirst", &v, &e), 0);
+    ck_assert_int_eq(v.i, 64); /* the default */
     ck_assert_int_eq(cfg_schema_get(node_at(c, "d"), &demo, "nonexistent", &v, &e), PT_EINTERNAL);
     cfg_free(c);
     /* CFG_LOCAL keys do not climb; ordinary ones do */
@@ -297,6 +305,30 @@ static const struct cfg_key read_keys[] = {
 };
 static const struct cfg_schema read_demo = {.name = "Demo", .keys = read_keys};
 
+/* CFG_FIRST: an integer array whose first element is the value (CNTK's intargvector read
+ * by its test and write actions: minibatchSize = 256:1024 evaluates in minibatches of 256);
+ * every element must be an integer in range */
+START_TEST(first_of_an_array)
+{
+    static const char *const ok[][2] = {{"d=[epochs=1; mbFirst=256:1024]", "256"},
+                                        {"d=[epochs=1; mbFirst=128*2:64]", "128"},
+                                        {"d=[epochs=1; mbFirst=(32, 16)]", "32"},
+                                        {"d=[epochs=1; mbFirst=512]", "512"}};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++) {
+        struct pt_err e;
+        struct cfg *c = load("s.cfg", ok[i][0], &e);
+        struct cfg_val v;
+        ck_assert_int_eq(cfg_schema_get(node_at(c, "d"), &demo, "mbFirst", &v, &e), 0);
+        ck_assert_int_eq(v.i, atoll(ok[i][1]));
+        cfg_free(c);
+    }
+    CHECK_ERR("d=[epochs=1; mbFirst=256:x]",
+              "s.cfg:1:22: error: d.mbFirst: expected an integer, got \"x\"");
+    CHECK_ERR("d=[epochs=1; mbFirst=256:0]",
+              "s.cfg:1:22: error: mbFirst: 0 is out of range: must be >= 1");
+}
+END_TEST
+
 START_TEST(schema_read_fills_structs)
 {
     struct pt_err e;
@@ -356,6 +388,7 @@ static Suite *suite(void)
     tcase_add_test(t, exclusive_and_aliases);
     tcase_add_test(t, unknown_keys);
     tcase_add_test(t, typed_reads_and_defaults);
+    tcase_add_test(t, first_of_an_array);
     tcase_add_test(t, schema_read_fills_structs);
     tcase_add_test(t, edit_distance);
     suite_add_tcase(s, t);
