@@ -202,6 +202,38 @@ expect 0 "$T" configFile=c.cfg Dir=full command=test 'test=[action=test; minibat
 [ "$(simple2d_err "$tmp/err")" = "$errs" ] && ok || no "test with minibatchSize=7*2:1024: $(simple2d_err "$tmp/err"), not $errs"
 expect 1 "$T" configFile=c.cfg Dir=full command=test 'test=[action=test; minibatchSize=7:0; reader=[readerType=CNTKTextFormatReader; file=test.txt; input=$input2d$]]'
 has "$tmp/err" "minibatchSize: 0 is out of range: must be >= 1"
+
+# action=cv (CNTK's DoCrossValidate) over the 5 epochs' models, on 2 ranks: modelPath.0 is
+# said missing and the final model stands in for it (once), .2 and .4 are evaluated, .6
+# is missing; each model's Final Results are test's, and the best model by each criterion
+# is the one with its lowest value
+cvrd='reader=[readerType=CNTKTextFormatReader; file=test.txt; input=$input2d$]'
+expect 0 mpi -n 2 "$T" configFile=c.cfg Dir=full command=cv "cv=[action=cv; crossValidationInterval=0:2:6; minibatchSize=64:128; $cvrd]"
+cp "$tmp/err" cv.log
+has cv.log "Model full/model.dnn.0 does not exist."
+has cv.log "Model full/model.dnn --> "
+has cv.log "Model full/model.dnn.2 --> "
+has cv.log "Model full/model.dnn.4 --> "
+has cv.log "Model full/model.dnn.6 does not exist."
+[ "$(grep -c '^Final Results' cv.log)" -eq 3 ] && ok || no "cv: not 3 Final Results lines"
+expect 0 "$T" configFile=c.cfg Dir=full command=test "test=[action=test; modelPath=full/model.dnn.2; minibatchSize=64; $cvrd]"
+[ "$(grep '^Final Results' "$tmp/err")" = "$(grep -A1 '^Model full/model.dnn.2 --> ' cv.log | tail -n 1)" ] && ok ||
+    no "cv: model.dnn.2's results are not test's: $(grep -A1 'model.dnn.2 -->' cv.log | tail -n 1)"
+# the best per criterion, from the Final Results lines: EvalClassificationError is Err[0]
+for k in 0 1; do
+    want=$(awk -v k="$k" '/^Model .* --> $/ { m = $2 } /^Final Results/ {
+        split($0, f, " = "); v = f[k + 2] + 0
+        if (best == "" || v < best) { best = v; bm = m } } END { print bm }' cv.log)
+    has cv.log "Based on Err[$k]: Best model = $want with min err"
+done
+has cv.log "Best models:"
+# bad intervals, and nothing to evaluate
+expect 1 "$T" configFile=c.cfg Dir=full command=cv "cv=[action=cv; crossValidationInterval=1:0:5; $cvrd]"
+has "$tmp/err" "crossValidationInterval: expected start:step:end (three integers, step >= 1, start <= end)"
+expect 1 "$T" configFile=c.cfg Dir=full command=cv "cv=[action=cv; crossValidationInterval=1:5; $cvrd]"
+has "$tmp/err" "crossValidationInterval: expected start:step:end"
+expect 1 "$T" configFile=c.cfg Dir=none command=cv "cv=[action=cv; crossValidationInterval=0:1:3; $cvrd]"
+has "$tmp/err" "action=cv: no model to evaluate: none of none/model.dnn.0 .. none/model.dnn.3 (every 1) exists, nor none/model.dnn"
 printf 'lower\n' >map1.txt
 expect 1 "$T" configFile=c.cfg Dir=full command=out out.outputPath=m1/O 'out.format=[type=category; labelMappingFile=map1.txt]'
 has "$tmp/err" "labelMappingFile 'map1.txt' has 1 labels, fewer than the 2 rows of 'HLast'"

@@ -21,14 +21,15 @@ static const struct train_action actions[] = {
     {"dumpNodes", &dump_command_schema, dump_run, "same as dumpNode"},
     {"edit", &edit_command_schema, edit_run,
      "write the model file of a BrainScriptNetworkBuilder's network, untrained (outputModelPath)"},
+    {"cv", &cv_command_schema, cv_run,
+     "evaluate modelPath.N for N in crossValidationInterval, name the best per criterion"},
 };
 
 /* CNTK actions partrain does not have: named so the error says "not supported", not
  * "unknown". */
 static const char *const cntk_only_actions[] = {
-    "adapt",   "cv",   "convertDBN",  "createLabelMap", "writeWordAndClass", "SVD",
-    "bnstat",  "plot", "exportModel", "testunroll",     "trainRNN",          "printNodes",
-    "evalRNN", NULL,
+    "adapt",       "convertDBN", "createLabelMap", "writeWordAndClass", "SVD",     "bnstat", "plot",
+    "exportModel", "testunroll", "trainRNN",       "printNodes",        "evalRNN", NULL,
 };
 
 const struct train_action *train_action_find(const char *name)

@@ -247,6 +247,77 @@ static const struct cfg_key test_cmd_keys[] = {
     {.name = NULL},
 };
 
+/* cross_validate.c: crossValidationInterval is start:step:end, step at least 1 */
+static int valid_interval(const struct cfg_val *v, char *why, size_t size)
+{
+    if (v->n == 3 && v->ilist[1] >= 1 && v->ilist[0] <= v->ilist[2])
+        return 0;
+    snprintf(why, size,
+             "expected start:step:end (three integers, step >= 1, start <= end), as CNTK's "
+             "0:2:25 (models 0, 2, ... 24)");
+    return 1;
+}
+
+static const struct cfg_key cv_cmd_keys[] = {
+    {.name = "action",
+     .type = CFG_STRING,
+     .def = "cv",
+     .help = "cv: evaluate the models of a training's epochs on a reader and name the best"},
+    {.name = "modelPath",
+     .type = CFG_PATH,
+     .flags = CFG_REQUIRED,
+     .help = "the training's modelPath: the models evaluated are modelPath.N (and modelPath "
+             "itself, once, for the first N whose file is missing)",
+     TS(model)},
+    {.name = "crossValidationInterval",
+     .type = CFG_INT_LIST,
+     .flags = CFG_REQUIRED | CFG_HAS_MIN,
+     .min = 0,
+     .valid = valid_interval,
+     .help = "start:step:end: the epochs N whose models are evaluated",
+     TS(cv_interval)},
+    {.name = "reader",
+     .type = CFG_BLOCK,
+     .flags = CFG_REQUIRED,
+     .sub = &reader_schema,
+     .help = "cross-validation needs a reader = [ ... ] block"},
+    {.name = "minibatchSize",
+     .type = CFG_INT,
+     .def = "40960",
+     .flags = CFG_HAS_MIN | CFG_FIRST,
+     .min = 1,
+     .help = "samples per evaluation minibatch (an array a:b: its first value, as CNTK reads it)",
+     TS(mb_size)},
+    {.name = "epochSize",
+     .type = CFG_INT,
+     .def = "0",
+     .flags = CFG_HAS_MIN,
+     .help = "samples to evaluate each model on; 0 = all",
+     TS(epoch_size)},
+    {.name = "evalNodeNames",
+     .type = CFG_STRING_LIST,
+     .help = "the criteria to report and choose by, in this order (default: the training "
+             "criterion and every evaluation node); each must be one of them",
+     TS(eval_nodes)},
+    {.name = "sleepTimeBetweenRuns",
+     .type = CFG_INT,
+     .def = "0",
+     .flags = CFG_HAS_MIN,
+     .help = "seconds to wait after each model",
+     TS(cv_sleep)},
+    {.name = NULL},
+};
+
+const struct cfg_schema cv_command_schema = {
+    .name = "command block (action=cv)",
+    .where = "at top level, named in command=",
+    .help = "Evaluates the models of a training's epochs and names the best. Unknown keys here "
+            "are allowed (they may be variables); a network builder is ignored, as CNTK "
+            "ignores it (the models are modelPath's).",
+    .keys = cv_cmd_keys,
+    .open = 1,
+};
+
 const struct cfg_schema test_command_schema = {
     .name = "command block (action=test)",
     .where = "at top level, named in command=",
@@ -272,9 +343,9 @@ static void add_schema(const struct cfg_schema **all, size_t *n, size_t max,
 const struct cfg_schema *const *train_all_schemas(void)
 {
     static const struct cfg_schema *all[64];
-    static const struct cfg_schema *const roots[] = {&train_top_schema,    &train_command_schema,
-                                                     &test_command_schema, &write_command_schema,
-                                                     &dump_command_schema, &edit_command_schema};
+    static const struct cfg_schema *const roots[] = {
+        &train_top_schema,    &train_command_schema, &test_command_schema, &write_command_schema,
+        &dump_command_schema, &edit_command_schema,  &cv_command_schema};
     size_t n = 0, nroots = sizeof roots / sizeof roots[0];
     if (all[0])
         return all;

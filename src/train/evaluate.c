@@ -71,12 +71,9 @@ int train_evaluate(struct comm *comm, struct nn *net, struct reader *r, size_t m
     return rc == 0 && workers > 1 ? comm_allreduce_f64(comm, sums, PT_STATS, e) : rc;
 }
 
-/* The criteria that Final Results reports (c, *nc; their names may point into eval_name,
- * 48 bytes): every one (evaluation first), or those evalNodeNames names, in its order; a
- * name that is none of them is an error (e non-NULL: the check before evaluating). */
-static int report_list(const struct nn *net, const struct cfg_val *names, const double *sums,
-                       char *eval_name, struct logfmt_crit *c, int *nc, const char *model,
-                       struct pt_err *e)
+int train_report_list(const struct nn *net, const struct cfg_val *names, const double *sums,
+                      char *eval_name, struct logfmt_crit *c, int *nc, const char *model,
+                      struct pt_err *e)
 {
     train_eval_name(net, eval_name, 48);
     struct logfmt_crit all[1 + NN_EVAL_MAX];
@@ -111,8 +108,8 @@ static int report_list(const struct nn *net, const struct cfg_val *names, const 
 }
 
 /* Every rank evaluates the same model in the same minibatches (else the sums mix models). */
-static int check_same_test(struct comm *comm, struct nn *net, const struct train_settings *ts,
-                           struct pt_err *e)
+int train_check_same_test(struct comm *comm, struct nn *net, const struct train_settings *ts,
+                          struct pt_err *e)
 {
     struct train_ident it[3];
     train_ident_network(net, &it[0]);
@@ -161,11 +158,12 @@ int train_crit_list(const struct nn *net, const char *eval_name, const double *s
 /* The network to evaluate: the one that command's own network builder makes (CNTK's
  * GetModelFromConfig; a BrainScript one may load the trained model and add to it:
  * BS.Network.Load), else model's. */
-static int load_network(struct cfg_node *command, const char *model, const struct cfg_val *names,
-                        int names_eval, struct backend *be, struct nn **out, struct pt_err *e)
+static int load_network(struct cfg_node *command, const char *model, int file_only,
+                        const struct cfg_val *names, int names_eval, struct backend *be,
+                        struct nn **out, struct pt_err *e)
 {
     struct cfg_node *bs = NULL;
-    int rc = nn_find_builder(command, 1, &bs, e);
+    int rc = file_only ? 0 : nn_find_builder(command, 1, &bs, e);
     const char *want[16];
     size_t nwant = 0;
     for (size_t i = 0; names && names->node && i < names->slist.n && nwant < 16; i++)
@@ -184,7 +182,7 @@ static int load_network(struct cfg_node *command, const char *model, const struc
     return rc;
 }
 
-int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int in_order,
+int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int how,
                      const struct cfg_val *names, int names_eval, struct train_model_reader *mr,
                      struct pt_err *e)
 {
@@ -194,7 +192,7 @@ int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *m
     int rc = cfg_find_block(command, "reader", &rd, e);
     if (rc == 0)
         rc = reader_config_read(rd, &rcfg, e);
-    if (rc == 0 && in_order)
+    if (rc == 0 && (how & TRAIN_OPEN_IN_ORDER))
         rcfg.randomize = 0;
     struct train_device dev;
     if (rc == 0)
@@ -203,11 +201,13 @@ int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *m
         rc = train_backend_open(&dev, ctx->comm, comm_rank(ctx->comm) == 0 ? ctx->log : NULL,
                                 &mr->be, e);
     if (rc == 0)
-        rc = load_network(command, model, names, names_eval, mr->be, &mr->net, e);
+        rc = load_network(command, model, how & TRAIN_OPEN_FILE_ONLY, names, names_eval, mr->be,
+                          &mr->net, e);
     if (rc == PT_EDEVICE &&
         (rc = train_backend_fallback(&dev, comm_rank(ctx->comm) == 0 ? ctx->log : NULL, &mr->be, rc,
                                      e)) == 0)
-        rc = load_network(command, model, names, names_eval, mr->be, &mr->net, e);
+        rc = load_network(command, model, how & TRAIN_OPEN_FILE_ONLY, names, names_eval, mr->be,
+                          &mr->net, e);
     if (rc == 0)
         train_mark_labels(nn_get_config(mr->net), &rcfg, NULL);
     if (rc == 0) /* the reader's lines from rank 0 (the others would interleave) */
@@ -240,11 +240,11 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         char eval_name[48];
         struct logfmt_crit c[1 + NN_EVAL_MAX];
         int nc = 0;
-        rc = report_list(net, &ts.eval_nodes, none, eval_name, c, &nc, ts.model, e);
+        rc = train_report_list(net, &ts.eval_nodes, none, eval_name, c, &nc, ts.model, e);
     }
     rc = train_agree(ctx->comm, rc, "to load the model or open the reader", e);
     if (rc == 0)
-        rc = check_same_test(ctx->comm, net, &ts, e);
+        rc = train_check_same_test(ctx->comm, net, &ts, e);
     if (rc == 0)
         rc = train_evaluate(ctx->comm, net, r, (size_t)ts.mb_size, (size_t)ts.epoch_size, sums,
                             &nmb, e);
@@ -253,7 +253,7 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         const char *tname = nn_train_criterion_name(net);
         struct logfmt_crit c[1 + NN_EVAL_MAX];
         int nc = 0, ce = -1;
-        report_list(net, &ts.eval_nodes, sums, eval_name, c, &nc, ts.model, NULL);
+        train_report_list(net, &ts.eval_nodes, sums, eval_name, c, &nc, ts.model, NULL);
         for (int k = 0; k < nc; k++) /* the training criterion's perplexity */
             ce =
                 c[k].name == tname && nn_get_config(net)->train_crit == BK_CRIT_CE_SOFTMAX ? k : ce;

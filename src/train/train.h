@@ -13,6 +13,7 @@ struct comm;
 extern const struct cfg_schema train_top_schema;     /* top level (open) */
 extern const struct cfg_schema train_command_schema; /* a command block with action=train */
 extern const struct cfg_schema test_command_schema;  /* a command block with action=test */
+extern const struct cfg_schema cv_command_schema;    /* a command block with action=cv */
 extern const struct cfg_schema write_command_schema; /* a command block with action=write */
 extern const struct cfg_schema dump_command_schema;  /* action=dumpNode */
 extern const struct cfg_schema edit_command_schema;  /* action=edit */
@@ -33,13 +34,15 @@ int train_parallel_off(struct cfg *cfg);
  * test_command_schema and train_top_schema (a command block may override top-level keys)
  * store into it through cfg_schema_read. */
 struct train_settings {
-    char model[4096];          /* modelPath */
-    long long mb_size;         /* action=test: minibatchSize */
-    long long epoch_size;      /* action=test: epochSize */
-    long long trace;           /* traceLevel */
-    long long seed;            /* randomSeed */
-    int make_mode;             /* makeMode */
-    struct cfg_val eval_nodes; /* action=test: evalNodeNames (node NULL: not given) */
+    char model[4096];           /* modelPath */
+    long long mb_size;          /* action=test: minibatchSize */
+    long long epoch_size;       /* action=test: epochSize */
+    long long trace;            /* traceLevel */
+    long long seed;             /* randomSeed */
+    int make_mode;              /* makeMode */
+    struct cfg_val eval_nodes;  /* action=test: evalNodeNames (node NULL: not given) */
+    struct cfg_val cv_interval; /* action=cv: crossValidationInterval, start:step:end */
+    long long cv_sleep;         /* action=cv: sleepTimeBetweenRuns, seconds */
 };
 
 /* What a running action gets. */

@@ -131,12 +131,26 @@ struct train_model_reader {
 /* Read command's reader block, load model (or build the network of command's own
  * BrainScriptNetworkBuilder, which may BS.Network.Load it: names are the action's
  * evalNodeNames, names_eval 1, or outputNodeNames, 0), mark its label stream, open the
- * reader (in_order: in file order, as CNTK's write does). Local; on failure mr holds what
- * to free with train_close_model. */
-int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int in_order,
+ * reader. how: TRAIN_OPEN_IN_ORDER reads in file order, as CNTK's write does;
+ * TRAIN_OPEN_FILE_ONLY loads model whatever builder the block sees, as CNTK's cv does.
+ * Local; on failure mr holds what to free with train_close_model. */
+enum { TRAIN_OPEN_IN_ORDER = 1, TRAIN_OPEN_FILE_ONLY = 2 };
+int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int how,
                      const struct cfg_val *names, int names_eval, struct train_model_reader *mr,
                      struct pt_err *e);
 void train_close_model(struct train_model_reader *mr);
+/* evaluate.c, for test and cv: the criteria Final Results reports (c, *nc; their names may
+ * point into eval_name, 48 bytes): every one, evaluation first, or those evalNodeNames
+ * names, in its order; a name that is none of them is an error (e non-NULL: the check
+ * before evaluating). train_check_same_test: every rank evaluates the same network in the
+ * same minibatches. */
+int train_report_list(const struct nn *net, const struct cfg_val *names, const double *sums,
+                      char *eval_name, struct logfmt_crit *c, int *nc, const char *model,
+                      struct pt_err *e);
+int train_check_same_test(struct comm *comm, struct nn *net, const struct train_settings *ts,
+                          struct pt_err *e);
+/* cross_validate.c: action=cv */
+int cv_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 
 /* deviceId (device.c): read from a command (or the top level), then the backend it names;
  * log (NULL: none) gets a line when it is a GPU. Local: the callers agree afterwards. */

@@ -445,7 +445,7 @@ int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     struct train_model_reader mr = {0};
     int rank = comm_rank(ctx->comm), rc = cfg_schema_read(command, &write_command_schema, &ws, e);
     if (rc == 0 && rank == 0)
-        rc = train_open_model(ctx, command, ws.model, 1, &ws.nodes, 0, &mr,
+        rc = train_open_model(ctx, command, ws.model, TRAIN_OPEN_IN_ORDER, &ws.nodes, 0, &mr,
                               e); /* CNTK: file order */
     if (rc == 0 && rank == 0)
         rc = write_all(ctx, &ws, mr.net, mr.reader, e);
