@@ -205,7 +205,8 @@ has "$tmp/err" "minibatchSize: 0 is out of range: must be >= 1"
 
 # action=cv (CNTK's DoCrossValidate) over the 5 epochs' models, on 2 ranks: modelPath.0 is
 # said missing and the final model stands in for it (once), .2 and .4 are evaluated, .6
-# is missing; each model's Final Results are test's, and the best model by each criterion
+# is missing; each model's Final Results are test's (on 2 ranks too: the same sums in the
+# same order), and the best model by each criterion
 # is the one with its lowest value
 cvrd='reader=[readerType=CNTKTextFormatReader; file=test.txt; input=$input2d$]'
 expect 0 mpi -n 2 "$T" configFile=c.cfg Dir=full command=cv "cv=[action=cv; crossValidationInterval=0:2:6; minibatchSize=64:128; $cvrd]"
@@ -216,7 +217,7 @@ has cv.log "Model full/model.dnn.2 --> "
 has cv.log "Model full/model.dnn.4 --> "
 has cv.log "Model full/model.dnn.6 does not exist."
 [ "$(grep -c '^Final Results' cv.log)" -eq 3 ] && ok || no "cv: not 3 Final Results lines"
-expect 0 "$T" configFile=c.cfg Dir=full command=test "test=[action=test; modelPath=full/model.dnn.2; minibatchSize=64; $cvrd]"
+expect 0 mpi -n 2 "$T" configFile=c.cfg Dir=full command=test "test=[action=test; modelPath=full/model.dnn.2; minibatchSize=64; $cvrd]"
 [ "$(grep '^Final Results' "$tmp/err")" = "$(grep -A1 '^Model full/model.dnn.2 --> ' cv.log | tail -n 1)" ] && ok ||
     no "cv: model.dnn.2's results are not test's: $(grep -A1 'model.dnn.2 -->' cv.log | tail -n 1)"
 # the best per criterion, from the Final Results lines: EvalClassificationError is Err[0]
