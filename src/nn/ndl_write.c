@@ -89,6 +89,7 @@ static const char *ndl_function(const char *name)
 /* ------------------------------------------------------------------ writing */
 
 static void expr(struct ndl *d, struct out *o, const struct bs_node *x);
+static void tight(struct ndl *d, struct out *o, const struct bs_node *x, int level);
 
 static void at(struct out *o, const struct bs_node *x)
 {
@@ -195,15 +196,22 @@ static int all_true(const struct bs_node *x)
            ((x->kind == BS_STR || x->kind == BS_ID) && !strcasecmp(x->str, "true"));
 }
 
+/* An array: a : b : c from two items on, as NDL's a : b nests no deeper than its items (in
+ * [| a ; b |] each item is one level deeper, and the parser's limit is 200); [| a |] or
+ * [| |] below. */
 static void array_of(struct ndl *d, struct out *o, const struct bs_node *const *v, size_t n)
 {
-    ndl_put(o, "[| ");
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            ndl_put(o, " ; ");
-        expr(d, o, v[i]);
+    if (n < 2) {
+        ndl_put(o, "[| ");
+        if (n)
+            expr(d, o, v[0]);
+        ndl_put(o, " |]");
+        return;
     }
-    ndl_put(o, " |]");
+    for (size_t i = 0; i < n; i++) {
+        ndl_put(o, "%s", i ? " : " : "");
+        tight(d, o, v[i], 1);
+    }
 }
 
 /* A named argument as written, renamed (NULL: as it is). */
@@ -244,7 +252,7 @@ static void ndl_call(struct ndl *d, struct out *o, const struct bs_node *c, cons
             ndl_put(o, ", (");
             for (size_t i = 1; i < 4; i++) {
                 ndl_put(o, "%s", i > 1 ? " * " : "");
-                expr(d, o, pos[i]);
+                tight(d, o, pos[i], 6);
             }
             ndl_put(o, ")");
         } else
@@ -399,7 +407,7 @@ static void call(struct ndl *d, struct out *o, const struct bs_node *c)
     else if (name)
         ndl_put(o, "%s", name);
     else
-        expr(d, o, c->a);
+        tight(d, o, c->a, 7);
     ndl_put(o, " (");
     int first = 1;
     for (size_t i = 0; i < c->nitems; i++) {
@@ -435,11 +443,17 @@ static void record(struct ndl *d, struct out *o, const struct bs_node *r)
     ndl_put(o, "\n]");
 }
 
-/* A binary operator's precedence (parsers/bs.h's grammar), 6 for what binds tighter. */
+/* How tightly x binds (parsers/bs.h's grammar): 0 for what only an expression's whole value
+ * can be (a lambda, an array written a : b), 1 to 5 for the binary operators, loosest
+ * first, 6 for a prefix operator, 7 for what binds tighter still. */
 static int prec(const struct bs_node *x)
 {
-    if (x->kind != BS_BINOP)
+    if (x->kind == BS_LAMBDA || (x->kind == BS_ARRAY && x->nitems >= 2))
+        return 0;
+    if (x->kind == BS_UNOP)
         return 6;
+    if (x->kind != BS_BINOP)
+        return 7;
     static const char *const ops[][4] = {{"||"},      {"&&"},     {"==", "!=", "<", "<="},
                                          {">", ">="}, {"+", "-"}, {"*", "/", ".*"}};
     static const int level[] = {1, 2, 3, 3, 4, 5};
@@ -450,17 +464,26 @@ static int prec(const struct bs_node *x)
     return 0;
 }
 
-/* An operand of parent (an operator) with the parentheses its precedence needs, and no
- * more: the written text nests no deeper than the NDL did (the parser's limit is 200). */
-static void operand(struct ndl *d, struct out *o, const struct bs_node *x,
-                    const struct bs_node *parent, int right)
+/* x where the grammar takes what binds at least as tightly as level (prec()), in
+ * parentheses if it binds more loosely, and only then: the written text nests no deeper
+ * than the NDL did (the parser's limit is 200). */
+static void tight(struct ndl *d, struct out *o, const struct bs_node *x, int level)
 {
-    int px = prec(x), pp = parent->kind == BS_UNOP ? 6 : prec(parent);
-    int paren =
-        x->kind == BS_LAMBDA || px < pp || (px == pp && x->kind == BS_BINOP && (right || pp == 3));
+    int paren = prec(x) < level;
     ndl_put(o, paren ? "(" : "");
     expr(d, o, x);
     ndl_put(o, paren ? ")" : "");
+}
+
+/* An operand of parent (an operator): a binary operator of the parent's level is in
+ * parentheses on the right (the operators group to the left), and on both sides for a
+ * comparison (comparisons do not chain). */
+static void operand(struct ndl *d, struct out *o, const struct bs_node *x,
+                    const struct bs_node *parent, int right)
+{
+    int pp = prec(parent);
+    int same = prec(x) == pp && x->kind == BS_BINOP && (right || pp == 3);
+    tight(d, o, x, same ? pp + 1 : pp);
 }
 
 static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
@@ -488,13 +511,13 @@ static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
     case BS_ARRAY: array_of(d, o, (const struct bs_node *const *)x->items, x->nitems); return;
     case BS_CALL: call(d, o, x); return;
     case BS_INDEX:
-        expr(d, o, x->a);
+        tight(d, o, x->a, 7);
         ndl_put(o, "[");
         expr(d, o, x->b);
         ndl_put(o, "]");
         return;
     case BS_DOT:
-        expr(d, o, x->a);
+        tight(d, o, x->a, 7);
         ndl_put(o, ".%s", ndl_canon(&d->vars, x->str));
         return;
     case BS_IF:
@@ -517,9 +540,9 @@ static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
         return;
     case BS_FOR:
         ndl_put(o, "[%s:", x->str);
-        expr(d, o, x->a);
+        tight(d, o, x->a, 1);
         ndl_put(o, "..");
-        expr(d, o, x->b);
+        tight(d, o, x->b, 1);
         ndl_put(o, "]");
         return;
     }
@@ -539,9 +562,9 @@ void ndl_write_member(struct ndl *d, struct out *o, const struct bs_node *m, int
     const struct bs_node *v = m->a;
     if (v->kind == BS_FOR) {
         ndl_put(o, "%s[%s:", name, v->str);
-        expr(d, o, v->a);
+        tight(d, o, v->a, 1);
         ndl_put(o, "..");
-        expr(d, o, v->b);
+        tight(d, o, v->b, 1);
         ndl_put(o, "] = ");
         expr(d, o, v->c);
         return;
