@@ -139,7 +139,9 @@ c = Convolution(W, features, 3, 3, 4, 1, 1, zeroPadding = true, imageLayout = $l
 b = ImageParameter(1, 1, 4, init = fixedValue, value = 0, imageLayout = $layout$)
 r = RectifiedLinear(Plus(c, b))
 p = MaxPooling(r, 2, 2, 2, 2, imageLayout = $layout$)
-Wo = ImageParameter(2, 2, 2, 4, init = uniform, imageLayout = $layout$)
+# a sum among ImageParameter's dims: 2 x (one + 1) x 2 rows (written once as 2 * one + 1 * 2)
+one = 1
+Wo = ImageParameter(2, one + 1, 2, 4, init = uniform, imageLayout = $layout$)
 ol = Plus(Times(Wo, p), LearnableParameter(2, 1, init = fixedValue, value = 0))
 # a macro's call tagged: its result is the criterion
 Crit(l, z) = [ c = CrossEntropyWithSoftmax(l, z) ]
