@@ -230,9 +230,11 @@ done
 has cv.log "Best models:"
 # bad intervals, and nothing to evaluate
 expect 1 "$T" configFile=c.cfg Dir=full command=cv "cv=[action=cv; crossValidationInterval=1:0:5; $cvrd]"
-has "$tmp/err" "crossValidationInterval: expected start:step:end (three integers, step >= 1, start <= end)"
+has "$tmp/err" "crossValidationInterval: expected start:step:end (three integers, step >= 1, start <= end, at most 100000 models)"
 expect 1 "$T" configFile=c.cfg Dir=full command=cv "cv=[action=cv; crossValidationInterval=1:5; $cvrd]"
 has "$tmp/err" "crossValidationInterval: expected start:step:end"
+expect 1 "$T" configFile=c.cfg Dir=full command=cv "cv=[action=cv; crossValidationInterval=0:1:9223372036854775807; $cvrd]"
+has "$tmp/err" "at most 100000 models"
 expect 1 "$T" configFile=c.cfg Dir=none command=cv "cv=[action=cv; crossValidationInterval=0:1:3; $cvrd]"
 has "$tmp/err" "action=cv: no model to evaluate: none of none/model.dnn.0 .. none/model.dnn.3 (every 1) exists, nor none/model.dnn"
 printf 'lower\n' >map1.txt

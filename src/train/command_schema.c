@@ -248,13 +248,16 @@ static const struct cfg_key test_cmd_keys[] = {
 };
 
 /* cross_validate.c: crossValidationInterval is start:step:end, step at least 1 */
+#define CV_MAX_MODELS 100000
 static int valid_interval(const struct cfg_val *v, char *why, size_t size)
 {
-    if (v->n == 3 && v->ilist[1] >= 1 && v->ilist[0] <= v->ilist[2])
+    if (v->n == 3 && v->ilist[1] >= 1 && v->ilist[0] <= v->ilist[2] &&
+        (v->ilist[2] - v->ilist[0]) / v->ilist[1] < CV_MAX_MODELS)
         return 0;
     snprintf(why, size,
-             "expected start:step:end (three integers, step >= 1, start <= end), as CNTK's "
-             "0:2:25 (models 0, 2, ... 24)");
+             "expected start:step:end (three integers, step >= 1, start <= end, at most %d "
+             "models), as CNTK's 0:2:25 (models 0, 2, ... 24)",
+             CV_MAX_MODELS);
     return 1;
 }
 

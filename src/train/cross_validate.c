@@ -38,17 +38,17 @@ static int model_list(const struct train_settings *ts, struct cv_result **out, i
                       size_t *n, struct pt_err *e)
 {
     long long start = ts->cv_interval.ilist[0], step = ts->cv_interval.ilist[1];
-    long long end = ts->cv_interval.ilist[2];
-    size_t cap = (size_t)((end - start) / step) + 2;
+    size_t count = (size_t)((ts->cv_interval.ilist[2] - start) / step) + 1, cap = count + 1;
     *out = pt_calloc(cap, sizeof **out, e);
     *exists = pt_calloc(cap, sizeof **exists, e);
     *n = 0;
     if (!*out || !*exists)
         return e ? e->code : PT_ENOMEM;
     int final_used = 0;
-    for (long long i = start; i <= end; i += step) {
+    for (size_t j = 0; j < count; j++) { /* start + j step <= end: no overflow */
         size_t k = (*n)++;
-        snprintf((*out)[k].path, sizeof(*out)[k].path, "%s.%lld", ts->model, i);
+        snprintf((*out)[k].path, sizeof(*out)[k].path, "%s.%lld", ts->model,
+                 start + (long long)j * step);
         (*exists)[k] = access((*out)[k].path, R_OK) == 0;
         if ((*exists)[k] || final_used || access(ts->model, R_OK) != 0)
             continue;
