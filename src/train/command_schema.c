@@ -205,6 +205,36 @@ const struct cfg_schema train_command_schema = {
     .open = 1,
 };
 
+/* The evaluation keys of action=test and action=cv (CNTK's DoEvalBase and
+ * DoCrossValidate read them alike). */
+#define EVAL_KEYS                                                                                  \
+    {.name = "reader",                                                                             \
+     .type = CFG_BLOCK,                                                                            \
+     .flags = CFG_REQUIRED,                                                                        \
+     .sub = &reader_schema,                                                                        \
+     .help = "evaluation needs a reader = [ ... ] block"},                                         \
+        {.name = "minibatchSize",                                                                  \
+         .type = CFG_INT,                                                                          \
+         .def = "40960",                                                                           \
+         .flags = CFG_HAS_MIN | CFG_FIRST,                                                         \
+         .min = 1,                                                                                 \
+         .help = "samples per evaluation minibatch (an array a:b: its first value, as CNTK "       \
+                 "reads it)",                                                                      \
+         TS(mb_size)},                                                                             \
+        {.name = "epochSize",                                                                      \
+         .type = CFG_INT,                                                                          \
+         .def = "0",                                                                               \
+         .flags = CFG_HAS_MIN,                                                                     \
+         .help = "samples to evaluate (a model on); 0 = all",                                      \
+         TS(epoch_size)},                                                                          \
+    {                                                                                              \
+        .name = "evalNodeNames", .type = CFG_STRING_LIST,                                          \
+        .help = "the criteria to report (and to choose the best model by), in this order "         \
+                "(default: the training criterion and every evaluation node); each must be one "   \
+                "of them",                                                                         \
+        TS(eval_nodes)                                                                             \
+    }
+
 #define NO_BUILDER                                                                                 \
     "a network builder in an action=test block makes the network that CNTK evaluates; "            \
     "partrain builds a BrainScript one (BS.Network.Load and additions to the loaded model), "      \
@@ -219,29 +249,7 @@ static const struct cfg_key test_cmd_keys[] = {
      .flags = CFG_REQUIRED,
      .help = "the model file to evaluate",
      TS(model)},
-    {.name = "reader",
-     .type = CFG_BLOCK,
-     .flags = CFG_REQUIRED,
-     .sub = &reader_schema,
-     .help = "evaluation needs a reader = [ ... ] block"},
-    {.name = "minibatchSize",
-     .type = CFG_INT,
-     .def = "40960",
-     .flags = CFG_HAS_MIN | CFG_FIRST,
-     .min = 1,
-     .help = "samples per evaluation minibatch (an array a:b: its first value, as CNTK reads it)",
-     TS(mb_size)},
-    {.name = "epochSize",
-     .type = CFG_INT,
-     .def = "0",
-     .flags = CFG_HAS_MIN,
-     .help = "samples to evaluate; 0 = all",
-     TS(epoch_size)},
-    {.name = "evalNodeNames",
-     .type = CFG_STRING_LIST,
-     .help = "the criteria to report, in this order (default: the training criterion and "
-             "every evaluation node); each must be one of them",
-     TS(eval_nodes)},
+    EVAL_KEYS,
     TRAIN_EVAL_BUILDER_KEYS,
     {.name = "NDLNetworkBuilder", .type = CFG_UNSUPPORTED, .help = NO_BUILDER},
     {.name = NULL},
@@ -279,29 +287,7 @@ static const struct cfg_key cv_cmd_keys[] = {
      .valid = valid_interval,
      .help = "start:step:end: the epochs N whose models are evaluated",
      TS(cv_interval)},
-    {.name = "reader",
-     .type = CFG_BLOCK,
-     .flags = CFG_REQUIRED,
-     .sub = &reader_schema,
-     .help = "cross-validation needs a reader = [ ... ] block"},
-    {.name = "minibatchSize",
-     .type = CFG_INT,
-     .def = "40960",
-     .flags = CFG_HAS_MIN | CFG_FIRST,
-     .min = 1,
-     .help = "samples per evaluation minibatch (an array a:b: its first value, as CNTK reads it)",
-     TS(mb_size)},
-    {.name = "epochSize",
-     .type = CFG_INT,
-     .def = "0",
-     .flags = CFG_HAS_MIN,
-     .help = "samples to evaluate each model on; 0 = all",
-     TS(epoch_size)},
-    {.name = "evalNodeNames",
-     .type = CFG_STRING_LIST,
-     .help = "the criteria to report and choose by, in this order (default: the training "
-             "criterion and every evaluation node); each must be one of them",
-     TS(eval_nodes)},
+    EVAL_KEYS,
     {.name = "sleepTimeBetweenRuns",
      .type = CFG_INT,
      .def = "0",
