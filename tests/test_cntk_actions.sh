@@ -228,6 +228,10 @@ for k in 0 1; do
     has cv.log "Based on Err[$k]: Best model = $want with min err"
 done
 has cv.log "Best models:"
+# action=trainRNN is CNTK's other name for train (TIMIT's LSTM configs use it)
+expect 0 "$T" configFile=c.cfg Dir=rnn command=train train.action=trainRNN train.SGD.maxEpochs=1
+has "$tmp/err" "Finished Epoch[ 1 of 1]: [Training]"
+[ -f rnn/model.dnn ] && ok || no "action=trainRNN wrote no model"
 # bad intervals, and nothing to evaluate
 expect 1 "$T" configFile=c.cfg Dir=full command=cv "cv=[action=cv; crossValidationInterval=1:0:5; $cvrd]"
 has "$tmp/err" "crossValidationInterval: expected start:step:end (three integers, step >= 1, start <= end, at most 100000 models)"

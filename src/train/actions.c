@@ -23,13 +23,15 @@ static const struct train_action actions[] = {
      "write the model file of a BrainScriptNetworkBuilder's network, untrained (outputModelPath)"},
     {"cv", &cv_command_schema, cv_run,
      "evaluate modelPath.N for N in crossValidationInterval, name the best per criterion"},
+    {"trainRNN", &train_command_schema, train_run,
+     "same as train (CNTK's older name, which its recurrent configs use)"},
 };
 
 /* CNTK actions partrain does not have: named so the error says "not supported", not
  * "unknown". */
 static const char *const cntk_only_actions[] = {
-    "adapt",       "convertDBN", "createLabelMap", "writeWordAndClass", "SVD",     "bnstat", "plot",
-    "exportModel", "testunroll", "trainRNN",       "printNodes",        "evalRNN", NULL,
+    "adapt", "convertDBN",  "createLabelMap", "writeWordAndClass", "SVD",     "bnstat",
+    "plot",  "exportModel", "testunroll",     "printNodes",        "evalRNN", NULL,
 };
 
 const struct train_action *train_action_find(const char *name)
