@@ -75,6 +75,33 @@ static int print_block(FILE *out, struct cfg_node *block, int depth, int *proble
             continue;
         }
         pt_err_clear(&local);
+        /* CNTK's array of blocks (deserializers = ({ ... })): each element printed as a
+         * block, where `input = $var$` naming a block is a reference, as the reader reads it */
+        struct cfg_node *el = NULL;
+        const char *t = n->value;
+        while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')
+            t++;
+        if ((*t == '(' || *t == '[' || *t == '{') && cfg_block_array(n, &el, &local) == 0 && el) {
+            fprintf(out, "%s = (    # %s\n", n->key,
+                    cfg_origin_str(&n->origin, where, sizeof where));
+            for (; el; el = cfg_next(el)) {
+                indent(out, depth + 1);
+                fprintf(out, "[    # %s\n", cfg_origin_str(&el->origin, where, sizeof where));
+                int rc = cfg_parse_block(el, e);
+                if (rc == 0)
+                    rc = print_block(out, el, depth + 2, problems, e);
+                if (rc)
+                    return rc;
+                indent(out, depth + 1);
+                fputs("]\n", out);
+            }
+            indent(out, depth);
+            fputs(")\n", out);
+            continue;
+        }
+        if (local.code == PT_ENOMEM)
+            return pt_err_set(e, local.code, "%s", local.msg);
+        pt_err_clear(&local);
         if (cfg_value(n, &v, &local)) {
             if (local.code == PT_ENOMEM)
                 return pt_err_set(e, local.code, "%s", local.msg);

@@ -33,6 +33,12 @@ has "$tmp/out" "file = ./data/fashion-mnist/train.ctf    # $cfg:$fl:9"
 printf 'rd = [ readerType = CNTKTextFormatReader ; file = x.txt ; input = [ x = [ dim = 1 ; format = dense ] ] ]\nwrite = [ action = write ; modelPath = m.dnn ; outputPath = o ; reader = $rd$ ]\ncommand = write\n' >ref.cfg
 expect 0 "$T" --print-config configFile=ref.cfg
 has "$tmp/out" "    reader = \$rd\$    # ref.cfg:2:65: the block 'rd' (ref.cfg:1:1)"
+# and so inside CNTK's array of deserializer blocks (G2P.cntk: input = $cntkReaderInputDef$),
+# each element printed as a block
+printf 'inp = { x = { dim = 1 ; format = dense } }\nwrite = [ action = write ; modelPath = m.dnn ; outputPath = o\n  reader = { deserializers = ({ type = "CNTKTextFormatDeserializer" ; file = x.txt ; input = $inp$ }) } ]\ncommand = write\n' >ds.cfg
+expect 0 "$T" --print-config configFile=ds.cfg
+has "$tmp/out" "        deserializers = (    # ds.cfg:3:14"
+has "$tmp/out" "                input = \$inp\$    # ds.cfg:3:86: the block 'inp' (ds.cfg:1:1)"
 
 expect 1 "$T" configFile="$cfg" train.SGD.minibatchSize=25x
 has "$tmp/err" "<command line>:arg2: error: train.SGD.minibatchSize: expected an integer, got \"25x\""
