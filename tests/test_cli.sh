@@ -40,6 +40,11 @@ expect 0 "$T" --print-config configFile=ds.cfg
 has "$tmp/out" "        deserializers = (    # ds.cfg:3:14"
 has "$tmp/out" "                input = \$inp\$    # ds.cfg:3:86: the block 'inp' (ds.cfg:1:1)"
 
+# truncated = true in a text reader's block: only the HTK readers cut sequences into segments
+expect 1 "$T" configFile="$cfg" train.reader.truncated=true
+has "$tmp/err" "<command line>:arg2: error: truncated = true: truncated back-propagation through time is implemented for the HTK readers (frameMode = false)"
+expect 1 "$T" configFile="$cfg" train.reader.truncated=false # accepted: then the data is missing
+has "$tmp/err" "cannot read data file './data/fashion-mnist/train.ctf'"
 expect 1 "$T" configFile="$cfg" train.SGD.minibatchSize=25x
 has "$tmp/err" "<command line>:arg2: error: train.SGD.minibatchSize: expected an integer, got \"25x\""
 expect 1 "$T" configFile="$cfg" cpuGemm=fast

@@ -209,6 +209,11 @@ for net in lstm past; do
     expect 0 "$T" configFile=tr.cntk M=$net command=wf # features only: the labels' Input unread
     cmp -s $net/whole.z $net/f.z && ok || no "$net: outputs of a reader of features only differ"
 done
+# truncated = true and frameMode = false in the reader block (TIMIT's LSTM configs), not
+# above it: the same training
+"$T" configFile=tr.cntk M=inblk truncated=false frameMode=true "tr.reader.truncated=true" \
+    "tr.reader.frameMode=false" >inblk.out 2>inblk.err && ok || { no "truncated in the reader block: exit $?"; tail -3 inblk.err; }
+cmp -s lstm/m.dnn inblk/m.dnn && ok || no "truncated in the reader block: another model than above it"
 mpi -n 2 "$T" configFile=tr.cntk M=tr2 parallelTrain=true \
     'tr.SGD.ParallelTrain=[ parallelizationMethod = DataParallelSGD ; distributedMBReading = true ]' \
     >tr2.out 2>tr2.err && ok || { no "truncated, 2 ranks: exit $?"; tail -5 tr2.err; }

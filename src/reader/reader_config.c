@@ -206,6 +206,28 @@ static int read_second(struct cfg_node *d2, struct reader_config *rc, struct pt_
     return r;
 }
 
+/* truncated = true in a text or image reader's block (or its deserializer's): refused, as
+ * only the HTK readers cut utterances into segments. */
+static int refuse_truncated(struct cfg_node *block, struct cfg_node *d, struct pt_err *e)
+{
+    struct cfg_node *where[2] = {block, d};
+    for (int i = 0; i < 2 && where[i]; i++) {
+        struct cfg_node *t = NULL;
+        const char *v = NULL;
+        int on = 0, r = cfg_find_local(where[i], "truncated", &t, e);
+        if (r == 0 && t && !cfg_is_block(t) && (r = cfg_value(t, &v, e)) == 0)
+            r = cfg_to_bool(t, v, &on, e);
+        if (r)
+            return r;
+        if (on)
+            return cfg_error(e, cfg_value_origin(t),
+                             "truncated = true: truncated back-propagation through time is "
+                             "implemented for the HTK readers (frameMode = false); this "
+                             "reader's sequences are trained whole");
+    }
+    return 0;
+}
+
 int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct pt_err *e)
 {
     memset(rc, 0, sizeof *rc);
@@ -230,6 +252,8 @@ int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct 
     if (type && !cfg_is_block(type) && cfg_value(type, &tv, e) == 0 &&
         !strcasecmp(tv, "ImageReader")) { /* CNTK's legacy image reader */
         r = cfg_schema_read(block, &reader_schema, rc, e);
+        if (r == 0)
+            r = refuse_truncated(block, NULL, e);
         return r ? r : image_legacy_read(&ck, block, rc, e);
     }
     if (tv && (!strcasecmp(tv, "HTKMLFReader") || !strcasecmp(tv, "HTKDeserializers"))) {
@@ -244,6 +268,8 @@ int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct 
     r = cfg_schema_read(block, &reader_schema, rc, e);
     if (r == 0 && d && (htk_deserializer(d) || (d2 && htk_deserializer(d2))))
         return htk_deserializers_read(&ck, block, d, d2, rc, e);
+    if (r == 0)
+        r = refuse_truncated(block, d, e);
     if (r == 0 && d && image_deserializer(d)) {
         r = image_config_read(&ck, d, rc, e);
     } else {

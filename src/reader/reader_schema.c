@@ -125,10 +125,6 @@ static const struct cfg_key ctf_keys[] = {
 };
 
 static const struct cfg_key unsupported_keys[] = {
-    {.name = "truncated",
-     .type = CFG_UNSUPPORTED,
-     .help = "truncated back-propagation through time is not implemented; sequences are "
-             "trained whole"},
     {.name = "truncationLength",
      .type = CFG_UNSUPPORTED,
      .help = "truncated back-propagation through time is not implemented"},
@@ -254,6 +250,12 @@ static const struct cfg_key htk_keys[] = {
      .def = "false",
      .help = "HTK readers: CNTK's choice of random generator; accepted, no effect (partrain's "
              "shuffle is its own, the same on every rank)"},
+    {.name = "truncated",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "HTK readers with frameMode = false: truncated back-propagation through time "
+             "(here, or above the reader block, as CNTK's speech configs set it); the text and "
+             "image readers refuse true in their block (their sequences are trained whole)"},
     {.name = "nbruttsineachrecurrentiter",
      .type = CFG_STRING,
      .help = "HTK readers with truncated = true (and frameMode = false): the utterances each "
