@@ -39,6 +39,45 @@ static void print_raw_block(FILE *out, const struct cfg_node *n)
 }
 
 static int print_block(FILE *out, struct cfg_node *block, int depth, int *problems,
+                       struct pt_err *e);
+
+/* A value that CNTK reads as an array of blocks (deserializers = ({ ... })) but that does not
+ * resolve as text (an input = $var$ naming a block, as CMUDict's G2P.cntk has): printed
+ * element by element, where such a variable is a reference, as the reader reads it. 1 when
+ * printed, 0 when n is no such array, < 0 on a failure in e. */
+static int print_array(FILE *out, struct cfg_node *n, int depth, int *problems, struct pt_err *e)
+{
+    char where[512];
+    struct cfg_node *el = NULL;
+    struct pt_err local;
+    pt_err_clear(&local);
+    const char *t = n->value;
+    while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')
+        t++;
+    if ((*t != '(' && *t != '[' && *t != '{') || cfg_block_array(n, &el, &local) != 0 || !el)
+        return local.code == PT_ENOMEM ? (pt_err_set(e, local.code, "%s", local.msg), -1) : 0;
+    fprintf(out, "%s = (    # %s\n", n->key, cfg_origin_str(&n->origin, where, sizeof where));
+    for (; el; el = cfg_next(el)) {
+        indent(out, depth + 1);
+        fprintf(out, "[    # %s\n", cfg_origin_str(&el->origin, where, sizeof where));
+        pt_err_clear(&local);
+        if (cfg_parse_block(el, &local)) { /* marked, as a value that does not resolve */
+            if (local.code == PT_ENOMEM)
+                return pt_err_set(e, local.code, "%s", local.msg), -1;
+            indent(out, depth + 2);
+            fprintf(out, "# %s\n", local.msg);
+            (*problems)++;
+        } else if (print_block(out, el, depth + 2, problems, e))
+            return -1;
+        indent(out, depth + 1);
+        fputs("]\n", out);
+    }
+    indent(out, depth);
+    fputs(")\n", out);
+    return 1;
+}
+
+static int print_block(FILE *out, struct cfg_node *block, int depth, int *problems,
                        struct pt_err *e)
 {
     char where[512];
@@ -75,36 +114,14 @@ static int print_block(FILE *out, struct cfg_node *block, int depth, int *proble
             continue;
         }
         pt_err_clear(&local);
-        /* CNTK's array of blocks (deserializers = ({ ... })): each element printed as a
-         * block, where `input = $var$` naming a block is a reference, as the reader reads it */
-        struct cfg_node *el = NULL;
-        const char *t = n->value;
-        while (*t == ' ' || *t == '\t' || *t == '\n' || *t == '\r')
-            t++;
-        if ((*t == '(' || *t == '[' || *t == '{') && cfg_block_array(n, &el, &local) == 0 && el) {
-            fprintf(out, "%s = (    # %s\n", n->key,
-                    cfg_origin_str(&n->origin, where, sizeof where));
-            for (; el; el = cfg_next(el)) {
-                indent(out, depth + 1);
-                fprintf(out, "[    # %s\n", cfg_origin_str(&el->origin, where, sizeof where));
-                int rc = cfg_parse_block(el, e);
-                if (rc == 0)
-                    rc = print_block(out, el, depth + 2, problems, e);
-                if (rc)
-                    return rc;
-                indent(out, depth + 1);
-                fputs("]\n", out);
-            }
-            indent(out, depth);
-            fputs(")\n", out);
-            continue;
-        }
-        if (local.code == PT_ENOMEM)
-            return pt_err_set(e, local.code, "%s", local.msg);
-        pt_err_clear(&local);
         if (cfg_value(n, &v, &local)) {
             if (local.code == PT_ENOMEM)
                 return pt_err_set(e, local.code, "%s", local.msg);
+            int rc = print_array(out, n, depth, problems, e);
+            if (rc < 0)
+                return e ? e->code : PT_ENOMEM;
+            if (rc > 0)
+                continue;
             fprintf(out, "%s = %s    # %s\n", n->key, n->value, local.msg);
             (*problems)++;
             continue;
