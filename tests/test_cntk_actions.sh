@@ -232,6 +232,11 @@ has cv.log "Best models:"
 expect 0 "$T" configFile=c.cfg Dir=rnn command=train train.action=trainRNN train.SGD.maxEpochs=1
 has "$tmp/err" "Finished Epoch[ 1 of 1]: [Training]"
 [ -f rnn/model.dnn ] && ok || no "action=trainRNN wrote no model"
+# ranks that see different model files (another modelPath on rank 1) stop together, naming it
+mkdir -p cvb && cp full/model.dnn.2 cvb/model.dnn.2 && cp full/model.dnn.2 cvb/model.dnn.4
+printf '#!/bin/sh\nd=full; [ "$OMPI_COMM_WORLD_RANK" = 1 ] && d=cvb\nexec "$@" cv.modelPath=$d/model.dnn\n' >perrank.sh
+expect 1 mpi -n 2 sh perrank.sh "$T" configFile=c.cfg Dir=full command=cv "cv=[action=cv; crossValidationInterval=2:2:4; $cvrd]"
+has "$tmp/err" "rank 1: list of models"
 # bad intervals, and nothing to evaluate
 expect 1 "$T" configFile=c.cfg Dir=full command=cv "cv=[action=cv; crossValidationInterval=1:0:5; $cvrd]"
 has "$tmp/err" "crossValidationInterval: expected start:step:end (three integers, step >= 1, start <= end, at most 100000 models)"

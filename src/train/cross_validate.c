@@ -111,9 +111,11 @@ int cv_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     int nc = -1, rank0 = comm_rank(ctx->comm) == 0;
     if (rc == 0)
         rc = model_list(&ts, &m, &exists, &n, e);
+    /* a rank that failed here would leave the others in the collectives below */
+    rc = train_agree(ctx->comm, rc, "to read the settings and list the models", e);
     /* every rank evaluates the same files (a rank that sees other files would mix models) */
     if (rc == 0) {
-        struct train_ident it = {.name = "the models to evaluate", .details = ""};
+        struct train_ident it = {.name = "list of models", .details = ""};
         it.hash = BLOB_FNV_START;
         for (size_t i = 0; i < n; i++)
             if (exists[i])
