@@ -161,7 +161,9 @@ train = [ action = train ; modelPath = "$M$/m.dnn"
 CFG
 "$T" configFile=img.cntk M=g >g.out 2>g.err && ok || { no "image NDL: exit $?"; tail -5 g.err; }
 has g.err "Finished Epoch[ 2 of 2]"
-has g.err "Training criterion:   ce = CrossEntropyWithSoftmax" # (no other criterion)
+# (no other criterion) named as CNTK names a macro's result: the call's name, then the line's
+# (CNTK's TIMIT logs: CE.SM, MeanSqErr.MSE)
+has g.err "Training criterion:   ce.c = CrossEntropyWithSoftmax"
 # init = fromFile: a fixed projection read from a text file (a line a row), kept in the model
 # (tested without the file), written out by action=write: proj = P x with P = [1 2; 3 4]
 printf '1 2\n3 4\n' >proj.txt

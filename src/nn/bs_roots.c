@@ -131,8 +131,10 @@ static int tagged_roots(struct ev *v, struct benv *root, int from, int all, int 
 /* Names as CNTK gives them: a top-level member's node is called by the member's name (not
  * featureNodes and the other groups), unless it has a top-level name already (the first
  * member that made or named it, in the order written: `x = features` leaves the Input
- * called features, which is how the reader's inputs find it). unique_names then makes
- * them unique (CNTK's makeUniqueName). */
+ * called features, which is how the reader's inputs find it), or it is an NDL macro's
+ * result, which keeps the name of its line inside the macro (CNTK's NDL: L1 = SBFF (...)
+ * makes L1.S, and a criterion CE = SMBFF (...) is reported as CE.SM). unique_names then
+ * makes them unique (CNTK's makeUniqueName). */
 static void name_roots(struct ev *v, struct benv *root)
 {
     struct nn_graph *g = v->g;
@@ -143,6 +145,8 @@ static void name_roots(struct ev *v, struct benv *root)
         if (member_node(root, i) < 0 || group)
             continue;
         char *name = g->nodes[s->val.node].name;
+        if (s->val.members && name[0]) /* an NDL macro's result (BS.NDL.Return) */
+            continue;
         if (!name[0] || strpbrk(name, ".["))
             bse_path_join(name, sizeof g->nodes[0].name, "", s->name);
     }
@@ -271,6 +275,12 @@ int bse_network(struct ev *v, struct benv *root, int first, size_t fix0, int nee
             memcpy(evals, named, (size_t)n * sizeof *named);
             nev = n;
         }
+    }
+    if (rc == 0 && v->opts && !v->opts->want_eval && !v->loading) { /* outputNodeNames */
+        int named[16], n = 0;
+        rc = wanted_nodes(v, root, named, 16, &n);
+        for (int k = 0; rc == 0 && k < n; k++)
+            g->nodes[named[k]].keep = 1;
     }
     /* the delays' inputs, now that the definitions they close a loop over exist (an input
      * may make more delays: the list grows while it is walked) */

@@ -46,6 +46,8 @@ static int *consumers(struct nn_graph *g, struct pt_err *e)
     for (int k = 0; k < g->n_eval_more; k++)
         c[g->eval_more[k]] += 1;
     c[g->out] += 1;
+    for (int i = 0; i < g->n; i++) /* read by an action from outside */
+        c[i] += g->nodes[i].keep;
     return c;
 }
 

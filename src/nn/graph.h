@@ -123,6 +123,7 @@ struct g_node {
     /* Affine (a fused Times, Plus and activation; g_finish makes them): the activation */
     enum bk_act act;
     int dead;      /* folded into a fused node: neither run nor given memory */
+    int keep;      /* an action writes its value (outputNodeNames): never folded */
     int unreached; /* dead as no root reaches it (made on the way, an array's unused
                     * element): not one of the network's nodes in the log's counts */
     /* an element-wise node of a [1 x 1] and an open operand of no rows yet (a loop's delay

@@ -293,7 +293,7 @@ static int parse_payload(struct model_file *f, struct pt_err *e)
 /* The description as a network config; its errors name path:line:col. want[0 .. nwant):
  * the nodes a test reports (nn_load_eval), or none. */
 static int parse_description(const struct model_file *f, const char *const *want, size_t nwant,
-                             struct nn_config *cfg, struct pt_err *e)
+                             int want_eval, struct nn_config *cfg, struct pt_err *e)
 {
     struct cfg *c = cfg_new();
     if (!c)
@@ -303,7 +303,7 @@ static int parse_description(const struct model_file *f, const char *const *want
     if (rc == 0)
         rc = cfg_find_local(cfg_root(c), "BrainScriptNetworkBuilder", &bs, e);
     if (rc == 0)
-        rc = bs && nwant ? nn_bs_config_read_eval(bs, 1, want, nwant, cfg, e)
+        rc = bs && nwant ? nn_bs_config_read_eval(bs, want_eval, want, nwant, cfg, e)
              : bs        ? nn_bs_config_read(bs, cfg, e)
                          : nn_config_read(cfg_root(c), cfg, e);
     cfg_free(c);
@@ -315,7 +315,7 @@ static int parse_description(const struct model_file *f, const char *const *want
 /* Read and check everything that can be checked before a network exists (so a damaged
  * description cannot make nn_new allocate what the file does not hold). */
 static int open_model(struct model_file *f, const char *path, const char *const *want, size_t nwant,
-                      struct nn_config *cfg, struct pt_err *e)
+                      int want_eval, struct nn_config *cfg, struct pt_err *e)
 {
     size_t count = 0;
     memset(f, 0, sizeof *f);
@@ -326,7 +326,7 @@ static int open_model(struct model_file *f, const char *path, const char *const 
     if (rc == 0)
         rc = parse_payload(f, e);
     if (rc == 0)
-        rc = parse_description(f, want, nwant, cfg, e);
+        rc = parse_description(f, want, nwant, want_eval, cfg, e);
     if (rc == 0)
         rc = nn_config_param_count(cfg, &count, e);
     if (rc == 0 && count != f->d.nparams)
@@ -355,16 +355,16 @@ static int install(struct nn *net, const struct model_file *f, struct pt_err *e)
 
 int nn_load(const char *path, struct backend *b, struct nn **out, struct pt_err *e)
 {
-    return nn_load_eval(path, NULL, 0, b, out, e);
+    return nn_load_eval(path, NULL, 0, 0, b, out, e);
 }
 
-int nn_load_eval(const char *path, const char *const *want, size_t nwant, struct backend *b,
-                 struct nn **out, struct pt_err *e)
+int nn_load_eval(const char *path, const char *const *want, size_t nwant, int want_eval,
+                 struct backend *b, struct nn **out, struct pt_err *e)
 {
     struct model_file f;
     struct nn_config cfg;
     *out = NULL;
-    int rc = open_model(&f, path, want, nwant, &cfg, e);
+    int rc = open_model(&f, path, want, nwant, want_eval, &cfg, e);
     struct nn *net = NULL;
     if (rc == 0)
         rc = nn_new(&cfg, b, 0, &net, e);
@@ -383,7 +383,7 @@ int nn_load_params(struct nn *net, const char *path, struct pt_err *e)
 {
     struct model_file f;
     struct nn_config cfg;
-    int rc = open_model(&f, path, NULL, 0, &cfg, e);
+    int rc = open_model(&f, path, NULL, 0, 0, &cfg, e);
     if (rc == 0 && !nn_config_same_layout(&cfg, &net->cfg))
         rc = pt_err_set(e, PT_EUSER,
                         "%s: error: the model file holds a different network (rnnType, "
@@ -401,7 +401,7 @@ int nn_model_description(void *ctx, const char *path, struct nn_config *out, str
 {
     (void)ctx;
     struct model_file f;
-    int rc = open_model(&f, path, NULL, 0, out, e);
+    int rc = open_model(&f, path, NULL, 0, 0, out, e);
     free(f.buf);
     if (rc == 0 && out->rnn != NN_GRAPH)
         rc = pt_err_set(e, PT_EUSER,
@@ -418,7 +418,7 @@ static int fill_one(struct nn *net, const struct nn_graph *g, const struct g_loa
     struct model_file f;
     struct nn_config *mc = pt_calloc(1, sizeof *mc, e);
     struct nn_graph *gm = NULL;
-    int rc = mc ? open_model(&f, l->path, NULL, 0, mc, e) : PT_ENOMEM;
+    int rc = mc ? open_model(&f, l->path, NULL, 0, 0, mc, e) : PT_ENOMEM;
     if (rc == 0)
         rc = nn_graph_build(mc, &gm, e);
     if (rc == 0 && gm->n < l->n)

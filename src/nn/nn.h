@@ -378,11 +378,13 @@ int nn_save(struct nn *net, const char *path, struct pt_err *e);
  * foreign file is PT_EUSER with a message naming the file and the problem. On failure
  * *out is NULL. */
 int nn_load(const char *path, struct backend *b, struct nn **out, struct pt_err *e);
-/* The same for a test that names nodes to report (evalNodeNames, want[0 .. nwant)): a
- * BrainScript network reports those of its nodes (any, as CNTK's evalNodeNames) where it
- * has all of them; a SimpleNetworkBuilder one is loaded as by nn_load. */
-int nn_load_eval(const char *path, const char *const *want, size_t nwant, struct backend *b,
-                 struct nn **out, struct pt_err *e);
+/* The same for a test that names nodes to report (evalNodeNames, want[0 .. nwant),
+ * want_eval 1): a BrainScript network reports those of its nodes (any, as CNTK's
+ * evalNodeNames) where it has all of them; or for a write (outputNodeNames, want_eval 0):
+ * the nodes named keep their values (not folded into a fused layer). A
+ * SimpleNetworkBuilder one is loaded as by nn_load. */
+int nn_load_eval(const char *path, const char *const *want, size_t nwant, int want_eval,
+                 struct backend *b, struct nn **out, struct pt_err *e);
 
 /* Load a model file's parameters (and mean/invstd, prior) into an existing network, whose
  * structure (rnnType, layerSizes, layerTypes) must match the file's. On failure the

@@ -169,9 +169,7 @@ static int load_network(struct cfg_node *command, const char *model, int file_on
     for (size_t i = 0; names && names->node && i < names->slist.n && nwant < 16; i++)
         want[nwant++] = names->slist.items[i];
     if (rc || !bs) /* a test's evalNodeNames may name any node of the model */
-        return rc ? rc
-                  : nn_load_eval(model, names_eval ? want : NULL, names_eval ? nwant : 0, be, out,
-                                 e);
+        return rc ? rc : nn_load_eval(model, want, nwant, names_eval, be, out, e);
     struct nn_config *cfg = pt_calloc(1, sizeof *cfg, e);
     if (!cfg)
         return e ? e->code : PT_ENOMEM;
@@ -194,6 +192,10 @@ int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *m
         rc = reader_config_read(rd, &rcfg, e);
     if (rc == 0 && (how & TRAIN_OPEN_IN_ORDER))
         rcfg.randomize = 0;
+    if (rc == 0 && (how & TRAIN_OPEN_UTTERANCES) && rcfg.htk.on) {
+        rcfg.htk.frame_mode = 0;
+        rcfg.htk.truncated = 0;
+    }
     struct train_device dev;
     if (rc == 0)
         rc = train_device_read(command, &dev, e);

@@ -132,9 +132,11 @@ struct train_model_reader {
  * BrainScriptNetworkBuilder, which may BS.Network.Load it: names are the action's
  * evalNodeNames, names_eval 1, or outputNodeNames, 0), mark its label stream, open the
  * reader. how: TRAIN_OPEN_IN_ORDER reads in file order, as CNTK's write does;
- * TRAIN_OPEN_FILE_ONLY loads model whatever builder the block sees, as CNTK's cv does.
+ * TRAIN_OPEN_FILE_ONLY loads model whatever builder the block sees, as CNTK's cv does;
+ * TRAIN_OPEN_UTTERANCES has an HTK reader deliver whole utterances (frameMode = false,
+ * not truncated), as CNTK's HTKMLFWriter writes them.
  * Local; on failure mr holds what to free with train_close_model. */
-enum { TRAIN_OPEN_IN_ORDER = 1, TRAIN_OPEN_FILE_ONLY = 2 };
+enum { TRAIN_OPEN_IN_ORDER = 1, TRAIN_OPEN_FILE_ONLY = 2, TRAIN_OPEN_UTTERANCES = 4 };
 int train_open_model(struct pt_ctx *ctx, struct cfg_node *command, const char *model, int how,
                      const struct cfg_val *names, int names_eval, struct train_model_reader *mr,
                      struct pt_err *e);
