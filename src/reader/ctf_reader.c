@@ -22,6 +22,20 @@ int reader_has_input(const struct reader *r, const char *name)
     return r->aux ? reader_has_input(r->aux, name) : 0;
 }
 
+const char *reader_data_file(const struct reader *r, size_t i)
+{
+    if (r->rc.file[0] && i-- == 0)
+        return r->rc.file;
+    if (r->rc.htk.on && r->rc.htk.scp[0] && i-- == 0)
+        return r->rc.htk.scp;
+    if (r->rc.htk.on && r->rc.htk.mlf[0] && i-- == 0)
+        return r->rc.htk.mlf;
+    size_t nf = r->htk ? r->htk->paths.n : 0;
+    if (i < nf)
+        return r->htk->paths.buf + r->htk->paths.off[i];
+    return r->aux ? reader_data_file(r->aux, i - nf) : NULL;
+}
+
 size_t reader_sequences(const struct reader *r)
 {
     return r->ix.nseq;

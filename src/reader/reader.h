@@ -144,6 +144,10 @@ size_t reader_sweep_samples(const struct reader *r); /* samples in one pass */
 /* Whether the reader gives an input called name. */
 int reader_has_input(const struct reader *r, const char *name);
 size_t reader_sequences(const struct reader *r);
+/* The files the reader reads, i = 0, 1, ... until NULL: the data file, an HTK reader's script
+ * file, MLF and feature files, a composite reader's second file (what a writer must not
+ * write over). */
+const char *reader_data_file(const struct reader *r, size_t i);
 size_t reader_chunks(const struct reader *r);
 
 /* Begin epoch `epoch` (0-based): the samples [epoch*E, (epoch+1)*E) of the endless stream

@@ -40,8 +40,6 @@
 
 #define WRITE_MAX_NODES 16
 
-/* NODE_INPUT: one of the reader's inputs, as the minibatch holds it */
-enum write_node { NODE_HLAST, NODE_POSTERIOR, NODE_SCALED_LL, NODE_INPUT, NODE_GRAPH };
 static const char *const node_names[] = {"HLast", "PosteriorProb", "ScaledLogLikelihood"};
 
 /* What a format string may name: %s the node, %n the minibatch number; in
@@ -86,9 +84,8 @@ struct out_file {
     FILE *f;
 };
 
-/* The values of node for one column of HLast (rows values). */
-static void node_column(enum write_node node, const float *z, size_t rows, const float *prior,
-                        double *v)
+void write_node_column(enum write_node node, const float *z, size_t rows, const float *prior,
+                       double *v)
 {
     double mx = -INFINITY, sum = 0;
     for (size_t i = 0; i < rows; i++)
@@ -125,7 +122,7 @@ static void put_sequence(FILE *f, const struct write_format *fm, const struct fr
     put_fragment(f, fm->seq_prologue, seq);
     size_t vals = fm->category ? 1 : rows;
     for (size_t j = 0; j < ncols; j++) {
-        node_column(node, cols[j], rows, prior, buf + j * rows);
+        write_node_column(node, cols[j], rows, prior, buf + j * rows);
         if (fm->category) {
             size_t best = 0;
             for (size_t i = 0; i < rows; i++)
@@ -156,8 +153,9 @@ static void put_sequence(FILE *f, const struct write_format *fm, const struct fr
 /* One minibatch into every file. The output's columns: one per sequence (sequence labels),
  * else t * nseq + s for the rows of each sequence; an input's, t * nseq + s. */
 static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *outs, size_t nout,
-                         const struct write_settings *ws, size_t mbi, const float *prior,
-                         size_t *seqs_written, struct pt_err *e)
+                         const struct write_settings *ws, struct write_htk *hw, size_t mbi,
+                         const float *prior, size_t *seqs_written, struct pt_log *log,
+                         struct pt_err *e)
 {
     const struct write_format *fm = &ws->fmt;
     size_t rows = 0, cols = 0, cap = 0;
@@ -188,7 +186,7 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
             return rc;
         if (outs[o].node == NODE_GRAPH && r * nc > cap)
             cap = r * nc;
-        if (fm->category && fm->labels && r > fm->nlabels)
+        if (!hw && fm->category && fm->labels && r > fm->nlabels)
             return pt_err_set(e, PT_EUSER,
                               "error: labelMappingFile '%s' has %zu labels, fewer than the %zu "
                               "rows of '%s'",
@@ -232,17 +230,22 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
             base = zn_buf;
             one = nc == mb->nseq;
         }
-        for (size_t s = 0; s < mb->nseq; s++) {
+        for (size_t s = 0; rc == 0 && s < mb->nseq; s++) {
             size_t n = one ? 1 : src ? src->len[s] : in->len[s];
             for (size_t t = 0; t < n; t++)
                 colp[t] = base + (one ? s : t * mb->nseq + s) * r;
+            if (hw) {
+                rc = write_htk_sequence(hw, o, *seqs_written + s, outs[o].node, colp, n, r, prior,
+                                        log, e);
+                continue;
+            }
             struct frag c = {name, mbi, -1, r, n};
             if (*seqs_written + s > 0)
                 put_fragment(outs[o].f, fm->seq_sep, &c);
             c.seq = (long long)(*seqs_written + s);
             put_sequence(outs[o].f, fm, &c, outs[o].node, colp, n, r, prior, buf);
         }
-        if (ferror(outs[o].f))
+        if (rc == 0 && !hw && ferror(outs[o].f))
             rc = pt_err_set(e, PT_ESYS, "error: writing '%s' failed", outs[o].out.path);
     }
     *seqs_written += mb->nseq;
@@ -253,8 +256,10 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
     return rc;
 }
 
-static int open_outputs(const struct write_settings *ws, struct nn *net, struct out_file *outs,
-                        size_t *nout, struct pt_err *e)
+/* The nodes to write, by outputNodeNames or the default; and their files unless text is 0
+ * (a writer block writes them). */
+static int open_outputs(const struct write_settings *ws, struct nn *net, int text,
+                        struct out_file *outs, size_t *nout, struct pt_err *e)
 {
     int dim = 0;
     int has_prior = nn_get_prior(net, &dim) != NULL;
@@ -311,7 +316,7 @@ static int open_outputs(const struct write_settings *ws, struct nn *net, struct 
                              "outputNodeNames: ScaledLogLikelihood needs a model trained with "
                              "needPrior=true; '%s' has no prior",
                              ws->model);
-    for (size_t o = 0; o < *nout; o++) {
+    for (size_t o = 0; text && o < *nout; o++) {
         char path[4200];
         snprintf(path, sizeof path, "%s.%s", ws->output, outs[o].name);
         int rc = pt_file_begin(&outs[o].out, path, 1, "output file", e);
@@ -395,9 +400,9 @@ static int zero_inputs(struct minibatch *mb, const struct missing *miss, int nmi
     return 0;
 }
 
-/* Rank 0's part: the whole reader, in file order. */
-static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct nn *net,
-                     struct reader *r, struct pt_err *e)
+/* Rank 0's part: the whole reader, in file order; as text, or by the writer hw. */
+static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct write_htk *hw,
+                     struct nn *net, struct reader *r, struct pt_err *e)
 {
     struct out_file outs[WRITE_MAX_NODES];
     memset(outs, 0, sizeof outs);
@@ -408,11 +413,13 @@ static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct nn *n
     const float *prior = nn_get_prior(net, &dim);
     int rc = ws->fmt.label_file && ws->fmt.category ? write_read_labels(&ws->fmt, e) : 0;
     if (rc == 0)
-        rc = open_outputs(ws, net, outs, &nout, e);
+        rc = open_outputs(ws, net, !hw, outs, &nout, e);
     struct missing miss[CTF_MAX_INPUTS];
     int nmiss = 0;
     if (rc == 0)
         rc = missing_inputs(ws, net, r, outs, nout, miss, &nmiss, e);
+    if (rc == 0 && hw)
+        rc = write_htk_check(hw, r, ws->model, ws->epoch_size, e);
     if (rc == 0)
         rc = reader_start_epoch(r, 0, (size_t)ws->epoch_size, 0, 1, e);
     struct minibatch mb = {0};
@@ -423,7 +430,7 @@ static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct nn *n
         if (rc == 0)
             rc = nn_evaluate(net, &mb, &st, e);
         if (rc == 0)
-            rc = put_minibatch(net, &mb, outs, nout, ws, mbi, prior, &seqs, e);
+            rc = put_minibatch(net, &mb, outs, nout, ws, hw, mbi, prior, &seqs, ctx->log, e);
         if (rc == 0)
             pt_log_printf(ctx->log, "Minibatch[%zu]: ActualMBSize = %zu\n", mbi, mb.samples);
         total += mb.samples;
@@ -432,9 +439,51 @@ static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct nn *n
     mb_free(&mb);
     write_free_labels(&ws->fmt);
     rc = close_outputs(outs, nout, ws, rc, e);
+    if (rc == 0 && !hw)
+        pt_log_printf(ctx->log, "Written to %s*\n", ws->output);
     if (rc == 0)
-        pt_log_printf(ctx->log, "Written to %s*\nTotal Samples Evaluated = %zu\n", ws->output,
-                      total);
+        pt_log_printf(ctx->log, "Total Samples Evaluated = %zu\n", total);
+    return rc;
+}
+
+/* The writer block, when there is one: CNTK writes with it and ignores outputPath. Its
+ * nodes are outputNodeNames, set in it or above it (the command's, when both agree). */
+static int open_writer(struct pt_ctx *ctx, struct cfg_node *command, struct write_settings *ws,
+                       struct write_htk **hw, struct pt_err *e)
+{
+    struct cfg_node *wb = NULL;
+    int rc = cfg_find_block(command, "writer", &wb, e);
+    char at[512];
+    if (rc || !wb) {
+        if (rc == 0 && !ws->output[0])
+            rc = cfg_error(e, cfg_origin_of(command),
+                           "%s: set outputPath (the outputs as text, outputPath.NODE) or a writer "
+                           "block (writerType = HTKMLFWriter: HTK feature files)",
+                           cfg_path(command, at, sizeof at));
+        return rc;
+    }
+    struct cfg_val mine = {0};
+    rc = cfg_schema_get(wb, &writer_schema, "outputNodeNames", &mine, e);
+    int both = mine.node && ws->nodes.node && mine.node != ws->nodes.node;
+    int differ = both && mine.slist.n != ws->nodes.slist.n;
+    for (size_t i = 0; both && !differ && i < mine.slist.n; i++)
+        differ = strcmp(mine.slist.items[i], ws->nodes.slist.items[i]) != 0;
+    if (rc == 0 && differ)
+        rc = cfg_error(e, cfg_value_origin(mine.node),
+                       "writer: outputNodeNames differs from the command's (%s): name the nodes "
+                       "once",
+                       cfg_origin_str(cfg_value_origin(ws->nodes.node), at, sizeof at));
+    if (rc == 0 && mine.node && !ws->nodes.node) { /* the writer's own list */
+        cfg_val_free(&ws->nodes);
+        ws->nodes = mine;
+        memset(&mine, 0, sizeof mine);
+    }
+    cfg_val_free(&mine);
+    if (rc == 0 && ws->output[0])
+        pt_log_printf(ctx->log, "outputPath is not used: the writer block writes the outputs\n");
+    if (rc == 0)
+        rc = write_htk_open(wb, (const char *const *)ws->nodes.slist.items,
+                            ws->nodes.node ? ws->nodes.slist.n : 0, ctx->log, hw, e);
     return rc;
 }
 
@@ -443,13 +492,19 @@ int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     struct write_settings ws;
     memset(&ws, 0, sizeof ws);
     struct train_model_reader mr = {0};
+    struct write_htk *hw = NULL;
     int rank = comm_rank(ctx->comm), rc = cfg_schema_read(command, &write_command_schema, &ws, e);
     if (rc == 0 && rank == 0)
-        rc = train_open_model(ctx, command, ws.model, TRAIN_OPEN_IN_ORDER, &ws.nodes, 0, &mr,
-                              e); /* CNTK: file order */
+        rc = open_writer(ctx, command, &ws, &hw, e);
+    /* CNTK: file order; a writer's files are whole utterances */
     if (rc == 0 && rank == 0)
-        rc = write_all(ctx, &ws, mr.net, mr.reader, e);
+        rc = train_open_model(ctx, command, ws.model,
+                              TRAIN_OPEN_IN_ORDER | (hw ? TRAIN_OPEN_UTTERANCES : 0), &ws.nodes, 0,
+                              &mr, e);
+    if (rc == 0 && rank == 0)
+        rc = write_all(ctx, &ws, hw, mr.net, mr.reader, e);
     rc = train_agree(ctx->comm, rc, "to write the outputs", e);
+    write_htk_free(hw);
     train_close_model(&mr);
     cfg_schema_free(&write_command_schema, &ws);
     return rc;

@@ -129,8 +129,7 @@ static const struct cfg_key write_cmd_keys[] = {
      .help = "the data, read in file order"},
     {.name = "outputPath",
      .type = CFG_PATH,
-     .flags = CFG_REQUIRED,
-     .help = "node N is written to outputPath.N",
+     .help = "node N is written to outputPath.N as text (required without a writer block)",
      WS(output)},
     {.name = "outputNodeNames",
      .type = CFG_STRING_LIST,
@@ -157,8 +156,11 @@ static const struct cfg_key write_cmd_keys[] = {
      .help = "the text layout: format = [ type; transpose; prologue; ... ]",
      WS(fmt)},
     {.name = "writer",
-     .type = CFG_UNSUPPORTED,
-     .help = "data writers (HTKMLFWriter, ...) are not supported: use outputPath"},
+     .type = CFG_BLOCK,
+     .sub = &writer_schema,
+     .help = "writer = [ writerType = HTKMLFWriter ; NODE = [ dim ; scpFile ; type = Real ] ]: "
+             "each sequence's (utterance's) outputs as an HTK feature file named by a line of "
+             "the node's scpFile, instead of outputPath's text"},
     {.name = "writeSequenceKey",
      .type = CFG_UNSUPPORTED,
      .help = "sequence keys are not written (%k is not supported)"},
