@@ -91,6 +91,10 @@ fails "dup.scp:9: error: 'hw/d/u0003.hl' is also named at dup.scp:4" S=dup.scp
 fails "error: writer: HLast: dim = 9, but the node has 8 values a frame" 'hw.writer.HLast.dim=9'
 fails "writer: no block for the output node 'PosteriorProb'" hw.outputNodeNames=PosteriorProb
 fails "writerType=KaldiWriter is not supported" hw.writer.writerType=KaldiWriter
+# the writer's blocks are checked at start-up: a train:write run stops before training
+"$T" configFile=t.cntk command=train:hw hw.outputNodeNames=PosteriorProb train.modelPath=m2/m.dnn >f.out 2>f.err && no "train:hw: accepted"
+has f.err "writer: no block for the output node 'PosteriorProb'"
+hasnt f.err "Finished Epoch"
 "$T" configFile=t.cntk command=bare >f.out 2>f.err && no "bare: accepted"
 has f.err "bare: set outputPath (the outputs as text, outputPath.NODE) or a writer block"
 echo victim >victim

@@ -83,8 +83,9 @@ START_TEST(trainer_config_errors)
         {"eval.action=adapt", "<command line>:arg1: error: action=adapt is a CNTK action "
                               "that partrain does not support (supported: train, test, eval, "
                               "write, dumpNode, dumpNodes, edit, cv, trainRNN)"},
-        {"eval.action=write", "t.cfg:13:1: error: eval: required key 'outputPath' is not set "
-                              "(node N is written to outputPath.N)"},
+        {"eval.action=write", "t.cfg:13:1: error: eval: set outputPath (the outputs as text, "
+                              "outputPath.NODE) or a writer block (writerType = HTKMLFWriter: "
+                              "HTK feature files)"},
         {"eval.action=dance", "<command line>:arg1: error: unknown action \"dance\" (supported: "
                               "train, test, eval, write, dumpNode, dumpNodes, edit, cv, trainRNN)"},
         {"train.SGD.learningRatesPerSample=0.1",

@@ -174,8 +174,10 @@ int train_backend_open(const struct train_device *d, struct comm *comm, struct p
 
 int train_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
-/* action=write (write_output.c): the model's outputs to outputPath.<node>, rank 0 only. */
+/* action=write (write_output.c): the model's outputs to outputPath.<node>, rank 0 only;
+ * write_check_config: at start-up, outputPath or the writer block (its nodes' blocks). */
 int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+int write_check_config(struct cfg_node *command, struct pt_err *e);
 /* action=dumpNode (dump_node.c); the file it writes: outputFile, or
  * modelPath.<nodeName>.txt. */
 int dump_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);

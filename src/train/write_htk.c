@@ -203,7 +203,8 @@ int write_htk_open(struct cfg_node *writer, const char *const *names, size_t n, 
 {
     char where[512];
     cfg_origin_str(cfg_origin_of(writer), where, sizeof where);
-    *out = NULL;
+    if (out)
+        *out = NULL;
     if (n == 0)
         return pt_err_set(e, PT_EUSER,
                           "%s: error: writer: outputNodeNames is not set: the HTKMLFWriter "
@@ -255,7 +256,7 @@ int write_htk_open(struct cfg_node *writer, const char *const *names, size_t n, 
             o->dim_at = *cfg_value_origin(k);
         o->dim = oc.dim;
         snprintf(o->scp, sizeof o->scp, "%s", oc.scp[0] ? oc.scp : oc.file);
-        if (rc == 0)
+        if (rc == 0 && out)
             rc = read_script(o, log, e);
         if (rc == 0 && i > 0 && o->npaths != hw->o[0].npaths)
             rc = pt_err_set(e, PT_EUSER,
@@ -263,7 +264,7 @@ int write_htk_open(struct cfg_node *writer, const char *const *names, size_t n, 
                             "'%s' %zu, '%s' %zu (line k of each is the k-th sequence)",
                             hw->o[0].scp, hw->o[0].npaths, o->scp, o->npaths);
     }
-    if (rc) {
+    if (rc || !out) {
         write_htk_free(hw);
         return rc;
     }

@@ -43,7 +43,8 @@ void write_node_column(enum write_node node, const float *z, size_t rows, const 
  * on line k + 1 of the node's scpFile. */
 extern const struct cfg_schema writer_schema;
 struct write_htk;
-/* Read the writer block for the nodes names[0 .. n) and their script files. */
+/* Read the writer block for the nodes names[0 .. n) and their script files; out NULL:
+ * check the blocks only (no file is read, nothing is logged). */
 int write_htk_open(struct cfg_node *writer, const char *const *names, size_t n, struct pt_log *log,
                    struct write_htk **out, struct pt_err *e);
 /* Before writing: the script files list as many files as the reader has sequences (at

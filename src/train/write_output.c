@@ -447,8 +447,9 @@ static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct write
 }
 
 /* The writer block, when there is one: CNTK writes with it and ignores outputPath. Its
- * nodes are outputNodeNames, set in it or above it (the command's, when both agree). */
-static int open_writer(struct pt_ctx *ctx, struct cfg_node *command, struct write_settings *ws,
+ * nodes are outputNodeNames, set in it or above it (the command's, when both agree).
+ * log NULL: check the blocks only (hw is not made). */
+static int open_writer(struct pt_log *log, struct cfg_node *command, struct write_settings *ws,
                        struct write_htk **hw, struct pt_err *e)
 {
     struct cfg_node *wb = NULL;
@@ -479,11 +480,22 @@ static int open_writer(struct pt_ctx *ctx, struct cfg_node *command, struct writ
         memset(&mine, 0, sizeof mine);
     }
     cfg_val_free(&mine);
-    if (rc == 0 && ws->output[0])
-        pt_log_printf(ctx->log, "outputPath is not used: the writer block writes the outputs\n");
+    if (rc == 0 && ws->output[0] && log)
+        pt_log_printf(log, "outputPath is not used: the writer block writes the outputs\n");
     if (rc == 0)
         rc = write_htk_open(wb, (const char *const *)ws->nodes.slist.items,
-                            ws->nodes.node ? ws->nodes.slist.n : 0, ctx->log, hw, e);
+                            ws->nodes.node ? ws->nodes.slist.n : 0, log, log ? hw : NULL, e);
+    return rc;
+}
+
+int write_check_config(struct cfg_node *command, struct pt_err *e)
+{
+    struct write_settings ws;
+    memset(&ws, 0, sizeof ws);
+    int rc = cfg_schema_read(command, &write_command_schema, &ws, e);
+    if (rc == 0)
+        rc = open_writer(NULL, command, &ws, NULL, e);
+    cfg_schema_free(&write_command_schema, &ws);
     return rc;
 }
 
@@ -495,7 +507,7 @@ int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     struct write_htk *hw = NULL;
     int rank = comm_rank(ctx->comm), rc = cfg_schema_read(command, &write_command_schema, &ws, e);
     if (rc == 0 && rank == 0)
-        rc = open_writer(ctx, command, &ws, &hw, e);
+        rc = open_writer(ctx->log, command, &ws, &hw, e);
     /* CNTK: file order; a writer's files are whole utterances */
     if (rc == 0 && rank == 0)
         rc = train_open_model(ctx, command, ws.model,
