@@ -290,7 +290,47 @@ bad "contextWindow: 4 frames are not symmetrical" 'dim = 13 ; contextWindow = 4 
 bad "expandToUtterance = true (utterance-level features) is not supported" 'dim = 143 ; scpFile = "c/train.scp" ; expandToUtterance = true' "$L0"
 bad "labels: labelDim (or dim) is not set" "$F0" 'mlfFile = "c/train.mlf" ; labelMappingFile = "c/state.list"'
 bad "miniBatchMode" "$F0" "$L0" 'legacy=[ miniBatchMode = full ]'
-bad "l2: a second label stream" "$F0" "$L0" 'legacy=[ l2 = $lab$ ]'
+# several streams (CNTK's TIMIT: featIn and featOut, features1 and features2, labels and
+# regions): a second feature stream of the same utterances without a context window is each
+# window's middle frame, a second label stream of the same MLF the same labels; a network
+# of both feature streams trains; a second MLF without an utterance skips it, naming that
+# MLF; script files of other utterances or frames are errors
+mk "$F0" "$L0"
+cat >>t.cntk <<'CFG'
+two = [ action = write ; modelPath = "$Out$/m.dnn" ; outputPath = "$Out$/two"
+    outputNodeNames = features:f2:labels:l2
+    reader = [ readerType = HTKMLFReader ; randomize = false ; features = $feat$ ; labels = $lab$
+        f2 = [ dim = 13 ; scpFile = "$S2$" ] ; l2 = [ mlfFile = "$M2$" ; labelDim = 8 ; labelMappingFile = "c/state.list" ] ] ]
+S2 = c/train.scp
+M2 = c/train.mlf
+mi = [ action = train ; modelPath = "$Out$/m.dnn" ; NDLNetworkBuilder = [ networkDescription = "m2.ndl" ]
+    SGD = [ epochSize = 0 ; minibatchSize = 128 ; learningRatesPerSample = 0.01 ; momentumPerMB = 0.9 ; maxEpochs = 3 ]
+    reader = [ readerType = HTKMLFReader ; features = $feat$ ; labels = $lab$ ; f2 = [ dim = 13 ; scpFile = "c/train.scp" ] ] ]
+CFG
+expect 0 "$T" configFile=t.cntk Out=a command=two
+cut -d ' ' -f 66-78 a/two.features | cmp -s - a/two.f2 && ok || no "f2 is not the windows' middle frames"
+cmp -s a/two.labels a/two.l2 && ok || no "l2 is not the labels"
+[ "$(wc -l <a/two.f2)" = 9698 ] && ok || no "f2: $(wc -l <a/two.f2) frames"
+cat >m2.ndl <<'NDL'
+features = Input(143) ; f2 = Input(13) ; labels = Input(8)
+W1 = Parameter(32, 143) ; W2 = Parameter(32, 13) ; b = Parameter(32, 1)
+h = Sigmoid(Plus(Plus(Times(W1, features), Times(W2, f2)), b))
+ol = Times(Parameter(8, 32), h)
+ce = CrossEntropyWithSoftmax(labels, ol) ; err = ErrorPrediction(labels, ol)
+FeatureNodes = (features : f2) ; LabelNodes = (labels) ; CriterionNodes = (ce) ; EvalNodes = (err)
+NDL
+expect 0 "$T" configFile=t.cntk Out=mi command=mi
+has "$tmp/err" "Finished Epoch[ 3 of 3]"
+has "$tmp/err" "Training criterion:   ce = CrossEntropyWithSoftmax" # the NDL network's
+awk '/u0199/ { skip = 1 } !skip { print } skip && /^\.$/ { skip = 0 }' c/train.mlf >m2.mlf
+expect 0 "$T" configFile=t.cntk Out=a command=two M2=m2.mlf
+has "$tmp/err" "c/train.scp:200: warning: utterance 'spk/u0199' skipped: no labels in m2.mlf"
+sed '1s/\[0,51\]/[0,50]/' c/train.scp >s2.scp
+expect 1 "$T" configFile=t.cntk Out=a command=two S2=s2.scp
+has "$tmp/err" "s2.scp: error: its utterance 1 has 51 frames, and 52 in c/train.scp"
+head -150 c/train.scp >s3.scp
+expect 1 "$T" configFile=t.cntk Out=a command=two S2=s3.scp
+has "$tmp/err" "s3.scp: 150 utterances, where c/train.scp lists 200"
 bad "truncated = true needs frameMode = false" "$F0" "$L0" truncated=true
 # a reader of features only (CNTK's write action, speech decoding's posteriors): every
 # utterance; the output layer's values are those written with labels; an output computed

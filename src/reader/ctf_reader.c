@@ -33,7 +33,18 @@ const char *reader_data_file(const struct reader *r, size_t i)
     size_t nf = r->htk ? r->htk->paths.n : 0;
     if (i < nf)
         return r->htk->paths.buf + r->htk->paths.off[i];
-    return r->aux ? reader_data_file(r->aux, i - nf) : NULL;
+    i -= nf;
+    for (int k = 0; r->htk && k < r->rc.htk.nextra; k++) { /* further streams */
+        const struct htk_extra *x = &r->rc.htk.extra[k];
+        const char *own = x->feat ? x->scp : x->mlf;
+        if (own[0] && i-- == 0)
+            return own;
+        const struct htk_set *xs = r->htk->xfeat[k];
+        if (xs && i < xs->paths.n)
+            return xs->paths.buf + xs->paths.off[i];
+        i -= xs ? xs->paths.n : 0;
+    }
+    return r->aux ? reader_data_file(r->aux, i) : NULL;
 }
 
 size_t reader_sequences(const struct reader *r)

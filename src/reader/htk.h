@@ -38,6 +38,10 @@ int htk_legacy_read(struct cfg_check *ck, struct cfg_node *b, struct reader_conf
 int htk_deserializers_read(struct cfg_check *ck, struct cfg_node *b, struct cfg_node *d1,
                            struct cfg_node *d2, struct reader_config *rc, struct pt_err *e);
 
+/* The config of further stream k of hc (hc->extra[k]) as a config of that stream alone:
+ * its fields where the first stream's are, the other kind's index -1. */
+void htk_extra_config(const struct htk_config *hc, int k, struct htk_config *out);
+
 /* Make *p (an array of elements of elem bytes, *cap of them) hold at least need, doubling
  * (from at least 64); -1: out of memory (*p unchanged). */
 int htk_grow(void *p, size_t *cap, size_t need, size_t elem);
@@ -97,6 +101,9 @@ struct htk_utt {
     uint64_t s;      /* its first frame in the file */
     uint64_t lab;    /* its first frame's class in set.lab.ids */
     uint64_t frame0; /* its first frame's number among all (frame mode's sequence) */
+    uint32_t entry;  /* its line's number among the script file's entries, from 0: the same
+                      * utterance's in a further feature stream's script file */
+    uint64_t xlab[HTK_MAX_EXTRA]; /* further label stream k: its first frame's class */
 };
 
 struct htk_worker {
@@ -118,6 +125,11 @@ struct htk_set {
     int dim; /* values a frame in the files */
     int left, right;
     struct htk_worker w[FILL_POOL_MAX];
+    /* further streams (htk_config.extra): a feature stream's utterances (entry k is this
+     * set's entry k), a label stream's labels */
+    struct htk_set *xfeat[HTK_MAX_EXTRA];
+    size_t entries; /* the script file's entries (utterances before any was skipped) */
+    struct htk_labels xlab[HTK_MAX_EXTRA];
 };
 
 /* A value's bytes as the file holds them: swap = big-endian (as HTK writes), else little. */

@@ -3,8 +3,9 @@
  * the reader named as the config likes (the one with scpFile, the one with mlfFile), and
  * the composite form, an HTKFeatureDeserializer and an HTKMLFDeserializer. Keys, defaults
  * and their meaning are CNTK's (HTKMLFReader.cpp, HTKDeserializers/ConfigHelper.cpp); what
- * partrain does not build (lattices, several feature streams, label-to-target maps) is
- * refused by name. */
+ * partrain does not build (lattices, label-to-target maps) is refused by name. The legacy
+ * form reads several feature and label streams (rc->htk.extra after the first of each); the
+ * composite form one of each. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,11 +299,11 @@ static int context_window(struct cfg_node *n, const char *s, int *left, int *rig
     return 0;
 }
 
-/* Stream `name`, block n (features: feat), into rc->inputs[rc->ninputs] and rc->htk. */
+/* Stream `name`, block n (features: feat), into rc->inputs[rc->ninputs] and hc (rc->htk, or
+ * a further stream's own). */
 static int read_stream(struct cfg_check *ck, struct cfg_node *n, const char *name, int feat,
-                       struct reader_config *rc, struct pt_err *e)
+                       struct reader_config *rc, struct htk_config *hc, struct pt_err *e)
 {
-    struct htk_config *hc = &rc->htk;
     const struct cfg_schema *s = feat ? &feature_schema : &label_schema;
     struct hstream h;
     memset(&h, 0, sizeof h);
@@ -364,6 +365,63 @@ static int read_stream(struct cfg_check *ck, struct cfg_node *n, const char *nam
     return r;
 }
 
+/* A further stream (the legacy form's second feature or label stream, and after): read as
+ * the first is, into rc->htk.extra. */
+static int read_extra(struct cfg_check *ck, struct cfg_node *n, const char *name, int feat,
+                      struct reader_config *rc, struct pt_err *e)
+{
+    struct htk_config *hc = &rc->htk;
+    if (hc->nextra == HTK_MAX_EXTRA || rc->ninputs == CTF_MAX_INPUTS)
+        return cfg_error(e, cfg_origin_of(n),
+                         "%s: more streams than partrain's HTK reader reads (a feature and a "
+                         "label stream and %d more)",
+                         name, HTK_MAX_EXTRA);
+    struct htk_config *t = calloc(1, sizeof *t);
+    if (!t)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    int r = read_stream(ck, n, name, feat, rc, t, e);
+    struct htk_extra *x = &hc->extra[hc->nextra];
+    memset(x, 0, sizeof *x);
+    x->feat = feat;
+    x->input = rc->ninputs - 1;
+    memcpy(x->scp, t->scp, sizeof x->scp);
+    memcpy(x->prefix, t->prefix, sizeof x->prefix);
+    x->scp_origin = t->scp_origin;
+    x->left = t->left;
+    x->right = t->right;
+    memcpy(x->mlf, t->mlf, sizeof x->mlf);
+    memcpy(x->mlf_list, t->mlf_list, sizeof x->mlf_list);
+    memcpy(x->states, t->states, sizeof x->states);
+    x->mlf_origin = t->mlf_origin;
+    x->states_origin = t->states_origin;
+    x->label_dim = t->label_dim;
+    free(t);
+    if (r == 0)
+        hc->nextra++;
+    return r;
+}
+
+void htk_extra_config(const struct htk_config *hc, int k, struct htk_config *out)
+{
+    const struct htk_extra *x = &hc->extra[k];
+    memset(out, 0, sizeof *out);
+    out->on = hc->on;
+    out->frame_mode = hc->frame_mode;
+    out->features = x->feat ? x->input : -1;
+    out->labels = x->feat ? -1 : x->input;
+    memcpy(out->scp, x->scp, sizeof out->scp);
+    memcpy(out->prefix, x->prefix, sizeof out->prefix);
+    out->scp_origin = x->scp_origin;
+    out->left = x->left;
+    out->right = x->right;
+    memcpy(out->mlf, x->mlf, sizeof out->mlf);
+    memcpy(out->mlf_list, x->mlf_list, sizeof out->mlf_list);
+    memcpy(out->states, x->states, sizeof out->states);
+    out->mlf_origin = x->mlf_origin;
+    out->states_origin = x->states_origin;
+    out->label_dim = x->label_dim;
+}
+
 /* nbruttsineachrecurrentiter: N, or N:N:... per epoch (the last repeats). */
 static int streams(struct cfg_node *n, const char *v, struct htk_config *hc, struct pt_err *e)
 {
@@ -390,11 +448,11 @@ static int streams(struct cfg_node *n, const char *v, struct htk_config *hc, str
  * samples, unless randomizationWindow is given). */
 static int finish(struct cfg_node *b, struct reader_config *rc, int nf, int nl, struct pt_err *e)
 {
-    if (nf != 1 || nl > 1)
+    if (nf < 1)
         return cfg_error(e, cfg_origin_of(b),
-                         "an HTK reader here has one feature stream (the block with scpFile) "
-                         "and at most one label stream (the block with mlfFile); found %d and %d",
-                         nf, nl);
+                         "an HTK reader needs a feature stream (a block with scpFile); found "
+                         "%d label streams and none",
+                         nl);
     if (nl == 0) /* features only (CNTK's write action) */
         rc->htk.labels = -1;
     struct cfg_node *n = NULL, *t = NULL;
@@ -444,12 +502,8 @@ int htk_legacy_read(struct cfg_check *ck, struct cfg_node *b, struct reader_conf
         if (r || !htk_legacy_stream(b, c))
             continue;
         int feat = is_feature_block(n);
-        if ((feat ? nf : nl) >= 1 || rc->ninputs == 2)
-            return cfg_error(e, cfg_origin_of(c),
-                             "%s: a second %s stream: partrain's HTK reader has one feature "
-                             "stream and one label stream",
-                             cfg_key(c), feat ? "feature" : "label");
-        r = read_stream(ck, n, cfg_key(c), feat, rc, e);
+        r = (feat ? nf : nl) >= 1 ? read_extra(ck, n, cfg_key(c), feat, rc, e)
+                                  : read_stream(ck, n, cfg_key(c), feat, rc, &rc->htk, e);
         nf += feat;
         nl += !feat;
     }
@@ -493,7 +547,7 @@ int htk_deserializers_read(struct cfg_check *ck, struct cfg_node *b, struct cfg_
                              cfg_path(d, path, sizeof path),
                              feat ? "HTKFeatureDeserializer" : "HTKMLFDeserializer");
         cfg_mark_used(d);
-        r = read_stream(ck, n, cfg_key(n), feat, rc, e);
+        r = read_stream(ck, n, cfg_key(n), feat, rc, &rc->htk, e);
         nf += feat;
         nl += !feat;
     }

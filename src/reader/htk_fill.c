@@ -94,55 +94,87 @@ struct htk_job {
     struct minibatch *mb;
 };
 
+/* Frames [p, p + n) of utterance u of set s, each with its context window (which reaches
+ * beyond them), into input in at columns col, col + stride, ... */
+static int put_frames(struct htk_set *s, const struct htk_utt *u, uint32_t p, uint32_t n,
+                      size_t col, size_t stride, struct mb_input *in, struct htk_worker *w,
+                      struct pt_err *e)
+{
+    uint32_t a = p > (uint32_t)s->left ? p - (uint32_t)s->left : 0;
+    uint32_t b = p + n + (uint32_t)s->right < u->n ? p + n + (uint32_t)s->right : u->n;
+    int rc = read_frames(s, u, a, b, w, e);
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        expand(s, u, p + i, a, w->frames, in->data + (col + i * stride) * (size_t)in->dim);
+    return rc;
+}
+
+/* The classes of frames [p, p + n) (ids from first on) one-hot into input in. */
+static void put_labels(const uint32_t *ids, uint32_t n, size_t col, size_t stride,
+                       struct mb_input *in)
+{
+    for (uint32_t i = 0; i < n; i++)
+        in->data[(col + i * stride) * (size_t)in->dim + ids[i]] = 1.0f;
+}
+
 static int htk_part(void *ctx, size_t lo, size_t hi, int worker, struct pt_err *e)
 {
     struct htk_job *j = ctx;
     struct htk_set *s = j->r->htk;
     const struct htk_config *hc = &j->r->rc.htk;
-    struct htk_worker *w = &s->w[worker];
-    struct mb_input *feat = &j->mb->in[hc->features];
-    struct mb_input *lab = hc->labels < 0 ? NULL : &j->mb->in[hc->labels];
-    size_t nseq = j->mb->nseq;
-    for (size_t k = lo; k < hi; k++) {
+    struct minibatch *mb = j->mb;
+    struct mb_input *feat = &mb->in[hc->features];
+    struct mb_input *lab = hc->labels < 0 ? NULL : &mb->in[hc->labels];
+    size_t nseq = mb->nseq;
+    int rc = 0;
+    for (size_t k = lo; rc == 0 && k < hi; k++) {
+        /* a frame (frame mode), an utterance, or its segment [p, p + n) (truncated mode;
+         * none: an idle stream) */
+        const struct htk_utt *u;
+        uint32_t p, n;
         if (hc->frame_mode) {
             uint64_t g = j->seqs[k];
-            const struct htk_utt *u = &s->utt[utt_of_frame(s, g)];
-            uint32_t t = (uint32_t)(g - u->frame0);
-            uint32_t a = t > (uint32_t)s->left ? t - (uint32_t)s->left : 0;
-            uint32_t b = t + (uint32_t)s->right + 1 < u->n ? t + (uint32_t)s->right + 1 : u->n;
-            int rc = read_frames(s, u, a, b, w, e);
-            if (rc)
-                return rc;
-            expand(s, u, t, a, w->frames, feat->data + k * (size_t)feat->dim);
-            feat->len[k] = 1;
-            if (lab) {
-                lab->data[k * (size_t)lab->dim + s->lab.ids[u->lab + t]] = 1.0f;
-                lab->len[k] = 1;
-            }
-            continue;
+            u = &s->utt[utt_of_frame(s, g)];
+            p = (uint32_t)(g - u->frame0);
+            n = 1;
+        } else {
+            n = j->cnt ? j->cnt[k] : 0;
+            p = j->pos ? j->pos[k] : 0;
+            u = j->cnt && !n ? NULL : &s->utt[j->seqs[k]];
+            n = u && !j->cnt ? u->n : n;
         }
-        /* an utterance, or its segment [p, p + n): the context reaches beyond the segment */
-        uint32_t n = j->cnt ? j->cnt[k] : 0, p = j->pos ? j->pos[k] : 0;
-        const struct htk_utt *u = j->cnt && !n ? NULL : &s->utt[j->seqs[k]];
-        n = u && !j->cnt ? u->n : n;
-        uint32_t a = p > (uint32_t)s->left ? p - (uint32_t)s->left : 0;
-        uint32_t b = u && p + n + (uint32_t)s->right < u->n ? p + n + (uint32_t)s->right
-                     : u                                    ? u->n
-                                                            : 0;
-        int rc = u ? read_frames(s, u, a, b, w, e) : 0;
-        if (rc)
-            return rc;
-        for (uint32_t i = 0; i < n; i++) {
-            size_t col = (size_t)i * nseq + k;
-            expand(s, u, p + i, a, w->frames, feat->data + col * (size_t)feat->dim);
-            if (lab)
-                lab->data[col * (size_t)lab->dim + s->lab.ids[u->lab + p + i]] = 1.0f;
+        if (u)
+            rc = put_frames(s, u, p, n, k, nseq, feat, &s->w[worker], e);
+        if (u && lab)
+            put_labels(s->lab.ids + u->lab + p, n, k, nseq, lab);
+        for (int x = 0; rc == 0 && u && x < hc->nextra; x++) {
+            struct mb_input *in = &mb->in[hc->extra[x].input];
+            struct htk_set *xs = s->xfeat[x];
+            if (xs)
+                rc = put_frames(xs, &xs->utt[u->entry], p, n, k, nseq, in, &xs->w[worker], e);
+            else
+                put_labels(s->xlab[x].ids + u->xlab[x] + p, n, k, nseq, in);
         }
-        feat->len[k] = n;
-        if (lab)
-            lab->len[k] = n;
+        for (int i = 0; i < mb->ninputs; i++)
+            mb->in[i].len[k] = n;
     }
-    return 0;
+    return rc;
+}
+
+/* Whether input i is a label stream's (zeroed before its one-hot values go in). */
+static int label_input(const struct htk_config *hc, int i)
+{
+    for (int x = 0; x < hc->nextra; x++)
+        if (hc->extra[x].input == i)
+            return !hc->extra[x].feat;
+    return i == hc->labels;
+}
+
+/* Zero the padding of every feature stream's input. */
+static void pad(struct reader *r, struct minibatch *mb, size_t n)
+{
+    for (int i = 0; i < mb->ninputs; i++)
+        if (!label_input(&r->rc.htk, i))
+            mb_input_pad(&mb->in[i], n);
 }
 
 /* The minibatch's shape: nseq sequences of up to steps frames, samples in all. */
@@ -158,8 +190,8 @@ static int shape(struct reader *r, struct minibatch *mb, size_t nseq, size_t ste
         struct mb_input *in = &mb->in[i];
         memcpy(in->name, r->rc.inputs[i].name, sizeof in->name);
         in->dim = r->rc.inputs[i].dim;
-        rc = i == hc->labels ? mb_input_reset(in, nseq, steps, e)
-                             : mb_input_shape(in, nseq, steps, e);
+        rc = label_input(hc, i) ? mb_input_reset(in, nseq, steps, e)
+                                : mb_input_shape(in, nseq, steps, e);
     }
     return rc;
 }
@@ -182,7 +214,7 @@ int htk_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibatch 
     if (rc == 0)
         rc = fill_pool_run(reader_pool(r), n, hc->frame_mode ? 32 : 1, htk_part, &job, e);
     if (rc == 0)
-        mb_input_pad(&mb->in[hc->features], n);
+        pad(r, mb, n);
     return rc;
 }
 
@@ -204,6 +236,6 @@ int htk_fill_segments(struct reader *r, const uint32_t *seqs, const uint32_t *po
     if (rc == 0)
         rc = fill_pool_run(reader_pool(r), n, 1, htk_part, &job, e);
     if (rc == 0)
-        mb_input_pad(&mb->in[r->rc.htk.features], n);
+        pad(r, mb, n);
     return rc;
 }

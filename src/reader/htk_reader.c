@@ -214,9 +214,26 @@ static int add_utt(struct htk_set *s, const struct htk_utt *u, struct pt_err *e)
     return 0;
 }
 
-static int read_scp(struct reader *r, struct htk_set *s, struct pt_err *e)
+/* The MLF entry of script entry x in l (its key, else its last path component), or
+ * SIZE_MAX. */
+static size_t labels_of(const struct htk_labels *l, const struct scp_entry *x)
 {
-    const struct htk_config *hc = &r->rc.htk;
+    size_t k = htk_names_find(&l->keys, x->key, x->key_len);
+    if (k == SIZE_MAX) { /* NAME's last component, as an MLF "* /NAME.lab" would have it */
+        const char *b = x->key;
+        for (size_t i = 0; i < x->key_len; i++)
+            if (x->key[i] == '/')
+                b = x->key + i + 1;
+        k = htk_names_find(&l->keys, b, x->key_len - (size_t)(b - x->key));
+    }
+    return k;
+}
+
+/* Script file hc->scp into s (set: its number in the log, 0 the first stream's). With
+ * labels, the first stream's utterances need theirs in every label stream. */
+static int read_scp(struct reader *r, struct htk_set *s, const struct htk_config *hc, int set,
+                    struct pt_err *e)
+{
     FILE *f = fopen(hc->scp, "r");
     if (!f)
         return cfg_error(e, &hc->scp_origin, "cannot read script file '%s': %s", hc->scp,
@@ -253,44 +270,53 @@ static int read_scp(struct reader *r, struct htk_set *s, struct pt_err *e)
                             lineno, (unsigned long long)n);
             break;
         }
-        if (hc->labels < 0) { /* features only: every utterance */
-            struct htk_utt u = {.file = file, .n = (uint32_t)n, .s = x.s, .frame0 = total};
-            if ((rc = add_utt(s, &u, e)))
-                break;
-            total += n;
+        struct htk_utt u = {.file = file,
+                            .n = (uint32_t)n,
+                            .s = x.s,
+                            .frame0 = total,
+                            .entry = (uint32_t)entries - 1};
+        int skip = 0;
+        for (int m = -1; hc->labels >= 0 && !skip && m < hc->nextra; m++) {
+            if (m >= 0 && hc->extra[m].feat)
+                continue;
+            const struct htk_labels *l = m < 0 ? &s->lab : &s->xlab[m];
+            size_t k = labels_of(l, &x);
+            uint64_t nl = k == SIZE_MAX ? 0 : l->first[k + 1] - l->first[k];
+            /* a further label stream's MLF is named */
+            const char *mlf = m < 0                 ? "the MLF"
+                              : hc->extra[m].mlf[0] ? hc->extra[m].mlf
+                                                    : hc->extra[m].mlf_list;
+            char why[1200];
+            if (k == SIZE_MAX)
+                snprintf(why, sizeof why, "no labels in %s", mlf);
+            else
+                snprintf(why, sizeof why, "its labels' duration%s%s differs", m < 0 ? "" : " in ",
+                         m < 0 ? "" : mlf);
+            if (k == SIZE_MAX || nl != n) {
+                skip_warn(r->log, &skipped, hc->scp, lineno, &x, why, k == SIZE_MAX ? 0 : nl,
+                          k == SIZE_MAX ? 0 : n);
+                skip = 1;
+            } else if (m < 0) {
+                u.lab = l->first[k];
+            } else {
+                u.xlab[m] = l->first[k];
+            }
+        }
+        if (skip)
             continue;
-        }
-        size_t k = htk_names_find(&s->lab.keys, x.key, x.key_len);
-        if (k == SIZE_MAX) { /* NAME's last component, as an MLF "* /NAME.lab" would have it */
-            const char *b = x.key;
-            for (size_t i = 0; i < x.key_len; i++)
-                if (x.key[i] == '/')
-                    b = x.key + i + 1;
-            k = htk_names_find(&s->lab.keys, b, x.key_len - (size_t)(b - x.key));
-        }
-        uint64_t nl = k == SIZE_MAX ? 0 : s->lab.first[k + 1] - s->lab.first[k];
-        if (k == SIZE_MAX) {
-            skip_warn(r->log, &skipped, hc->scp, lineno, &x, "no labels in the MLF", 0, 0);
-            continue;
-        }
-        if (nl != n) {
-            skip_warn(r->log, &skipped, hc->scp, lineno, &x, "its labels' duration differs", nl, n);
-            continue;
-        }
-        struct htk_utt u = {
-            .file = file, .n = (uint32_t)n, .s = x.s, .lab = s->lab.first[k], .frame0 = total};
         rc = add_utt(s, &u, e);
         total += n;
     }
     free(line);
     fclose(f);
+    s->entries = entries;
     if (rc)
         return rc;
     if (r->log)
         pt_log_printf(r->log,
-                      "reading script file %s ... %zu entries; feature set 0: %llu frames in "
+                      "reading script file %s ... %zu entries; feature set %d: %llu frames in "
                       "%zu out of %zu utterances\n",
-                      hc->scp, entries, (unsigned long long)total, s->nutt, entries);
+                      hc->scp, entries, set, (unsigned long long)total, s->nutt, entries);
     if (skipped && r->log)
         pt_log_printf(r->log,
                       "%s: %zu of %zu utterances skipped (no labels, or labels of "
@@ -309,9 +335,9 @@ static int read_scp(struct reader *r, struct htk_set *s, struct pt_err *e)
 }
 
 /* The context window from the stream's dim and the files' (CNTK's augmentation extent). */
-static int context(struct reader *r, struct htk_set *s, struct pt_err *e)
+static int context(struct reader *r, struct htk_set *s, const struct htk_config *hc,
+                   struct pt_err *e)
 {
-    const struct htk_config *hc = &r->rc.htk;
     long long want = r->rc.inputs[hc->features].dim, d = s->dim;
     const char *name = r->rc.inputs[hc->features].name;
     s->left = hc->left;
@@ -373,6 +399,41 @@ static int make_index(struct reader *r, struct htk_set *s, struct pt_err *e)
     return 0;
 }
 
+/* Further feature stream k into its own set: the same utterances as the first stream's
+ * script file, entry by entry, each of the same frames. */
+static int open_extra(struct reader *r, struct htk_set *s, int k, struct pt_err *e)
+{
+    struct htk_config *t = calloc(1, sizeof *t);
+    struct htk_set *x = calloc(1, sizeof *x);
+    if (!t || !x) {
+        free(t);
+        free(x);
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    }
+    s->xfeat[k] = x;
+    for (int w = 0; w < FILL_POOL_MAX; w++)
+        x->w[w].fd = -1;
+    htk_extra_config(&r->rc.htk, k, t);
+    int rc = read_scp(r, x, t, k + 1, e);
+    if (rc == 0)
+        rc = context(r, x, t, e);
+    if (rc == 0 && x->nutt != s->entries)
+        rc = cfg_error(e, &t->scp_origin,
+                       "%s: %zu utterances, where %s lists %zu: the script files of a reader's "
+                       "feature streams list the same utterances in the same order",
+                       t->scp, x->nutt, r->rc.htk.scp, s->entries);
+    for (size_t u = 0; rc == 0 && u < s->nutt; u++) {
+        const struct htk_utt *a = &s->utt[u], *b = &x->utt[a->entry];
+        if (a->n != b->n)
+            rc = pt_err_set(e, PT_EUSER,
+                            "%s: error: its utterance %u has %u frames, and %u in %s: the "
+                            "feature streams' utterances must be of the same frames",
+                            t->scp, a->entry + 1, b->n, a->n, r->rc.htk.scp);
+    }
+    free(t);
+    return rc;
+}
+
 int htk_open(struct reader *r, struct pt_err *e)
 {
     struct htk_set *s = calloc(1, sizeof *s);
@@ -381,19 +442,32 @@ int htk_open(struct reader *r, struct pt_err *e)
     r->htk = s;
     for (int k = 0; k < FILL_POOL_MAX; k++)
         s->w[k].fd = -1;
-    int rc = r->rc.htk.labels < 0 ? 0 : htk_labels_read(&r->rc.htk, r->log, &s->lab, e);
+    const struct htk_config *hc = &r->rc.htk;
+    int rc = hc->labels < 0 ? 0 : htk_labels_read(hc, r->log, &s->lab, e);
+    for (int k = 0; rc == 0 && k < hc->nextra; k++) {
+        if (hc->extra[k].feat)
+            continue;
+        struct htk_config *t = calloc(1, sizeof *t);
+        if (!t)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        htk_extra_config(hc, k, t);
+        rc = htk_labels_read(t, r->log, &s->xlab[k], e);
+        free(t);
+    }
     if (rc == 0)
-        rc = read_scp(r, s, e);
+        rc = read_scp(r, s, hc, 0, e);
     if (rc == 0)
-        rc = context(r, s, e);
+        rc = context(r, s, hc, e);
+    for (int k = 0; rc == 0 && k < hc->nextra; k++)
+        if (hc->extra[k].feat)
+            rc = open_extra(r, s, k, e);
     if (rc == 0)
         rc = make_index(r, s, e);
     return rc;
 }
 
-void htk_close(struct reader *r)
+static void set_free(struct htk_set *s)
 {
-    struct htk_set *s = r->htk;
     if (!s)
         return;
     for (int k = 0; k < FILL_POOL_MAX; k++) {
@@ -412,6 +486,15 @@ void htk_close(struct reader *r)
     htk_names_free(&s->paths);
     free(s->utt);
     htk_labels_free(&s->lab);
+    for (int k = 0; k < HTK_MAX_EXTRA; k++) {
+        set_free(s->xfeat[k]);
+        htk_labels_free(&s->xlab[k]);
+    }
     free(s);
+}
+
+void htk_close(struct reader *r)
+{
+    set_free(r->htk);
     r->htk = NULL;
 }

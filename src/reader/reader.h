@@ -86,6 +86,24 @@ struct htk_config {
     char states[1024];          /* labelMappingFile ("": the MLFs give class numbers) */
     struct cfg_origin states_origin;
     int label_dim;
+    /* The legacy form's further streams, in the config's order after the first feature
+     * stream and the first label stream above (TIMIT's featIn and featOut, features1 and
+     * features2, labels and regions): each with the fields above that its kind has. A
+     * further feature stream's script file lists the same utterances in the same order
+     * (CNTK's rule), each of the same frames; a further label stream labels the same
+     * utterances (one without is skipped, as without the first's labels). */
+#define HTK_MAX_EXTRA 3
+    int nextra;
+    struct htk_extra {
+        int feat;  /* a feature stream (scpFile), else a label stream (mlfFile) */
+        int input; /* its rc->inputs index */
+        char scp[1024], prefix[1024];
+        struct cfg_origin scp_origin;
+        int left, right;
+        char mlf[1024], mlf_list[1024], states[1024];
+        struct cfg_origin mlf_origin, states_origin;
+        int label_dim;
+    } extra[HTK_MAX_EXTRA];
 };
 
 struct reader_config {
