@@ -3,7 +3,8 @@
 # (`ce = auxWeight .* ceAux + ceZ`) and its FCN normalizes by SumElements: each criterion
 # there is the minibatch's sum, one value. Checked on 1 and 2 ranks: `Constant (1) .* ce`
 # trains the same model, bit for bit, as ce itself; the weighted sum's logged value is the
-# weighted sum of its parts' logged values; SumElements learns; the errors name where.
+# weighted sum of its parts' logged values; SumElements learns; the errors name where;
+# SquareError's target may be computed from the inputs (not from parameters).
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
@@ -86,4 +87,27 @@ CFG
 expect 1 "$T" configFile=c.cntk command=Vec Dir=x Crit=ceZ
 has "$tmp/err" "c.cntk:35:39: error: 'v' (ElementTimes) is used as a criterion, which is one value per sample or one for the minibatch; it is 3 x 1, computed from a criterion's value"
 [ ! -e v ] && ok || no "a refused network wrote its model directory"
+# SquareError's target computed from the inputs (TIMIT's autoencoder compares the output
+# with the normalized features): the same model as the target given as an input would be
+# (here 2 x features: the reader's second input holds it); a target computed from
+# parameters is refused (it would get no gradient)
+awk '{ printf "%s |t %.9g %.9g\n", $0, 2 * $2, 2 * $3 }' d.txt >t.txt
+cat >>c.cntk <<'CFG'
+Sq = [ action = train ; modelPath = "$Dir$/m.dnn" ; SGD = [ maxEpochs = 2 ; minibatchSize = 32 ; learningRatesPerSample = 0.01 ]
+    reader = [ readerType = CNTKTextFormatReader ; file = t.txt ; randomize = true
+       input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 3 ; format = dense ] ; t = [ dim = 2 ; format = dense ] ] ]
+    BrainScriptNetworkBuilder = [ features = Input (2) ; labels = Input (3) ; t = Input (2)
+        z = LinearLayer {2} (Tanh (LinearLayer {8} (features)))
+        target = $Target$
+        se = SquareError (target, z)
+        criterionNodes = (se) ] ]
+CFG
+expect 0 "$T" configFile=c.cntk command=Sq Dir=sq1 Crit=ceZ 'Target=Constant (2) .* features'
+cp "$tmp/err" sq1.err
+expect 0 "$T" configFile=c.cntk command=Sq Dir=sq2 Crit=ceZ Target=t
+cp "$tmp/err" sq2.err
+a=$(grep '^Finished Epoch\[ 2' sq1.err | sed 's/epochTime.*//') b=$(grep '^Finished Epoch\[ 2' sq2.err | sed 's/epochTime.*//')
+[ -n "$a" ] && [ "$a" = "$b" ] && ok || no "a computed target trained otherwise than the same target read: '$a' / '$b'"
+expect 1 "$T" configFile=c.cntk command=Sq Dir=sq5 Crit=ceZ 'Target=LinearLayer {2} (features)'
+has "$tmp/err" "SquareError: its first operand (the target,"
 finish test_bs_criteria

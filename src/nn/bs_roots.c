@@ -343,7 +343,9 @@ int bse_network(struct ev *v, struct benv *root, int first, size_t fix0, int nee
         if (all[i] < 0)
             continue;
         const struct g_node *c = &g->nodes[all[i]], *y = &g->nodes[c->in[0]];
-        if (!y->is_input && c->kind != &g_kind_own_crit)
+        /* SquareError's target may be computed (TIMIT's autoencoder: the normalized
+         * features), from no parameter (g_finish checks) */
+        if (!y->is_input && c->kind != &g_kind_own_crit && c->kind->crit != BK_CRIT_SQUARE_ERR + 1)
             rc = pt_err_set(v->e, PT_EUSER,
                             "%s: error: %s: the first operand (labels) must be an Input node, "
                             "got %s",

@@ -213,6 +213,16 @@ int g_finish(struct nn_graph *g, struct pt_err *e)
     if (rc)
         return rc;
     need_grads(g);
+    for (int i = 0; i < g->n; i++) { /* a criterion's target has no gradient */
+        const struct g_node *n = &g->nodes[i],
+                            *y = n->kind->crit && !n->dead ? &g->nodes[n->in[0]] : NULL;
+        if (y && n->in[0] != n->in[1] && y->needs_grad)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: %s: its first operand (the target, %s) is computed "
+                              "from parameters, and a criterion's target gets no gradient: "
+                              "give it as the second operand, or from inputs alone",
+                              n->where, n->kind->name, y->name[0] ? y->name : y->kind->name);
+    }
     if ((rc = over_writes(g, e)) != 0)
         return rc;
     g->nparams = 0;
