@@ -110,4 +110,24 @@ a=$(grep '^Finished Epoch\[ 2' sq1.err | sed 's/epochTime.*//') b=$(grep '^Finis
 [ -n "$a" ] && [ "$a" = "$b" ] && ok || no "a computed target trained otherwise than the same target read: '$a' / '$b'"
 expect 1 "$T" configFile=c.cntk command=Sq Dir=sq5 Crit=ceZ 'Target=LinearLayer {2} (features)'
 has "$tmp/err" "SquareError: its first operand (the target,"
+# statistics of two inputs (TIMIT's autoencoder normalizes its input and its target): each
+# input's own, so t = 2 x features normalizes to what features does
+cat >>c.cntk <<'CFG'
+Norm = [ action = train ; modelPath = "$Dir$/m.dnn" ; SGD = [ maxEpochs = 2 ; minibatchSize = 32 ; learningRatesPerSample = 0.01 ]
+    reader = [ readerType = CNTKTextFormatReader ; file = t.txt ; randomize = true
+       input = [ features = [ dim = 2 ; format = dense ] ; labels = [ dim = 3 ; format = dense ] ; t = [ dim = 2 ; format = dense ] ] ]
+    BrainScriptNetworkBuilder = [ features = Input (2) ; labels = Input (3) ; t = Input (2)
+        fn = PerDimMeanVarNormalization (features, Mean (features), InvStdDev (features))
+        tn = PerDimMeanVarNormalization (t, Mean (t), InvStdDev (t))
+        z = LinearLayer {2} (Tanh (LinearLayer {8} (fn)))
+        se = SquareError (tn, z)
+        criterionNodes = (se) ] ]
+NormOut = [ action = write ; modelPath = "$Dir$/m.dnn" ; outputPath = "$Dir$/o" ; outputNodeNames = fn:tn
+    reader = [ readerType = CNTKTextFormatReader ; file = t.txt ; randomize = false
+       input = [ features = [ dim = 2 ; format = dense ] ; t = [ dim = 2 ; format = dense ] ] ] ]
+CFG
+expect 0 "$T" configFile=c.cntk command=Norm:NormOut Dir=nm Crit=ceZ
+paste -d ' ' nm/o.fn nm/o.tn | awk '{ for (i = 1; i <= 2; i++) { d = $i - $(i + 2); if (d < 0) d = -d; if (d > 1e-5) bad++ }
+    if ($1 * $1 > 0) any++ } END { exit bad > 0 || NR != 600 || !any }' && ok ||
+    { no "t's statistics are not its own"; paste nm/o.fn nm/o.tn | head -3; }
 finish test_bs_criteria

@@ -195,6 +195,22 @@ mv proj.txt proj.bak
 "$T" configFile=proj.cntk command=write write.outputPath=out2 >j.out 2>j.err && cmp -s out.proj out2.proj && ok ||
     { no "fromFile: the model's values without the file"; tail -3 j.err; }
 mv proj.bak proj.txt
+# TIMIT's multi-task objective: a macro weighing two criteria with Times (Constant (w), ce)
+# (NDL's Constant (w) is 1 x 1), tagged criterion: the logged ObjFcn.O is 0.8 CE1 + 0.2 CE2
+cat >mt.ndl <<'NDL'
+WtObjFcn(o1, w1, o2, w2) = [ A1 = Constant(w1) ; A2 = Constant(w2) ; T1 = Times(A1, o1) ; T2 = Times(A2, o2) ; O = Plus(T1, T2) ]
+features = Input(2) ; labels = Input(2)
+h = Sigmoid(Plus(Times(Parameter(16, 2), features), Parameter(16, 1)))
+z1 = Times(Parameter(2, 16), h) ; z2 = Times(Parameter(2, 16), h)
+CE1 = CrossEntropyWithSoftmax(labels, z1, tag = "evaluation") ; CE2 = CrossEntropyWithSoftmax(labels, z2, tag = "evaluation")
+ObjFcn = WtObjFcn(CE1, 0.8, CE2, 0.2, tag = "criterion")
+FeatureNodes = (features) ; LabelNodes = (labels)
+NDL
+"$T" configFile=n.cntk M=mt command=train train.NDLNetworkBuilder.networkDescription=mt.ndl >mt.out 2>mt.err && ok ||
+    { no "multi-task NDL: exit $?"; tail -3 mt.err; }
+sed -n 's/^Finished Epoch\[ 3 of 3\]: \[Training\] ObjFcn.O = \([0-9.]*\) .*CE1 = \([0-9.]*\) .*CE2 = \([0-9.]*\) .*/\1 \2 \3/p' mt.err |
+    awk '{ d = $1 - (0.8 * $2 + 0.2 * $3); exit !(NF == 3 && d < 1e-5 && d > -1e-5) }' && ok ||
+    { no "ObjFcn.O is not 0.8 CE1 + 0.2 CE2"; grep '^Finished' mt.err; }
 # errors: the NDL file and line, or the config's
 fails() { # EXPECTED-TEXT ARGS...: the run fails (not a crash) saying EXPECTED-TEXT
     want=$1

@@ -327,19 +327,42 @@ static int describe(struct nn_config *out, struct pt_err *e)
             out->need_prior = 1;
             continue;
         }
-        if (out->norm_input[0] && strcmp(out->norm_input, x->name))
+        if (nn_norm_base(out, x->name) >= 0) /* its statistics are counted already */
+            continue;
+        if (out->norm_input[0] && out->n_norm_more == NN_NORM_MORE)
             rc = pt_err_set(e, PT_EUSER,
-                            "%s: error: %s: the statistics of one Input only ('%s' and '%s')",
-                            n->where, n->kind->name, out->norm_input, x->name);
-        copy_cut(out->norm_input, sizeof out->norm_input, x->name);
+                            "%s: error: %s: the statistics of %d Inputs at most ('%s' and %d "
+                            "more, then '%s')",
+                            n->where, n->kind->name, 1 + NN_NORM_MORE, out->norm_input,
+                            NN_NORM_MORE, x->name);
+        else if (out->norm_input[0])
+            copy_cut(out->norm_more[out->n_norm_more++], sizeof out->norm_more[0], x->name);
+        else
+            copy_cut(out->norm_input, sizeof out->norm_input, x->name);
+        out->norm_rows[out->n_norm_more] = x->rows;
+        out->sizes[0] = out->norm_input[0] && out->n_norm_more ? out->sizes[0] + x->rows : x->rows;
         out->mean_var_norm = 1;
-        out->sizes[0] = x->rows;
     }
     if (own && out->need_prior) /* the prior has the labels' rows */
         out->sizes[1] = lab->rows;
     out->init_scale = 1.0;
     g_free(g);
     return rc;
+}
+
+int nn_norm_base(const struct nn_config *c, const char *name)
+{
+    if (!c->norm_input[0])
+        return -1;
+    if (!strcmp(c->norm_input, name))
+        return 0;
+    int base = c->norm_rows[0];
+    for (int i = 0; i < c->n_norm_more; i++) {
+        if (!strcmp(c->norm_more[i], name))
+            return base;
+        base += c->norm_rows[1 + i];
+    }
+    return -1;
 }
 
 int nn_find_builder(struct cfg_node *block, int local, struct cfg_node **out, struct pt_err *e)

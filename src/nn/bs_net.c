@@ -119,9 +119,13 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
     for (int i = 0; i < g->n; i++) { /* Mean / InvStdDev: the network's statistics */
         struct g_node *n = &g->nodes[i];
         int stat = strcmp(n->kind->name, "Mean") == 0 || strcmp(n->kind->name, "InvStdDev") == 0;
-        int off = 0;
-        if (stat && g_stat_input(g, n, &off) < 0)
-            continue; /* dead: refused by g_finish where live */
+        int off = 0, root = stat ? g_stat_input(g, n, &off) : -1;
+        if (stat && root < 0)
+            continue;                       /* dead: refused by g_finish where live */
+        if (stat && &g->nodes[root] != lab) /* its input's part of the statistics */
+            off += nn_norm_base(&net->cfg, g->nodes[root].name) > 0
+                       ? nn_norm_base(&net->cfg, g->nodes[root].name)
+                       : 0;
         if (!strcmp(n->kind->name, "Mean") && &g->nodes[n->in[0]] == lab)
             n->v = net->prior_dev;
         else if (!strcmp(n->kind->name, "Mean"))

@@ -112,6 +112,8 @@ static int shape_times(struct nn_graph *g, struct g_node *n, struct pt_err *e)
         x->rows = a->cols;
     if (a->cols == 0 && !(a->learnable || a->is_const))
         return g_shape_error(n, a, x, "the left operand must be a parameter or constant", e);
+    if (a->rows == 0 && a->is_const && a->cols == 1 && x->rows == 1)
+        a->rows = 1; /* NDL's Constant (0.8) is 1 x 1: Times (Constant (w), ce) weighs a value */
     if (a->rows <= 0 || a->cols != x->rows)
         return g_shape_error(n, a, x, "the left operand's columns must equal the right's rows", e);
     n->rows = a->rows;

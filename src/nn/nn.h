@@ -66,6 +66,13 @@ struct nn_config {
     int bs_line, bs_col;
     char labels_input[64];
     char norm_input[64]; /* NN_GRAPH: the Input whose Mean / InvStdDev the network uses */
+    /* NN_GRAPH: further Inputs with statistics (TIMIT's autoencoder normalizes featIn and
+     * featOut): the statistics are one vector, norm_input's rows then each of these in
+     * order (norm_rows[0] rows, then norm_rows[1 + i]); sizes[0] is their sum */
+#define NN_NORM_MORE 3
+    char norm_more[NN_NORM_MORE][64];
+    int n_norm_more;
+    int norm_rows[1 + NN_NORM_MORE];
     /* NN_GRAPH: the criteria's node kinds, as the summary names them ("Sqrt" for a node of
      * the network's own as the criterion, else the criterion's kind) */
     char train_kind[32], eval_kind[32];
@@ -378,6 +385,9 @@ int nn_save(struct nn *net, const char *path, struct pt_err *e);
  * foreign file is PT_EUSER with a message naming the file and the problem. On failure
  * *out is NULL. */
 int nn_load(const char *path, struct backend *b, struct nn **out, struct pt_err *e);
+/* Where input name's statistics begin in the network's statistics vector (nn_config's
+ * norm_input, then norm_more), or -1 when it has none. */
+int nn_norm_base(const struct nn_config *c, const char *name);
 /* The same for a test that names nodes to report (evalNodeNames, want[0 .. nwant),
  * want_eval 1): a BrainScript network reports those of its nodes (any, as CNTK's
  * evalNodeNames) where it has all of them; or for a write (outputNodeNames, want_eval 0):

@@ -5,21 +5,27 @@
 
 #include "train/train_internal.h"
 
+#define MAX_NORM (1 + NN_NORM_MORE)
+
+/* Sums over the pass: each normalized input's values and squares (part k of the
+ * statistics vector at base[k], dim[k] values), and the labels'. */
 struct acc {
     double *sum, *sq, *lab;
-    double frames, seqs;
+    double frames[MAX_NORM], seqs;
+    int base[MAX_NORM], dim[MAX_NORM], n, total;
 };
 
-static void add_features(struct acc *a, const struct mb_input *f, size_t nseq)
+static void add_features(struct acc *a, int k, const struct mb_input *f, size_t nseq)
 {
+    double *sum = a->sum + a->base[k], *sq = a->sq + a->base[k];
     for (size_t s = 0; s < nseq; s++)
         for (size_t t = 0; t < f->len[s]; t++) {
             const float *x = f->data + (t * nseq + s) * (size_t)f->dim;
             for (int i = 0; i < f->dim; i++) {
-                a->sum[i] += x[i];
-                a->sq[i] += (double)x[i] * x[i];
+                sum[i] += x[i];
+                sq[i] += (double)x[i] * x[i];
             }
-            a->frames++;
+            a->frames[k]++;
         }
 }
 
@@ -34,20 +40,21 @@ static void add_labels(struct acc *a, const struct mb_input *l, size_t nseq)
         }
 }
 
-static int finish(struct acc *a, struct nn *net, int fdim, int ldim, int mean_var, int prior,
+static int finish(struct acc *a, struct nn *net, int ldim, int mean_var, int prior,
                   struct pt_err *e)
 {
     int rc = 0;
     if (mean_var) {
-        float *mean = malloc((size_t)fdim * sizeof *mean),
-              *inv = malloc((size_t)fdim * sizeof *inv);
-        for (int i = 0; mean && inv && i < fdim; i++) {
-            double m = a->sum[i] / a->frames, var = a->sq[i] / a->frames - m * m;
-            mean[i] = (float)m;
-            /* a constant feature (all-zero border pixels) must not divide by zero */
-            inv[i] = var > 1e-10 ? (float)(1.0 / sqrt(var)) : 1.0f;
-        }
-        rc = mean && inv ? nn_set_mean_var(net, mean, inv, fdim, e)
+        float *mean = malloc((size_t)a->total * sizeof *mean),
+              *inv = malloc((size_t)a->total * sizeof *inv);
+        for (int k = 0; mean && inv && k < a->n; k++)
+            for (int i = a->base[k]; i < a->base[k] + a->dim[k]; i++) {
+                double m = a->sum[i] / a->frames[k], var = a->sq[i] / a->frames[k] - m * m;
+                mean[i] = (float)m;
+                /* a constant feature (all-zero border pixels) must not divide by zero */
+                inv[i] = var > 1e-10 ? (float)(1.0 / sqrt(var)) : 1.0f;
+            }
+        rc = mean && inv ? nn_set_mean_var(net, mean, inv, a->total, e)
                          : pt_err_set(e, PT_ENOMEM, "error: out of memory");
         free(mean);
         free(inv);
@@ -66,38 +73,49 @@ int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prio
 {
     struct minibatch mb = {0};
     struct acc a = {0};
-    int rc = reader_start_epoch(r, 0, 0, 0, 1, e), fdim = 0, ldim = 0;
-    /* a BrainScript network's Mean / InvStdDev name their input */
+    int rc = reader_start_epoch(r, 0, 0, 0, 1, e), ldim = 0;
+    /* a BrainScript network's Mean / InvStdDev name their inputs */
     const struct nn_config *c = nn_get_config(net);
-    const char *fname = c->norm_input[0] ? c->norm_input : "features";
+    const char *fnames[MAX_NORM];
+    fnames[0] = c->norm_input[0] ? c->norm_input : "features";
+    for (int k = 0; k < c->n_norm_more && k < NN_NORM_MORE; k++)
+        fnames[1 + k] = c->norm_more[k];
+    a.n = mean_var ? 1 + c->n_norm_more : 0;
     const char *lname = c->labels_input[0] ? c->labels_input : "labels";
     while (rc == 0 && (rc = reader_next(r, 4096, &mb, e)) == 0 && mb.global_samples) {
-        struct mb_input *f = mean_var ? mb_find(&mb, fname) : NULL, *l = mb_find(&mb, lname);
-        if ((mean_var && !f) || (prior && !l)) {
-            rc = pt_err_set(e, PT_EUSER, "error: the reader needs %s named '%s'%s%s%s",
-                            mean_var && prior ? "inputs" : "an input", mean_var ? fname : lname,
-                            mean_var && prior ? " and '" : "", mean_var && prior ? lname : "",
-                            mean_var && prior ? "'" : "");
+        struct mb_input *f[MAX_NORM], *l = mb_find(&mb, lname);
+        const char *missing = prior && !l ? lname : NULL;
+        for (int k = 0; k < a.n; k++)
+            if (!(f[k] = mb_find(&mb, fnames[k])))
+                missing = fnames[k];
+        if (missing) {
+            rc = pt_err_set(e, PT_EUSER,
+                            "error: the reader needs an input named '%s' (the network's %s)",
+                            missing,
+                            prior && missing == lname ? "labels, whose mean is the label prior"
+                                                      : "statistics: Mean, InvStdDev");
             break;
         }
-        if (!a.sum) {
-            fdim = f ? f->dim : 1;
+        if (!a.lab) {
+            for (int k = 0; k < a.n; k++) {
+                a.base[k] = a.total;
+                a.dim[k] = f[k]->dim;
+                a.total += f[k]->dim;
+            }
             ldim = l ? l->dim : 1;
-            a.sum = calloc((size_t)fdim, sizeof *a.sum);
-            a.sq = calloc((size_t)fdim, sizeof *a.sq);
+            a.sum = calloc((size_t)(a.total ? a.total : 1), sizeof *a.sum);
+            a.sq = calloc((size_t)(a.total ? a.total : 1), sizeof *a.sq);
             a.lab = calloc((size_t)ldim, sizeof *a.lab);
             if (!a.sum || !a.sq || !a.lab)
                 rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
         }
-        if (rc == 0) {
-            if (f)
-                add_features(&a, f, mb.nseq);
-            if (l)
-                add_labels(&a, l, mb.nseq);
-        }
+        for (int k = 0; rc == 0 && k < a.n; k++)
+            add_features(&a, k, f[k], mb.nseq);
+        if (rc == 0 && l)
+            add_labels(&a, l, mb.nseq);
     }
-    if (rc == 0 && a.sum)
-        rc = finish(&a, net, fdim, ldim, mean_var, prior, e);
+    if (rc == 0 && a.lab)
+        rc = finish(&a, net, ldim, mean_var, prior, e);
     free(a.sum);
     free(a.sq);
     free(a.lab);
