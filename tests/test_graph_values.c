@@ -305,11 +305,12 @@ START_TEST(criterion_errors)
     ck_assert_msg(strstr(msg, "g.cfg:7:6: ") && strstr(msg, "CrossEntropyWithSoftmax"), "%s", msg);
     ck_assert_str_eq(msg, "g.cfg:7:6: error: CrossEntropyWithSoftmax: the first operand (labels) "
                           "must be an Input node, got Times");
+    /* SquareError's target may be computed, but not from parameters (no gradient for it) */
     msg = bs_error_of(IO WB "z = W * features + b\nce = CrossEntropyWithSoftmax (labels, z)\n"
-                            "err = SquareError (Tanh (labels), z)\n"
+                            "t = Tanh (W * features)\nerr = SquareError (t, z)\n"
                             "criterionNodes = (ce)\nevaluationNodes = (err)\n");
-    ck_assert_msg(strstr(msg, "g.cfg:8:7: error: SquareError: the first operand (labels) must be "
-                              "an Input node, got Tanh"),
+    ck_assert_msg(strstr(msg, "g.cfg:9:7: error: SquareError: its first operand (the target, t) "
+                              "is computed from parameters"),
                   "%s", msg);
     /* a node of the network's own as the criterion: one value per sample */
     msg = bs_error_of(IO WB "z = W * features + b\ncriterionNodes = (z)\n");
