@@ -365,6 +365,24 @@ static int read_stream(struct cfg_check *ck, struct cfg_node *n, const char *nam
     return r;
 }
 
+/* The fields of one stream, named alike in struct htk_config (the first feature and label
+ * streams) and struct htk_extra (each further one). */
+#define STREAM_FIELDS(X)                                                                           \
+    X(scp)                                                                                         \
+    X(prefix) X(scp_origin) X(left) X(right) X(mlf) X(mlf_list) X(states) X(mlf_origin)            \
+        X(states_origin) X(label_dim)
+#define COPY_FIELD(f) memcpy(&dst->f, &src->f, sizeof dst->f);
+
+static void copy_to_extra(struct htk_extra *dst, const struct htk_config *src)
+{
+    STREAM_FIELDS(COPY_FIELD)
+}
+
+static void copy_from_extra(struct htk_config *dst, const struct htk_extra *src)
+{
+    STREAM_FIELDS(COPY_FIELD)
+}
+
 /* A further stream (the legacy form's second feature or label stream, and after): read as
  * the first is, into rc->htk.extra. */
 static int read_extra(struct cfg_check *ck, struct cfg_node *n, const char *name, int feat,
@@ -384,17 +402,7 @@ static int read_extra(struct cfg_check *ck, struct cfg_node *n, const char *name
     memset(x, 0, sizeof *x);
     x->feat = feat;
     x->input = rc->ninputs - 1;
-    memcpy(x->scp, t->scp, sizeof x->scp);
-    memcpy(x->prefix, t->prefix, sizeof x->prefix);
-    x->scp_origin = t->scp_origin;
-    x->left = t->left;
-    x->right = t->right;
-    memcpy(x->mlf, t->mlf, sizeof x->mlf);
-    memcpy(x->mlf_list, t->mlf_list, sizeof x->mlf_list);
-    memcpy(x->states, t->states, sizeof x->states);
-    x->mlf_origin = t->mlf_origin;
-    x->states_origin = t->states_origin;
-    x->label_dim = t->label_dim;
+    copy_to_extra(x, t);
     free(t);
     if (r == 0)
         hc->nextra++;
@@ -409,17 +417,7 @@ void htk_extra_config(const struct htk_config *hc, int k, struct htk_config *out
     out->frame_mode = hc->frame_mode;
     out->features = x->feat ? x->input : -1;
     out->labels = x->feat ? -1 : x->input;
-    memcpy(out->scp, x->scp, sizeof out->scp);
-    memcpy(out->prefix, x->prefix, sizeof out->prefix);
-    out->scp_origin = x->scp_origin;
-    out->left = x->left;
-    out->right = x->right;
-    memcpy(out->mlf, x->mlf, sizeof out->mlf);
-    memcpy(out->mlf_list, x->mlf_list, sizeof out->mlf_list);
-    memcpy(out->states, x->states, sizeof out->states);
-    out->mlf_origin = x->mlf_origin;
-    out->states_origin = x->states_origin;
-    out->label_dim = x->label_dim;
+    copy_from_extra(out, x);
 }
 
 /* nbruttsineachrecurrentiter: N, or N:N:... per epoch (the last repeats). */
