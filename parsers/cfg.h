@@ -167,6 +167,11 @@ int cfg_error(struct pt_err *e, const struct cfg_origin *o, const char *fmt, ...
 
 /* Boolean: true/false/t/f/1/0, any case. */
 int cfg_to_bool(const struct cfg_node *n, const char *s, int *out, struct pt_err *e);
+/* Key `key` of block as a boolean, looked up from block outward (local: in block only):
+ * *out is left as it is when the key is absent; *found (may be NULL) is the node or NULL.
+ * A block of that name, or a value that is no boolean, is an error naming it. */
+int cfg_get_bool(struct cfg_node *block, const char *key, int local, int *out,
+                 struct cfg_node **found, struct pt_err *e);
 /* Integer: a whole-string decimal integer. */
 int cfg_to_int(const struct cfg_node *n, const char *s, long long *out, struct pt_err *e);
 /* Real: a whole-string strtod number, or a number followed by #INF (±infinity). NaN is

@@ -39,6 +39,19 @@ int cfg_to_bool(const struct cfg_node *n, const char *s, int *out, struct pt_err
                      name_of(n, path, sizeof path), pt_excerpt(ex, sizeof ex, s, strlen(s), 60));
 }
 
+int cfg_get_bool(struct cfg_node *block, const char *key, int local, int *out,
+                 struct cfg_node **found, struct pt_err *e)
+{
+    struct cfg_node *n = NULL;
+    const char *v = NULL;
+    int rc = local ? cfg_find_local(block, key, &n, e) : cfg_find(block, key, &n, e);
+    if (found)
+        *found = rc == 0 ? n : NULL;
+    if (rc == 0 && n && (rc = cfg_value(n, &v, e)) == 0)
+        rc = cfg_to_bool(n, v, out, e);
+    return rc;
+}
+
 int cfg_to_int(const struct cfg_node *n, const char *s, long long *out, struct pt_err *e)
 {
     char ex[128], path[256];

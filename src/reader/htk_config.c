@@ -369,8 +369,9 @@ static int read_stream(struct cfg_check *ck, struct cfg_node *n, const char *nam
  * streams) and struct htk_extra (each further one). */
 #define STREAM_FIELDS(X)                                                                           \
     X(scp)                                                                                         \
-    X(prefix) X(scp_origin) X(left) X(right) X(mlf) X(mlf_list) X(states) X(mlf_origin)            \
-        X(states_origin) X(label_dim)
+    X(prefix)                                                                                      \
+    X(scp_origin) X(left) X(right) X(mlf) X(mlf_list) X(states) X(mlf_origin) X(states_origin)     \
+        X(label_dim)
 #define COPY_FIELD(f) memcpy(&dst->f, &src->f, sizeof dst->f);
 
 static void copy_to_extra(struct htk_extra *dst, const struct htk_config *src)
@@ -458,9 +459,8 @@ static int finish(struct cfg_node *b, struct reader_config *rc, int nf, int nl, 
     int trunc = 0, r = cfg_find(b, "frameMode", &n, e);
     rc->htk.frame_mode = r == 0 && n ? rc->frame_mode : 1;
     rc->frame_mode = 0;
-    if (r == 0 && (r = cfg_find(b, "truncated", &t, e)) == 0 && t && !cfg_is_block(t) &&
-        (r = cfg_value(t, &v, e)) == 0)
-        r = cfg_to_bool(t, v, &trunc, e);
+    if (r == 0)
+        r = cfg_get_bool(b, "truncated", 0, &trunc, &t, e);
     if (r == 0 && trunc && rc->htk.frame_mode)
         return cfg_error(e, cfg_value_origin(t),
                          "truncated = true needs frameMode = false (utterances in segments; "

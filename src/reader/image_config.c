@@ -458,12 +458,10 @@ int image_config_read(struct cfg_check *ck, struct cfg_node *d, struct reader_co
     }
     struct cfg_node *n = NULL;
     const char *v = NULL;
-    if (r == 0 && (r = cfg_find(d, "grayscale", &n, e)) == 0 && n && (r = cfg_value(n, &v, e)) == 0)
-        r = cfg_to_bool(n, v, &grayscale, e);
-    n = NULL;
-    if (r == 0 && (r = cfg_find_local(d, "multiViewCrop", &n, e)) == 0 && n &&
-        (r = cfg_value(n, &v, e)) == 0)
-        r = cfg_to_bool(n, v, &views, e);
+    if (r == 0)
+        r = cfg_get_bool(d, "grayscale", 0, &grayscale, NULL, e);
+    if (r == 0)
+        r = cfg_get_bool(d, "multiViewCrop", 1, &views, &n, e);
     if (r == 0 && views)
         r = cfg_error(e, cfg_value_origin(n),
                       "multiViewCrop=true (ten views of every image) is not supported by "

@@ -147,10 +147,9 @@ int image_legacy_read(struct cfg_check *ck, struct cfg_node *b, struct reader_co
                       dim);
     img->label_dim = rc->inputs[img->labels].dim = (int)dim;
     /* grayscale: as CNTK's legacy reader, by default when the image has one channel */
-    struct cfg_node *g = NULL;
     int gray = img->channels == 1;
-    if (r == 0 && (r = cfg_find(b, "grayscale", &g, e)) == 0 && g && (r = cfg_value(g, &v, e)) == 0)
-        r = cfg_to_bool(g, v, &gray, e);
+    if (r == 0)
+        r = cfg_get_bool(b, "grayscale", 0, &gray, NULL, e);
     img->grayscale = gray;
     if (r == 0 && img->channels != 1 && gray)
         r = cfg_error(e, cfg_origin_of(feat), "channels = %d, but grayscale = true decodes one",

@@ -213,10 +213,7 @@ static int refuse_truncated(struct cfg_node *block, struct cfg_node *d, struct p
     struct cfg_node *where[2] = {block, d};
     for (int i = 0; i < 2 && where[i]; i++) {
         struct cfg_node *t = NULL;
-        const char *v = NULL;
-        int on = 0, r = cfg_find_local(where[i], "truncated", &t, e);
-        if (r == 0 && t && !cfg_is_block(t) && (r = cfg_value(t, &v, e)) == 0)
-            r = cfg_to_bool(t, v, &on, e);
+        int on = 0, r = cfg_get_bool(where[i], "truncated", 1, &on, &t, e);
         if (r)
             return r;
         if (on)
