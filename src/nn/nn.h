@@ -23,6 +23,7 @@
 #define PT_NN_NN_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "core/err.h"
@@ -116,6 +117,10 @@ int nn_bs_config_read_eval(struct cfg_node *block, int want_eval, const char *co
  * "name=Operation (input, input)", into buf; 0 past the last one (at once for a
  * SimpleNetworkBuilder network, whose parameters are its tensors). */
 int nn_node_text(const struct nn *net, int i, char *buf, size_t size);
+/* The network's topology in Graphviz's dot language, as CNTK's plot action writes it
+ * (dot.c): a SimpleNetworkBuilder feed-forward network with CNTK's node names, a
+ * BrainScript or NDL one as written. */
+int nn_write_dot(const struct nn *net, FILE *f, struct pt_err *e);
 
 /* A BrainScript network's output node's name (outputNodes' first, else the training
  * criterion's prediction), or NULL for a SimpleNetworkBuilder network. */

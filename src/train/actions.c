@@ -25,13 +25,15 @@ static const struct train_action actions[] = {
      "evaluate modelPath.N for N in crossValidationInterval, name the best per criterion"},
     {"trainRNN", &train_command_schema, train_run,
      "same as train (CNTK's older name, which its recurrent configs use)"},
+    {"plot", &plot_command_schema, plot_run,
+     "write a model's network as a Graphviz dot file (modelPath.dot), renderCmd draws it"},
 };
 
 /* CNTK actions partrain does not have: named so the error says "not supported", not
  * "unknown". */
 static const char *const cntk_only_actions[] = {
-    "adapt", "convertDBN",  "createLabelMap", "writeWordAndClass", "SVD",     "bnstat",
-    "plot",  "exportModel", "testunroll",     "printNodes",        "evalRNN", NULL,
+    "adapt",       "convertDBN", "createLabelMap", "writeWordAndClass", "SVD", "bnstat",
+    "exportModel", "testunroll", "printNodes",     "evalRNN",           NULL,
 };
 
 const struct train_action *train_action_find(const char *name)
