@@ -107,21 +107,21 @@ static int from_simple(const struct nn_config *c, struct dot *d)
      * (H<i+1>); the Times of layer 0 is [out x *], of the others [out x 1 x *] */
     for (int i = 0; ok && x >= 0 && i <= L; i++) {
         int rows = c->sizes[i + 1], cols = c->sizes[i];
-        char wn[16], bn[16], hn[16], prev[24];
+        char wn[16], bn[16], hn[16], pname[24];
         snprintf(wn, sizeof wn, "W%d", i);
         snprintf(bn, sizeof bn, "B%d", i);
         snprintf(hn, sizeof hn, "H%d", i + 1);
         if (i == L) /* CNTK names the output layer's product W<L>*H<L-1> (W2*H1, W0*H-1) */
-            snprintf(prev, sizeof prev, "H%d", L - 1);
+            snprintf(pname, sizeof pname, "H%d", L - 1);
         else if (i == 0)
-            snprintf(prev, sizeof prev, "features");
+            snprintf(pname, sizeof pname, "features");
         else
-            snprintf(prev, sizeof prev, "H%d", i);
+            snprintf(pname, sizeof pname, "H%d", i);
         snprintf(s, sizeof s, "%d x %d", rows, cols);
         w = add(d, wn, s, "LearnableParameter", CAT_PARAM, NULL, 0);
         snprintf(s, sizeof s, "%d x 1", rows);
         bias = add(d, bn, s, "LearnableParameter", CAT_PARAM, NULL, 0);
-        snprintf(a, sizeof a, "%s*%s", wn, prev);
+        snprintf(a, sizeof a, "%s*%s", wn, pname);
         snprintf(s, sizeof s, i == 0 ? "%d x *" : "%d x 1 x *", rows);
         int in[2] = {w, x};
         int t = add(d, a, s, "Times", CAT_NORMAL, in, 2);

@@ -370,8 +370,8 @@ static int read_stream(struct cfg_check *ck, struct cfg_node *n, const char *nam
 #define STREAM_FIELDS(X)                                                                           \
     X(scp)                                                                                         \
     X(prefix)                                                                                      \
-    X(scp_origin) X(left) X(right) X(mlf) X(mlf_list) X(states) X(mlf_origin) X(states_origin)     \
-        X(label_dim)
+    X(scp_origin)                                                                                  \
+    X(left) X(right) X(mlf) X(mlf_list) X(states) X(mlf_origin) X(states_origin) X(label_dim)
 #define COPY_FIELD(f) memcpy(&dst->f, &src->f, sizeof dst->f);
 
 static void copy_to_extra(struct htk_extra *dst, const struct htk_config *src)
