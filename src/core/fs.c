@@ -196,6 +196,30 @@ void pt_file_abort(struct pt_file_out *o)
     o->tmp[0] = '\0';
 }
 
+int pt_file_write_text(const char *path, int make_dirs, const char *what,
+                       int (*fill)(FILE *f, void *arg, struct pt_err *e), void *arg,
+                       struct pt_err *e)
+{
+    struct pt_file_out out;
+    int rc = pt_file_begin(&out, path, make_dirs, what, e);
+    FILE *f = rc ? NULL : fdopen(out.fd, "w");
+    if (rc == 0 && !f)
+        rc = pt_err_set(e, PT_ESYS, "error: cannot write '%s'", path);
+    if (f)
+        out.fd = -1; /* the stream owns it now */
+    if (rc == 0)
+        rc = fill(f, arg, e);
+    int bad = f && (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0);
+    if (f)
+        fclose(f);
+    if (rc == 0 && bad)
+        rc = pt_err_set(e, PT_ESYS, "error: writing '%s' failed", path);
+    if (rc == 0)
+        return pt_file_commit(&out, what, e);
+    pt_file_abort(&out);
+    return rc;
+}
+
 /* ------------------------------------------------------------------ streams */
 
 static int stream_kind_ok(const struct stat *st)

@@ -41,6 +41,11 @@ int pt_file_begin(struct pt_file_out *o, const char *path, int make_dirs, const 
 int pt_file_commit(struct pt_file_out *o, const char *what, struct pt_err *e);
 /* Give up: close and remove the temporary. Safe after a failed call and twice. */
 void pt_file_abort(struct pt_file_out *o);
+/* The whole of a text file written so: fill(f, arg, e) writes it to the temporary's stream,
+ * which is then flushed, fsync'd and committed; on any failure nothing is left. */
+int pt_file_write_text(const char *path, int make_dirs, const char *what,
+                       int (*fill)(FILE *f, void *arg, struct pt_err *e), void *arg,
+                       struct pt_err *e);
 
 /* Open a stream for writing (the log, perfStatsFile): a regular file is created or
  * truncated, never through a symlink; a character device, FIFO or socket (/dev/null,

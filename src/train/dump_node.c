@@ -96,8 +96,16 @@ static void put_tensor(FILE *f, const struct dump_settings *ds, const struct nn_
     }
 }
 
-static int dump(const struct dump_settings *ds, struct nn *net, FILE *f, struct pt_err *e)
+struct dump_job {
+    const struct dump_settings *ds;
+    struct nn *net;
+};
+
+static int dump(FILE *f, void *arg, struct pt_err *e)
 {
+    const struct dump_job *j = arg;
+    const struct dump_settings *ds = j->ds;
+    struct nn *net = j->net;
     size_t nt = 0, ns = 0, np = nn_param_count(net);
     const struct nn_tensor *t = nn_tensors(net, &nt);
     nn_state_tensors(net, &ns); /* they follow the learned ones in the same table */
@@ -130,24 +138,8 @@ static int dump_file(const struct dump_settings *ds, struct nn *net, struct pt_e
 {
     char path[8400];
     dump_node_output(ds->model, ds->node, ds->output, path, sizeof path);
-    struct pt_file_out out;
-    int rc = pt_file_begin(&out, path, 1, "node dump", e);
-    FILE *f = rc ? NULL : fdopen(out.fd, "w");
-    if (rc == 0 && !f)
-        rc = pt_err_set(e, PT_ESYS, "error: cannot write '%s'", path);
-    if (f)
-        out.fd = -1; /* the stream owns it now */
-    if (rc == 0)
-        rc = dump(ds, net, f, e);
-    int bad = f && (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0);
-    if (f)
-        fclose(f);
-    if (rc == 0 && bad)
-        rc = pt_err_set(e, PT_ESYS, "error: writing '%s' failed", path);
-    if (rc == 0)
-        return pt_file_commit(&out, "node dump", e);
-    pt_file_abort(&out);
-    return rc;
+    struct dump_job j = {ds, net};
+    return pt_file_write_text(path, 1, "node dump", dump, &j, e);
 }
 
 int dump_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)

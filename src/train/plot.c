@@ -83,26 +83,9 @@ static int same_file(const char *a, const char *b)
     return stat(a, &x) == 0 && stat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
-static int write_dot(const struct plot_settings *ps, struct nn *net, struct pt_err *e)
+static int dot_text(FILE *f, void *net, struct pt_err *e)
 {
-    struct pt_file_out out;
-    int rc = pt_file_begin(&out, ps->dot, 1, "dot file", e);
-    FILE *f = rc ? NULL : fdopen(out.fd, "w");
-    if (rc == 0 && !f)
-        rc = pt_err_set(e, PT_ESYS, "error: cannot write '%s'", ps->dot);
-    if (f)
-        out.fd = -1; /* the stream owns it now */
-    if (rc == 0)
-        rc = nn_write_dot(net, f, e);
-    int bad = f && (fflush(f) != 0 || ferror(f) || fsync(fileno(f)) != 0);
-    if (f)
-        fclose(f);
-    if (rc == 0 && bad)
-        rc = pt_err_set(e, PT_ESYS, "error: writing '%s' failed", ps->dot);
-    if (rc == 0)
-        return pt_file_commit(&out, "dot file", e);
-    pt_file_abort(&out);
-    return rc;
+    return nn_write_dot(net, f, e);
 }
 
 static int plot(struct pt_ctx *ctx, struct plot_settings *ps, struct pt_err *e)
@@ -113,7 +96,7 @@ static int plot(struct pt_ctx *ctx, struct plot_settings *ps, struct pt_err *e)
     if (rc == 0)
         rc = nn_load(ps->model, be, &net, e);
     if (rc == 0)
-        rc = write_dot(ps, net, e);
+        rc = pt_file_write_text(ps->dot, 1, "dot file", dot_text, net, e);
     if (rc == 0)
         pt_log_printf(ctx->log, "Created network description in dot format: %s\n", ps->dot);
     nn_free(net);
