@@ -68,8 +68,9 @@ has bs/m.dnn.dot '"z.b" -> "z" ; '
 has bs/m.dnn.dot '  "ce" [ label = "ce [1]\nCrossEntropyWithSoftmax" ] ;'
 
 # errors
-expect 1 "$T" configFile=p.cntk command=plot plot.outputFile=x.png
+expect 1 "$T" configFile=p.cntk plot.outputFile=x.png speechTrain.modelPath=m2/m.dnn
 has "$tmp/err" "plot: outputFile is set, but no renderCmd makes it"
+hasnt "$tmp/err" "Finished Epoch" # checked at start-up, before the training
 expect 1 "$T" configFile=p.cntk command=plot plot.renderCmd=false
 has "$tmp/err" "error: plot: renderCmd 'false' failed"
 cp models/cntkSpeech.dnn m.copy

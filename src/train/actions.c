@@ -217,6 +217,8 @@ int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, 
             rc = check_readers(block, e);
         if (rc == 0 && act->schema == &write_command_schema)
             rc = write_check_config(block, e);
+        if (rc == 0 && act->schema == &plot_command_schema)
+            rc = plot_check_config(block, e);
         if (rc == 0 && *n < max) {
             cmds[*n].block = block;
             cmds[*n].action = act;

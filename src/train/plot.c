@@ -117,6 +117,29 @@ static int plot(struct pt_ctx *ctx, struct plot_settings *ps, struct pt_err *e)
     return rc;
 }
 
+/* What can be checked before any command runs: outputFile needs renderCmd. */
+static int check(struct cfg_node *command, const struct plot_settings *ps, struct pt_err *e)
+{
+    char at[512];
+    if (ps->out[0] && (!ps->render || !ps->render[0]))
+        return cfg_error(e, cfg_origin_of(command),
+                         "%s: outputFile is set, but no renderCmd makes it (CNTK's rule: give "
+                         "renderCmd = \"dot -Tpng -x <IN> -o<OUT>\", or leave outputFile out)",
+                         cfg_path(command, at, sizeof at));
+    return 0;
+}
+
+int plot_check_config(struct cfg_node *command, struct pt_err *e)
+{
+    struct plot_settings ps;
+    memset(&ps, 0, sizeof ps);
+    int rc = cfg_schema_read(command, &plot_command_schema, &ps, e);
+    if (rc == 0)
+        rc = check(command, &ps, e);
+    cfg_schema_free(&plot_command_schema, &ps);
+    return rc;
+}
+
 int plot_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
 {
     struct plot_settings ps;
@@ -124,12 +147,8 @@ int plot_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     int rc = cfg_schema_read(command, &plot_command_schema, &ps, e);
     if (rc == 0 && !ps.dot[0])
         snprintf(ps.dot, sizeof ps.dot, "%.4090s.dot", ps.model);
-    char at[512];
-    if (rc == 0 && ps.out[0] && (!ps.render || !ps.render[0]))
-        rc = cfg_error(e, cfg_origin_of(command),
-                       "%s: outputFile is set, but no renderCmd makes it (CNTK's rule: give "
-                       "renderCmd = \"dot -Tpng -x <IN> -o<OUT>\", or leave outputFile out)",
-                       cfg_path(command, at, sizeof at));
+    if (rc == 0)
+        rc = check(command, &ps, e);
     if (rc == 0 && same_file(ps.dot, ps.model))
         rc = pt_err_set(e, PT_EUSER,
                         "error: plot: outputDotFile '%s' is the model file; refusing to write "

@@ -178,8 +178,10 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
  * write_check_config: at start-up, outputPath or the writer block (its nodes' blocks). */
 int write_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 int write_check_config(struct cfg_node *command, struct pt_err *e);
-/* action=plot (plot.c): the model's network as a Graphviz dot file, rank 0 only. */
+/* action=plot (plot.c): the model's network as a Graphviz dot file, rank 0 only;
+ * plot_check_config: at start-up, outputFile needs renderCmd. */
 int plot_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+int plot_check_config(struct cfg_node *command, struct pt_err *e);
 /* action=dumpNode (dump_node.c); the file it writes: outputFile, or
  * modelPath.<nodeName>.txt. */
 int dump_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);

@@ -26,9 +26,8 @@
 #include "reader/reader.h"
 #include "train/write_internal.h"
 
-#define HTK_WRITE_MAX 16
-#define HTK_USER      9
-#define HTK_PERIOD    100000 /* 10 ms in 100 ns units: CNTK's sampPeriod */
+#define HTK_USER   9
+#define HTK_PERIOD 100000 /* 10 ms in 100 ns units: CNTK's sampPeriod */
 
 struct htk_out {
     char name[256];
@@ -45,7 +44,7 @@ struct file_id {
 };
 
 struct write_htk {
-    struct htk_out o[HTK_WRITE_MAX];
+    struct htk_out o[WRITE_MAX_NODES];
     size_t n;
     unsigned char *buf; /* a file's bytes */
     size_t cap;
@@ -211,11 +210,11 @@ int write_htk_open(struct cfg_node *writer, const char *const *names, size_t n, 
                           "writes the nodes it names (here or in the command block), each with "
                           "a block NODE = [ dim = N ; scpFile = ... ] in the writer",
                           where);
-    if (n > HTK_WRITE_MAX)
+    if (n > WRITE_MAX_NODES)
         return pt_err_set(e, PT_EUSER,
                           "%s: error: writer: %zu output nodes, more than the %d "
                           "partrain writes at once",
-                          where, n, HTK_WRITE_MAX);
+                          where, n, WRITE_MAX_NODES);
     struct write_htk *hw = calloc(1, sizeof *hw);
     if (!hw)
         return pt_err_set(e, PT_ESYS, "error: out of memory for the writer");

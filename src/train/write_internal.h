@@ -11,6 +11,8 @@
 
 struct reader;
 
+#define WRITE_MAX_NODES 16 /* nodes one write writes (text files or writer outputs) */
+
 /* What a written output is: a SimpleNetworkBuilder network's HLast (a BrainScript one's
  * output node), its softmax, HLast less the log prior; one of the reader's inputs as the
  * minibatch holds it; any other node of a BrainScript network. */

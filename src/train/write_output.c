@@ -38,8 +38,6 @@
 #include "train/train_internal.h"
 #include "train/write_internal.h"
 
-#define WRITE_MAX_NODES 16
-
 static const char *const node_names[] = {"HLast", "PosteriorProb", "ScaledLogLikelihood"};
 
 /* What a format string may name: %s the node, %n the minibatch number; in
