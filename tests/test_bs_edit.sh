@@ -67,10 +67,10 @@ has "$tmp/err" "'m/init.dnn' exists, skipping. Specify makeMode=false to force e
 cmp -s m/init.dnn first.dnn && ok || no "makeMode: the existing model was written over"
 expect 0 "$T" configFile=e.cntk command=Create randomSeed=7 makeMode=false
 cmp -s m/init.dnn first.dnn && no "makeMode=false: the model was not written again" || ok
-# errors: CNTK's MEL form, no outputModelPath, writing over the model read, a missing model
+# errors: CNTK's MEL script beside the builder (tests/test_mel.sh runs them), no
+# outputModelPath, writing over the model read, a missing model
 expect 1 "$T" configFile=e.cntk command=Create Create.editPath=x.mel makeMode=false
-has "$tmp/err" "editPath"
-has "$tmp/err" "MEL model-editing scripts are not supported"
+has "$tmp/err" "editPath (a MEL script) or a BrainScriptNetworkBuilder, not both"
 expect 1 "$T" configFile=e.cntk command=NoOutput makeMode=false
 has "$tmp/err" "e.cntk:16:1: error: action=edit needs outputModelPath"
 expect 1 "$T" configFile=e.cntk command=Create makeMode=false \

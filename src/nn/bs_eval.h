@@ -33,6 +33,8 @@ struct bs_build_opts {
                               * NULL / "" */
     int values_follow;       /* a model file's network: its parameters' values are read after
                               * (init = 'fromFile' reads no file) */
+    const char *edits;       /* the description, whose "#@edit" lines are carried out (bs_edit.c),
+                              * or NULL */
 };
 
 /* Evaluate the root record of tree into g (empty on entry, g->bk unset is fine), then

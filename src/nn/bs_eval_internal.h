@@ -177,6 +177,9 @@ struct bs_roots {
 };
 int bse_network(struct ev *v, struct benv *root, int first, size_t fix0, int need_crit,
                 struct bs_roots *r);
+/* bs_edit.c: the "#@edit" lines of a model's description (MEL's SetInput) carried out on
+ * the graph, after every member of root is made */
+int bse_apply_edits(struct ev *v, struct benv *root, const char *text);
 /* bs_load.c: BS.Network.Load (path): a trained model's network as a record of its nodes */
 int bse_network_load(struct ev *v, const struct bs_node *at, const char *name, struct bv *args,
                      struct bv *out);

@@ -33,6 +33,11 @@ static int keep_tree(struct ev *v, struct bs_tree *t)
 static int evaluate_model(struct ev *v, const struct nn_config *mc, struct benv **out)
 {
     struct bs_tree *t = NULL, *pre = NULL;
+    if (strstr(mc->bs_text, "\n#@edit ")) /* bs_edit.c works on a whole network's graph */
+        return pt_err_set(v->e, PT_EUSER,
+                          "error: the model's network was edited by a MEL script (SetInput): "
+                          "BS.Network.Load cannot read it into another network; name the model "
+                          "in modelPath instead");
     int rc =
         bs_parse(mc->bs_text, strlen(mc->bs_text), mc->bs_file, mc->bs_line, mc->bs_col, &t, v->e);
     if (rc == 0)

@@ -27,7 +27,8 @@ static int build(const struct nn_config *c, struct nn_graph **out, struct pt_err
                               .want_eval = c->want_eval,
                               .want = want,
                               .root_member = c->bs_root,
-                              .values_follow = c->from_model};
+                              .values_follow = c->from_model,
+                              .edits = c->bs_text};
     snprintf(names, sizeof names, "%s", c->want);
     for (char *s = names, *end; *s && o.nwant < sizeof want / sizeof *want; s = end) {
         end = s + strcspn(s, ",");
@@ -542,4 +543,54 @@ uint64_t nn_fixed_values_hash(const struct nn *net, uint64_t h)
             h = blob_fnv1a(h, n->data, (size_t)n->rows * (size_t)n->cols * sizeof *n->data);
     }
     return h;
+}
+
+int nn_graph_copy_named(struct nn *dst, struct nn *src, int *copied, int *fresh, struct pt_err *e)
+{
+    *copied = *fresh = 0;
+    if (!dst->graph || !src->graph)
+        return pt_err_set(e, PT_EUSER,
+                          "error: a SimpleNetworkBuilder network's parameters cannot be copied "
+                          "by name (a MEL script edits an NDL or BrainScript network)");
+    const struct nn_graph *dg = dst->graph, *sg = src->graph;
+    float *dh = pt_malloc((dst->nparams + 1) * sizeof *dh, e);
+    float *sh = dh ? pt_malloc((src->nparams + 1) * sizeof *sh, e) : NULL;
+    int rc = dh && sh ? nn_get_params(dst, dh, e) : (e ? e->code : PT_ENOMEM);
+    if (rc == 0)
+        rc = nn_get_params(src, sh, e);
+    for (int i = 0; rc == 0 && i < dg->n; i++) {
+        const struct g_node *d = &dg->nodes[i];
+        if (d->dead || !d->learnable)
+            continue;
+        int j = 0;
+        while (j < sg->n &&
+               (sg->nodes[j].dead || !sg->nodes[j].learnable || strcmp(sg->nodes[j].name, d->name)))
+            j++;
+        if (j == sg->n) {
+            (*fresh)++;
+            continue;
+        }
+        const struct g_node *s = &sg->nodes[j];
+        if (s->rows != d->rows || s->cols != d->cols)
+            rc = pt_err_set(e, PT_EUSER,
+                            "error: parameter '%s' is [%d x %d] in the edited network and [%d x "
+                            "%d] in the model it was loaded from",
+                            d->name, d->rows, d->cols, s->rows, s->cols);
+        else {
+            memcpy(dh + d->offset, sh + s->offset, (size_t)d->rows * (size_t)d->cols * sizeof *dh);
+            (*copied)++;
+        }
+    }
+    if (rc == 0)
+        rc = nn_set_params(dst, dh, e);
+    /* the feature statistics and the label prior a model holds, where the edit kept them */
+    if (rc == 0 && src->mean_set && dst->cfg.mean_var_norm &&
+        dst->cfg.sizes[0] == src->cfg.sizes[0])
+        rc = nn_set_mean_var(dst, src->mean, src->invstd, src->cfg.sizes[0], e);
+    if (rc == 0 && src->prior && dst->cfg.need_prior &&
+        src->prior_dim == dst->cfg.sizes[dst->cfg.nsizes - 1])
+        rc = nn_set_prior(dst, src->prior, src->prior_dim, e);
+    free(dh);
+    free(sh);
+    return rc;
 }

@@ -436,6 +436,8 @@ static int build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, s
         }
         g->out = r.out >= 0 ? r.out : g->nodes[g->crit].in[1];
     }
+    if (rc == 0 && opts)
+        rc = bse_apply_edits(&v, root, opts->edits);
     if (rc == 0)
         rc = drop_unreached(&v, root);
     if (rc == 0)

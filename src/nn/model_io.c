@@ -292,13 +292,13 @@ static int parse_payload(struct model_file *f, struct pt_err *e)
 
 /* The description as a network config; its errors name path:line:col. want[0 .. nwant):
  * the nodes a test reports (nn_load_eval), or none. */
-static int parse_description(const struct model_file *f, const char *const *want, size_t nwant,
-                             int want_eval, struct nn_config *cfg, struct pt_err *e)
+static int read_description(const char *path, const char *desc, size_t len, const char *const *want,
+                            size_t nwant, int want_eval, struct nn_config *cfg, struct pt_err *e)
 {
     struct cfg *c = cfg_new();
     if (!c)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    int rc = cfg_load_string_opts(c, f->path, f->desc, f->desc_len, CFG_LOAD_PLAIN, e);
+    int rc = cfg_load_string_opts(c, path, desc, len, CFG_LOAD_PLAIN, e);
     struct cfg_node *bs = NULL;
     if (rc == 0)
         rc = cfg_find_local(cfg_root(c), "BrainScriptNetworkBuilder", &bs, e);
@@ -307,8 +307,29 @@ static int parse_description(const struct model_file *f, const char *const *want
              : bs        ? nn_bs_config_read(bs, cfg, e)
                          : nn_config_read(cfg_root(c), cfg, e);
     cfg_free(c);
+    return rc;
+}
+
+static int parse_description(const struct model_file *f, const char *const *want, size_t nwant,
+                             int want_eval, struct nn_config *cfg, struct pt_err *e)
+{
+    int rc = read_description(f->path, f->desc, f->desc_len, want, nwant, want_eval, cfg, e);
     if (rc)
         pt_err_context(e, "in the network description of model file %s", f->path);
+    return rc;
+}
+
+int nn_config_reread(const char *path, struct nn_config *cfg, struct pt_err *e)
+{
+    char *desc = pt_malloc(NN_BS_MAX + 4096, e);
+    if (!desc)
+        return e ? e->code : PT_ENOMEM;
+    int dl = nn_config_write(cfg, desc, NN_BS_MAX + 4096);
+    int rc = dl < 0 || dl >= NN_BS_MAX + 4096
+                 ? pt_err_set(e, PT_EUSER, "error: the network description is longer than %d bytes",
+                              NN_BS_MAX)
+                 : read_description(path, desc, (size_t)dl, NULL, 0, 0, cfg, e);
+    free(desc);
     return rc;
 }
 
@@ -397,12 +418,18 @@ int nn_load_params(struct nn *net, const char *path, struct pt_err *e)
 
 /* ------------------------------------------------------------------ BS.Network.Load */
 
-int nn_model_description(void *ctx, const char *path, struct nn_config *out, struct pt_err *e)
+int nn_model_config(const char *path, struct nn_config *out, struct pt_err *e)
 {
-    (void)ctx;
     struct model_file f;
     int rc = open_model(&f, path, NULL, 0, 0, out, e);
     free(f.buf);
+    return rc;
+}
+
+int nn_model_description(void *ctx, const char *path, struct nn_config *out, struct pt_err *e)
+{
+    (void)ctx;
+    int rc = nn_model_config(path, out, e);
     if (rc == 0 && out->rnn != NN_GRAPH)
         rc = pt_err_set(e, PT_EUSER,
                         "%s: error: the model holds a SimpleNetworkBuilder network, whose nodes "

@@ -401,6 +401,25 @@ int nn_norm_base(const struct nn_config *c, const char *name);
 int nn_load_eval(const char *path, const char *const *want, size_t nwant, int want_eval,
                  struct backend *b, struct nn **out, struct pt_err *e);
 
+/* One NDL text (a file's, without $variables$) as the BrainScript text an NDLNetworkBuilder's
+ * network is read as (src/nn/ndl.c; *out malloc'd): each member after its "#@at LINE COL
+ * FILE" line, the macros it calls first. The fuzz target, and MEL's new nodes. */
+int nn_ndl_translate(const char *text, size_t len, const char *file, char **out, struct pt_err *e);
+
+/* MEL's SaveModel (src/train/edit_mel.c): each parameter tensor of dst's graph that src's
+ * has by the same name takes src's values (the same shape, else an error), and dst takes
+ * src's feature statistics and label prior where it uses them with the same dims; the rest
+ * keep dst's. *copied and *fresh count dst's tensors of each kind. */
+int nn_graph_copy_named(struct nn *dst, struct nn *src, int *copied, int *fresh, struct pt_err *e);
+
+/* *cfg as a model file at path would give it back: its description written out and read
+ * again (the network's dims, inputs and criteria found anew, as after an edit of bs_text). */
+int nn_config_reread(const char *path, struct nn_config *cfg, struct pt_err *e);
+
+/* The network description of model file path (any kind), checked as loading checks it, into
+ * *out; no network is made. */
+int nn_model_config(const char *path, struct nn_config *out, struct pt_err *e);
+
 /* Load a model file's parameters (and mean/invstd, prior) into an existing network, whose
  * structure (rnnType, layerSizes, layerTypes) must match the file's. On failure the
  * network is unchanged. */

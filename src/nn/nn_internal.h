@@ -156,7 +156,5 @@ int nn_config_same_layout(const struct nn_config *a, const struct nn_config *b);
  * run= and load= name) as BrainScript text (*text, malloc'd) that bs_config.c reads as a
  * BrainScriptNetworkBuilder's; file: the NDL file it comes from (or the config's). */
 int nn_ndl_text(struct cfg_node *block, char **text, char *file, size_t fsize, struct pt_err *e);
-/* One NDL text (a file's, without $variables$) as that BrainScript text (the fuzz target). */
-int nn_ndl_translate(const char *text, size_t len, const char *file, char **out, struct pt_err *e);
 
 #endif

@@ -20,7 +20,8 @@ static const struct train_action actions[] = {
      "write a model's nodes and values as text (modelPath.__AllNodes__.txt)"},
     {"dumpNodes", &dump_command_schema, dump_run, "same as dumpNode"},
     {"edit", &edit_command_schema, edit_run,
-     "write the model file of a BrainScriptNetworkBuilder's network, untrained (outputModelPath)"},
+     "write the model file of a BrainScriptNetworkBuilder's network, untrained (outputModelPath), "
+     "or run a MEL script on a model (editPath)"},
     {"cv", &cv_command_schema, cv_run,
      "evaluate modelPath.N for N in crossValidationInterval, name the best per criterion"},
     {"trainRNN", &train_command_schema, train_run,

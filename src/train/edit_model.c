@@ -1,13 +1,13 @@
 /* action=edit: a model file made from a BrainScriptNetworkBuilder without training (CNTK's
  * DoEdit, its BrainScript form), as CNTK's speech LSTM test creates `$modelPath$.initial`
- * and trains it with `BrainScriptNetworkBuilder = (BS.Network.Load (...))`.
+ * and trains it with `BrainScriptNetworkBuilder = (BS.Network.Load (...))`; with editPath,
+ * a MEL script (edit_mel.c).
  *
  * The network's parameters are initialized as a training's would be (randomSeed); its
  * feature statistics and label prior are not computed (no data is read), so a training
  * that starts from the file computes them. Rank 0 writes the file, safely (core/fs.h), the
  * other ranks wait for its outcome. makeMode (default true, as CNTK's) skips the action
- * when the file exists. CNTK's older form, a MEL script (editPath) run on a model, is
- * refused by name. */
+ * when the file exists. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +20,7 @@
 
 struct edit_settings {
     char output[4096];
+    char mel[4096];
     int make_mode;
     long long seed;
 };
@@ -51,21 +52,33 @@ static const struct cfg_key edit_cmd_keys[] = {
      .help = "partrain extension: the seed of the initial parameters (a training's default)",
      ES(seed)},
     {.name = "editPath",
-     .type = CFG_UNSUPPORTED,
-     .help = "CNTK's MEL model-editing scripts are not supported (CNTK deprecated them): "
-             "describe the new network in a BrainScriptNetworkBuilder"},
+     .type = CFG_PATH,
+     .help = "a MEL script (CNTK's model editing: LoadModel, NDL lines, SetInput, SaveModel, "
+             "Dump); its $name$ are keys of this block or an enclosing one",
+     ES(mel)},
     {.name = "ndlMacros",
-     .type = CFG_UNSUPPORTED,
-     .help = "NDL is not supported (MEL model editing)"},
+     .type = CFG_STRING,
+     .help = "NDL files of macros ('+'-separated) that a MEL script's NDL lines call"},
     {.name = NULL},
 };
+
+/* With editPath, the block's other keys are the MEL script's $variables$ (CNTK's
+ * currModel, newModel, currLayer ...): no warning for them. */
+static int mel_variable(struct cfg_node *block, struct cfg_node *n)
+{
+    (void)n;
+    struct cfg_node *mel = NULL;
+    return cfg_find_local(block, "editPath", &mel, NULL) == 0 && mel != NULL;
+}
 
 const struct cfg_schema edit_command_schema = {
     .name = "command block (action=edit)",
     .where = "at top level, named in command=",
-    .help = "Writes the model file of a BrainScriptNetworkBuilder's network, untrained. "
-            "Unknown keys here are allowed (they may be variables).",
+    .help = "Writes the model file of a BrainScriptNetworkBuilder's network, untrained, or "
+            "runs a MEL script (editPath) on models. Unknown keys here are allowed (they may "
+            "be variables).",
     .keys = edit_cmd_keys,
+    .owns = mel_variable,
 };
 
 /* The network of the builder, initialized, into outputModelPath (rank 0). */
@@ -116,10 +129,21 @@ int edit_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
     int rc = cfg_schema_read(command, &edit_command_schema, &es, e);
     if (rc == 0)
         rc = nn_find_builder(command, 0, &builder, e);
+    if (rc == 0 && es.mel[0]) { /* CNTK's MEL: its SaveModel names the files */
+        if (builder)
+            rc = cfg_error(e, cfg_origin_of(command),
+                           "action=edit: editPath (a MEL script) or a BrainScriptNetworkBuilder, "
+                           "not both");
+        if (rc == 0 && comm_rank(ctx->comm) == 0)
+            rc = mel_run(ctx, command, es.mel, es.seed, e);
+        rc = train_agree(ctx->comm, rc, "to run the MEL script", e);
+        cfg_schema_free(&edit_command_schema, &es);
+        return rc;
+    }
     if (rc == 0 && !builder)
         rc = cfg_error(e, cfg_origin_of(command),
                        "action=edit needs a BrainScriptNetworkBuilder (the network whose model "
-                       "file it writes); CNTK's MEL scripts (editPath) are not supported");
+                       "file it writes) or editPath (a MEL script)");
     if (rc == 0 && !es.output[0])
         rc = cfg_error(e, cfg_origin_of(command),
                        "action=edit needs outputModelPath (the model file it writes)");

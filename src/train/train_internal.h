@@ -68,6 +68,10 @@ int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prio
  * what failed when that rank had no message. One rank: rc, e untouched. */
 struct comm;
 int train_agree(struct comm *comm, int rc, const char *what, struct pt_err *e);
+/* edit_mel.c: CNTK's MEL script at path run (rank 0), its $name$ from block outward; new
+ * parameters initialized from seed */
+int mel_run(struct pt_ctx *ctx, struct cfg_node *block, const char *path, long long seed,
+            struct pt_err *e);
 /* The evaluation criterion's name in progress and result lines ("EvalClassificationError",
  * or a BrainScript node's own name, "errs"). */
 void train_eval_name(const struct nn *net, char *buf, size_t size);

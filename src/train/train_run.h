@@ -45,6 +45,7 @@ struct run {
     } crit;
     struct pt_trace *timeline; /* timelineFile (NULL: off); the engine records into it too */
     uint64_t resume;           /* makeMode: the newest finished epoch with a model (0: none) */
+    int start0;                /* makeMode, no epoch finished: modelPath.0 is the network */
     int nothing_to_do;         /* makeMode: every epoch and the final model exist */
     int fused_said;            /* the first fused update was logged (traceLevel >= 2) */
     struct run_team *team;     /* the ranks of this host share the model (train_team.c) */

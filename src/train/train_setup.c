@@ -180,7 +180,10 @@ static int open_inputs(struct run *r, struct pt_err *e)
             pt_log_printf(r->ctx->log, "Starting from checkpoint. Loading network from '%s'.\n",
                           path);
     } else if (rc == 0) {
-        if (r->trace > 0 && run_may_log(r))
+        if (r->start0 && run_may_log(r))
+            pt_log_printf(r->ctx->log, "Starting from checkpoint. Loading network from '%s'.\n",
+                          r->ncfg.start_model);
+        else if (r->trace > 0 && run_may_log(r))
             pt_log_printf(r->ctx->log, "Creating virgin network.\n");
         rc = stage_new_model(r, e);
         if (rc == PT_EDEVICE && (rc = train_backend_fallback(&r->device, log, &r->be, rc, e)) == 0)
@@ -202,6 +205,24 @@ static int open_inputs(struct run *r, struct pt_err *e)
     return rc;
 }
 
+/* CNTK's makeMode with no finished epoch starts from modelPath.0 where it exists (a model
+ * that an action=edit wrote: MEL's SaveModel, or outputModelPath), and its network, not
+ * the configured one, is trained. */
+static int start_from_zero(struct run *r, struct pt_err *e)
+{
+    char path[sizeof r->ncfg.start_model];
+    if (snprintf(path, sizeof path, "%s.0", r->model) >= (int)sizeof path ||
+        access(path, F_OK) != 0)
+        return 0;
+    int rc = nn_model_config(path, &r->ncfg, e);
+    if (rc == 0) {
+        snprintf(r->ncfg.start_model, sizeof r->ncfg.start_model, "%s", path);
+        train_mark_labels(&r->ncfg, &r->rcfg, &r->cv_cfg);
+        r->start0 = 1;
+    }
+    return rc;
+}
+
 /* Step 1: the settings, and what makeMode finds on disk. */
 static int read_settings(struct run *r, struct cfg_node *command, struct pt_err *e)
 {
@@ -213,6 +234,8 @@ static int read_settings(struct run *r, struct cfg_node *command, struct pt_err 
         char path[4200];
         run_model_name(r, path, sizeof path, 0);
         r->nothing_to_do = r->resume == (uint64_t)r->lc.max_epochs && access(path, R_OK) == 0;
+        if (r->resume == 0 && !r->nothing_to_do)
+            rc = start_from_zero(r, e);
     }
     return rc;
 }

@@ -97,7 +97,7 @@ int stage_new_model(struct run *r, struct pt_err *e)
     if (rc == 0 && r->ncfg.start_model[0]) {
         rc = nn_load_params(r->net, r->ncfg.start_model, e);
         nn_stats_held(r->net, &held_norm, &held_prior);
-        if (rc == 0 && run_may_log(r))
+        if (rc == 0 && run_may_log(r) && !r->start0) /* modelPath.0: said as CNTK says it */
             pt_log_printf(r->ctx->log, "Starting from the model '%s'.\n", r->ncfg.start_model);
     }
     int norm = r->ncfg.mean_var_norm && !held_norm, prior = r->ncfg.need_prior && !held_prior;
