@@ -165,6 +165,10 @@ cp m/Pre1/s before.dnn
 mel_err over "over.mel:4: error: SaveModel: 'm/Pre1/s' is a model that LoadModel read"
 cmp -s before.dnn m/Pre1/s && ok || no "the model read was written over"
 body="$head2
+Dump(m1, \"dumpover.mel\")"
+mel_err dumpover "dumpover.mel:3: error: Dump: 'dumpover.mel' is the MEL script"
+grep -q LoadModel dumpover.mel && ok || no "Dump wrote over the script"
+body="$head2
 Frobnicate"
 mel_err syntax "syntax.mel:3: error: expected NAME = EXPRESSION, or COMMAND (...)"
 expect 1 "$T" configFile=t.cntk command=e 'e=[action=edit;editPath=keep.mel;BrainScriptNetworkBuilder=[x=1]]'

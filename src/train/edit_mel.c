@@ -364,6 +364,22 @@ static int add_macros(struct mel *s, char **buf, size_t *len, struct pt_err *e)
     return rc;
 }
 
+/* path is none of the files the script reads (the script, a model LoadModel read). */
+static int not_input(const struct mel *s, int line, const char *cmd, const char *path,
+                     struct pt_err *e)
+{
+    struct pt_inputs ins = {0};
+    int rc = pt_inputs_add(&ins, s->file, "the MEL script", e);
+    for (int i = 0; rc == 0 && i < s->nm; i++)
+        rc = pt_inputs_add(&ins, s->m[i].path, "a model that LoadModel read", e);
+    const struct pt_input *same = rc == 0 ? pt_inputs_find(&ins, path) : NULL;
+    if (same)
+        rc = mel_error(s, line, e, "%s: '%s' is %s (%s): not written over", cmd, path, same->what,
+                       same->real);
+    pt_inputs_free(&ins);
+    return rc;
+}
+
 /* The model's network with its pending lines and edits: a new network whose parameters
  * the loaded one gives by name, written to path; it becomes the model's network. */
 static int save_model(struct mel *s, int line, int mi, const char *path, struct pt_err *e)
@@ -375,15 +391,7 @@ static int save_model(struct mel *s, int line, int mi, const char *path, struct 
                          "SaveModel: the model '%s' holds a SimpleNetworkBuilder network, which "
                          "MEL cannot add to or rewire (an NDL or BrainScript network can be)",
                          m->path);
-    struct pt_inputs ins = {0};
-    int rc = pt_inputs_add(&ins, s->file, "the MEL script", e);
-    for (int i = 0; rc == 0 && i < s->nm; i++)
-        rc = pt_inputs_add(&ins, s->m[i].path, "a model that LoadModel read", e);
-    const struct pt_input *same = rc == 0 ? pt_inputs_find(&ins, path) : NULL;
-    if (same)
-        rc = mel_error(s, line, e, "SaveModel: '%s' is %s (%s): not written over", path, same->what,
-                       same->real);
-    pt_inputs_free(&ins);
+    int rc = not_input(s, line, "SaveModel", path, e);
     struct nn_config *nc = rc == 0 ? pt_malloc(sizeof *nc, e) : NULL;
     if (rc == 0 && !nc)
         rc = e->code;
@@ -548,6 +556,8 @@ static int command(struct mel *s, int line, const char *result, const char *cmd,
         if (nargs < 2)
             return mel_error(s, line, e, "%s (MODEL, \"PATH\"): a model and a file", cmd);
         if ((rc = model_arg(s, line, cmd, args[0], &mi, e)) == 0)
+            rc = not_input(s, line, cmd, args[1], e);
+        if (rc == 0)
             rc = pt_file_write_text(args[1], 1, "the MEL dump", dump_fill, s->m[mi].net, e);
         return rc;
     }
