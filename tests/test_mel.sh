@@ -4,7 +4,8 @@
 # writes it (an NDL network with a macro file, add_layer.mel between two trainings):
 # - on 2 ranks: pre-train one layer, add a second with the MEL script, train the model it
 #   saved as modelPath.0 (CNTK: "Starting from checkpoint. Loading network from ...0"),
-#   add a third; the rewired network's nodes are as the script says (Dump);
+#   add a third; the rewired network's nodes are as the script says (Dump); a later run
+#   resumes from the edited network's epochs;
 # - the loaded model's parameters keep their values: a layer added but not wired in leaves
 #   the criterion of action=test the same to the digit, wired in it changes it;
 # - wildcards in SetInput; a second edit keeps the first's lines;
@@ -104,6 +105,12 @@ has m/s.0.dump.txt "HL2.t=Times (HL2.W, HL1.y)"
 # the last training learns on from the edited model (its error falls)
 grep "Finished Epoch" chain.err | tail -2 | awk -F'err = ' '{ split($2, a, " "); print a[1] }' >errs
 awk 'NR == 1 { f = $1 } END { exit !($1 < f) }' errs && ok || { no "train did not learn"; cat errs; }
+
+# a third epoch resumes from the edited network's model (its checkpoint compared with .0's
+# network, not the configured one)
+expect 0 "$T" configFile=t.cntk command=train SGD.maxEpochs=3
+has "$tmp/err" "Starting from checkpoint. Loading network from 'm/s.2'."
+has "$tmp/err" "Finished Epoch[ 3 of 3]"
 
 # ---- values kept: a layer added but not wired in changes nothing that test computes
 cat >keep.mel <<'MEL'

@@ -207,8 +207,9 @@ static int open_inputs(struct run *r, struct pt_err *e)
 
 /* CNTK's makeMode with no finished epoch starts from modelPath.0 where it exists (a model
  * that an action=edit wrote: MEL's SaveModel, or outputModelPath), and its network, not
- * the configured one, is trained. */
-static int start_from_zero(struct run *r, struct pt_err *e)
+ * the configured one, is trained; a resumed run's models hold that network too (start:
+ * 0), which their check compares with. */
+static int from_zero(struct run *r, int start, struct pt_err *e)
 {
     char path[sizeof r->ncfg.start_model];
     if (snprintf(path, sizeof path, "%s.0", r->model) >= (int)sizeof path ||
@@ -216,9 +217,10 @@ static int start_from_zero(struct run *r, struct pt_err *e)
         return 0;
     int rc = nn_model_config(path, &r->ncfg, e);
     if (rc == 0) {
-        snprintf(r->ncfg.start_model, sizeof r->ncfg.start_model, "%s", path);
+        if (start)
+            snprintf(r->ncfg.start_model, sizeof r->ncfg.start_model, "%s", path);
         train_mark_labels(&r->ncfg, &r->rcfg, &r->cv_cfg);
-        r->start0 = 1;
+        r->start0 = start;
     }
     return rc;
 }
@@ -234,8 +236,8 @@ static int read_settings(struct run *r, struct cfg_node *command, struct pt_err 
         char path[4200];
         run_model_name(r, path, sizeof path, 0);
         r->nothing_to_do = r->resume == (uint64_t)r->lc.max_epochs && access(path, R_OK) == 0;
-        if (r->resume == 0 && !r->nothing_to_do)
-            rc = start_from_zero(r, e);
+        if (!r->nothing_to_do)
+            rc = from_zero(r, r->resume == 0, e);
     }
     return rc;
 }
