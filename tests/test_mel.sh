@@ -10,7 +10,7 @@
 #   the criterion of action=test the same to the digit, wired in it changes it;
 # - wildcards in SetInput; a second edit keeps the first's lines;
 # - errors name the script's line: no node matching, a source that is no node, an input
-#   index beyond the node's, MEL commands not supported, an unknown $variable$, another
+#   index beyond the node's, a loop without a delay, MEL commands not supported, an unknown $variable$, another
 #   model format, SaveModel over the model read (which stays as it was), a name defined
 #   again, editPath beside a BrainScriptNetworkBuilder; on 2 ranks a failing script ends
 #   both ranks with its reason;
@@ -154,6 +154,10 @@ body="$head2
 SetInput(OL.t, 5, HL1.y)
 SaveModel(m1, \"k/x.dnn\")"
 mel_err index "index.mel:3: error: SetInput: node 'OL.t' (Times) has 2 inputs: no input 5"
+body="$head2
+SetInput(HL1.t, 1, OL.z)
+SaveModel(m1, \"k/x.dnn\")"
+mel_err loop "loop.mel:3: error: SetInput: 'OL.z' reads 'HL1.t', so this would make a loop"
 body="$head2
 Rename(HL1, HLx)"
 mel_err rename "rename.mel:3: error: MEL's Rename is not supported by partrain"

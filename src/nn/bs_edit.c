@@ -28,6 +28,39 @@ static int node_named(const struct nn_graph *g, const char *name)
     return -1;
 }
 
+/* Whether node `from` reads node `target`, directly or through others, not counting what
+ * a delay (PastValue, FutureValue) reads: a loop through one is a recurrence. 1, 0, or -1
+ * out of memory. */
+static int reads(struct ev *v, int from, int target)
+{
+    const struct nn_graph *g = v->g;
+    int *stack = pt_calloc((size_t)g->n + 1, sizeof *stack, v->e);
+    char *seen = stack ? pt_calloc((size_t)g->n + 1, 1, v->e) : NULL;
+    int top = 0, found = 0;
+    if (!seen) {
+        free(stack);
+        return -1;
+    }
+    stack[top++] = from;
+    seen[from] = 1;
+    while (top > 0 && !found) {
+        int i = stack[--top];
+        if (i == target)
+            found = 1;
+        else if (g->nodes[i].kind != &g_kind_past)
+            for (int k = 0; k < g->nodes[i].kind->nin; k++) {
+                int j = g->nodes[i].in[k];
+                if (!seen[j]) {
+                    seen[j] = 1;
+                    stack[top++] = j;
+                }
+            }
+    }
+    free(stack);
+    free(seen);
+    return found;
+}
+
 static int set_input(struct ev *v, const char *where, const char *pattern, const char *index,
                      const char *source)
 {
@@ -56,9 +89,14 @@ static int set_input(struct ev *v, const char *where, const char *pattern, const
                               "%ld (inputs count from 0)",
                               where, n->name, n->kind->name, n->kind->nin,
                               n->kind->nin == 1 ? "" : "s", k);
-        if (i == src)
-            return pt_err_set(v->e, PT_EUSER, "%s: error: SetInput: node '%s' as its own input",
-                              where, n->name);
+        int loop = reads(v, src, i);
+        if (loop < 0)
+            return v->e->code;
+        if (loop)
+            return pt_err_set(v->e, PT_EUSER,
+                              "%s: error: SetInput: '%s' %s '%s', so this would make a loop "
+                              "without a delay (PastValue) in it",
+                              where, source, i == src ? "is" : "reads", n->name);
         n->in[k] = src;
         matched++;
     }
