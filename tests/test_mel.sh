@@ -10,10 +10,10 @@
 #   the criterion of action=test the same to the digit, wired in it changes it;
 # - wildcards in SetInput; a second edit keeps the first's lines;
 # - errors name the script's line: no node matching, a source that is no node, an input
-#   index beyond the node's, a loop without a delay, MEL commands not supported, an unknown $variable$, another
-#   model format, SaveModel over the model read (which stays as it was), a name defined
-#   again, editPath beside a BrainScriptNetworkBuilder; on 2 ranks a failing script ends
-#   both ranks with its reason;
+#   index beyond the node's, a loop without a delay, MEL commands not supported, an
+#   unknown $variable$, another model format, SaveModel or Dump over a file the script
+#   reads (which stays as it was), a name defined again, editPath beside a
+#   BrainScriptNetworkBuilder; on 2 ranks a failing script ends both ranks with its reason;
 # - makeMode=false ignores modelPath.0; BS.Network.Load of an edited model is refused.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
