@@ -194,6 +194,9 @@ has r2.err "nosrc.mel:3: error: SetInput: 'HL9.y' is no node of the model"
 cp m/s.0 m2.0 2>/dev/null
 expect 0 "$T" configFile=t.cntk command=train train.modelPath=m2 makeMode=false SGD.maxEpochs=1
 has "$tmp/err" "Creating virgin network."
+echo garbage >m3.0 # a damaged modelPath.0 is an error naming it, not a fresh start
+expect 1 "$T" configFile=t.cntk command=train train.modelPath=m3
+has "$tmp/err" "m3.0: error: not a partrain model file"
 cat >load.cntk <<'CFG'
 command = tl
 modelPath = "m/s"
