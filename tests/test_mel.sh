@@ -142,22 +142,16 @@ mel_err() { # NAME LINE-TEXT MESSAGE: a script of the MEL lines in $body fails s
 }
 head2='m1 = LoadModel("m/Pre1/s")
 SetDefaultModel(m1)'
-body="$head2
-SetInput(XX.t, 1, HL1.y)
+saved() { # NAME LINE MESSAGE: line 3 of a script that then saves the model fails so
+    body="$head2
+$2
 SaveModel(m1, \"k/x.dnn\")"
-mel_err nomatch "nomatch.mel:3: error: SetInput: no node of the model matches 'XX.t'"
-body="$head2
-SetInput(OL.t, 1, HL9.y)
-SaveModel(m1, \"k/x.dnn\")"
-mel_err nosrc "nosrc.mel:3: error: SetInput: 'HL9.y' is no node of the model"
-body="$head2
-SetInput(OL.t, 5, HL1.y)
-SaveModel(m1, \"k/x.dnn\")"
-mel_err index "index.mel:3: error: SetInput: node 'OL.t' (Times) has 2 inputs: no input 5"
-body="$head2
-SetInput(HL1.t, 1, OL.z)
-SaveModel(m1, \"k/x.dnn\")"
-mel_err loop "loop.mel:3: error: SetInput: 'OL.z' reads 'HL1.t', so this would make a loop"
+    mel_err "$1" "$3"
+}
+saved nomatch 'SetInput(XX.t, 1, HL1.y)' "nomatch.mel:3: error: SetInput: no node of the model matches 'XX.t'"
+saved nosrc 'SetInput(OL.t, 1, HL9.y)' "nosrc.mel:3: error: SetInput: 'HL9.y' is no node of the model"
+saved index 'SetInput(OL.t, 5, HL1.y)' "index.mel:3: error: SetInput: node 'OL.t' (Times) has 2 inputs: no input 5"
+saved loop 'SetInput(HL1.t, 1, OL.z)' "loop.mel:3: error: SetInput: 'OL.z' reads 'HL1.t', so this would make a loop"
 body="$head2
 Rename(HL1, HLx)"
 mel_err rename "rename.mel:3: error: MEL's Rename is not supported by partrain"
@@ -165,10 +159,7 @@ body='m1 = LoadModel("$nosuch$")'
 mel_err novar 'novar.mel:1: error: unknown variable $nosuch$'
 body='m1 = LoadModel("m/Pre1/s", format="htk")'
 mel_err format "format.mel:1: error: format=htk\": the model format is cntk"
-body="$head2
-HL1 = DNNLayer(16, 16, HL1.y)
-SaveModel(m1, \"k/x.dnn\")"
-mel_err again "'HL1' is defined already in the model's network"
+saved again 'HL1 = DNNLayer(16, 16, HL1.y)' "'HL1' is defined already in the model's network"
 body="$head2
 SetInput(OL.t, 1, HL1.y)
 SaveModel(m1, \"m/Pre1/s\")"

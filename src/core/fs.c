@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -393,4 +394,23 @@ void pt_inputs_free(struct pt_inputs *ins)
     free(ins->v);
     ins->v = NULL;
     ins->n = 0;
+}
+
+int pt_file_read_all(const char *path, size_t max, char **out, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return -1;
+    char *buf = malloc(max + 1);
+    size_t n = buf ? fread(buf, 1, max + 1, f) : 0;
+    int bad = !buf || ferror(f) || n > max;
+    fclose(f);
+    if (bad) {
+        free(buf);
+        return -2;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
 }

@@ -47,6 +47,11 @@ int pt_file_write_text(const char *path, int make_dirs, const char *what,
                        int (*fill)(FILE *f, void *arg, struct pt_err *e), void *arg,
                        struct pt_err *e);
 
+/* The whole of file path, at most max bytes, into *out (malloc'd, NUL-terminated) and *len:
+ * 0; -1 when it cannot be opened (errno says why); -2 when it is larger than max, a read
+ * fails, or memory runs out. */
+int pt_file_read_all(const char *path, size_t max, char **out, size_t *len);
+
 /* Open a stream for writing (the log, perfStatsFile): a regular file is created or
  * truncated, never through a symlink; a character device, FIFO or socket (/dev/null,
  * /dev/stderr, a pipe) is written as is, also when reached through a symlink. Anything

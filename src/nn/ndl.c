@@ -27,6 +27,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/fs.h"
 #include "nn/ndl_internal.h"
 #include "nn/nn_internal.h"
 #include "parsers/bs.h"
@@ -233,21 +234,7 @@ static int file_members(struct ndl *d, const struct unit *u, const char *const *
 
 static int read_file(const char *path, char **out, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return -1;
-    char *buf = malloc(NDL_MAX_FILE + 1);
-    size_t n = buf ? fread(buf, 1, NDL_MAX_FILE + 1, f) : 0;
-    int bad = !buf || ferror(f) || n > NDL_MAX_FILE;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return -2;
-    }
-    buf[n] = '\0';
-    *out = buf;
-    *len = n;
-    return 0;
+    return pt_file_read_all(path, NDL_MAX_FILE, out, len);
 }
 
 /* Parse NDL text (its $variables$ replaced from block outward) as unit d->u[d->nu]. */

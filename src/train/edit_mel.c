@@ -133,27 +133,20 @@ static int substitute(struct mel *s, const char *text, char **out, struct pt_err
 /* A whole text file (at most 4 MiB) into *out (malloc'd). */
 static int read_text(const char *path, const char *what, char **out, struct pt_err *e)
 {
-    enum { MAX = 4 << 20 };
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    size_t n = 0;
+    int rc = pt_file_read_all(path, 4 << 20, out, &n);
+    if (rc == -1)
         return pt_err_set(e, PT_EUSER, "error: cannot open %s '%s': %s", what, path,
                           strerror(errno));
-    char *buf = malloc(MAX + 1);
-    size_t n = buf ? fread(buf, 1, MAX + 1, f) : 0;
-    int bad = !buf || ferror(f) || n > MAX;
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return pt_err_set(e, PT_EUSER, "error: cannot read %s '%s' (%s)", what, path,
-                          buf ? "larger than 4 MiB, or a read error" : "out of memory");
-    }
-    buf[n] = '\0';
-    if (memchr(buf, '\0', n)) {
-        free(buf);
+    if (rc)
+        return pt_err_set(e, PT_EUSER, "error: cannot read %s '%s' whole (at most 4 MiB)", what,
+                          path);
+    if (memchr(*out, '\0', n)) {
+        free(*out);
+        *out = NULL;
         return pt_err_set(e, PT_EUSER, "error: %s '%s' is not a text file (it holds NUL bytes)",
                           what, path);
     }
-    *out = buf;
     return 0;
 }
 
