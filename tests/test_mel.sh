@@ -14,7 +14,8 @@
 #   unknown $variable$, another model format, SaveModel or Dump over a file the script
 #   reads (which stays as it was), a name defined again, editPath beside a
 #   BrainScriptNetworkBuilder; on 2 ranks a failing script ends both ranks with its reason;
-# - makeMode=false ignores modelPath.0; BS.Network.Load of an edited model is refused.
+# - makeMode=false ignores modelPath.0, a rank without it stops all, a damaged one is an
+#   error; BS.Network.Load of an edited model is refused.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 command -v mpiexec >/dev/null || { echo "test_mel: no mpiexec"; exit 77; }
@@ -185,6 +186,12 @@ has r2.err "nosrc.mel:3: error: SetInput: 'HL9.y' is no node of the model"
 cp m/s.0 m2.0 2>/dev/null
 expect 0 "$T" configFile=t.cntk command=train train.modelPath=m2 makeMode=false SGD.maxEpochs=1
 has "$tmp/err" "Creating virgin network."
+# a rank that does not see modelPath.0 (another host's disk) stops every rank, saying so
+cp m/s.0 m4.0
+mpi -n 1 "$T" configFile=t.cntk command=train train.modelPath=m4 : \
+    -n 1 "$T" configFile=t.cntk command=train train.modelPath=m5 >mp.out 2>mp.err
+[ $? -ne 0 ] && ok || no "ranks that disagree on modelPath.0 trained"
+has mp.err "rank 1: makeMode's resumed epoch 0 (no model found) differs from rank 0's 0 (from modelPath.0)"
 echo garbage >m3.0 # a damaged modelPath.0 is an error naming it, not a fresh start
 expect 1 "$T" configFile=t.cntk command=train train.modelPath=m3
 has "$tmp/err" "m3.0: error: not a partrain model file"

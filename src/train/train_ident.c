@@ -172,10 +172,12 @@ int run_check_settings(struct run *r, struct pt_err *e)
     sched_text(it[2].text, sizeof it[2].text, &r->lc.mb_size);
     it[3].hash = method_hash(r);
     snprintf(it[3].text, sizeof it[3].text, "%s", r->pc.method->name);
-    it[4].hash = hash_ll(hash_ll(BLOB_FNV_START, (long long)r->resume), r->nothing_to_do);
+    it[4].hash = hash_ll(hash_ll(hash_ll(BLOB_FNV_START, (long long)r->resume), r->nothing_to_do),
+                         r->start0);
     snprintf(it[4].text, sizeof it[4].text, "%llu%s", (unsigned long long)r->resume,
              r->nothing_to_do ? " (all done)"
              : r->resume      ? ""
+             : r->start0      ? " (from modelPath.0)"
                               : " (no model found)");
     it[5].hash = adjust_hash(&r->lc.aa);
     snprintf(it[5].text, sizeof it[5].text, "%s",
