@@ -131,6 +131,8 @@ grep "Final Results" "$tmp/err" >keep.txt
 sed 's|SaveModel.*|SetInput(O*.t, 1, HX.y)\nSaveModel(m1, "k/wired.dnn")\nDump(m1, "k/wired.txt")|' keep.mel >wired.mel
 expect 0 "$T" configFile=t.cntk command=e 'e=[action=edit;editPath=wired.mel]'
 has k/wired.txt "OL.t=Times (OL.W, HX.y)"
+has k/wired.txt "HX.W=LearnableParameter [16,16]   learningRateMultiplier=1.000000  NeedsGradient=true"
+[ "$(wc -l <k/wired.txt)" -lt 40 ] && ok || no "Dump wrote values without includeData"
 expect 0 "$T" configFile=t.cntk command=tst tst.modelPath=k/wired.dnn
 grep "Final Results" "$tmp/err" >wired.txt
 [ -s wired.txt ] && ! cmp -s orig.txt wired.txt && ok || no "the rewired model computes the same"

@@ -134,6 +134,15 @@ static int dump(FILE *f, void *arg, struct pt_err *e)
     return rc;
 }
 
+int dump_node_write(const char *path, struct nn *net, int values, struct pt_err *e)
+{
+    struct dump_settings ds = {.values = values, .metadata = 1};
+    snprintf(ds.node, sizeof ds.node, "__AllNodes__");
+    snprintf(ds.model, sizeof ds.model, "%s", path);
+    struct dump_job j = {&ds, net};
+    return pt_file_write_text(path, 1, "node dump", dump, &j, e);
+}
+
 static int dump_file(const struct dump_settings *ds, struct nn *net, struct pt_err *e)
 {
     char path[8400];

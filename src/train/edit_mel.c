@@ -448,16 +448,6 @@ static int save_model(struct mel *s, int line, int mi, const char *path, struct 
     return rc;
 }
 
-static int dump_fill(FILE *f, void *arg, struct pt_err *e)
-{
-    (void)e;
-    const struct nn *net = arg;
-    char buf[1024];
-    for (int i = 0; nn_node_text(net, i, buf, sizeof buf); i++)
-        fprintf(f, "%s\n", buf);
-    return 0;
-}
-
 /* NAME = EXPRESSION: an NDL line for the default model, on its own line number. */
 static int ndl_line(struct mel *s, int line, const char *name, const char *expr, struct pt_err *e)
 {
@@ -546,12 +536,19 @@ static int command(struct mel *s, int line, const char *result, const char *cmd,
         return rc ? rc : save_model(s, line, mi, args[1 - def], e);
     }
     if (!strcasecmp(cmd, "Dump") || !strcasecmp(cmd, "DumpModel")) {
-        if (nargs < 2)
-            return mel_error(s, line, e, "%s (MODEL, \"PATH\"): a model and a file", cmd);
+        int data = 0; /* includeData = false (CNTK's default): the nodes without values */
+        if (nargs == 3 && !strncasecmp(args[2], "includeData=", 12)) {
+            const char *v = args[2] + 12;
+            data = !strcasecmp(v, "true") ? 1 : !strcasecmp(v, "false") ? 0 : -1;
+        }
+        if ((nargs != 2 && nargs != 3) || data < 0)
+            return mel_error(s, line, e,
+                             "%s (MODEL, \"PATH\", includeData = false|true): a model and a file",
+                             cmd);
         if ((rc = model_arg(s, line, cmd, args[0], &mi, e)) == 0)
             rc = not_input(s, line, cmd, args[1], e);
         if (rc == 0)
-            rc = pt_file_write_text(args[1], 1, "the MEL dump", dump_fill, s->m[mi].net, e);
+            rc = dump_node_write(args[1], s->m[mi].net, data, e);
         return rc;
     }
     if (!strcasecmp(cmd, "SetInput") || !strcasecmp(cmd, "SetNodeInput")) {

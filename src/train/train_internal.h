@@ -68,6 +68,9 @@ int train_feature_stats(struct reader *r, struct nn *net, int mean_var, int prio
  * what failed when that rank had no message. One rank: rc, e untouched. */
 struct comm;
 int train_agree(struct comm *comm, int rc, const char *what, struct pt_err *e);
+/* dump_node.c: every node of net into path as action=dumpNode writes them (printMetadata),
+ * with each parameter's values where `values` (MEL's Dump) */
+int dump_node_write(const char *path, struct nn *net, int values, struct pt_err *e);
 /* edit_mel.c: CNTK's MEL script at path run (rank 0), its $name$ from block outward; new
  * parameters initialized from seed */
 int mel_run(struct pt_ctx *ctx, struct cfg_node *block, const char *path, long long seed,
