@@ -18,6 +18,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct bs_tree *t = NULL;
     if (bs_parse((const char *)data, size, "fuzz.bs", 1, 1, &t, &e) != 0)
         return 0;
-    fuzz_graph(t);
+    char *text = malloc(size + 1); /* the "#@edit" lines are read from a string */
+    if (text) {
+        memcpy(text, data, size);
+        text[size] = '\0';
+    }
+    fuzz_graph(t, text);
+    free(text);
     return 0;
 }

@@ -26,7 +26,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fprintf(stderr, "fuzz_ndl: the BrainScript written does not parse: %s\n%s\n", e.msg, text);
         abort();
     }
+    fuzz_graph(t, text);
     free(text);
-    fuzz_graph(t);
     return 0;
 }
