@@ -1,20 +1,23 @@
 #!/bin/sh
 # Build a fuzz target with libFuzzer + ASan + UBSan and run it:
 #
-#   scripts/fuzz.sh [cfg|ctf|bs|ndl] [SECONDS] [extra libFuzzer args...]    (default: cfg, 600 s)
+#   scripts/fuzz.sh [cfg|ctf|bs|ndl|model|mlf] [SECONDS] [extra libFuzzer args...]    (default: cfg, 600 s)
 #
 # cfg: the config language (tests/fuzz/fuzz_cfg.c); ctf: the CTF line parser
 # (tests/fuzz/fuzz_ctf.c); bs: BrainScript networks, parsed and evaluated into a node graph
 # with its shapes (tests/fuzz/fuzz_bs.c); ndl: CNTK's NDL written out as BrainScript, which
-# must parse, then evaluated the same way (tests/fuzz/fuzz_ndl.c). Needs clang and libclang-rt-14-dev (installed on demand) and a
+# must parse, then evaluated the same way (tests/fuzz/fuzz_ndl.c); model: model files loaded
+# (tests/fuzz/fuzz_model.c); mlf: HTK master label files, text and binary (fuzz_mlf.c).
+# Needs clang and libclang-rt-14-dev (installed on demand) and a
 # configured tree (config.h; the libraries are built here). New crashers land in
 # tests/fuzz/ as crash-*; minimize them and keep them in tests/fuzz/regress/ (or
-# regress-ctf/, regress-bs/, regress-ndl/): `make check` replays them.
+# regress-ctf/, regress-bs/, regress-ndl/, regress-model/, regress-mlf/): `make check`
+# replays them.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 target=cfg
-case ${1:-} in cfg | ctf | bs | ndl) target=$1; shift ;; esac
+case ${1:-} in cfg | ctf | bs | ndl | model | mlf) target=$1; shift ;; esac
 secs=${1:-600}
 [ $# -gt 0 ] && shift
 if ! command -v clang >/dev/null || ! dpkg-query -W libclang-rt-14-dev >/dev/null 2>&1; then
@@ -38,6 +41,14 @@ ndl)
     dirs="regress-ndl seeds-ndl"
     lib="$lib $(ls src/nn/bs_*.c src/nn/graph*.c src/nn/ndl*.c)"
     ;;
+model)
+    dirs="regress-model seeds-model"
+    lib="$lib src/nn/model_io.c src/nn/nn_config.c $(ls src/nn/bs_*.c src/nn/graph*.c)"
+    ;;
+mlf)
+    dirs="regress-mlf seeds-mlf"
+    lib="$lib src/reader/htk_mlf.c"
+    ;;
 esac
 out=tests/fuzz/fuzz_$target
 blas=$(pkg-config --cflags openblas 2>/dev/null || true)
@@ -52,6 +63,8 @@ clang -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
     $(pkg-config --libs ompi-c 2>/dev/null || echo -lmpi) $cuda ${stb:--lstb} -lm
 cd tests/fuzz
 mkdir -p "corpus-$target"
+have="" # a target's regress directory exists once a crasher has been kept
+for d in $dirs; do [ -d "$d" ] && have="$have $d"; done
 # shellcheck disable=SC2086
 exec "./fuzz_$target" -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 "$@" "corpus-$target" $dirs
+    -print_final_stats=1 "$@" "corpus-$target" $have

@@ -49,9 +49,9 @@ summary "" $(fast_logs)
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
     # A short run on every CI pass keeps the fuzzers building and catches what a change
     # makes easy to find; long runs stay manual (scripts/fuzz.sh cfg 600).
-    echo "== fuzz smoke (scripts/fuzz.sh cfg, ctf, bs and ndl, ${FUZZ_SECONDS:-15} s each) $(date +%T)"
+    echo "== fuzz smoke (scripts/fuzz.sh cfg, ctf, bs, ndl, model and mlf, ${FUZZ_SECONDS:-15} s each) $(date +%T)"
     flog=$(mktemp)
-    for target in cfg ctf bs ndl; do
+    for target in cfg ctf bs ndl model mlf; do
         if ! scripts/fuzz.sh "$target" "${FUZZ_SECONDS:-15}" >"$flog" 2>&1; then
             tail -40 "$flog"
             echo "fuzz $target failed: the input is tests/fuzz/crash-* (or leak-*, timeout-*);"
