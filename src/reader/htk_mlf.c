@@ -162,6 +162,11 @@ struct mlf_state {
     size_t entry_line;   /* where the entry started */
 };
 
+/* The most frames one entry may have: 2^24 (46 hours at 10 ms; an HTK file's frame count
+ * is 32 bits, but no utterance is that long), so that a damaged count is an error, not an
+ * allocation of gigabytes. */
+#define MLF_MAX_ENTRY_FRAMES ((uint64_t)1 << 24)
+
 static int grow_ids(struct mlf_state *m, size_t more, struct pt_err *e)
 {
     struct htk_labels *l = m->out;
@@ -229,6 +234,12 @@ static int entry_line(struct mlf_state *m, char *line, struct pt_err *e)
         a = (uint64_t)(s / HTK_TIME_TO_FRAME + 0.5);
         b = (uint64_t)(t / HTK_TIME_TO_FRAME + 0.5);
     }
+    if (b > MLF_MAX_ENTRY_FRAMES)
+        return pt_err_set(e, PT_EUSER,
+                          "%s:%zu: error: the entry of line %zu reaches frame %llu: an entry has "
+                          "at most %llu frames",
+                          m->file, m->lineno, m->entry_line, (unsigned long long)b,
+                          (unsigned long long)MLF_MAX_ENTRY_FRAMES);
     if (a != m->next_frame)
         return pt_err_set(e, PT_EUSER,
                           "%s:%zu: error: this line starts at frame %llu, but the entry's frames "
@@ -312,6 +323,11 @@ static int read_mlf_bin(struct mlf_state *m, FILE *f, const char *path, struct p
         if (get_u(f, 4, &frames) || get_u(f, 2, &runs))
             return pt_err_set(e, PT_EUSER, "%s: error: at byte %ld: the file ends inside '%s'",
                               path, at, key);
+        if (frames > MLF_MAX_ENTRY_FRAMES)
+            return pt_err_set(e, PT_EUSER,
+                              "%s: error: at byte %ld: '%s' says %u frames: an entry has at most "
+                              "%llu",
+                              path, at, key, frames, (unsigned long long)MLF_MAX_ENTRY_FRAMES);
         if (htk_names_find(&m->keys, key, klen) != SIZE_MAX)
             return pt_err_set(e, PT_EUSER, "%s: error: at byte %ld: a second entry for '%s'", path,
                               at, key);
