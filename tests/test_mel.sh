@@ -115,7 +115,7 @@ has "$tmp/err" "Finished Epoch[ 3 of 3]"
 
 # ---- values kept: a layer added but not wired in changes nothing that test computes
 cat >keep.mel <<'MEL'
-m1 = LoadModel("m/Pre1/s", format="cntk")   # a comment
+m1 = LoadModel("m/Pre1/s", format = "cntk")   # a comment (named arguments as FCN's scripts space them)
 SetDefaultModel(m1)
 HX = DNNLayer(16, 16, HL1.y);
 SaveModel(m1, "k/keep.dnn")
@@ -161,7 +161,7 @@ mel_err rename "rename.mel:3: error: MEL's Rename is not supported by partrain"
 body='m1 = LoadModel("$nosuch$")'
 mel_err novar 'novar.mel:1: error: unknown variable $nosuch$'
 body='m1 = LoadModel("m/Pre1/s", format="htk")'
-mel_err format "format.mel:1: error: format=htk\": the model format is cntk"
+mel_err format "format.mel:1: error: format=htk: the model format is cntk"
 saved again 'HL1 = DNNLayer(16, 16, HL1.y)' "'HL1' is defined already in the model's network"
 body="$head2
 SetInput(OL.t, 1, HL1.y)

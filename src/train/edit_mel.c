@@ -161,6 +161,30 @@ static char *trim(char *s)
     return s;
 }
 
+/* s unquoted, in place. */
+static char *unquote(char *s)
+{
+    size_t n = strlen(s);
+    if (n >= 2 && (s[0] == '"' || s[0] == '\'') && s[n - 1] == s[0]) {
+        s[n - 1] = '\0';
+        s++;
+    }
+    return s;
+}
+
+/* An argument unquoted; NAME = VALUE (a named one) as NAME=VALUE, its value unquoted. */
+static char *plain_arg(char *a)
+{
+    size_t n = strspn(a, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_");
+    size_t at = n + strspn(a + n, " \t");
+    if (n == 0 || a[at] != '=')
+        return unquote(a);
+    char *v = unquote(trim(a + at + 1));
+    memmove(a + n + 1, v, strlen(v) + 1);
+    a[n] = '=';
+    return a;
+}
+
 /* The arguments inside "(...)" of a call, split at top-level commas, each trimmed and
  * unquoted; a named argument keeps its "name=" (blanks around '=' removed). Returns the
  * count, -1 when malformed. */
@@ -193,12 +217,7 @@ static int split_args(char *p, char **args, int max)
             if (*a || k || !last) {
                 if (k == max || !*a)
                     return -1;
-                size_t al = strlen(a);
-                if (al >= 2 && (a[0] == '"' || a[0] == '\'') && a[al - 1] == a[0]) {
-                    a[al - 1] = '\0';
-                    a++;
-                }
-                args[k++] = a;
+                args[k++] = plain_arg(a);
             }
             if (last)
                 break;
@@ -247,9 +266,7 @@ static int check_format(const struct mel *s, int line, char **args, int *nargs, 
     for (int i = 0; i < *nargs; i++)
         if (!strncasecmp(args[i], "format=", 7)) {
             const char *f = args[i] + 7;
-            if (*f == '"' || *f == '\'')
-                f++;
-            if (strncasecmp(f, "cntk", 4))
+            if (strcasecmp(f, "cntk"))
                 return mel_error(s, line, e, "format=%s: the model format is cntk", f);
             memmove(&args[i], &args[i + 1], (size_t)(*nargs - i - 1) * sizeof *args);
             (*nargs)--;
