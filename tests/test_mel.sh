@@ -162,7 +162,7 @@ body='m1 = LoadModel("$nosuch$")'
 mel_err novar 'novar.mel:1: error: unknown variable $nosuch$'
 body='m1 = LoadModel("m/Pre1/s", format="htk")'
 mel_err format "format.mel:1: error: format=htk: the model format is cntk"
-saved again 'HL1 = DNNLayer(16, 16, HL1.y)' "'HL1' is defined already in the model's network"
+saved again 'HL1 = DNNLayer(16, 16, HL1.y)' "again.mel:3: error: 'HL1' is defined already in the model's network"
 body="$head2
 SetInput(OL.t, 1, HL1.y)
 SaveModel(m1, \"m/Pre1/s\")"

@@ -312,20 +312,23 @@ static int merge_members(const struct mel *s, const char *old, const char *bs, c
             blen--;
         char name[128];
         size_t nl = strcspn(body, " (=\n");
-        snprintf(name, sizeof name, "%.*s", (int)(nl < sizeof name ? nl : sizeof name - 1), body);
+        int line = atoi(p + 6); /* "\n#@at LINE COL FILE": the script's line */
+        if (nl == 0 || nl >= sizeof name)
+            return mel_error(s, line, e, "a line that names no member");
+        snprintf(name, sizeof name, "%.*s", (int)nl, body);
         int is_macro = body[nl + strspn(body + nl, " ")] == '(';
         /* the member in the old description: at a line's start, followed by ' ', '(' or '=' */
         const char *at = old;
         int have = 0, same = 0;
         while ((at = strstr(at, name)) != NULL) {
-            if ((at == old || at[-1] == '\n') && strchr(" (=", at[nl])) {
+            if ((at == old || at[-1] == '\n') && at[nl] && strchr(" (=", at[nl])) {
                 have = 1;
                 same |= !strncmp(at, body, blen) && (at[blen] == '\n' || !at[blen]);
             }
             at += nl;
         }
         if (have && !is_macro && !same)
-            return mel_error(s, 0, e,
+            return mel_error(s, line, e,
                              "'%s' is defined already in the model's network, "
                              "otherwise (MEL cannot define it again)",
                              name);
