@@ -14,8 +14,8 @@
 #   unknown $variable$, another model format, SaveModel or Dump over a file the script
 #   reads (which stays as it was), a name defined again, editPath beside a
 #   BrainScriptNetworkBuilder; on 2 ranks a failing script ends both ranks with its reason;
-# - makeMode=false ignores modelPath.0, a rank without it stops all, a damaged one is an
-#   error; BS.Network.Load of an edited model is refused.
+# - makeMode=false ignores modelPath.0, one newer than epoch 1's model starts over, a rank
+#   without it stops all, a damaged one is an error; BS.Network.Load of an edited model is refused.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 command -v mpiexec >/dev/null || { echo "test_mel: no mpiexec"; exit 77; }
@@ -194,6 +194,14 @@ mpi -n 1 "$T" configFile=t.cntk command=train train.modelPath=m4 : \
     -n 1 "$T" configFile=t.cntk command=train train.modelPath=m5 >mp.out 2>mp.err
 [ $? -ne 0 ] && ok || no "ranks that disagree on modelPath.0 trained"
 has mp.err "rank 1: makeMode's resumed epoch 0 (no model found) differs from rank 0's 0 (from modelPath.0)"
+# CNTK's rule: a modelPath.0 written after epoch 1's model (an edit run again) starts over
+cp m/Pre2/s.0 m6.0
+expect 0 "$T" configFile=t.cntk command=train train.modelPath=m6 SGD.maxEpochs=1
+touch -d "1 minute ago" m6.1 # older than m6.0
+expect 0 "$T" configFile=t.cntk command=train train.modelPath=m6 SGD.maxEpochs=1
+has "$tmp/err" "Starting from checkpoint. Loading network from 'm6.0'."
+expect 0 "$T" configFile=t.cntk command=train train.modelPath=m6 SGD.maxEpochs=2
+has "$tmp/err" "Starting from checkpoint. Loading network from 'm6.1'."
 echo garbage >m3.0 # a damaged modelPath.0 is an error naming it, not a fresh start
 expect 1 "$T" configFile=t.cntk command=train train.modelPath=m3
 has "$tmp/err" "m3.0: error: not a partrain model file"

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "comm/comm.h"
@@ -225,6 +226,16 @@ static int from_zero(struct run *r, int start, struct pt_err *e)
     return rc;
 }
 
+/* Whether file a was modified after file b (both exist). */
+static int newer(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) != 0 || stat(b, &sb) != 0)
+        return 0;
+    return sa.st_mtim.tv_sec > sb.st_mtim.tv_sec ||
+           (sa.st_mtim.tv_sec == sb.st_mtim.tv_sec && sa.st_mtim.tv_nsec > sb.st_mtim.tv_nsec);
+}
+
 /* Step 1: the settings, and what makeMode finds on disk. */
 static int read_settings(struct run *r, struct cfg_node *command, struct pt_err *e)
 {
@@ -233,6 +244,12 @@ static int read_settings(struct run *r, struct cfg_node *command, struct pt_err 
     int rc = read_setup(r, command, e);
     if (rc == 0 && r->make_mode) {
         r->resume = run_newest_epoch(r);
+        char zero[4200], one[4200];
+        snprintf(zero, sizeof zero, "%s.0", r->model);
+        run_model_name(r, one, sizeof one, 1);
+        if (r->resume == 1 && newer(zero, one)) /* CNTK's rule: an edit rewrote modelPath.0
+                                                 * after epoch 1 was saved, so it starts over */
+            r->resume = 0;
         char path[4200];
         run_model_name(r, path, sizeof path, 0);
         r->nothing_to_do = r->resume == (uint64_t)r->lc.max_epochs && access(path, R_OK) == 0;
