@@ -137,6 +137,14 @@ expect 0 "$T" configFile=t.cntk command=tst tst.modelPath=k/wired.dnn
 grep "Final Results" "$tmp/err" >wired.txt
 [ -s wired.txt ] && ! cmp -s orig.txt wired.txt && ok || no "the rewired model computes the same"
 
+# ndlMacros relative to where the script runs, else beside the config that names it (as
+# NDLNetworkBuilder reads it); missing: an error naming where it was set
+mkdir -p sub && cp macros.txt sub/ && sed 's|ndlMacros = "macros.txt"|ndlMacros = "no/macros.txt"|' t.cntk >sub/t.cntk
+expect 0 "$T" configFile=sub/t.cntk command=e 'e=[action=edit;editPath=keep.mel]'
+rm sub/macros.txt
+expect 1 "$T" configFile=sub/t.cntk command=e 'e=[action=edit;editPath=keep.mel]'
+has "$tmp/err" "cannot open ndlMacros 'no/macros.txt': No such file or directory; ndlMacros set at sub/t.cntk:3:"
+
 # ---- errors, each naming the script's line
 mel_err() { # NAME LINE-TEXT MESSAGE: a script of the MEL lines in $body fails so
     printf '%s\n' "$body" >"$1.mel"

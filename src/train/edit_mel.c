@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 
 #include "core/fs.h"
 #include "math/backend.h"
@@ -355,14 +356,28 @@ static int add_macros(struct mel *s, char **buf, size_t *len, struct pt_err *e)
         return rc;
     if ((rc = cfg_value(key, &v, e)) != 0)
         return rc;
+    const struct cfg_origin *o = cfg_value_origin(key);
     while (rc == 0 && *v) {
         size_t n = strcspn(v, "+");
         char path[1024];
-        if (n && n < sizeof path) {
+        if (n >= sizeof path)
+            return cfg_error(e, o, "ndlMacros: a path is too long");
+        if (n) {
             memcpy(path, v, n);
             path[n] = '\0';
+            /* as NDLNetworkBuilder reads it (ndl.c): a relative path not found here is
+             * looked for beside the config file that set it */
+            char alt[sizeof path];
+            const char *slash = o && o->file ? strrchr(o->file, '/') : NULL;
+            if (path[0] != '/' && access(path, F_OK) != 0 && slash &&
+                snprintf(alt, sizeof alt, "%.*s/%s", (int)(slash - o->file), o->file,
+                         strrchr(path, '/') ? strrchr(path, '/') + 1 : path) < (int)sizeof alt &&
+                access(alt, F_OK) == 0)
+                memcpy(path, alt, sizeof path);
             char *text = NULL, *subst = NULL;
             rc = read_text(path, "ndlMacros", &text, e);
+            if (rc && o && o->file)
+                pt_err_context(e, "ndlMacros set at %s:%d:%d", o->file, o->line, o->col);
             if (rc == 0)
                 rc = substitute(s, text, &subst, e);
             if (rc == 0)
