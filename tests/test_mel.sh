@@ -98,6 +98,10 @@ has chain.err "Starting from checkpoint. Loading network from 'm/Pre2/s.0'."
 hasnt chain.err "unknown key" # the script's $variables$ (currModel, newLayer ...)
 has chain.err "Starting from checkpoint. Loading network from 'm/s.0'."
 has chain.err "Node 'HL3.W' (LearnableParameter operation) : [16 x 16]"
+# CNTK's summary of the edited networks: every node on the way to the criterion counted,
+# though the rewired ones come before their new inputs in the graph
+has chain.err "Training 710 parameters in 6 out of 6 parameter tensors and 15 nodes with gradient:"
+has chain.err "Training 982 parameters in 8 out of 8 parameter tensors and 20 nodes with gradient:"
 [ "$(grep -c "Creating virgin network" chain.err)" = 1 ] && ok || no "more than pre1 started afresh"
 [ -f m/s ] && [ -f m/Pre2/s.0.dump.txt ] && ok || no "the models or the dump are missing"
 has m/s.0.dump.txt "OL.t=Times (OL.W, HL3.y)"

@@ -317,28 +317,47 @@ int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)
     *nodes = *with_grad = 0;
     if (!g)
         return 0;
-    char *back = calloc((size_t)g->n, 1);
-    if (!back)
+    char *back = calloc((size_t)g->n, 1), *grad = calloc((size_t)g->n, 1);
+    if (!back || !grad) {
+        free(back);
+        free(grad);
         return 0;
+    }
     if (g->crit >= 0)
         back[g->crit] = 1;
-    for (int i = g->n; i-- > 0;) /* inputs come before the nodes that read them */
-        for (int k = 0; back[i] && !g->nodes[i].dead && k < g->nodes[i].kind->nin; k++)
-            back[g->nodes[i].in[k]] = 1;
+    /* what the criterion reads, then which of those need a gradient; to a fixed point, as
+     * a MEL-edited graph's nodes need not come after their inputs (bs_edit.c) */
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < g->n; i++)
+            for (int k = 0; back[i] && !g->nodes[i].dead && k < g->nodes[i].kind->nin; k++)
+                if (!back[g->nodes[i].in[k]])
+                    back[g->nodes[i].in[k]] = changed = 1;
+    }
+    for (int changed = 1; changed;) {
+        changed = 0;
+        for (int i = 0; i < g->n; i++) {
+            const struct g_node *n = &g->nodes[i];
+            int need = back[i] && n->needs_grad;
+            for (int k = 0; n->dead && k < n->kind->nin; k++) { /* folded: its inputs tell */
+                const struct g_node *x = &g->nodes[n->in[k]];
+                need |= x->learnable || (x->dead && grad[n->in[k]]);
+            }
+            if (need && !grad[i])
+                grad[i] = changed = 1;
+        }
+    }
     for (int i = 0; i < g->n; i++) {
         const struct g_node *n = &g->nodes[i];
         /* a convolution with its bias is CNTK's Convolution and Plus */
         int own = n->kind == &g_kind_own_crit || n->helper || n->unreached   ? 0
                   : n->kind == &g_kind_conv_b || n->kind == &g_kind_conv_t_b ? 2
                                                                              : 1;
-        int grad = back[i] && n->needs_grad;
-        for (int k = 0; n->dead && k < n->kind->nin; k++) /* folded: its inputs tell */
-            grad |= g->nodes[n->in[k]].learnable || (g->nodes[n->in[k]].dead && back[n->in[k]]);
-        back[i] = (char)grad;
         *nodes += own;
-        *with_grad += grad ? own : 0;
+        *with_grad += grad[i] ? own : 0;
     }
     free(back);
+    free(grad);
     return 1;
 }
 
