@@ -93,13 +93,18 @@ CFG
 
 # ---- the pre-training chain on 2 ranks
 mpi -n 2 "$T" configFile=t.cntk >chain.out 2>chain.err && ok || { no "the chain on 2 ranks failed"; tail -5 chain.err; }
-has chain.err "MEL: model 'm1' (22 nodes) saved as 'm/Pre2/s.0'; 4 parameter tensors from 'm/Pre1/s', 2 new."
+has chain.err "MEL: model 'm1' (21 nodes) saved as 'm/Pre2/s.0'; 4 parameter tensors from 'm/Pre1/s', 2 new."
 has chain.err "Starting from checkpoint. Loading network from 'm/Pre2/s.0'."
 hasnt chain.err "unknown key" # the script's $variables$ (currModel, newLayer ...)
 has chain.err "Starting from checkpoint. Loading network from 'm/s.0'."
 has chain.err "Node 'HL3.W' (LearnableParameter operation) : [16 x 16]"
-# CNTK's summary of the edited networks: every node on the way to the criterion counted,
-# though the rewired ones come before their new inputs in the graph
+# CNTK's summary of the edited networks, counted as CNTK counts (NDL's
+# PerDimMeanVarNormalization one node: 16 = 2 inputs, 3 of MeanVarNorm, 5 + 4 of the layers,
+# ce, err): every node on the way to the criterion counted, though the rewired ones come
+# before their new inputs in the graph
+has chain.err "Model has 16 nodes. Using CPU."
+has chain.err "Model has 21 nodes. Using CPU."
+has chain.err "Model has 26 nodes. Using CPU."
 has chain.err "Training 710 parameters in 6 out of 6 parameter tensors and 15 nodes with gradient:"
 has chain.err "Training 982 parameters in 8 out of 8 parameter tensors and 20 nodes with gradient:"
 [ "$(grep -c "Creating virgin network" chain.err)" = 1 ] && ok || no "more than pre1 started afresh"

@@ -196,6 +196,20 @@ static int bi_mvn(struct ev *v, const struct bs_node *at, const char *name, stru
     return rc ? rc : bse_node_op(v, at, "ElementTimes", args, out);
 }
 
+/* NDL's PerDimMeanVarNormalization, which CNTK's NDL makes one node (BrainScript's is the
+ * two above): the same, its Minus a helper, so that the node counts are CNTK's. */
+static int bi_mvn_ndl(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                      struct bv *out)
+{
+    (void)name;
+    struct bv d;
+    int rc = bse_node_op(v, at, "Minus", a, &d);
+    if (rc == 0 && d.k == BV_NODE)
+        v->g->nodes[d.node].helper = 1;
+    struct bv args[2] = {d, a[2]};
+    return rc ? rc : bse_node_op(v, at, "ElementTimes", args, out);
+}
+
 /* Length (x): an array's elements or a string's characters (CNTK's NumericFunction). */
 static int bi_length(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                      struct bv *out)
@@ -471,6 +485,7 @@ static const struct builtin builtins[] = {
     {"IsNone", {"x"}, bi_is_none, NULL, 0},
     {"Fail", {"what"}, bi_fail, NULL, 0},
     {"NDL.Return", {"macro", "result"}, bi_ndl_return, NULL, 0},
+    {"NDL.PerDimMeanVarNormalization", {"x", "mean", "invStdDev", "tag=''"}, bi_mvn_ndl, NULL, 0},
     /* an NDL macro's call with tag= (CE = SMBFF (..., tag = "criterion")): its result tagged */
     {"NDL.Tag", {"x", "tag=''"}, bi_identity, NULL, 0},
 };

@@ -182,6 +182,23 @@ static const char *graph_op(const struct g_node *n)
     return k;
 }
 
+/* Node i's inputs as CNTK has them into x: a helper input stands for its own inputs
+ * (CNTK's Splice of n inputs and NDL's PerDimMeanVarNormalization are one node each). */
+static void inputs_of(const struct nn_graph *g, const int *map, int i, struct dot_node *x,
+                      int depth)
+{
+    const struct g_node *n = &g->nodes[i];
+    for (int k = 0; k < n->src_kind->nin && k < G_MAX_IN; k++) {
+        int j = n->src_in[k];
+        if (j < 0)
+            continue;
+        if (g->nodes[j].helper && !g->nodes[j].unreached && depth < 64)
+            inputs_of(g, map, j, x, depth + 1);
+        else if (map[j] >= 0 && x->nin < G_MAX_IN)
+            x->in[x->nin++] = map[j];
+    }
+}
+
 /* The graph's nodes as written (src_kind, src_in: before fusion), those a root reaches. */
 static int from_graph(const struct nn_graph *g, struct dot *d)
 {
@@ -220,9 +237,8 @@ static int from_graph(const struct nn_graph *g, struct dot *d)
     for (int i = 0; i < g->n; i++) { /* the inputs, now that every node has its index */
         const struct g_node *n = &g->nodes[i];
         struct dot_node *x = map[i] >= 0 ? &d->v[map[i]] : NULL;
-        for (int k = 0; x && k < n->src_kind->nin && k < G_MAX_IN; k++)
-            if (n->src_in[k] >= 0 && map[n->src_in[k]] >= 0)
-                x->in[x->nin++] = map[n->src_in[k]];
+        if (x)
+            inputs_of(g, map, i, x, 0);
         if (x && n->is_input)
             group(x->cat == CAT_LABEL ? d->lab : d->feat,
                   x->cat == CAT_LABEL ? &d->nlab : &d->nfeat, map[i]);

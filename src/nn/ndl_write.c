@@ -55,8 +55,8 @@ static const struct {
     {"CrossEntropyWithSoftmax", "CrossEntropyWithSoftmax"},
     {"ErrorPrediction", "ClassificationError"},
     {"ClassificationError", "ClassificationError"},
-    {"PerDimMVNorm", "PerDimMeanVarNormalization"},
-    {"PerDimMeanVarNormalization", "PerDimMeanVarNormalization"},
+    {"PerDimMVNorm", "BS.NDL.PerDimMeanVarNormalization"}, /* one node, as CNTK's NDL */
+    {"PerDimMeanVarNormalization", "BS.NDL.PerDimMeanVarNormalization"},
     {"Delay", "PastValue"},
     {"PastValue", "PastValue"},
     {"FutureValue", "FutureValue"},
