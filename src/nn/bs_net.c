@@ -325,11 +325,12 @@ int nn_node_counts(const struct nn *net, int *nodes, int *with_grad)
     }
     if (g->crit >= 0)
         back[g->crit] = 1;
-    /* what the criterion reads, then which of those need a gradient; to a fixed point, as
-     * a MEL-edited graph's nodes need not come after their inputs (bs_edit.c) */
+    /* what the criterion reads, then which of those need a gradient: one pass each where
+     * every node comes after its inputs, to a fixed point where a MEL edit rewired one to
+     * a later node (bs_edit.c) */
     for (int changed = 1; changed;) {
         changed = 0;
-        for (int i = 0; i < g->n; i++)
+        for (int i = g->n; i-- > 0;)
             for (int k = 0; back[i] && !g->nodes[i].dead && k < g->nodes[i].kind->nin; k++)
                 if (!back[g->nodes[i].in[k]])
                     back[g->nodes[i].in[k]] = changed = 1;
