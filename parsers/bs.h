@@ -87,7 +87,8 @@ struct bs_node {
     int line, col;    /* where the node starts: 1-based, columns count bytes */
     double num;
     const char *str; /* owned by the tree */
-    const char *op;  /* a static string */
+    const char *op;  /* a static string (BS_BINOP, BS_UNOP; "()" on a BS_ID that NDL wrote
+                      * in parentheses, its array of one) */
     struct bs_node *a, *b, *c;
     struct bs_node **items;
     size_t nitems;

@@ -99,6 +99,8 @@ static struct bs_node *parens(struct parser *p)
     struct bs_node *x = expr(p);
     if (x && p->ndl && bsp_is(p, TK_COMMA))
         return ndl_array(p, open, x);
+    if (x && p->ndl && x->kind == BS_ID) /* NDL's (a): an array of one, not a rename */
+        x->op = "()";
     return x && bsp_expect_closer(p, open, "") == 0 ? x : NULL;
 }
 

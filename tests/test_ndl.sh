@@ -7,8 +7,8 @@
 # in BrainScript; the inline form (run= naming sections of the config) gives them too; a
 # model trained from NDL is tested; a 2-rank run; the 2D Convolution, MaxPooling,
 # ImageInput and ImageParameter forms of NDL with $variables$ of the config train;
-# init = fromFile reads a parameter's values (kept in the model); and errors name the NDL
-# file and line (or the config's), never a crash.
+# init = fromFile reads a parameter's values (kept in the model); CNTK's renames by an alias
+# (OutputNodes = ol); and errors name the NDL file and line (or the config's), never a crash.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 cd "$tmp"
@@ -211,6 +211,34 @@ NDL
 sed -n 's/^Finished Epoch\[ 3 of 3\]: \[Training\] ObjFcn.O = \([0-9.]*\) .*CE1 = \([0-9.]*\) .*CE2 = \([0-9.]*\) .*/\1 \2 \3/p' mt.err |
     awk '{ d = $1 - (0.8 * $2 + 0.2 * $3); exit !(NF == 3 && d < 1e-5 && d > -1e-5) }' && ok ||
     { no "ObjFcn.O is not 0.8 CE1 + 0.2 CE2"; grep '^Finished' mt.err; }
+# CNTK's renames (AlexNet's, CIFAR-10's and ResNet's `OutputNodes = ol`): an alias names the
+# node it stands for, a macro's nodes too (OutputNodes.W ... OutputNodes.z), the last alias
+# winning; a node group in parentheses renames nothing; the training is the same; the
+# write action and MEL find the nodes by those names (Base64Write's outputNodeNames =
+# OutputNodes.z, AlexNet's add_top5_layer.mel; its Dump shows the script's nodes so far)
+sed 's/^    OutputNodes = (prob)$/    OutputNodes = ol\n    last = prob\n    final = prob\n    LabelNodes = (labels)/' net.ndl >rn.ndl
+"$T" configFile=n.cntk M=rn command=train train.NDLNetworkBuilder.networkDescription=rn.ndl \
+    >rn.out 2>rn.err && ok || { no "renames: exit $?"; tail -3 rn.err; }
+has rn.err "Node 'OutputNodes.W' (LearnableParameter operation) : [2 x 32]"
+hasnt rn.err "Node 'ol.W'"
+hasnt rn.err "LabelNodes"
+epochs rn.err >rn.ep
+cmp -s n.ep rn.ep && ok || { no "a rename changed the training"; diff n.ep rn.ep | head -4; }
+"$T" configFile=n.cntk M=rn command=w 'w=[action=write;outputPath=rn/o;outputNodeNames=OutputNodes.z:final]' \
+    'w.reader=[readerType=CNTKTextFormatReader;file=d.ctf;input=[features=[dim=2;format=dense];labels=[dim=2;format=dense]]]' \
+    >w.out 2>w.err && [ -s rn/o.OutputNodes.z ] && [ -s rn/o.final ] && ok ||
+    { no "write OutputNodes.z and final"; tail -3 w.err; ls rn; }
+cat >top5.mel <<'MEL'
+m1 = LoadModel("rn/m.dnn", format="cntk")
+SetDefaultModel(m1)
+errTop1 = ClassificationError(labels, outputNodes.z, Const(1), tag="evaluation")
+Dump(m1, "rn/top.txt")
+SaveModel(m1, "rn/top.dnn", format="cntk")
+MEL
+"$T" configFile=n.cntk M=rn command=e 'e=[action=edit;editPath=top5.mel]' \
+    >e.out 2>e.err && ok || { no "MEL with outputNodes.z: exit $?"; tail -3 e.err; }
+has rn/top.txt "errTop1=ClassificationError (labels, OutputNodes.z)" # dumped before the save
+has e.err "saved as 'rn/top.dnn'; 4 parameter tensors from 'rn/m.dnn', 0 new."
 # errors: the NDL file and line, or the config's
 fails() { # EXPECTED-TEXT ARGS...: the run fails (not a crash) saying EXPECTED-TEXT
     want=$1

@@ -350,6 +350,46 @@ static void ndl_free(struct ndl *d)
     free(d->macro_def);
 }
 
+/* Whether callee x is an input (Input, InputValue, SparseInputValue, ImageInput ...). */
+static int input_call(const struct bs_node *x)
+{
+    size_t n = x->kind == BS_ID ? strlen(x->str) : 0;
+    return (n >= 5 && !strcasecmp(x->str + n - 5, "Input")) ||
+           (n >= 10 && !strcasecmp(x->str + n - 10, "InputValue"));
+}
+
+/* The top member named `name` (any case) whose value is a call (of a function or a
+ * macro) but not an input's: its index + 1, or 0. (CNTK would rename an input too, and
+ * then find no reader input of the node's name: no config does it, and an input keeps
+ * its name here, as an alias of it in BrainScript leaves it.) */
+static size_t call_member(const struct ndl *d, const char *name)
+{
+    for (size_t i = 0; i < d->ntop; i++)
+        if (!strcasecmp(d->top[i]->str, name)) {
+            const struct bs_node *v = d->top[i]->a;
+            return v && v->kind == BS_CALL && !input_call(v->a) ? i + 1 : 0;
+        }
+    return 0;
+}
+
+/* CNTK's renames (ndl_internal.h's ndl_write_rename): X = Y, Y a top member defined by a
+ * call and X written without parentheses (NDL's (Y) is an array of one: a node group,
+ * FeatureNodes = (features), renames nothing); the last alias of a definition names it,
+ * as CNTK's parser sets the node's name at each. Indices + 1 (0: none). */
+static void find_renames(const struct ndl *d, size_t *alias, size_t *def)
+{
+    for (size_t j = 0; j < d->ntop; j++) {
+        const struct bs_node *v = d->top[j]->a;
+        size_t i = v && v->kind == BS_ID && !v->op ? call_member(d, v->str) : 0;
+        if (!i || i - 1 == j)
+            continue;
+        if (alias[i - 1])
+            def[alias[i - 1] - 1] = 0; /* an earlier alias: Y's own now (Y = X) */
+        alias[i - 1] = j + 1;
+        def[j] = i;
+    }
+}
+
 /* d's members (d->top) written out as BrainScript: the macros the network calls, then the
  * rest, into *out (malloc'd). */
 static int emit(struct ndl *d, char **out)
@@ -379,6 +419,14 @@ static int emit(struct ndl *d, char **out)
     for (size_t i = 0; rc == 0 && i < d->ntop; i++)
         if (!(d->top[i]->a && d->top[i]->a->kind == BS_LAMBDA))
             uses(d, d->top[i]->a, need);
+    /* aliases that rename a definition: alias[i] of definition i, def[j] of alias j */
+    size_t *alias = rc == 0 ? calloc(2 * d->ntop + 1, sizeof *alias) : NULL, *def = NULL;
+    if (rc == 0 && !alias)
+        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    if (rc == 0) {
+        def = alias + d->ntop;
+        find_renames(d, alias, def);
+    }
     struct out o = {0};
     for (size_t i = 0; rc == 0 && i < d->ntop; i++) {
         const struct bs_node *m = d->top[i];
@@ -387,8 +435,13 @@ static int emit(struct ndl *d, char **out)
             if (k >= 0 && !need[k])
                 continue; /* a macro the network does not call */
         }
-        ndl_write_member(d, &o, m, 1);
+        if (def[i])
+            ndl_write_rename(d, &o, m, d->top[def[i] - 1]);
+        else
+            ndl_write_member(d, &o, m, 1,
+                             alias[i] ? ndl_canon(&d->vars, d->top[alias[i] - 1]->str) : NULL);
     }
+    free(alias);
     free(need);
     ndl_put(&o, "\n"); /* never an empty (NULL) text, even of an NDL without lines */
     if (rc == 0 && o.oom)

@@ -52,7 +52,15 @@ int ndl_names_find(const struct names *s, const char *name);
  * s spells it. */
 const char *ndl_canon(const struct names *s, const char *name);
 /* A member of the NDL (top: of the network's scope, where NDL's node groups take
- * BrainScript's names) written out as BrainScript, after its "#@at" line. */
-void ndl_write_member(struct ndl *d, struct out *o, const struct bs_node *m, int top);
+ * BrainScript's names) written out as BrainScript, after its "#@at" line; named `as`
+ * where that is not NULL (a definition that an alias renames, below). */
+void ndl_write_member(struct ndl *d, struct out *o, const struct bs_node *m, int top,
+                      const char *as);
+/* CNTK's NDL renames a node by its alias: after Y = Call (...) and X = Y, the node (a
+ * macro's nodes: X.W, X.z) is named X. Y's definition is written as X's (ndl_write_member
+ * with as = X); this writes the alias' line: Y = X, and where X is a node group (OutputNodes
+ * = ol) the group's BrainScript member too (outputNodes = OutputNodes). */
+void ndl_write_rename(struct ndl *d, struct out *o, const struct bs_node *alias,
+                      const struct bs_node *def);
 
 #endif

@@ -439,7 +439,7 @@ static void record(struct ndl *d, struct out *o, const struct bs_node *r)
 {
     ndl_put(o, "[");
     for (size_t i = 0; i < r->nitems; i++)
-        ndl_write_member(d, o, r->items[i], 0);
+        ndl_write_member(d, o, r->items[i], 0, NULL);
     ndl_put(o, "\n]");
 }
 
@@ -548,15 +548,29 @@ static void expr(struct ndl *d, struct out *o, const struct bs_node *x)
     }
 }
 
+void ndl_write_rename(struct ndl *d, struct out *o, const struct bs_node *alias,
+                      const struct bs_node *def)
+{
+    const char *x = ndl_canon(&d->vars, alias->str);
+    at(o, alias);
+    ndl_put(o, "%s = %s", ndl_canon(&d->vars, def->str), x);
+    for (size_t i = 0; i < sizeof special / sizeof special[0]; i++)
+        if (!strcasecmp(x, special[i][0]) && strcmp(x, special[i][1])) {
+            at(o, alias);
+            ndl_put(o, "%s = %s", special[i][1], x);
+        }
+}
+
 /* A member: NAME = expr, a function NAME (params) = body, or NAME[i:a..b] = c. At the top,
  * NDL's special node groups take BrainScript's names; a macro whose body is a block gives
  * its result through BS.NDL.Return. */
-void ndl_write_member(struct ndl *d, struct out *o, const struct bs_node *m, int top)
+void ndl_write_member(struct ndl *d, struct out *o, const struct bs_node *m, int top,
+                      const char *as)
 {
     at(o, m);
     int mk = m->a && m->a->kind == BS_LAMBDA ? ndl_names_find(&d->macros, m->str) : -1;
-    const char *name = mk >= 0 ? d->macro_out[mk] : ndl_canon(&d->vars, m->str);
-    for (size_t i = 0; top && i < sizeof special / sizeof special[0]; i++)
+    const char *name = as ? as : mk >= 0 ? d->macro_out[mk] : ndl_canon(&d->vars, m->str);
+    for (size_t i = 0; top && !as && i < sizeof special / sizeof special[0]; i++)
         if (!strcasecmp(name, special[i][0]))
             name = special[i][1];
     const struct bs_node *v = m->a;
