@@ -40,6 +40,7 @@ struct mel_model {
     char name[64];
     char path[1024];
     struct nn *net;
+    int copied, fresh, applied; /* its tensors from path, and new ones (apply_pending) */
     char *ndl;   /* the NDL lines for it so far, each on the script's own line number */
     size_t nndl; /* length of ndl */
     int last_line;
@@ -408,27 +409,28 @@ static int not_input(const struct mel *s, int line, const char *cmd, const char 
     return rc;
 }
 
-/* The model's network with its pending lines and edits: a new network whose parameters
- * the loaded one gives by name, written to path; it becomes the model's network. */
-static int save_model(struct mel *s, int line, int mi, const char *path, struct pt_err *e)
+/* The model's pending lines and edits carried out (cmd, at the script's line, needs them):
+ * a new network whose parameters the current one gives by name becomes the model's
+ * network; *copied and *fresh count its tensors of each kind. Nothing pending: nothing
+ * done, both 0. */
+static int apply_pending(struct mel *s, int line, int mi, const char *cmd, int *copied, int *fresh,
+                         struct pt_err *e)
 {
     struct mel_model *m = &s->m[mi];
     const struct nn_config *oc = nn_get_config(m->net);
-    if (oc->rnn != NN_GRAPH && (m->ndl || m->edits))
+    *copied = *fresh = 0;
+    if (!m->ndl && !m->edits)
+        return 0;
+    if (oc->rnn != NN_GRAPH)
         return mel_error(s, line, e,
-                         "SaveModel: the model '%s' holds a SimpleNetworkBuilder network, which "
+                         "%s: the model '%s' holds a SimpleNetworkBuilder network, which "
                          "MEL cannot add to or rewire (an NDL or BrainScript network can be)",
-                         m->path);
-    int rc = not_input(s, line, "SaveModel", path, e);
-    struct nn_config *nc = rc == 0 ? pt_malloc(sizeof *nc, e) : NULL;
-    if (rc == 0 && !nc)
-        rc = e->code;
+                         cmd, m->path);
+    struct nn_config *nc = pt_malloc(sizeof *nc, e);
     char *text = NULL, *ndl = NULL, *bs = NULL;
     size_t len = 0, nl = 0;
     struct nn *net = NULL;
-    int copied = 0, fresh = 0;
-    if (rc == 0)
-        rc = append(&text, &len, oc->bs_text, e);
+    int rc = nc ? append(&text, &len, oc->bs_text, e) : e->code;
     if (rc == 0 && m->ndl && (rc = append(&ndl, &nl, m->ndl, e)) == 0 &&
         (rc = add_macros(s, &ndl, &nl, e)) == 0 &&
         (rc = nn_ndl_translate(ndl, nl, s->file, &bs, e)) == 0)
@@ -436,36 +438,23 @@ static int save_model(struct mel *s, int line, int mi, const char *path, struct 
     if (rc == 0 && m->edits)
         rc = append(&text, &len, m->edits, e);
     if (rc == 0 && len >= sizeof nc->bs_text)
-        rc = mel_error(s, line, e,
-                       "SaveModel: the edited network's description is longer than "
-                       "%zu bytes",
-                       sizeof nc->bs_text - 1);
-    if (rc == 0 && oc->rnn == NN_GRAPH) {
+        rc = mel_error(s, line, e, "%s: the edited network's description is longer than %zu bytes",
+                       cmd, sizeof nc->bs_text - 1);
+    if (rc == 0) {
         memcpy(nc, oc, sizeof *nc);
         memcpy(nc->bs_text, text, len + 1);
         nc->start_model[0] = '\0';
-        rc = nn_config_reread(path, nc, e);
+        rc = nn_config_reread(m->path, nc, e);
         if (rc == 0)
             rc = nn_new(nc, s->be, (uint64_t)s->seed, &net, e);
         if (rc == 0)
-            rc = nn_graph_copy_named(net, m->net, &copied, &fresh, e);
+            rc = nn_graph_copy_named(net, m->net, copied, fresh, e);
         if (rc)
-            pt_err_context(e, "in SaveModel at %s:%d (the edited network)", s->file, line);
+            pt_err_context(e, "in %s at %s:%d (the edited network)", cmd, s->file, line);
     }
-    struct nn *out = net ? net : m->net;
-    if (rc == 0)
-        rc = pt_make_parent_dirs(path, e);
-    if (rc == 0)
-        rc = nn_save(out, path, e);
-    if (rc == 0) {
-        int nodes = 0, with_grad = 0;
-        nn_node_counts(out, &nodes, &with_grad);
-        pt_log_printf(s->log,
-                      "MEL: model '%s' (%d nodes) saved as '%s'; %d parameter tensors from '%s', "
-                      "%d new.\n",
-                      m->name, nodes, path, net ? copied : 0, m->path, net ? fresh : 0);
-    }
-    if (rc == 0 && net) { /* the model is the edited one from now on */
+    if (rc == 0) { /* the model is the edited one from now on */
+        m->copied = m->applied++ ? m->copied : *copied; /* later: from the edited one */
+        m->fresh += *fresh;
         nn_free(m->net);
         m->net = net;
         net = NULL;
@@ -480,6 +469,30 @@ static int save_model(struct mel *s, int line, int mi, const char *path, struct 
     free(text);
     free(ndl);
     free(bs);
+    return rc;
+}
+
+/* The model's network with its pending lines and edits (apply_pending), written to path;
+ * the log counts its tensors from the loaded file and those the edits added. */
+static int save_model(struct mel *s, int line, int mi, const char *path, struct pt_err *e)
+{
+    struct mel_model *m = &s->m[mi];
+    int copied, fresh;
+    int rc = not_input(s, line, "SaveModel", path, e);
+    if (rc == 0)
+        rc = apply_pending(s, line, mi, "SaveModel", &copied, &fresh, e);
+    if (rc == 0)
+        rc = pt_make_parent_dirs(path, e);
+    if (rc == 0)
+        rc = nn_save(m->net, path, e);
+    if (rc == 0) {
+        int nodes = 0, with_grad = 0;
+        nn_node_counts(m->net, &nodes, &with_grad);
+        pt_log_printf(s->log,
+                      "MEL: model '%s' (%d nodes) saved as '%s'; %d parameter tensors from '%s', "
+                      "%d new.\n",
+                      m->name, nodes, path, m->copied, m->path, m->fresh);
+    }
     return rc;
 }
 
@@ -502,36 +515,19 @@ static int ndl_line(struct mel *s, int line, const char *name, const char *expr,
     return rc;
 }
 
-static const char *const unsupported[] = {"CreateModel",
-                                          "CreateModelWithName",
-                                          "LoadNDLSnippet",
-                                          "CopyModel",
-                                          "CopyNode",
-                                          "CopySubTree",
-                                          "CopyNodeInputs",
-                                          "SetNodeInputs",
-                                          "SetInputs",
-                                          "SetProperty",
-                                          "SetPropertyForSubTree",
-                                          "Remove",
-                                          "RemoveNode",
-                                          "Delete",
-                                          "DeleteNode",
-                                          "Rename",
-                                          "LoadModelWithName",
-                                          "UnloadModel",
-                                          "ReviseParameter",
-                                          "DumpNetwork",
-                                          NULL};
+/* MEL's commands, blank-separated */
+static const char unsupported[] =
+    "CreateModel CreateModelWithName LoadNDLSnippet CopyModel CopyNode CopySubTree "
+    "CopyNodeInputs SetNodeInputs SetInputs SetProperty SetPropertyForSubTree Remove RemoveNode "
+    "Delete DeleteNode Rename LoadModelWithName UnloadModel ReviseParameter DumpNetwork";
+static const char supported[] =
+    "LoadModel SetDefaultModel SaveModel SaveDefaultModel Dump DumpModel SetInput SetNodeInput";
 
-static const char *const supported[] = {
-    "LoadModel", "SetDefaultModel", "SaveModel", "SaveDefaultModel", "Dump", "DumpModel",
-    "SetInput",  "SetNodeInput",    NULL};
-
-static int listed(const char *const *list, const char *name)
+static int listed(const char *list, const char *name)
 {
-    for (int i = 0; list[i]; i++)
-        if (!strcasecmp(list[i], name))
+    size_t n = strlen(name);
+    for (const char *p = list; *p; p += strcspn(p, " "), p += strspn(p, " "))
+        if (strcspn(p, " ") == n && !strncasecmp(p, name, n))
             return 1;
     return 0;
 }
@@ -580,8 +576,11 @@ static int command(struct mel *s, int line, const char *result, const char *cmd,
             return mel_error(s, line, e,
                              "%s (MODEL, \"PATH\", includeData = false|true): a model and a file",
                              cmd);
+        int copied, fresh; /* the nodes as the script has made them so far */
         if ((rc = model_arg(s, line, cmd, args[0], &mi, e)) == 0)
             rc = not_input(s, line, cmd, args[1], e);
+        if (rc == 0)
+            rc = apply_pending(s, line, mi, cmd, &copied, &fresh, e);
         if (rc == 0)
             rc = dump_node_write(args[1], s->m[mi].net, data, e);
         return rc;
