@@ -79,6 +79,13 @@ has a.err "context 5:5 frames of 13 values"
 err=$(sed -n 's/.*Finished Epoch\[ 3 of 3\].*EvalClassificationError = \([0-9.]*\) .*/\1/p' a.err)
 awk -v x="$err" 'BEGIN { exit !(x != "" && x < 0.05) }' && ok || no "a: error $err after 3 epochs"
 
+# readMethod = none (CNTK's HTK deserializers' write action): the file order whatever
+# randomize says, the epochs of randomize = false, not those of blockRandomize
+train rn legacy.readMethod=none
+train rf legacy.randomize=false
+cmp -s rn.ep rf.ep && ok || { no "readMethod=none is not the file order"; diff rn.ep rf.ep | head -4; }
+cmp -s rn.ep a.ep && no "readMethod=none trained as blockRandomize does" || ok
+
 # the frames as written, in file order, against the generator's (frames.txt: utterance,
 # frame, class, 13 values): frame t's window is t-5 .. t+5 within its utterance
 expect 0 "$T" configFile=t.cntk Out=a command=write

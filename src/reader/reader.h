@@ -112,6 +112,7 @@ struct reader_config {
     struct reader_input inputs[CTF_MAX_INPUTS];
     int ninputs;
     int randomize;
+    int read_none; /* readMethod=none: the file order (randomize stays 0) */
     size_t window; /* chunks, or samples when sample_window */
     int sample_window;
     size_t chunk_bytes;

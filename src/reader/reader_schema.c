@@ -51,7 +51,20 @@ static int set_randomize(void *out, struct cfg_val *v, struct cfg_node *block, s
     (void)block, (void)e;
     struct reader_config *rc = out;
     rc->randomize = !(strcasecmp(v->s, "false") == 0 || strcasecmp(v->s, "f") == 0 ||
-                      strcmp(v->s, "0") == 0 || strcasecmp(v->s, "none") == 0);
+                      strcmp(v->s, "0") == 0 || strcasecmp(v->s, "none") == 0) &&
+                    !rc->read_none;
+    return 0;
+}
+
+/* readMethod=none (CNTK's HTK deserializers: no randomizer, the file order, as its write
+ * action asks) keeps the file order whatever randomize says; either key may come first */
+static int set_read_method(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block, (void)e;
+    struct reader_config *rc = out;
+    rc->read_none = strcasecmp(v->s, "none") == 0;
+    if (rc->read_none)
+        rc->randomize = 0;
     return 0;
 }
 
@@ -236,9 +249,12 @@ static const struct cfg_key htk_keys[] = {
     {.name = "readMethod",
      .type = CFG_ENUM,
      .def = "blockRandomize",
-     .choices = "blockRandomize|rollingWindow",
-     .help = "HTK readers: how CNTK randomizes; both read as blockRandomize here (chunks of "
-             "utterances shuffled, then the frames or utterances of each window)"},
+     .choices = "blockRandomize|rollingWindow|none",
+     .help = "HTK readers: how CNTK randomizes; blockRandomize and rollingWindow both read as "
+             "blockRandomize here (chunks of utterances shuffled, then the frames or utterances "
+             "of each window); none: the file order, whatever randomize says (CNTK's HTK "
+             "deserializers' write action)",
+     .set = set_read_method},
     {.name = "miniBatchMode",
      .type = CFG_ENUM,
      .def = "partial",
