@@ -97,6 +97,17 @@ expect 1 "$T" configFile="$cfg" stderr="$tmp/new/dir/log"
 has "$tmp/new/dir/log" "cannot read data file"
 expect 1 "$T" configFile="$cfg" stderr="$tmp/log/sub/file"
 has "$tmp/err" "error: stderr=$tmp/log/sub/file: cannot open log file '$tmp/log/sub/file': '$tmp/log' exists and is not a directory"
+# stderr=- (CNTK's GettingStarted tests pass it): the log on standard output, as CNTK's files
+# take "-", and no file named "-"; with timestamping, CNTK's name for the file
+here=$(pwd)
+cd "$tmp" || exit 1
+expect 1 "$T" configFile="$cfg" stderr=- train.SGD.bogus=1
+has "$tmp/out" "warning: unknown key"
+has "$tmp/out" "cannot read data file"
+[ ! -e "$tmp/-" ] && ok || no "stderr=- wrote a file named '-'"
+expect 1 "$T" configFile="$cfg" stderr=- timestamping=true
+[ -s "$tmp/-_train_test.log" ] && ok || no "stderr=- timestamping=true: no '-_train_test.log'"
+cd "$here" || exit 1
 
 # bad files
 printf 'a=1\nb=\377\n' >"$tmp/bad.cfg"

@@ -21,6 +21,14 @@ void pt_log_init(struct pt_log *l)
 
 int pt_log_open(struct pt_log *l, const char *path, const char *name, struct pt_err *e)
 {
+    if (strcmp(name, "-") == 0) { /* CNTK's files: "-" is standard output */
+        pt_log_close(l);
+        l->out = stdout;
+        l->at_line_start = 1;
+        l->write_errno = 0;
+        snprintf(l->name, sizeof l->name, "<stdout>");
+        return 0;
+    }
     struct pt_err dir_err;
     pt_err_clear(&dir_err);
     if (pt_make_parent_dirs(name, &dir_err))

@@ -20,7 +20,9 @@ struct pt_log {
 void pt_log_init(struct pt_log *l);
 /* Log to the file name (this rank's name for stderr=path, which messages quote), creating
  * its directory; truncates a regular file (never through a symlink); a device or pipe
- * (/dev/null, /dev/stderr) is written as is. On failure the log stays on stderr. */
+ * (/dev/null, /dev/stderr) is written as is; "-" is standard output, as CNTK's File takes
+ * it (stderr=- without timestamping: the log on the terminal's stdout). On failure the log
+ * stays on stderr. */
 int pt_log_open(struct pt_log *l, const char *path, const char *name, struct pt_err *e);
 /* printf to the log; each new line gets the timestamp prefix when enabled, except an
  * empty line (CNTK stamps the lines it prints with LOGPRINTF, never its blank ones). */

@@ -72,7 +72,8 @@ static const struct cfg_key top_keys[] = {
      TS(trace)},
     {.name = "stderr",
      .type = CFG_PATH,
-     .help = "log to this file: rank 0 writes it, rank k writes it with .rank<k> appended"},
+     .help = "log to this file: rank 0 writes it, rank k writes it with .rank<k> appended; "
+             "- is standard output (as CNTK's files take it)"},
     {.name = "timestamping",
      .type = CFG_BOOL,
      .def = "false",

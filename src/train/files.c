@@ -229,7 +229,8 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
     for (size_t i = 0; rc == 0 && i < cfg_file_count(cfg); i++)
         rc = pt_inputs_add(ins, cfg_file(cfg, i), "a config file", e);
     struct cfg_node *log = NULL;
-    if (rc == 0 && train_log_name(cfg, rank, workers, logname, lsize, &log)) {
+    if (rc == 0 && train_log_name(cfg, rank, workers, logname, lsize, &log) &&
+        strcmp(logname, "-") != 0) { /* "-": standard output (pt_log_open), no file */
         outs[*nouts].key = "stderr";
         outs[*nouts].path = logname;
         set_origin(&outs[(*nouts)++], log);
