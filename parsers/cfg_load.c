@@ -219,6 +219,38 @@ const char *cfg_file(const struct cfg *c, size_t i)
     return i < c->nloaded ? c->loaded[i] : NULL;
 }
 
+/* An argument that is one block without a name, "[command=train:test]" (CNTK's tests pass
+ * it so): its content, as CNTK's parser takes an opening brace where an entry starts (the
+ * brace's content parsed at the same level). *from and *len narrowed to the inside; an
+ * argument that is not wholly one bracketed block is left as it is. */
+static void braced_arg(const char *arg, size_t *from, size_t *len)
+{
+    size_t a = strspn(arg, " \t"), b = *len;
+    while (b > a && (arg[b - 1] == ' ' || arg[b - 1] == '\t'))
+        b--;
+    if (b - a < 2 || (arg[a] != '[' && arg[a] != '{'))
+        return;
+    int depth = 0;
+    char quote = 0;
+    for (size_t i = a; i < b; i++) {
+        char ch = arg[i];
+        if (quote) {
+            quote = ch == quote ? 0 : quote;
+            continue;
+        }
+        if (ch == '"' || ch == '\'')
+            quote = ch;
+        else if (ch == '[' || ch == '{' || ch == '(')
+            depth++;
+        else if ((ch == ']' || ch == '}' || ch == ')') && --depth == 0 && i + 1 != b)
+            return; /* the first block closes before the end: "[a=1] x=2" */
+    }
+    if (depth != 0 || arg[b - 1] != (arg[a] == '[' ? ']' : '}'))
+        return;
+    *from = a + 1;
+    *len = b - a - 2;
+}
+
 int cfg_apply_arg(struct cfg *c, const char *arg, int argno, struct pt_err *e)
 {
     const char *file = cfg_intern(c, "<command line>");
@@ -236,6 +268,8 @@ int cfg_apply_arg(struct cfg *c, const char *arg, int argno, struct pt_err *e)
         const char *msg = strstr(local.msg, ": error: ");
         return pt_err_set(e, rc, "%s%s", where, msg ? msg : local.msg);
     }
-    struct cfg_seg seg = {.text = (char *)arg, .len = len, .at = at, .dir = dir};
+    size_t from = 0;
+    braced_arg(arg, &from, &len);
+    struct cfg_seg seg = {.text = (char *)arg + from, .len = len, .at = at, .dir = dir};
     return cfg_parse_segment(&c->root, &seg, e);
 }

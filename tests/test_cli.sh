@@ -29,6 +29,14 @@ fl=$(grep -n 'file = "\$DataDir\$/train.ctf"' "$cfg" | cut -d: -f1)
 expect 0 "$T" --print-config configFile="$cfg" train.SGD.maxEpochs=3
 has "$tmp/out" "        maxEpochs = 3    # <command line>:arg3"
 has "$tmp/out" "file = ./data/fashion-mnist/train.ctf    # $cfg:$fl:9"
+# an argument that is one block without a name is its content, as CNTK's parser reads an
+# opening brace (its RegrSimple test passes "[command=TrainConvNet:Test]"); a block with
+# more after it is still an error
+expect 0 "$T" --print-config configFile="$cfg" "[command=train; traceLevel = 0]"
+has "$tmp/out" "command = train    # <command line>:arg3"
+has "$tmp/out" "traceLevel = 0    # <command line>:arg3"
+expect 1 "$T" --print-config configFile="$cfg" "[command=train] x=1"
+has "$tmp/err" "<command line>:arg3: error: a block needs a name"
 # a value that is a block's name, `reader = $rd$`, stands for that block: no problem to mark
 printf 'rd = [ readerType = CNTKTextFormatReader ; file = x.txt ; input = [ x = [ dim = 1 ; format = dense ] ] ]\nwrite = [ action = write ; modelPath = m.dnn ; outputPath = o ; reader = $rd$ ]\ncommand = write\n' >ref.cfg
 expect 0 "$T" --print-config configFile=ref.cfg
