@@ -8,7 +8,8 @@
 # model trained from NDL is tested; a 2-rank run; the 2D Convolution, MaxPooling,
 # ImageInput and ImageParameter forms of NDL with $variables$ of the config train;
 # init = fromFile reads a parameter's values (kept in the model); CNTK's renames by an alias
-# (OutputNodes = ol); and errors name the NDL file and line (or the config's), never a crash.
+# (OutputNodes = ol); tagged and listed evaluation nodes together; and errors name the NDL
+# file and line (or the config's), never a crash.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 cd "$tmp"
@@ -239,6 +240,13 @@ MEL
     >e.out 2>e.err && ok || { no "MEL with outputNodes.z: exit $?"; tail -3 e.err; }
 has rn/top.txt "errTop1=ClassificationError (labels, OutputNodes.z)" # dumped before the save
 has e.err "saved as 'rn/top.dnn'; 4 parameter tensors from 'rn/m.dnn', 0 new."
+# a line tagged for evaluation beside EvalNodes = (...): both evaluated, the tagged one
+# first, as CNTK's NDL makes the group (its MNIST 01_OneHidden reports "ce; top5Errs; errs")
+sed 's/^    EvalNodes = (errs, errs2)$/    top1 = ClassificationError(labels, ol, tag = "eval")\n    EvalNodes = (errs, errs2)/' net.ndl >ev.ndl
+"$T" configFile=n.cntk M=ev command=train train.NDLNetworkBuilder.networkDescription=ev.ndl \
+    >ev.out 2>ev.err && ok || { no "tagged and listed: exit $?"; tail -3 ev.err; }
+grep -q '^Finished Epoch\[ 1 of 3\]: \[Training\] ce = [0-9.]* \* 1000; top1 = [0-9.]* \* 1000; errs = [0-9.]*% \* 1000; errs2 = ' ev.err &&
+    ok || { no "tagged and listed evaluation nodes"; grep -E "Finished|error" ev.err; }
 # errors: the NDL file and line, or the config's
 fails() { # EXPECTED-TEXT ARGS...: the run fails (not a crash) saying EXPECTED-TEXT
     want=$1

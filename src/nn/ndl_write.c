@@ -561,6 +561,45 @@ void ndl_write_rename(struct ndl *d, struct out *o, const struct bs_node *alias,
         }
 }
 
+/* Whether member m is a call tagged for evaluation (tag = "eval...": CNTK's NDL compares
+ * the first four letters). */
+static int eval_tagged(const struct bs_node *m)
+{
+    const struct bs_node *v = m->a;
+    for (size_t i = 0; v && v->kind == BS_CALL && i < v->nitems; i++) {
+        const struct bs_node *a = v->items[i];
+        if (a->kind == BS_DEF && !strcasecmp(a->str, "tag") && a->a &&
+            (a->a->kind == BS_STR || a->a->kind == BS_ID) && !strncasecmp(a->a->str, "eval", 4))
+            return 1;
+    }
+    return 0;
+}
+
+/* NDL's EvalNodes = (...) as CNTK's NDL makes the group: the network's lines tagged for
+ * evaluation first, in the order written (its evaluator adds them as it makes them), then
+ * the listed nodes that are not among them (MNIST's 01_OneHidden: top5Errs with tag = "eval"
+ * beside EvalNodes = (errs) reports both, top5Errs first). Tags inside a macro's body are
+ * not seen here. */
+static void eval_group(struct ndl *d, struct out *o, const struct bs_node *v)
+{
+    const struct bs_node *const *list = v->kind == BS_ARRAY ? (const void *)v->items : &v;
+    size_t n = v->kind == BS_ARRAY ? v->nitems : 1, k = 0;
+    ndl_put(o, "[| ");
+    for (size_t i = 0; i < d->ntop; i++) {
+        const struct bs_node *m = d->top[i];
+        int listed = 0;
+        for (size_t j = 0; j < n; j++)
+            listed |= list[j]->kind == BS_ID && !strcasecmp(list[j]->str, m->str);
+        if (!listed && eval_tagged(m))
+            ndl_put(o, "%s%s", k++ ? " ; " : "", ndl_canon(&d->vars, m->str));
+    }
+    for (size_t j = 0; j < n; j++) {
+        ndl_put(o, "%s", k++ ? " ; " : "");
+        expr(d, o, list[j]);
+    }
+    ndl_put(o, " |]");
+}
+
 /* A member: NAME = expr, a function NAME (params) = body, or NAME[i:a..b] = c. At the top,
  * NDL's special node groups take BrainScript's names; a macro whose body is a block gives
  * its result through BS.NDL.Return. */
@@ -585,7 +624,10 @@ void ndl_write_member(struct ndl *d, struct out *o, const struct bs_node *m, int
     }
     if (v->kind != BS_LAMBDA) {
         ndl_put(o, "%s = ", name);
-        expr(d, o, v);
+        if (top && !strcmp(name, "evaluationNodes"))
+            eval_group(d, o, v);
+        else
+            expr(d, o, v);
         return;
     }
     ndl_put(o, "%s (", name);
