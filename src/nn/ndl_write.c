@@ -583,21 +583,30 @@ static int eval_tagged(const struct bs_node *m)
 static void eval_group(struct ndl *d, struct out *o, const struct bs_node *v)
 {
     const struct bs_node *const *list = v->kind == BS_ARRAY ? (const void *)v->items : &v;
-    size_t n = v->kind == BS_ARRAY ? v->nitems : 1, k = 0;
-    ndl_put(o, "[| ");
-    for (size_t i = 0; i < d->ntop; i++) {
-        const struct bs_node *m = d->top[i];
-        int listed = 0;
-        for (size_t j = 0; j < n; j++)
-            listed |= list[j]->kind == BS_ID && !strcasecmp(list[j]->str, m->str);
-        if (!listed && eval_tagged(m))
-            ndl_put(o, "%s%s", k++ ? " ; " : "", ndl_canon(&d->vars, m->str));
+    size_t n = v->kind == BS_ARRAY ? v->nitems : 1, tagged = 0;
+    for (int pass = 0; pass < 2; pass++) { /* count, then write (as array_of does) */
+        size_t k = 0;
+        if (pass == 1 && tagged + n < 2)
+            ndl_put(o, "[| ");
+        for (size_t i = 0; i < d->ntop; i++) {
+            const struct bs_node *m = d->top[i];
+            int listed = 0;
+            for (size_t j = 0; j < n; j++)
+                listed |= list[j]->kind == BS_ID && !strcasecmp(list[j]->str, m->str);
+            if (listed || !eval_tagged(m))
+                continue;
+            if (pass == 0)
+                tagged++;
+            else
+                ndl_put(o, "%s%s", k++ ? " : " : "", ndl_canon(&d->vars, m->str));
+        }
+        for (size_t j = 0; pass == 1 && j < n; j++) {
+            ndl_put(o, "%s", k++ ? " : " : "");
+            tight(d, o, list[j], 1);
+        }
+        if (pass == 1 && tagged + n < 2)
+            ndl_put(o, " |]");
     }
-    for (size_t j = 0; j < n; j++) {
-        ndl_put(o, "%s", k++ ? " ; " : "");
-        expr(d, o, list[j]);
-    }
-    ndl_put(o, " |]");
 }
 
 /* A member: NAME = expr, a function NAME (params) = body, or NAME[i:a..b] = c. At the top,
