@@ -269,14 +269,16 @@ static void ndl_call(struct ndl *d, struct out *o, const struct bs_node *c, cons
         expr(d, o, pos[4]);
         ndl_put(o, ", stride = ");
         array_of(d, o, pos + 5, 2);
-        ndl_put(o, ", autoPadding = false");
+        ndl_put(o, ", autoPadding = ");
         first = 0;
+        const struct bs_node *pad = NULL; /* the last zeroPadding = (as a repeated key's) */
         for (size_t i = 0; i < nn; i++)
-            if (!strcasecmp(nam[i]->str, "zeroPadding")) {
-                /* replace the default written above */
-                o->n -= strlen("false");
-                named_value(d, o, "zeroPadding", nam[i]->a);
-            }
+            if (!strcasecmp(nam[i]->str, "zeroPadding"))
+                pad = nam[i]->a;
+        if (pad)
+            named_value(d, o, "zeroPadding", pad);
+        else
+            ndl_put(o, "false");
     } else if (!strcmp(fn, "ClassificationError") && np == 3) {
         expr(d, o, pos[0]);
         ndl_put(o, ", ");
