@@ -358,24 +358,31 @@ static int input_call(const struct bs_node *x)
            (n >= 10 && !strcasecmp(x->str + n - 10, "InputValue"));
 }
 
-/* The top member named `name` (any case) whose value is a call (of a function or a
- * macro) but not an input's: its index + 1, or 0. (CNTK would rename an input too, and
- * then find no reader input of the node's name: no config does it, and an input keeps
- * its name here, as an alias of it in BrainScript leaves it.) */
+/* The top member named `name` (any case), or that its alias chain ends at, whose value is
+ * a call (of a function or a macro) but not an input's: its index + 1, or 0. (CNTK would rename an
+ * input too, and then find no reader input of the node's name: no config does it, and an input
+ * keeps its name here, as an alias of it in BrainScript leaves it.) */
 static size_t call_member(const struct ndl *d, const char *name)
 {
-    for (size_t i = 0; i < d->ntop; i++)
-        if (!strcasecmp(d->top[i]->str, name)) {
-            const struct bs_node *v = d->top[i]->a;
-            return v && v->kind == BS_CALL && !input_call(v->a) ? i + 1 : 0;
+    for (int hops = 0; hops < 64; hops++) { /* through aliases: c = b, b = a (a chain) */
+        size_t i = 0;
+        while (i < d->ntop && strcasecmp(d->top[i]->str, name))
+            i++;
+        const struct bs_node *v = i < d->ntop ? d->top[i]->a : NULL;
+        if (v && v->kind == BS_ID && !v->op) {
+            name = v->str;
+            continue;
         }
+        return v && v->kind == BS_CALL && !input_call(v->a) ? i + 1 : 0;
+    }
     return 0;
 }
 
 /* CNTK's renames (ndl_internal.h's ndl_write_rename): X = Y, Y a top member defined by a
- * call and X written without parentheses (NDL's (Y) is an array of one: a node group,
- * FeatureNodes = (features), renames nothing); the last alias of a definition names it,
- * as CNTK's parser sets the node's name at each. Indices + 1 (0: none). */
+ * call (or an alias of one: c = b after b = a renames a's node too) and X written without
+ * parentheses (NDL's (Y) is an array of one: a node group, FeatureNodes = (features),
+ * renames nothing); the last alias of a definition names it, as CNTK's parser sets the
+ * node's name at each. Indices + 1 (0: none). */
 static void find_renames(const struct ndl *d, size_t *alias, size_t *def)
 {
     for (size_t j = 0; j < d->ntop; j++) {
