@@ -222,30 +222,17 @@ const char *cfg_file(const struct cfg *c, size_t i)
 /* An argument that is one block without a name, "[command=train:test]" (CNTK's tests pass
  * it so): its content, as CNTK's parser takes an opening brace where an entry starts (the
  * brace's content parsed at the same level). *from and *len narrowed to the inside; an
- * argument that is not wholly one bracketed block is left as it is. */
+ * argument that is not wholly one bracketed block ("[a=1] x=2", or unbalanced: the parse
+ * then says why) is left as it is. */
 static void braced_arg(const char *arg, size_t *from, size_t *len)
 {
     size_t a = strspn(arg, " \t"), b = *len;
     while (b > a && (arg[b - 1] == ' ' || arg[b - 1] == '\t'))
         b--;
-    if (b - a < 2 || (arg[a] != '[' && arg[a] != '{'))
-        return;
-    int depth = 0;
-    char quote = 0;
-    for (size_t i = a; i < b; i++) {
-        char ch = arg[i];
-        if (quote) {
-            quote = ch == quote ? 0 : quote;
-            continue;
-        }
-        if (ch == '"' || ch == '\'')
-            quote = ch;
-        else if (ch == '[' || ch == '{' || ch == '(')
-            depth++;
-        else if ((ch == ']' || ch == '}' || ch == ')') && --depth == 0 && i + 1 != b)
-            return; /* the first block closes before the end: "[a=1] x=2" */
-    }
-    if (depth != 0 || arg[b - 1] != (arg[a] == '[' ? ']' : '}'))
+    struct cfg_lex lx = {.s = arg, .n = b, .i = a, .line = 1, .col = 1};
+    struct pt_err ignored;
+    pt_err_clear(&ignored);
+    if ((arg[a] != '[' && arg[a] != '{') || cfg_lex_skim(&lx, &ignored) || lx.i != b)
         return;
     *from = a + 1;
     *len = b - a - 2;

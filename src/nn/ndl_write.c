@@ -164,6 +164,16 @@ static void named_value(struct ndl *d, struct out *o, const char *name, const st
     expr(d, o, x);
 }
 
+/* Call c's last named argument `name` (any case; a BS_DEF), or NULL. */
+static const struct bs_node *named_of(const struct bs_node *c, const char *name)
+{
+    const struct bs_node *found = NULL;
+    for (size_t i = 0; i < c->nitems; i++)
+        if (c->items[i]->kind == BS_DEF && !strcasecmp(c->items[i]->str, name))
+            found = c->items[i];
+    return found;
+}
+
 /* The call's arguments split: positional ones into pos[], named ones into nam[]. */
 static void split_args(const struct bs_node *c, const struct bs_node **pos, size_t *npos,
                        const struct bs_node **nam, size_t *nnam)
@@ -271,12 +281,9 @@ static void ndl_call(struct ndl *d, struct out *o, const struct bs_node *c, cons
         array_of(d, o, pos + 5, 2);
         ndl_put(o, ", autoPadding = ");
         first = 0;
-        const struct bs_node *pad = NULL; /* the last zeroPadding = (as a repeated key's) */
-        for (size_t i = 0; i < nn; i++)
-            if (!strcasecmp(nam[i]->str, "zeroPadding"))
-                pad = nam[i]->a;
+        const struct bs_node *pad = named_of(c, "zeroPadding"); /* the last, if repeated */
         if (pad)
-            named_value(d, o, "zeroPadding", pad);
+            named_value(d, o, "zeroPadding", pad->a);
         else
             ndl_put(o, "false");
     } else if (!strcmp(fn, "ClassificationError") && np == 3) {
@@ -391,10 +398,8 @@ static void call(struct ndl *d, struct out *o, const struct bs_node *c)
      * before, does not read) */
     int k = name ? ndl_names_find(&d->macros, name) : -1;
     const struct bs_node *lam = k >= 0 ? d->macro_def[k]->a : NULL;
-    const struct bs_node *tag = NULL; /* tag= of a macro's call: its result's (BS.NDL.Tag) */
-    for (size_t i = 0; lam && i < c->nitems; i++)
-        if (c->items[i]->kind == BS_DEF && !strcasecmp(c->items[i]->str, "tag"))
-            tag = c->items[i];
+    /* tag= of a macro's call: its result's (BS.NDL.Tag) */
+    const struct bs_node *tag = lam ? named_of(c, "tag") : NULL;
     for (size_t j = 0; tag && j < lam->nitems; j++)
         if (!strcasecmp(lam->items[j]->str, "tag"))
             tag = NULL; /* a parameter of the macro */
@@ -567,14 +572,9 @@ void ndl_write_rename(struct ndl *d, struct out *o, const struct bs_node *alias,
  * the first four letters). */
 static int eval_tagged(const struct bs_node *m)
 {
-    const struct bs_node *v = m->a;
-    for (size_t i = 0; v && v->kind == BS_CALL && i < v->nitems; i++) {
-        const struct bs_node *a = v->items[i];
-        if (a->kind == BS_DEF && !strcasecmp(a->str, "tag") && a->a &&
-            (a->a->kind == BS_STR || a->a->kind == BS_ID) && !strncasecmp(a->a->str, "eval", 4))
-            return 1;
-    }
-    return 0;
+    const struct bs_node *a = m->a && m->a->kind == BS_CALL ? named_of(m->a, "tag") : NULL;
+    return a && a->a && (a->a->kind == BS_STR || a->a->kind == BS_ID) &&
+           !strncasecmp(a->a->str, "eval", 4);
 }
 
 /* NDL's EvalNodes = (...) as CNTK's NDL makes the group: the network's lines tagged for
