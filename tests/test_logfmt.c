@@ -1,6 +1,9 @@
 /* Log lines (src/train/logfmt.c) against SPEC 9's sample lines, byte for byte. */
 #include "testutil.h"
+#include "core/log.h"
 #include "train/logfmt.h"
+
+#include <unistd.h>
 
 START_TEST(spec_lines)
 {
@@ -130,6 +133,68 @@ START_TEST(banners_and_summary)
 }
 END_TEST
 
+static const char *contents(const char *path)
+{
+    static char buf[4096];
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* pt_log_often (a step's aggregation time, progress lines): a line soon after a flush waits
+ * for the next line that flushes and comes out before it, stamped when it was printed; one
+ * later than PT_LOG_HOLD_SECONDS after the last flush goes out at once; pt_log_check and
+ * pt_log_close write what is held. */
+START_TEST(often_lines_held)
+{
+    enter_tmpdir();
+    struct pt_log l;
+    struct pt_err e;
+    pt_err_clear(&e);
+    pt_log_init(&l);
+    ck_assert_int_eq(pt_log_open(&l, "log", "log", &e), 0);
+    pt_log_printf(&l, "a\n");
+    pt_log_often(&l, "b\n");
+    pt_log_often(&l, "c %d\n", 3);
+    ck_assert_str_eq(contents("log"), "a\n");
+    pt_log_printf(&l, "d\n");
+    ck_assert_str_eq(contents("log"), "a\nb\nc 3\nd\n");
+    usleep((useconds_t)(PT_LOG_HOLD_SECONDS * 1.5e6));
+    pt_log_often(&l, "e\n");
+    ck_assert_str_eq(contents("log"), "a\nb\nc 3\nd\ne\n");
+    pt_log_often(&l, "f\n");
+    ck_assert_int_eq(pt_log_check(&l, &e), 0);
+    ck_assert_str_eq(contents("log"), "a\nb\nc 3\nd\ne\nf\n");
+    /* more than the hold keeps: written as it fills, nothing lost, in order */
+    char many[4096 * 8], line[32];
+    size_t at = 0;
+    for (int i = 0; i < 2000; i++) {
+        snprintf(line, sizeof line, "often %d\n", i);
+        pt_log_often(&l, "%s", line);
+        at += (size_t)snprintf(many + at, sizeof many - at, "%s", line);
+    }
+    l.timestamping = 1;
+    pt_log_often(&l, "g\n");
+    pt_log_close(&l);
+    FILE *f = fopen("log", "r");
+    ck_assert_ptr_nonnull(f);
+    static char all[65536];
+    size_t n = fread(all, 1, sizeof all - 1, f);
+    fclose(f);
+    all[n] = '\0';
+    const char *tail = strstr(all, "often 0\n");
+    ck_assert_ptr_nonnull(tail);
+    ck_assert_int_eq(strncmp(tail, many, at), 0);
+    /* the held line has its stamp: "MM/DD/YYYY HH:MM:SS: g" */
+    const char *g = tail + at;
+    ck_assert_uint_eq(strlen(g), 23);
+    ck_assert_str_eq(g + 19, ": g\n");
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("logfmt");
@@ -139,6 +204,7 @@ static Suite *suite(void)
     tcase_add_test(t, progress_digits);
     tcase_add_test(t, log_names);
     tcase_add_test(t, banners_and_summary);
+    tcase_add_test(t, often_lines_held);
     suite_add_tcase(s, t);
     return s;
 }

@@ -2,6 +2,7 @@
 #include "core/log.h"
 
 #include "core/fs.h"
+#include "core/timer.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -17,6 +18,8 @@ void pt_log_init(struct pt_log *l)
     l->at_line_start = 1;
     l->write_errno = 0;
     l->name[0] = '\0';
+    l->flushed = 0.0;
+    l->held = 0;
 }
 
 int pt_log_open(struct pt_log *l, const char *path, const char *name, struct pt_err *e)
@@ -49,18 +52,49 @@ int pt_log_open(struct pt_log *l, const char *path, const char *name, struct pt_
     return 0;
 }
 
-static void stamp(struct pt_log *l)
+/* Bytes to the log as they are (an error kept for pt_log_check). */
+static void emit(struct pt_log *l, const char *p, size_t len)
+{
+    if (len && fwrite(p, 1, len, l->out) != len && !l->write_errno)
+        l->write_errno = errno ? errno : EIO;
+}
+
+/* Bytes to the log, or into hold[] (what does not fit there: the hold first, then them). */
+static void put(struct pt_log *l, const char *p, size_t len, int hold)
+{
+    if (hold && l->held + len > sizeof l->hold) {
+        emit(l, l->hold, l->held);
+        l->held = 0;
+    }
+    if (hold && len <= sizeof l->hold) {
+        memcpy(l->hold + l->held, p, len);
+        l->held += len;
+    } else {
+        emit(l, p, len);
+    }
+}
+
+/* The held lines, then everything out of the stream's buffer. */
+static void flush(struct pt_log *l)
+{
+    emit(l, l->hold, l->held);
+    l->held = 0;
+    if (fflush(l->out) != 0 && !l->write_errno)
+        l->write_errno = errno ? errno : EIO;
+    l->flushed = pt_now();
+}
+
+static void stamp(struct pt_log *l, int hold)
 {
     time_t t = time(NULL);
     struct tm tm;
     char buf[32];
     localtime_r(&t, &tm);
-    strftime(buf, sizeof buf, "%m/%d/%Y %H:%M:%S: ", &tm);
-    if (fputs(buf, l->out) == EOF && !l->write_errno)
-        l->write_errno = errno ? errno : EIO;
+    size_t n = strftime(buf, sizeof buf, "%m/%d/%Y %H:%M:%S: ", &tm);
+    put(l, buf, n, hold);
 }
 
-static void vlog(struct pt_log *l, int stamps, const char *fmt, va_list ap)
+static void vlog(struct pt_log *l, int stamps, int often, const char *fmt, va_list ap)
 {
     char small[1024];
     va_list again;
@@ -81,18 +115,24 @@ static void vlog(struct pt_log *l, int stamps, const char *fmt, va_list ap)
     va_end(again);
     if (!text)
         return;
+    /* held: a frequent line soon after the last flush; anything else writes the held
+     * lines before itself, so the order stays as printed */
+    int hold = often && pt_now() - l->flushed < PT_LOG_HOLD_SECONDS;
+    if (!hold) {
+        emit(l, l->hold, l->held);
+        l->held = 0;
+    }
     for (char *p = text; *p;) {
         if (l->at_line_start && stamps && l->timestamping && *p != '\n')
-            stamp(l);
+            stamp(l, hold);
         char *nl = strchr(p, '\n');
         size_t len = nl ? (size_t)(nl - p) + 1 : strlen(p);
-        if (fwrite(p, 1, len, l->out) != len && !l->write_errno)
-            l->write_errno = errno ? errno : EIO;
+        put(l, p, len, hold);
         l->at_line_start = nl != NULL;
         p += len;
     }
-    if (fflush(l->out) != 0 && !l->write_errno)
-        l->write_errno = errno ? errno : EIO;
+    if (!hold)
+        flush(l);
     free(big);
 }
 
@@ -100,22 +140,34 @@ void pt_log_printf(struct pt_log *l, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vlog(l, 1, fmt, ap);
+    vlog(l, 1, 0, fmt, ap);
     va_end(ap);
+}
+
+void pt_log_often(struct pt_log *l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vlog(l, 1, 1, fmt, ap);
+    va_end(ap);
+}
+
+void pt_log_flush(struct pt_log *l)
+{
+    flush(l);
 }
 
 void pt_log_plain(struct pt_log *l, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vlog(l, 0, fmt, ap);
+    vlog(l, 0, 0, fmt, ap);
     va_end(ap);
 }
 
 int pt_log_check(struct pt_log *l, struct pt_err *e)
 {
-    if (fflush(l->out) != 0 && !l->write_errno)
-        l->write_errno = errno ? errno : EIO;
+    flush(l);
     if (!l->write_errno)
         return 0;
     if (l->own)
@@ -127,6 +179,7 @@ int pt_log_check(struct pt_log *l, struct pt_err *e)
 
 void pt_log_close(struct pt_log *l)
 {
+    flush(l);
     if (l->own && l->out)
         fclose(l->out);
     l->out = stderr;

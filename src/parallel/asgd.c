@@ -145,20 +145,20 @@ static void report(struct asgd *a, double t0, double t1, double comm_s, double w
     double secs = t1 - a->rep_t0;
     double k = secs > 0 ? (double)a->rep_total / secs / 1000.0 : 0.0;
     if (en->log && a->sim) /* CNTK's lines */
-        pt_log_printf(en->log,
-                      "\t\t(sim-model aggregation stats) %d-th sync: %8.2f seconds since last "
-                      "report ; %d samples processed by %d workers (%d by me);\n"
-                      "\t\t(sim-model aggregation stats) %d-th sync: totalThroughput = %.2fk "
-                      "samplesPerSecond , throughputPerWorker = %.2fk samplesPerSecond\n",
-                      (int)a->syncs, secs, (int)a->rep_total, a->workers, (int)a->rep_samples,
-                      (int)a->syncs, k, k / a->workers);
+        pt_log_often(en->log,
+                     "\t\t(sim-model aggregation stats) %d-th sync: %8.2f seconds since last "
+                     "report ; %d samples processed by %d workers (%d by me);\n"
+                     "\t\t(sim-model aggregation stats) %d-th sync: totalThroughput = %.2fk "
+                     "samplesPerSecond , throughputPerWorker = %.2fk samplesPerSecond\n",
+                     (int)a->syncs, secs, (int)a->rep_total, a->workers, (int)a->rep_samples,
+                     (int)a->syncs, k, k / a->workers);
     else if (en->log)
-        pt_log_printf(en->log,
-                      "\t\t(ASGD stats) %d-th sync: %8.2f seconds since last report (%.2f "
-                      "seconds on comm.); %d samples processed by me; throughputPerWorker = "
-                      "%.2fk samplesPerSecond; staleness of this push = %lld\n",
-                      (int)a->syncs, secs, a->rep_comm, (int)a->rep_samples,
-                      secs > 0 ? (double)a->rep_samples / secs / 1000.0 : 0.0, stale);
+        pt_log_often(en->log,
+                     "\t\t(ASGD stats) %d-th sync: %8.2f seconds since last report (%.2f "
+                     "seconds on comm.); %d samples processed by me; throughputPerWorker = "
+                     "%.2fk samplesPerSecond; staleness of this push = %lld\n",
+                     (int)a->syncs, secs, a->rep_comm, (int)a->rep_samples,
+                     secs > 0 ? (double)a->rep_samples / secs / 1000.0 : 0.0, stale);
     a->rep_t0 = t1;
     a->rep_comm = 0;
     a->rep_samples = a->rep_total = 0;

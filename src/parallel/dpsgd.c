@@ -306,7 +306,7 @@ static int dp_after_backward(struct engine *en, float *grads, double stats[PT_ST
     engine_perf_sync(en, t0, t1, d->buffered ? wait : t1 - t0, d->buffered ? wait : 0,
                      bytes_per_sync(d), mine, d->bits_now, 1, "");
     if (d->buffered && en->log && en->perf.every > 0 && en->perf.syncs % en->perf.every == 0)
-        pt_log_printf(en->log, "\t\tAsync gradient aggregation wait time: %.6g\n", wait);
+        pt_log_often(en->log, "\t\tAsync gradient aggregation wait time: %.6g\n", wait);
     return 0;
 }
 

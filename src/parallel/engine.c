@@ -184,7 +184,7 @@ void engine_perf_sync(struct engine *en, double t_start, double t_end, double ex
     p->last_end = t_end;
     p->last_bytes = bytes;
     if (print && en->log && p->every > 0 && p->syncs % p->every == 0)
-        pt_log_printf(en->log, "\t\tActual gradient aggregation time: %.6g\n", t_end - t_start);
+        pt_log_often(en->log, "\t\tActual gradient aggregation time: %.6g\n", t_end - t_start);
     if (p->file)
         fprintf(p->file,
                 "{\"method\":\"%s\",\"rank\":%d,\"epoch\":%zu,\"sync\":%lld,\"compute_s\":%.6g,"

@@ -70,7 +70,7 @@ static void progress(struct run *r, size_t epoch, size_t mb, struct window *w)
     double now = pt_now();
     logfmt_progress(line, sizeof line, (int)epoch + 1, (int)r->lc.max_epochs, (int)w->first_mb,
                     (int)mb, pct, digits, c, nc, now - w->t0, w->v[2]);
-    pt_log_printf(r->ctx->log, "%s\n", line);
+    pt_log_often(r->ctx->log, "%s\n", line);
     *w = (struct window){.t0 = now, .first_mb = mb + 1};
 }
 
@@ -355,6 +355,7 @@ static int step_replay(const struct run *r, const struct later *q)
  * Its reason is printed, here, and the job ended. */
 static void reader_failed_alone(struct run *r, const struct pt_err *e)
 {
+    pt_log_flush(r->ctx->log); /* the lines held so far, before the abort skips the close */
     fprintf(stderr, "rank %d: %s\n", r->rank, e->msg);
     fflush(stderr);
     comm_abort(r->ctx->comm, e->code == PT_EUSER ? 1 : 3);

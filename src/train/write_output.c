@@ -430,7 +430,7 @@ static int write_all(struct pt_ctx *ctx, struct write_settings *ws, struct write
         if (rc == 0)
             rc = put_minibatch(net, &mb, outs, nout, ws, hw, mbi, prior, &seqs, ctx->log, e);
         if (rc == 0)
-            pt_log_printf(ctx->log, "Minibatch[%zu]: ActualMBSize = %zu\n", mbi, mb.samples);
+            pt_log_often(ctx->log, "Minibatch[%zu]: ActualMBSize = %zu\n", mbi, mb.samples);
         total += mb.samples;
         mbi++;
     }
