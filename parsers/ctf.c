@@ -148,6 +148,30 @@ static int grow(void **p, size_t *cap, size_t need, size_t elem, struct pt_err *
     return 0;
 }
 
+int ctf_column_append(struct ctf_column *dst, const struct ctf_column *src, int dim, int sparse,
+                      struct pt_err *e)
+{
+    size_t vals = sparse ? src->nnz : src->rows * (size_t)dim;
+    size_t at = sparse ? dst->nnz : dst->rows * (size_t)dim;
+    if (grow((void **)&dst->val, &dst->cap_val, at + vals, sizeof *dst->val, e))
+        return PT_ENOMEM;
+    if (sparse && (grow((void **)&dst->idx, &dst->cap_idx, at + vals, sizeof *dst->idx, e) ||
+                   grow((void **)&dst->row_end, &dst->cap_rows, dst->rows + src->rows,
+                        sizeof *dst->row_end, e)))
+        return PT_ENOMEM;
+    if (vals)
+        memcpy(dst->val + at, src->val, vals * sizeof *dst->val);
+    if (sparse) {
+        if (vals)
+            memcpy(dst->idx + at, src->idx, vals * sizeof *dst->idx);
+        for (size_t r = 0; r < src->rows; r++)
+            dst->row_end[dst->rows + r] = (uint32_t)(at + src->row_end[r]);
+        dst->nnz += vals;
+    }
+    dst->rows += src->rows;
+    return 0;
+}
+
 /* ------------------------------------------------------------------ lines */
 
 struct cursor {

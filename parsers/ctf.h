@@ -66,6 +66,10 @@ const char *ctf_parse_float(const char *p, const char *end, float *out);
 void ctf_column_free(struct ctf_column *c);
 /* Drop all rows (keep the buffers). */
 void ctf_column_clear(struct ctf_column *c);
+/* Append src's rows to dst (both of one input; sparse: their nonzeros, dense: dim values a
+ * row). */
+int ctf_column_append(struct ctf_column *dst, const struct ctf_column *src, int dim, int sparse,
+                      struct pt_err *e);
 /* Release the buffers' unused capacity (keeps the rows). */
 void ctf_column_shrink(struct ctf_column *c, int dim, int sparse);
 

@@ -481,6 +481,88 @@ START_TEST(line_longer_than_a_read_piece)
 }
 END_TEST
 
+/* Row t of sequence i of the kept-chunks file: w's value at index j (0: none). */
+static float kept_w(int i, int t, int j)
+{
+    if (i % 11 == 0)
+        return 0.0f; /* "|w" with no values */
+    int a = (i * 7 + t) % 40, b = (a + 1 + i % 5) % 40;
+    return j == a ? (float)(i + t + 1) * 0.5f : j == b ? -(float)(t + 1) : 0.0f;
+}
+
+/* The chunks the index pass keeps (ctf_index.c) and the ones parsed later (ctf_batch.c)
+ * hold the same rows: sequences of 1-3 rows with dense, sparse and one-row inputs, in
+ * chunks of a few hundred bytes; all chunks kept (keepDataInMemory), two (file order: the
+ * cache's two slots) or four (a window of three), over two epochs. */
+START_TEST(kept_chunks_as_parsed)
+{
+    dir = enter_tmpdir();
+    enum { N = 300, DIM = 40 };
+    char path[512];
+    snprintf(path, sizeof path, "%s/kc.ctf", dir);
+    FILE *f = fopen(path, "w");
+    for (int i = 0; i < N; i++)
+        for (int t = 0; t < 1 + i % 3; t++) {
+            fprintf(f, "%d |x %d %d |w", i, i, t);
+            for (int j = 0; j < DIM; j++)
+                if (kept_w(i, t, j) != 0.0f)
+                    fprintf(f, " %d:%g", j, (double)kept_w(i, t, j));
+            if (t == 0)
+                fprintf(f, " |y %d", i);
+            fputc('\n', f);
+        }
+    fclose(f);
+    struct reader_config rc = conf("kc.ctf");
+    rc.ninputs = 3;
+    snprintf(rc.inputs[2].name, 64, "w");
+    snprintf(rc.inputs[2].alias, 64, "w");
+    rc.inputs[2].dim = DIM;
+    rc.inputs[2].sparse = 1;
+    rc.chunk_bytes = 300;
+    for (int v = 0; v < 3; v++) {
+        rc.keep_in_memory = v == 0;
+        rc.randomize = v == 2;
+        rc.window = 3;
+        struct reader *r = open_ok(&rc);
+        ck_assert_uint_gt(reader_chunks(r), 20);
+        struct minibatch mb = {0};
+        struct pt_err e;
+        pt_err_clear(&e);
+        for (size_t epoch = 0; epoch < 2; epoch++) {
+            ck_assert_int_eq(reader_start_epoch(r, epoch, 0, 0, 1, &e), 0);
+            char seen[N] = {0};
+            size_t nseen = 0;
+            for (;;) {
+                ck_assert_msg(reader_next(r, 16, &mb, &e) == 0, "%s", e.msg);
+                if (!mb.global_samples)
+                    break;
+                for (size_t s = 0; s < mb.nseq; s++) {
+                    int i = (int)mb.in[0].data[2 * s];
+                    ck_assert(i >= 0 && i < N && !seen[i]);
+                    seen[i] = 1;
+                    nseen++;
+                    ck_assert_uint_eq(mb.in[0].len[s], 1 + i % 3);
+                    ck_assert_uint_eq(mb.in[2].len[s], 1 + i % 3);
+                    ck_assert(mb.in[1].data[s] == (float)i);
+                    for (int t = 0; t < 1 + i % 3; t++) {
+                        size_t col = (size_t)t * mb.nseq + s;
+                        ck_assert(mb.in[0].data[2 * col] == (float)i);
+                        ck_assert(mb.in[0].data[2 * col + 1] == (float)t);
+                        for (int j = 0; j < DIM; j++)
+                            ck_assert_msg(mb.in[2].data[col * DIM + (size_t)j] == kept_w(i, t, j),
+                                          "variant %d epoch %zu: sequence %d row %d w[%d]", v,
+                                          epoch, i, t, j);
+                    }
+                }
+            }
+            ck_assert_uint_eq(nseen, N);
+        }
+        mb_free(&mb);
+        reader_close(r);
+    }
+}
+END_TEST
+
 static Suite *suite(void)
 {
     Suite *s = suite_create("reader");
@@ -498,6 +580,7 @@ static Suite *suite(void)
     tcase_add_test(t, dense_store_packs_losslessly);
     tcase_add_test(t, dense_values_exact_packed_or_not);
     tcase_add_test(t, line_longer_than_a_read_piece);
+    tcase_add_test(t, kept_chunks_as_parsed);
     suite_add_tcase(s, t);
     return s;
 }

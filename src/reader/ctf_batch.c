@@ -41,10 +41,66 @@ static int seq_slot(struct chunk *c, int ninputs, struct pt_err *e)
     return 0;
 }
 
-/* Rows of input i parsed so far in this chunk. */
-static size_t chunk_rows(const struct reader *r, const struct chunk *c, int i)
+void chunk_reset(struct chunk *c, const struct ctf_input *in, int n)
 {
-    return c->cols[i].rows + (r->in[i].sparse ? 0 : c->dense[i].rows);
+    c->nseq = 0;
+    for (int i = 0; i < n; i++) {
+        ctf_column_clear(&c->cols[i]);
+        dense_store_reset(&c->dense[i], (size_t)in[i].dim);
+    }
+}
+
+int chunk_count_line(struct chunk *c, const struct ctf_input *in, int n, int starts, unsigned rows,
+                     struct pt_err *e)
+{
+    if (starts) {
+        int rc = seq_slot(c, n, e);
+        if (rc)
+            return rc;
+        for (int i = 0; i < n; i++) {
+            /* rows of input i so far: the dense ones partly still in the columns */
+            size_t have = c->cols[i].rows + (in[i].sparse ? 0 : c->dense[i].rows);
+            c->row0[c->nseq * (size_t)n + (size_t)i] = (uint32_t)(have - ((rows >> i) & 1));
+            c->rows[c->nseq * (size_t)n + (size_t)i] = 0;
+        }
+        c->nseq++;
+    }
+    for (int i = 0; i < n; i++)
+        c->rows[(c->nseq - 1) * (size_t)n + (size_t)i] += (rows >> i) & 1;
+    return 0;
+}
+
+int chunk_move_dense(struct chunk *c, const struct ctf_input *in, int n, struct pt_err *e)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < n; i++)
+        if (!in[i].sparse) {
+            rc = dense_store_append(&c->dense[i], c->cols[i].val, c->cols[i].rows, e);
+            ctf_column_clear(&c->cols[i]);
+        }
+    return rc;
+}
+
+void chunk_finish(struct chunk *c, const struct ctf_input *in, int n)
+{
+    for (int i = 0; i < n; i++) {
+        if (in[i].sparse) {
+            ctf_column_shrink(&c->cols[i], in[i].dim, 1);
+            continue;
+        }
+        ctf_column_free(&c->cols[i]);
+        dense_store_seal(&c->dense[i]);
+    }
+}
+
+void chunk_free(struct chunk *c)
+{
+    for (int i = 0; i < CTF_MAX_INPUTS; i++) {
+        ctf_column_free(&c->cols[i]);
+        dense_store_free(&c->dense[i]);
+    }
+    free(c->row0);
+    free(c->rows);
 }
 
 /* Parse the lines of text into c, grouping them into sequences exactly as the index did;
@@ -67,26 +123,11 @@ static int parse_lines(struct reader *r, struct chunk *c, const char *p, const c
             return pt_err_set(e, bad, "%s", le.msg);
         if (bad || line.empty)
             continue; /* malformed rows were counted (and tolerated) by the index */
-        if (ctf_starts_sequence(&r->rc, ix->has_ids, c->nseq == 0, &line, *prev)) {
-            if ((rc = seq_slot(c, n, e)))
-                break;
-            for (int i = 0; i < n; i++) {
-                size_t at_row = chunk_rows(r, c, i) - ((line.rows >> i) & 1);
-                c->row0[c->nseq * (size_t)n + (size_t)i] = (uint32_t)at_row;
-                c->rows[c->nseq * (size_t)n + (size_t)i] = 0;
-            }
-            c->nseq++;
-        }
+        int starts = ctf_starts_sequence(&r->rc, ix->has_ids, c->nseq == 0, &line, *prev);
+        rc = chunk_count_line(c, r->in, n, starts, line.rows, e);
         *prev = line.id;
-        for (int i = 0; i < n; i++)
-            c->rows[(c->nseq - 1) * (size_t)n + (size_t)i] += (line.rows >> i) & 1;
     }
-    for (int i = 0; rc == 0 && i < n; i++)
-        if (!r->in[i].sparse) {
-            rc = dense_store_append(&c->dense[i], c->cols[i].val, c->cols[i].rows, e);
-            ctf_column_clear(&c->cols[i]);
-        }
-    return rc;
+    return rc ? rc : chunk_move_dense(c, r->in, n, e);
 }
 
 /* Parse chunk id into c, a piece of text at a time: the reader holds the parsed window
@@ -99,11 +140,7 @@ static int parse_chunk(struct reader *r, size_t id, struct chunk *c, struct pt_e
     uint64_t pos = ix->seq_offset[first];
     uint64_t stop = id + 1 < ix->nchunks ? ix->seq_offset[last] : ix->file_bytes;
     int n = r->rc.ninputs, rc = 0;
-    c->nseq = 0;
-    for (int i = 0; i < n; i++) {
-        ctf_column_clear(&c->cols[i]);
-        dense_store_reset(&c->dense[i], (size_t)r->in[i].dim);
-    }
+    chunk_reset(c, r->in, n);
     uint64_t prev = 0;
     char *buf = NULL;
     size_t cap_buf = 0;
@@ -137,14 +174,8 @@ static int parse_chunk(struct reader *r, size_t id, struct chunk *c, struct pt_e
     }
     /* the text is parsed: give back its buffer and the columns' growth slack */
     free(buf);
-    for (int i = 0; rc == 0 && i < n; i++) {
-        if (r->in[i].sparse) {
-            ctf_column_shrink(&c->cols[i], r->in[i].dim, 1);
-            continue;
-        }
-        ctf_column_free(&c->cols[i]);
-        dense_store_seal(&c->dense[i]);
-    }
+    if (rc == 0)
+        chunk_finish(c, r->in, n);
     if (rc == 0 && c->nseq != last - first)
         rc = pt_err_set(e, PT_EUSER,
                         "%s: error: the data file changed while training (chunk %zu "

@@ -53,9 +53,11 @@ struct pass {
     int open;      /* a sequence is open */
     int ids_known; /* the id style is settled by the first non-blank line */
     size_t lineno;
-    size_t seq_line;     /* where the open sequence starts */
-    char unknown[72];    /* the first undeclared "|alias" in the open sequence ("": none) */
-    size_t unknown_line; /* and its line */
+    size_t seq_line;       /* where the open sequence starts */
+    char unknown[72];      /* the first undeclared "|alias" in the open sequence ("": none) */
+    size_t unknown_line;   /* and its line */
+    struct ctf_kept *keep; /* the chunks kept (NULL: none, or no more) */
+    int kept_open;         /* keep's last chunk takes lines (chunk_finish not called yet) */
 };
 
 static int push_seq(struct pass *p, uint64_t offset, struct pt_err *e)
@@ -260,6 +262,40 @@ static int undeclared_only(struct pass *p, const char *s, size_t len, struct pt_
     return bad_line(p, &le, e);
 }
 
+/* The line (its rows in p->cols) into the chunk being kept: a new one where the line's
+ * chunk begins, none once keep->max are. */
+static int keep_line(struct pass *p, int starts, unsigned rows, struct pt_err *e)
+{
+    struct ctf_kept *k = p->keep;
+    size_t id = p->ix->seq_chunk[p->ix->nseq - 1];
+    int n = p->rc->ninputs, rc = 0;
+    if (!p->kept_open || k->c[k->n - 1].id != id) {
+        if (p->kept_open)
+            chunk_finish(&k->c[k->n - 1], p->in, n);
+        p->kept_open = 0;
+        if (k->n == k->max || p->ix->total_samples >= k->max_samples) {
+            p->keep = NULL;
+            return 0;
+        }
+        struct chunk *c = realloc(k->c, (k->n + 1) * sizeof *c);
+        if (!c)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        k->c = c;
+        c += k->n++;
+        memset(c, 0, sizeof *c);
+        chunk_reset(c, p->in, n);
+        c->id = id;
+        p->kept_open = 1;
+    }
+    struct chunk *c = &k->c[k->n - 1];
+    for (int i = 0; rc == 0 && i < n; i++)
+        if ((rows >> i) & 1)
+            rc = p->in[i].sparse
+                     ? ctf_column_append(&c->cols[i], &p->cols[i], p->in[i].dim, 1, e)
+                     : dense_store_append(&c->dense[i], p->cols[i].val, p->cols[i].rows, e);
+    return rc ? rc : chunk_count_line(c, p->in, n, starts, rows, e);
+}
+
 static int one_line(struct pass *p, const char *s, size_t len, uint64_t offset, struct pt_err *e)
 {
     if (!p->ids_known) {
@@ -278,14 +314,14 @@ static int one_line(struct pass *p, const char *s, size_t len, uint64_t offset, 
     struct ctf_line line;
     struct pt_err le;
     pt_err_clear(&le);
+    for (int i = 0; i < p->rc->ninputs; i++) /* the columns hold this line's rows only */
+        ctf_column_clear(&p->cols[i]);
     int rc =
         ctf_parse_line(p->in, p->rc->ninputs, p->cols, s, len, p->ix->has_ids, &at, &line, &le);
     int hot = 0;
     for (int i = 0; rc == 0 && hot == 0 && i < p->rc->ninputs; i++)
         if (p->rc->inputs[i].one_hot[0] && (line.rows >> i) & 1)
             hot = check_one_hot(p, &p->rc->inputs[i], &p->cols[i], e);
-    for (int i = 0; i < p->rc->ninputs; i++)
-        ctf_column_clear(&p->cols[i]);
     if (rc == PT_ENOMEM)
         return pt_err_set(e, rc, "%s", le.msg);
     if (rc)
@@ -294,7 +330,8 @@ static int one_line(struct pass *p, const char *s, size_t len, uint64_t offset, 
         return hot;
     if (line.empty)
         return undeclared_only(p, s, len, e);
-    if (ctf_starts_sequence(p->rc, p->ix->has_ids, !p->open, &line, p->prev_id)) {
+    int starts = ctf_starts_sequence(p->rc, p->ix->has_ids, !p->open, &line, p->prev_id);
+    if (starts) {
         if (p->rc->ids_are_positions && p->ix->has_ids && !p->rc->skip_ids &&
             line.id != (uint64_t)p->ix->nseq)
             return pt_err_set(e, PT_EUSER,
@@ -316,7 +353,7 @@ static int one_line(struct pass *p, const char *s, size_t len, uint64_t offset, 
         if ((line.padded >> i) & 1 && p->padded[i]++ == 0)
             p->padded_line[i] = p->lineno;
     }
-    return 0;
+    return p->keep ? keep_line(p, starts, line.rows, e) : 0;
 }
 
 /* Lines are split at '\n'; the BOM and the id style are settled on the first bytes. */
@@ -387,7 +424,7 @@ static void report_padding(struct pass *p)
 }
 
 int ctf_index_build(const struct reader_config *rc, struct pt_log *log, struct ctf_index *ix,
-                    struct pt_err *e)
+                    struct ctf_kept *keep, struct pt_err *e)
 {
     memset(ix, 0, sizeof *ix);
     int fd = open(rc->file, O_RDONLY);
@@ -399,11 +436,13 @@ int ctf_index_build(const struct reader_config *rc, struct pt_log *log, struct c
         return cfg_error(e, &rc->file_origin, "cannot read data file '%s': %s", rc->file,
                          strerror(err));
     }
-    struct pass p = {.rc = rc, .log = log, .ix = ix};
+    struct pass p = {.rc = rc, .log = log, .ix = ix, .keep = keep && keep->max ? keep : NULL};
     reader_ctf_inputs(rc, p.in);
     ix->file_bytes = (uint64_t)st.st_size;
     int r = scan(&p, fd, e);
     close(fd);
+    if (p.kept_open)
+        chunk_finish(&keep->c[keep->n - 1], p.in, rc->ninputs);
     for (int i = 0; i < rc->ninputs; i++)
         ctf_column_free(&p.cols[i]);
     if (r == 0 && ix->total_samples == 0)
@@ -425,7 +464,15 @@ int ctf_index_build(const struct reader_config *rc, struct pt_log *log, struct c
             pt_log_printf(log, "%s: warning: %lld malformed rows skipped in all\n", rc->file,
                           p.bad);
     }
-    if (r)
+    if (r) {
         ctf_index_free(ix);
+        for (size_t i = 0; keep && i < keep->n; i++)
+            chunk_free(&keep->c[i]);
+        if (keep) {
+            free(keep->c);
+            keep->c = NULL;
+            keep->n = 0;
+        }
+    }
     return r;
 }

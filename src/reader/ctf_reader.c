@@ -57,16 +57,6 @@ size_t reader_chunks(const struct reader *r)
     return r->ix.nchunks;
 }
 
-static void chunk_free(struct chunk *c)
-{
-    for (int i = 0; i < CTF_MAX_INPUTS; i++) {
-        ctf_column_free(&c->cols[i]);
-        dense_store_free(&c->dense[i]);
-    }
-    free(c->row0);
-    free(c->rows);
-}
-
 void reader_close(struct reader *r)
 {
     if (!r)
@@ -111,6 +101,22 @@ static size_t cache_slots(const struct reader *r)
     }
     size_t need = r->rc.window / (smallest ? smallest : 1) + 2;
     return need < n ? need : n;
+}
+
+/* How many chunks the index pass keeps: at most what cache_slots will hold (known before the
+ * index: the window, or with a window in samples no chunk started past that many). */
+static struct ctf_kept keep_limits(const struct reader_config *rc)
+{
+    struct ctf_kept k = {.max = SIZE_MAX, .max_samples = SIZE_MAX};
+    if (rc->keep_in_memory)
+        return k;
+    if (!rc->randomize)
+        k.max = 2;
+    else if (!rc->sample_window)
+        k.max = rc->window < SIZE_MAX - 1 ? rc->window + 1 : SIZE_MAX;
+    else
+        k.max_samples = rc->window;
+    return k;
 }
 
 /* The second deserializer of a composite reader (rc->aux): a reader of its file and inputs,
@@ -161,9 +167,10 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
     r->fd = -1;
     r->sweep_no = UINT64_MAX;
     reader_ctf_inputs(&r->rc, r->in);
+    struct ctf_kept kept = keep_limits(&r->rc);
     int rcode = rc->img.on   ? image_open(r, e)
                 : rc->htk.on ? htk_open(r, e)
-                             : ctf_index_build(&r->rc, log, &r->ix, e);
+                             : ctf_index_build(&r->rc, log, &r->ix, &kept, e);
     if (rcode == 0 && !rc->img.on && !rc->htk.on) {
         r->fd = open(rc->file, O_RDONLY);
         if (r->fd < 0)
@@ -189,6 +196,16 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
         for (size_t i = 0; r->cache && i < r->ncache; i++)
             r->cache[i].id = SIZE_MAX;
     }
+    /* the index pass's chunks start the cache, used in file order; those beyond it go */
+    for (size_t i = 0; i < kept.n; i++) {
+        if (rcode == 0 && i < r->ncache) {
+            r->cache[i] = kept.c[i];
+            r->cache[i].used = ++r->clock;
+        } else {
+            chunk_free(&kept.c[i]);
+        }
+    }
+    free(kept.c);
     if (rcode) {
         reader_close(r);
         return rcode;
