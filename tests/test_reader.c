@@ -4,6 +4,16 @@
 #include "reader/dense_store.h"
 #include "test_reader.h"
 
+/* A new file `name` in the test's directory, for writing. */
+static FILE *create(const char *name)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    ck_assert_ptr_nonnull(f);
+    return f;
+}
+
 START_TEST(file_order_minibatches)
 {
     dir = enter_tmpdir();
@@ -282,9 +292,7 @@ START_TEST(keep_in_memory_frame_mode_sparse)
     reader_close(a);
     reader_close(b);
     /* frame mode: every row its own sample (so every row needs every input) */
-    char path[512];
-    snprintf(path, sizeof path, "%s/f.ctf", dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = create("f.ctf");
     for (int i = 0; i < 200; i++)
         for (int t = 0; t < 1 + i % 3; t++)
             fprintf(f, "%d |x %d %d |y %d\n", i, i, t, i);
@@ -427,9 +435,7 @@ START_TEST(dense_values_exact_packed_or_not)
 {
     dir = enter_tmpdir();
     enum { LINES = 4000, DIM = 100 };
-    char path[512];
-    snprintf(path, sizeof path, "%s/big.ctf", dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = create("big.ctf");
     for (int i = 0; i < LINES; i++) {
         fputs("|x", f);
         for (int j = 0; j < DIM; j++)
@@ -461,9 +467,7 @@ START_TEST(line_longer_than_a_read_piece)
 {
     dir = enter_tmpdir();
     enum { LINES = 3, DIM = 300000 }; /* 1.5 MB a line */
-    char path[512];
-    snprintf(path, sizeof path, "%s/long.ctf", dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = create("long.ctf");
     for (int i = 0; i < LINES; i++) {
         fputs("|x", f);
         for (int j = 0; j < DIM; j++)
@@ -498,9 +502,7 @@ START_TEST(kept_chunks_as_parsed)
 {
     dir = enter_tmpdir();
     enum { N = 300, DIM = 40 };
-    char path[512];
-    snprintf(path, sizeof path, "%s/kc.ctf", dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = create("kc.ctf");
     for (int i = 0; i < N; i++)
         for (int t = 0; t < 1 + i % 3; t++) {
             fprintf(f, "%d |x %d %d |w", i, i, t);
