@@ -168,8 +168,8 @@ sed -i 's/epochTime=.*//' p2.ep
 cmp -s a.ep p2.ep && ok || { no "2 ranks: other epochs than one"; diff a.ep p2.ep | head -4; }
 
 # truncated back-propagation through time (frameMode = false, truncated = true): each of
-# nbruttsineachrecurrentiter streams gives minibatchSize frames of its utterance a minibatch,
-# the recurrent state carried over. A recurrent network's outputs written in segments of 1, 3
+# nbruttsineachrecurrentiter streams gives minibatchSize frames a minibatch, the recurrent
+# state carried over, the next utterance starting where one ends. A recurrent network's outputs written in segments of 1, 3
 # or 7 frames are those of whole utterances, bit for bit (a recurrent LSTM, and PastValue
 # two steps back); per-minibatch learning rates count every stream's frames (CNTK's)
 cat >tr.cntk <<'CFG'
@@ -194,7 +194,7 @@ future = [ features = Input {143} ; labels = Input {8}
 feat = [ dim = 143 ; scpFile = "c/train.scp" ]
 lab = [ mlfFile = "c/train.mlf" ; labelMappingFile = "c/state.list" ; labelDim = 8 ]
 tr = [ action = train ; traceLevel = 1 ; modelPath = "$M$/m.dnn" ; BrainScriptNetworkBuilder = $lstm$
-    SGD = [ minibatchSize = 20 ; learningRatesPerMB = 1.6 ; momentumAsTimeConstant = 200 ; maxEpochs = 3 ]
+    SGD = [ numMBsToShowResult = 10 ; minibatchSize = 20 ; learningRatesPerMB = 1.6 ; momentumAsTimeConstant = 200 ; maxEpochs = 3 ]
     reader = [ readerType = HTKMLFReader ; nbruttsineachrecurrentiter = 8 ; features = $feat$ ; labels = $lab$ ] ]
 wr = [ action = write ; modelPath = "$M$/m.dnn" ; outputPath = "$M$/$O$" ; outputNodeNames = z
     minibatchSize = $W$
@@ -215,7 +215,15 @@ for net in lstm past; do
     done
     expect 0 "$T" configFile=tr.cntk M=$net command=wf # features only: the labels' Input unread
     cmp -s $net/whole.z $net/f.z && ok || no "$net: outputs of a reader of features only differ"
+    # three streams of 7 frames: a stream whose utterance ends takes the next at the following
+    # frame (CNTK's packing), its state carried from that utterance's piece; every frame's
+    # output (the streams' segments interleaved) is the whole utterance's
+    expect 0 "$T" configFile=tr.cntk M=$net command=wr O=st3 W=7 wr.reader.nbruttsineachrecurrentiter=3
+    sort $net/whole.z >$net/whole.sorted
+    sort $net/st3.z | cmp -s - $net/whole.sorted && ok || no "$net: outputs of 3 packed streams differ"
 done
+# packed streams: every minibatch but the epoch's last ones holds 8 streams x 20 frames
+grep -q 'Minibatch\[   1-  10\]: ce = [0-9.]* \* 1600;' lstm.err && ok || no "truncated: not 1600 frames in 10 minibatches"
 # truncated = true and frameMode = false in the reader block (TIMIT's LSTM configs), not
 # above it: the same training
 "$T" configFile=tr.cntk M=inblk truncated=false frameMode=true "tr.reader.truncated=true" \

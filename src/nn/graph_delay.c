@@ -50,7 +50,7 @@ static void delay_forward(struct nn_graph *g, struct g_node *n)
             long src = source(g, n, t, s);
             if (src < 0 && n->delay > 0 && (size_t)n->delay > t && n->carry && g->cont &&
                 g->cont[s]) /* step t - delay of the previous pass: carry slot t */
-                b->ops->copy(b, y, n->carry + (t * g->nseq + s) * rows, rows);
+                b->ops->copy(b, y, n->carry + (t * g->nstreams + s) * rows, rows);
             else if (src < 0)
                 b->ops->fill(b, y, rows, (float)n->delay_default);
             else
@@ -167,7 +167,7 @@ const struct g_kind g_kind_first = {
     .workspace = NULL,
 };
 
-int g_carry_reserve(struct nn_graph *g, size_t nseq, struct pt_err *e)
+int g_carry_reserve(struct nn_graph *g, size_t nstreams, struct pt_err *e)
 {
     struct backend *b = g->bk;
     for (int i = 0; i < g->n; i++) {
@@ -189,7 +189,7 @@ int g_carry_reserve(struct nn_graph *g, size_t nseq, struct pt_err *e)
         size_t need = n->kind == &g_kind_past && n->delay > 0 ? (size_t)n->rows * (size_t)n->delay
                       : n->kind == &g_kind_lstm               ? 2 * (size_t)n->rows
                                                               : 0;
-        need *= nseq;
+        need *= nstreams;
         if (need == n->carry_n)
             continue;
         b->ops->release(b, n->carry);
@@ -207,25 +207,29 @@ int g_carry_reserve(struct nn_graph *g, size_t nseq, struct pt_err *e)
 void g_carry_save(struct nn_graph *g)
 {
     struct backend *b = g->bk;
-    size_t steps = g->ncols / g->nseq;
+    size_t steps = g->ncols / g->nseq, ns = g->nstreams;
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
         if (n->dead || !n->carry || n->kind != &g_kind_past)
             continue; /* the LSTM keeps its state itself (graph_rnn.c) */
         struct g_node *x = &g->nodes[n->in[0]];
-        size_t rows = (size_t)n->rows, d = (size_t)n->delay, blk = rows * g->nseq;
-        /* slot j: step steps - d + j; before this pass's first step (d > steps), an older
-         * slot where the sequence went on from the pass before, else the default */
-        for (size_t j = 0; j < d; j++)
-            if (steps + j >= d)
-                b->ops->copy(b, n->carry + j * blk, x->v + (steps + j - d) * blk, blk);
-            else
-                for (size_t q = 0; q < g->nseq; q++)
-                    if (g->cont[q])
-                        b->ops->copy(b, n->carry + j * blk + q * rows,
-                                     n->carry + (j + steps) * blk + q * rows, rows);
-                    else
-                        b->ops->fill(b, n->carry + j * blk + q * rows, rows,
-                                     (float)n->delay_default);
+        size_t rows = (size_t)n->rows, d = (size_t)n->delay;
+        /* stream q's slot j: step len - d + j of its last piece m (len its steps); before
+         * the piece's first step (d > len), the older slot where m went on from the pass
+         * before (m = q), else the default. Slots in increasing j: slot j + len, read for
+         * slot j, is not written yet. */
+        for (size_t q = 0; q < ns; q++) {
+            size_t m = g->last ? g->last[q] : q;
+            size_t len = g->len ? g->len[m] : steps;
+            for (size_t j = 0; j < d; j++) {
+                float *slot = n->carry + (j * ns + q) * rows;
+                if (len + j >= d)
+                    b->ops->copy(b, slot, x->v + ((len + j - d) * g->nseq + m) * rows, rows);
+                else if (g->cont[m])
+                    b->ops->copy(b, slot, n->carry + ((j + len) * ns + q) * rows, rows);
+                else
+                    b->ops->fill(b, slot, rows, (float)n->delay_default);
+            }
+        }
     }
 }

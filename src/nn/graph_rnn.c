@@ -77,10 +77,11 @@ static void lstm_forward(struct nn_graph *g, struct g_node *n)
                  x->rows, 0.0f, s.gates, g4);
     b->ops->fill(b, s.cell, blk, 0.0f);
     b->ops->fill(b, s.hid, blk, 0.0f);
-    for (size_t q = 0; n->carry && g->cont && q < ns; q++)
+    const size_t cblk = (size_t)hd * g->nstreams; /* the carry: hidden, then cell, a stream each */
+    for (size_t q = 0; n->carry && g->cont && q < ns && q < g->nstreams; q++)
         if (g->cont[q]) { /* truncated: the state the previous pass ended with */
             b->ops->copy(b, s.hid + q * (size_t)hd, n->carry + q * (size_t)hd, (size_t)hd);
-            b->ops->copy(b, s.cell + q * (size_t)hd, n->carry + blk + q * (size_t)hd, (size_t)hd);
+            b->ops->copy(b, s.cell + q * (size_t)hd, n->carry + cblk + q * (size_t)hd, (size_t)hd);
         }
     if (b->ops->gemm_hold) /* H is packed once for all steps */
         b->ops->gemm_hold(b, HM(n)->v);
@@ -107,9 +108,13 @@ static void lstm_forward(struct nn_graph *g, struct g_node *n)
     }
     if (b->ops->gemm_hold)
         b->ops->gemm_hold(b, NULL);
-    if (n->carry) { /* the state after each sequence's last real step (padding carries it) */
-        b->ops->copy(b, n->carry, s.hid + steps * blk, blk);
-        b->ops->copy(b, n->carry + blk, s.cell + steps * blk, blk);
+    /* the state after each stream's last piece's last real step (padding carries it) */
+    for (size_t q = 0; n->carry && g->cont && q < g->nstreams; q++) {
+        size_t m = g->last ? g->last[q] : q;
+        b->ops->copy(b, n->carry + q * (size_t)hd, s.hid + steps * blk + m * (size_t)hd,
+                     (size_t)hd);
+        b->ops->copy(b, n->carry + cblk + q * (size_t)hd, s.cell + steps * blk + m * (size_t)hd,
+                     (size_t)hd);
     }
 }
 

@@ -226,6 +226,31 @@ static int use_sweep(struct reader *r, uint64_t w, struct pt_err *e)
     return rc;
 }
 
+/* Room for n pieces of this rank's segments. */
+static int seg_room(struct reader *r, size_t n, struct pt_err *e)
+{
+    if (n <= r->cap_seg)
+        return 0;
+    size_t k = r->cap_seg ? 2 * r->cap_seg : 64;
+    while (k < n)
+        k *= 2;
+    uint32_t *a = realloc(r->seg_seq, k * sizeof *a);
+    if (a)
+        r->seg_seq = a;
+    uint32_t *b = a ? realloc(r->seg_pos, k * sizeof *b) : NULL;
+    if (b)
+        r->seg_pos = b;
+    uint32_t *c = b ? realloc(r->seg_cnt, k * sizeof *c) : NULL;
+    if (c)
+        r->seg_cnt = c;
+    uint8_t *d = c ? realloc(r->seg_cont, k) : NULL;
+    if (!d)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    r->seg_cont = d;
+    r->cap_seg = k;
+    return 0;
+}
+
 /* Truncated mode: this epoch's streams (nbruttsineachrecurrentiter a rank), all idle. */
 static int segments_start(struct reader *r, size_t epoch, struct pt_err *e)
 {
@@ -234,26 +259,14 @@ static int segments_start(struct reader *r, size_t epoch, struct pt_err *e)
     size_t all = k * (size_t)r->workers;
     if (all != r->nstreams) {
         struct seg_stream *s = realloc(r->streams, all * sizeof *s);
-        if (s)
-            r->streams = s;
-        uint32_t *a = s ? realloc(r->seg_seq, k * sizeof *a) : NULL;
-        if (a)
-            r->seg_seq = a;
-        uint32_t *b = a ? realloc(r->seg_pos, k * sizeof *b) : NULL;
-        if (b)
-            r->seg_pos = b;
-        uint32_t *c = b ? realloc(r->seg_cnt, k * sizeof *c) : NULL;
-        if (c)
-            r->seg_cnt = c;
-        uint8_t *d = c ? realloc(r->seg_cont, k) : NULL;
-        if (!d)
+        if (!s)
             return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-        r->seg_cont = d;
+        r->streams = s;
         r->nstreams = all;
     }
     r->per_rank = k;
     memset(r->streams, 0, all * sizeof *r->streams);
-    return 0;
+    return seg_room(r, k, e);
 }
 
 void reader_split_by_sequence(struct reader *r, int on)
@@ -303,34 +316,53 @@ static int take(struct reader *r, uint32_t *seq, struct pt_err *e)
     return 1;
 }
 
-/* Truncated mode: each stream's next segment of up to mb_size frames, a stream that is
- * done taking the epoch's next utterance; this rank fills its streams' segments. */
+/* Truncated mode: each stream's next segment of up to mb_size frames, packed as CNTK's
+ * truncated packer does: a stream whose utterance ends takes the epoch's next one at the
+ * following frame. Every rank walks all streams alike (so all agree on the minibatch's
+ * size and the epoch's end) and fills its own streams' pieces: piece i < per_rank is its
+ * stream i's first (empty where the stream has nothing left), later ones are appended. */
 static int next_segments(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_err *e)
 {
     uint64_t total = 0;
-    size_t mine = (size_t)r->rank * r->per_rank, k = 0;
+    size_t mine = (size_t)r->rank * r->per_rank, k = r->per_rank;
+    if (htk_grow(&mb->last, &mb->cap_last, r->per_rank, sizeof *mb->last))
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     for (size_t i = 0; i < r->nstreams; i++) {
         struct seg_stream *st = &r->streams[i];
-        uint32_t seq = 0;
-        int got = st->busy ? 0 : take(r, &seq, e);
-        if (got < 0)
-            return -1;
-        if (got)
-            *st = (struct seg_stream){.seq = seq, .pos = 0, .busy = 1, .fresh = 1};
-        uint32_t left = st->busy ? r->ix.seq_samples[st->seq] - st->pos : 0;
-        uint32_t n = left < mb_size ? left : (uint32_t)mb_size;
-        total += n;
-        if (i >= mine && i < mine + r->per_rank) {
-            r->seg_seq[k] = st->seq;
-            r->seg_pos[k] = st->pos;
-            r->seg_cnt[k] = n;
-            r->seg_cont[k++] = (uint8_t)(st->busy && !st->fresh);
+        int me = i >= mine && i < mine + r->per_rank;
+        uint32_t room = (uint32_t)mb_size;
+        for (int pieces = 0;; pieces++) {
+            uint32_t seq = 0;
+            int got = st->busy ? 0 : take(r, &seq, e);
+            if (got < 0)
+                return -1;
+            if (got)
+                *st = (struct seg_stream){.seq = seq, .pos = 0, .busy = 1, .fresh = 1};
+            uint32_t left = st->busy ? r->ix.seq_samples[st->seq] - st->pos : 0;
+            uint32_t n = left < room ? left : room;
+            if (pieces > 0 && n == 0)
+                break;
+            if (me) {
+                size_t at = pieces == 0 ? i - mine : k++;
+                if (seg_room(r, k, e))
+                    return -1;
+                r->seg_seq[at] = st->seq;
+                r->seg_pos[at] = st->pos;
+                r->seg_cnt[at] = n;
+                r->seg_cont[at] = (uint8_t)(st->busy && !st->fresh);
+                mb->last[i - mine] = (uint32_t)at;
+            }
+            total += n;
+            room -= n;
+            st->pos += n;
+            st->fresh = 0;
+            st->busy = st->busy && st->pos < r->ix.seq_samples[st->seq];
+            if (n == 0 || room == 0)
+                break;
         }
-        st->pos += n;
-        st->fresh = 0;
-        st->busy = st->busy && st->pos < r->ix.seq_samples[st->seq];
     }
     int rc = htk_fill_segments(r, r->seg_seq, r->seg_pos, r->seg_cnt, r->seg_cont, k, mb, e);
+    mb->nstreams = r->per_rank;
     mb->global_samples = total;
     return rc;
 }

@@ -230,6 +230,8 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
         }
         for (size_t s = 0; rc == 0 && s < mb->nseq; s++) {
             size_t n = one ? 1 : src ? src->len[s] : in->len[s];
+            if (n == 0) /* a truncated reader's idle stream: nothing to write */
+                continue;
             for (size_t t = 0; t < n; t++)
                 colp[t] = base + (one ? s : t * mb->nseq + s) * r;
             if (hw) {
