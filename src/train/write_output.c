@@ -207,6 +207,7 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
         in = &mb->in[0];
     int per_seq = cols == mb->nseq;
     float *zn_buf = NULL; /* a node's values (NODE_GRAPH) */
+    size_t seqno = *seqs_written;
     for (size_t o = 0; rc == 0 && o < nout; o++) {
         const char *name = outs[o].name;
         struct mb_input *src = outs[o].node == NODE_INPUT ? mb_find(mb, name) : NULL;
@@ -228,6 +229,7 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
             base = zn_buf;
             one = nc == mb->nseq;
         }
+        seqno = *seqs_written; /* every file numbers the same sequences */
         for (size_t s = 0; rc == 0 && s < mb->nseq; s++) {
             size_t n = one ? 1 : src ? src->len[s] : in->len[s];
             if (n == 0) /* a truncated reader's idle stream: nothing to write */
@@ -235,20 +237,19 @@ static int put_minibatch(struct nn *net, struct minibatch *mb, struct out_file *
             for (size_t t = 0; t < n; t++)
                 colp[t] = base + (one ? s : t * mb->nseq + s) * r;
             if (hw) {
-                rc = write_htk_sequence(hw, o, *seqs_written + s, outs[o].node, colp, n, r, prior,
-                                        log, e);
+                rc = write_htk_sequence(hw, o, seqno++, outs[o].node, colp, n, r, prior, log, e);
                 continue;
             }
             struct frag c = {name, mbi, -1, r, n};
-            if (*seqs_written + s > 0)
+            if (seqno > 0)
                 put_fragment(outs[o].f, fm->seq_sep, &c);
-            c.seq = (long long)(*seqs_written + s);
+            c.seq = (long long)seqno++;
             put_sequence(outs[o].f, fm, &c, outs[o].node, colp, n, r, prior, buf);
         }
         if (rc == 0 && !hw && ferror(outs[o].f))
             rc = pt_err_set(e, PT_ESYS, "error: writing '%s' failed", outs[o].out.path);
     }
-    *seqs_written += mb->nseq;
+    *seqs_written = seqno;
     free(zn_buf);
     free(z);
     free(colp);
