@@ -75,7 +75,7 @@ void mb_free(struct minibatch *mb)
     free(mb->cont);
     mb->cont = NULL;
     mb->cap_cont = 0;
-    free(mb->last);
-    mb->last = NULL;
-    mb->cap_last = mb->nstreams = 0;
+    free(mb->begins);
+    mb->begins = NULL;
+    mb->cap_begins = 0;
 }

@@ -57,13 +57,10 @@ struct minibatch {
     uint8_t *cont;
     size_t cap_cont;
     /* Truncated mode packs each stream's segment as CNTK does: where a stream's utterance
-     * ends inside the segment, the next starts at the following frame. The sequences are
-     * then pieces of the streams' segments: sequence s < nstreams is stream s's first piece
-     * (cont[s] as above), each later one starts an utterance (cont 0), and last[i] is the
-     * piece whose end stream i's next segment goes on from (i itself where the stream has
-     * one piece). NULL: one piece a stream (last[i] = i, nstreams = nseq). */
-    uint32_t *last;
-    size_t nstreams, cap_last;
+     * ends inside the segment, the next starts at the following step of the same sequence,
+     * and begins[t * nseq + s] = 1 there (t > 0; step 0 is cont's). NULL: no such start. */
+    uint8_t *begins;
+    size_t cap_begins;
 };
 
 /* The input called name, or NULL. */

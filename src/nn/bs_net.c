@@ -500,9 +500,8 @@ int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate
     }
     st->samples = counted;
     g->cont = mb->cont;
-    g->last = mb->cont ? mb->last : NULL;
-    g->nstreams = mb->last ? mb->nstreams : mb->nseq;
-    if (mb->cont && (rc = g_carry_reserve(g, g->nstreams, e)) != 0)
+    g->begins = mb->cont ? mb->begins : NULL;
+    if (mb->cont && (rc = g_carry_reserve(g, mb->nseq, e)) != 0)
         return rc;
     g->train = train;
     g->dropout_rate = train ? rate : 0.0f;

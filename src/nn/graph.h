@@ -191,18 +191,16 @@ struct nn_graph {
     size_t nstate; /* the last nstate of the nparams: states (g_node.state) */
     struct backend *bk;
     /* the current pass */
-    size_t ncols;         /* columns of a data node */
-    size_t nseq;          /* sequences: column t * nseq + s is step t of sequence s */
-    size_t c0, cw;        /* the window of data columns the nodes run on (see g_cols) */
-    const uint32_t *len;  /* host: each sequence's steps (PastValue / FutureValue) */
-    const uint8_t *cont;  /* host: sequence s goes on from the previous pass's (the nodes'
-                           * carry), or NULL: every sequence starts (minibatch.h's cont) */
-    const uint32_t *last; /* host, with cont: stream i's piece that its carry is saved from
-                           * (minibatch.h's last), or NULL: sequence i */
-    size_t nstreams;      /* with cont: the streams (carry slots); sequence s < nstreams
-                           * may go on from slot s */
-    int *order;           /* the schedule: node indices, inputs first (g_finish) */
-    struct g_unit *units; /* the schedule's units: single nodes and recurrent loops */
+    size_t ncols;          /* columns of a data node */
+    size_t nseq;           /* sequences: column t * nseq + s is step t of sequence s */
+    size_t c0, cw;         /* the window of data columns the nodes run on (see g_cols) */
+    const uint32_t *len;   /* host: each sequence's steps (PastValue / FutureValue) */
+    const uint8_t *cont;   /* host: sequence s goes on from the previous pass's (the nodes'
+                            * carry), or NULL: every sequence starts (minibatch.h's cont) */
+    const uint8_t *begins; /* host, with cont: begins[t * nseq + s] = 1 where an utterance
+                            * begins at step t > 0 of sequence s (minibatch.h's), or NULL */
+    int *order;            /* the schedule: node indices, inputs first (g_finish) */
+    struct g_unit *units;  /* the schedule's units: single nodes and recurrent loops */
     int nunits;
     const float *crit_mask;   /* columns that count (real steps of every input), or NULL */
     float *seq_mask;          /* device room for the per-sequence mask (nseq floats) */
@@ -341,10 +339,13 @@ void g_forward(struct nn_graph *g);
 void g_backward(struct nn_graph *g, float *grads);
 
 /* Truncated back-propagation through time: make every PastValue and recurrent LSTM able to
- * carry its state for nstreams streams (refusing nodes that cannot: FutureValue, a backward
+ * carry its state over nseq sequences (refusing nodes that cannot: FutureValue, a backward
  * LSTM, a value per sequence); g_carry_save after g_forward keeps what the next pass's
- * continuing sequences start from (stream i's from its piece g->last[i]). */
-int g_carry_reserve(struct nn_graph *g, size_t nstreams, struct pt_err *e);
+ * continuing sequences start from. */
+int g_carry_reserve(struct nn_graph *g, size_t nseq, struct pt_err *e);
+/* The step where the utterance of sequence s at step t began: t0 <= t, or -1 where it goes
+ * on from the previous pass (g->cont, g->begins). */
+long g_begin(const struct nn_graph *g, size_t t, size_t s);
 void g_carry_save(struct nn_graph *g);
 
 void g_free(struct nn_graph *g);

@@ -10,7 +10,8 @@
  *
  * Truncated back-propagation through time (g->cont): a PastValue of a sequence that goes on
  * from the previous pass reads the steps before its first from the carry, the input's last
- * `delay` steps of that pass (g_carry_save); no gradient goes back to them. */
+ * `delay` steps of that pass (g_carry_save); no gradient goes back to them. Where another
+ * utterance begins inside the sequence (g->begins), the steps before it are outside. */
 #include "nn/graph.h"
 
 static int delay_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
@@ -30,11 +31,22 @@ static int delay_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     return 0;
 }
 
-/* The step that column block t reads for sequence s, or -1 outside the sequence. */
+long g_begin(const struct nn_graph *g, size_t t, size_t s)
+{
+    for (size_t u = t; g->begins && u > 0; u--)
+        if (g->begins[u * g->nseq + s])
+            return (long)u;
+    return g->cont && g->cont[s] ? -1 : 0;
+}
+
+/* The step that column block t reads for sequence s, or -1 outside the sequence (before
+ * the step where its utterance began, in truncated mode). */
 static long source(const struct nn_graph *g, const struct g_node *n, size_t t, size_t s)
 {
     long src = (long)t - n->delay; /* delay > 0 looks back, < 0 ahead */
     if (src < 0 || (g->len && src >= (long)g->len[s]))
+        return -1;
+    if (n->delay > 0 && g->begins && src < g_begin(g, t, s))
         return -1;
     return src;
 }
@@ -49,8 +61,8 @@ static void delay_forward(struct nn_graph *g, struct g_node *n)
             float *y = n->v + (t * g->nseq + s) * rows;
             long src = source(g, n, t, s);
             if (src < 0 && n->delay > 0 && (size_t)n->delay > t && n->carry && g->cont &&
-                g->cont[s]) /* step t - delay of the previous pass: carry slot t */
-                b->ops->copy(b, y, n->carry + (t * g->nstreams + s) * rows, rows);
+                g_begin(g, t, s) < 0) /* step t - delay of the previous pass: carry slot t */
+                b->ops->copy(b, y, n->carry + (t * g->nseq + s) * rows, rows);
             else if (src < 0)
                 b->ops->fill(b, y, rows, (float)n->delay_default);
             else
@@ -167,7 +179,7 @@ const struct g_kind g_kind_first = {
     .workspace = NULL,
 };
 
-int g_carry_reserve(struct nn_graph *g, size_t nstreams, struct pt_err *e)
+int g_carry_reserve(struct nn_graph *g, size_t nseq, struct pt_err *e)
 {
     struct backend *b = g->bk;
     for (int i = 0; i < g->n; i++) {
@@ -189,7 +201,7 @@ int g_carry_reserve(struct nn_graph *g, size_t nstreams, struct pt_err *e)
         size_t need = n->kind == &g_kind_past && n->delay > 0 ? (size_t)n->rows * (size_t)n->delay
                       : n->kind == &g_kind_lstm               ? 2 * (size_t)n->rows
                                                               : 0;
-        need *= nstreams;
+        need *= nseq;
         if (need == n->carry_n)
             continue;
         b->ops->release(b, n->carry);
@@ -207,28 +219,28 @@ int g_carry_reserve(struct nn_graph *g, size_t nstreams, struct pt_err *e)
 void g_carry_save(struct nn_graph *g)
 {
     struct backend *b = g->bk;
-    size_t steps = g->ncols / g->nseq, ns = g->nstreams;
+    size_t steps = g->ncols / g->nseq, ns = g->nseq;
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
         if (n->dead || !n->carry || n->kind != &g_kind_past)
             continue; /* the LSTM keeps its state itself (graph_rnn.c) */
         struct g_node *x = &g->nodes[n->in[0]];
         size_t rows = (size_t)n->rows, d = (size_t)n->delay;
-        /* stream q's slot j: step len - d + j of its last piece m (len its steps); before
-         * the piece's first step (d > len), the older slot where m went on from the pass
-         * before (m = q), else the default. Slots in increasing j: slot j + len, read for
-         * slot j, is not written yet. */
+        /* sequence q's slot j: step len - d + j (len its steps) where that is inside its last
+         * utterance; before it, the default where that utterance began in this pass, else
+         * the older slot j + len (slots in increasing j: that one is not written yet) */
         for (size_t q = 0; q < ns; q++) {
-            size_t m = g->last ? g->last[q] : q;
-            size_t len = g->len ? g->len[m] : steps;
+            size_t len = g->len ? g->len[q] : steps;
+            long begin = len ? g_begin(g, len - 1, q) : 0;
             for (size_t j = 0; j < d; j++) {
                 float *slot = n->carry + (j * ns + q) * rows;
-                if (len + j >= d)
-                    b->ops->copy(b, slot, x->v + ((len + j - d) * g->nseq + m) * rows, rows);
-                else if (g->cont[m])
-                    b->ops->copy(b, slot, n->carry + ((j + len) * ns + q) * rows, rows);
-                else
+                long src = (long)(len + j) - (long)d;
+                if (src >= 0 && src >= begin)
+                    b->ops->copy(b, slot, x->v + ((size_t)src * ns + q) * rows, rows);
+                else if (begin >= 0)
                     b->ops->fill(b, slot, rows, (float)n->delay_default);
+                else
+                    b->ops->copy(b, slot, n->carry + ((j + len) * ns + q) * rows, rows);
             }
         }
     }

@@ -37,15 +37,17 @@ static int lstm_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 }
 
 /* gates (4H x C: pre-activations, activations, then the backward pass's dG written over
- * them), cell and hid (H x (C + n) each), tanh_c and dy (H x C each), dc (H x n) */
+ * them), cell and hid (H x (C + n) each), tanh_c and dy (H x C each), dc, cprev and dsave
+ * (H x n each: a step's previous cell with utterances that begin there zeroed, and their
+ * dL/dh_prev set aside) */
 static size_t lstm_ws(const struct g_node *n, size_t ncols, size_t nseq)
 {
     size_t h = (size_t)n->rows;
-    return 4 * h * ncols + 2 * h * (ncols + nseq) + 2 * h * ncols + h * nseq;
+    return 4 * h * ncols + 2 * h * (ncols + nseq) + 2 * h * ncols + 3 * h * nseq;
 }
 
 struct lstm_bufs {
-    float *gates, *cell, *hid, *tanh_c, *dy, *dc;
+    float *gates, *cell, *hid, *tanh_c, *dy, *dc, *cprev, *dsave;
 };
 
 static struct lstm_bufs bufs(const struct g_node *n, size_t ncols, size_t nseq)
@@ -58,12 +60,40 @@ static struct lstm_bufs bufs(const struct g_node *n, size_t ncols, size_t nseq)
     s.tanh_c = s.hid + h * (ncols + nseq);
     s.dy = s.tanh_c + h * ncols;
     s.dc = s.dy + h * ncols;
+    s.cprev = s.dc + h * nseq;
+    s.dsave = s.cprev + h * nseq;
     return s;
 }
 
 static size_t time_of(const struct g_node *n, size_t k, size_t steps)
 {
     return n->reverse ? steps - 1 - k : k;
+}
+
+/* Whether an utterance begins at step k > 0 of some sequence (truncated mode's packing). */
+static int any_start(const struct nn_graph *g, size_t k)
+{
+    for (size_t q = 0; g->begins && k > 0 && q < g->nseq; q++)
+        if (g->begins[k * g->nseq + q])
+            return 1;
+    return 0;
+}
+
+/* Step k's previous cell: block k of cell, or where an utterance begins at step k, a copy
+ * with its sequences' columns zeroed (block k stays: it is step k - 1's cell, which the
+ * backward pass reads). */
+static const float *cell_prev(const struct nn_graph *g, const struct g_node *n,
+                              const struct lstm_bufs *s, size_t k)
+{
+    struct backend *b = g->bk;
+    size_t hd = (size_t)n->rows, blk = hd * g->nseq;
+    if (!any_start(g, k))
+        return s->cell + k * blk;
+    b->ops->copy(b, s->cprev, s->cell + k * blk, blk);
+    for (size_t q = 0; q < g->nseq; q++)
+        if (g->begins[k * g->nseq + q])
+            b->ops->fill(b, s->cprev + q * hd, hd, 0.0f);
+    return s->cprev;
 }
 
 static void lstm_forward(struct nn_graph *g, struct g_node *n)
@@ -77,17 +107,22 @@ static void lstm_forward(struct nn_graph *g, struct g_node *n)
                  x->rows, 0.0f, s.gates, g4);
     b->ops->fill(b, s.cell, blk, 0.0f);
     b->ops->fill(b, s.hid, blk, 0.0f);
-    const size_t cblk = (size_t)hd * g->nstreams; /* the carry: hidden, then cell, a stream each */
-    for (size_t q = 0; n->carry && g->cont && q < ns && q < g->nstreams; q++)
+    for (size_t q = 0; n->carry && g->cont && q < ns; q++)
         if (g->cont[q]) { /* truncated: the state the previous pass ended with */
             b->ops->copy(b, s.hid + q * (size_t)hd, n->carry + q * (size_t)hd, (size_t)hd);
-            b->ops->copy(b, s.cell + q * (size_t)hd, n->carry + cblk + q * (size_t)hd, (size_t)hd);
+            b->ops->copy(b, s.cell + q * (size_t)hd, n->carry + blk + q * (size_t)hd, (size_t)hd);
         }
     if (b->ops->gemm_hold) /* H is packed once for all steps */
         b->ops->gemm_hold(b, HM(n)->v);
     for (size_t k = 0; k < steps; k++) {
         size_t t = time_of(n, k, steps);
         float *gt = s.gates + t * 4 * blk;
+        /* an utterance that begins at step k starts from the initial state (its h_prev
+         * zeroed in place: block k of hid is read only as step k's h_prev; the node's value
+         * has step k - 1's h already) */
+        for (size_t q = 0; any_start(g, k) && q < ns; q++)
+            if (g->begins[k * ns + q])
+                b->ops->fill(b, s.hid + k * blk + q * (size_t)hd, (size_t)hd, 0.0f);
         b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, g4, (int)ns, hd, 1.0f, HM(n)->v, g4,
                      s.hid + k * blk, hd, 1.0f, gt, g4);
         struct bk_lstm_fwd f = {
@@ -95,7 +130,7 @@ static void lstm_forward(struct nn_graph *g, struct g_node *n)
             .n = ns,
             .gates = gt,
             .bias = B(n)->v,
-            .c_prev = s.cell + k * blk,
+            .c_prev = cell_prev(g, n, &s, k),
             .h_prev = s.hid + k * blk,
             .c = s.cell + (k + 1) * blk,
             .h = s.hid + (k + 1) * blk,
@@ -108,13 +143,10 @@ static void lstm_forward(struct nn_graph *g, struct g_node *n)
     }
     if (b->ops->gemm_hold)
         b->ops->gemm_hold(b, NULL);
-    /* the state after each stream's last piece's last real step (padding carries it) */
-    for (size_t q = 0; n->carry && g->cont && q < g->nstreams; q++) {
-        size_t m = g->last ? g->last[q] : q;
-        b->ops->copy(b, n->carry + q * (size_t)hd, s.hid + steps * blk + m * (size_t)hd,
-                     (size_t)hd);
-        b->ops->copy(b, n->carry + cblk + q * (size_t)hd, s.cell + steps * blk + m * (size_t)hd,
-                     (size_t)hd);
+    if (n->carry &&
+        g->cont) { /* the state after each sequence's last real step (padding carries it) */
+        b->ops->copy(b, n->carry, s.hid + steps * blk, blk);
+        b->ops->copy(b, n->carry + blk, s.cell + steps * blk, blk);
     }
 }
 
@@ -136,7 +168,7 @@ static void lstm_backward(struct nn_graph *g, struct g_node *n)
             .hidden = hd,
             .n = ns,
             .gates = s.gates + t * 4 * blk,
-            .c_prev = s.cell + k * blk,
+            .c_prev = cell_prev(g, n, &s, k),
             .c = s.cell + (k + 1) * blk,
             .tanh_c = s.tanh_c + t * blk,
             .peep = P(n)->v,
@@ -149,9 +181,20 @@ static void lstm_backward(struct nn_graph *g, struct g_node *n)
             .dpeep = P(n)->g,
         };
         b->ops->lstm_backward(b, &d);
+        /* where an utterance begins at step k, no gradient goes back to the one before it:
+         * its dL/dc_prev dropped, its dL/dh_prev columns kept from the product below */
+        int cut = dprev && any_start(g, k);
+        for (size_t q = 0; cut && q < ns; q++)
+            if (g->begins[k * ns + q]) {
+                b->ops->fill(b, s.dc + q * (size_t)hd, (size_t)hd, 0.0f);
+                b->ops->copy(b, s.dsave + q * (size_t)hd, dprev + q * (size_t)hd, (size_t)hd);
+            }
         if (dprev)
             b->ops->gemm(b, BK_TRANS, BK_NOTRANS, hd, (int)ns, g4, 1.0f, hm->v, g4, d.dgates, g4,
                          1.0f, dprev, hd);
+        for (size_t q = 0; cut && q < ns; q++)
+            if (g->begins[k * ns + q])
+                b->ops->copy(b, dprev + q * (size_t)hd, s.dsave + q * (size_t)hd, (size_t)hd);
         /* dH += dG_t h_prev^T (h_prev of step k is hid block k); forwards, block t of dG
          * and block k of hid are the same columns: one product after the loop */
         if (n->reverse)

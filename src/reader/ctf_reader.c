@@ -74,6 +74,8 @@ void reader_close(struct reader *r)
     free(r->seg_seq);
     free(r->seg_pos);
     free(r->seg_cnt);
+    free(r->seg_at);
+    free(r->seg_dst);
     free(r->seg_cont);
     reader_close(r->aux);
     tl_sweep_free(&r->sweep);
@@ -226,7 +228,7 @@ static int use_sweep(struct reader *r, uint64_t w, struct pt_err *e)
     return rc;
 }
 
-/* Room for n pieces of this rank's segments. */
+/* Room for n pieces of this rank's segments (and n streams' flags). */
 static int seg_room(struct reader *r, size_t n, struct pt_err *e)
 {
     if (n <= r->cap_seg)
@@ -234,16 +236,14 @@ static int seg_room(struct reader *r, size_t n, struct pt_err *e)
     size_t k = r->cap_seg ? 2 * r->cap_seg : 64;
     while (k < n)
         k *= 2;
-    uint32_t *a = realloc(r->seg_seq, k * sizeof *a);
-    if (a)
-        r->seg_seq = a;
-    uint32_t *b = a ? realloc(r->seg_pos, k * sizeof *b) : NULL;
-    if (b)
-        r->seg_pos = b;
-    uint32_t *c = b ? realloc(r->seg_cnt, k * sizeof *c) : NULL;
-    if (c)
-        r->seg_cnt = c;
-    uint8_t *d = c ? realloc(r->seg_cont, k) : NULL;
+    uint32_t **arr[] = {&r->seg_seq, &r->seg_pos, &r->seg_cnt, &r->seg_at, &r->seg_dst};
+    for (size_t i = 0; i < sizeof arr / sizeof *arr; i++) {
+        uint32_t *a = realloc(*arr[i], k * sizeof *a);
+        if (!a)
+            return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+        *arr[i] = a;
+    }
+    uint8_t *d = realloc(r->seg_cont, k);
     if (!d)
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
     r->seg_cont = d;
@@ -318,20 +318,20 @@ static int take(struct reader *r, uint32_t *seq, struct pt_err *e)
 
 /* Truncated mode: each stream's next segment of up to mb_size frames, packed as CNTK's
  * truncated packer does: a stream whose utterance ends takes the epoch's next one at the
- * following frame. Every rank walks all streams alike (so all agree on the minibatch's
- * size and the epoch's end) and fills its own streams' pieces: piece i < per_rank is its
- * stream i's first (empty where the stream has nothing left), later ones are appended. */
+ * following frame, in the same sequence (mb->begins marks the step). Every rank walks all
+ * streams alike (so all agree on the minibatch's size and the epoch's end) and fills its
+ * own streams' pieces. */
 static int next_segments(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_err *e)
 {
     uint64_t total = 0;
-    size_t mine = (size_t)r->rank * r->per_rank, k = r->per_rank;
-    if (htk_grow(&mb->last, &mb->cap_last, r->per_rank, sizeof *mb->last))
-        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    size_t mine = (size_t)r->rank * r->per_rank, k = 0;
     for (size_t i = 0; i < r->nstreams; i++) {
         struct seg_stream *st = &r->streams[i];
         int me = i >= mine && i < mine + r->per_rank;
-        uint32_t room = (uint32_t)mb_size;
-        for (int pieces = 0;; pieces++) {
+        uint32_t room = (uint32_t)mb_size, at = 0;
+        if (me)
+            r->seg_cont[i - mine] = (uint8_t)(st->busy && !st->fresh);
+        for (;;) {
             uint32_t seq = 0;
             int got = st->busy ? 0 : take(r, &seq, e);
             if (got < 0)
@@ -340,29 +340,29 @@ static int next_segments(struct reader *r, size_t mb_size, struct minibatch *mb,
                 *st = (struct seg_stream){.seq = seq, .pos = 0, .busy = 1, .fresh = 1};
             uint32_t left = st->busy ? r->ix.seq_samples[st->seq] - st->pos : 0;
             uint32_t n = left < room ? left : room;
-            if (pieces > 0 && n == 0)
-                break;
+            if (n == 0)
+                break; /* nothing left this epoch */
             if (me) {
-                size_t at = pieces == 0 ? i - mine : k++;
-                if (seg_room(r, k, e))
+                if (seg_room(r, k + 1, e))
                     return -1;
-                r->seg_seq[at] = st->seq;
-                r->seg_pos[at] = st->pos;
-                r->seg_cnt[at] = n;
-                r->seg_cont[at] = (uint8_t)(st->busy && !st->fresh);
-                mb->last[i - mine] = (uint32_t)at;
+                r->seg_seq[k] = st->seq;
+                r->seg_pos[k] = st->pos;
+                r->seg_cnt[k] = n;
+                r->seg_at[k] = at;
+                r->seg_dst[k++] = (uint32_t)(i - mine);
             }
             total += n;
             room -= n;
+            at += n;
             st->pos += n;
             st->fresh = 0;
             st->busy = st->busy && st->pos < r->ix.seq_samples[st->seq];
-            if (n == 0 || room == 0)
+            if (room == 0)
                 break;
         }
     }
-    int rc = htk_fill_segments(r, r->seg_seq, r->seg_pos, r->seg_cnt, r->seg_cont, k, mb, e);
-    mb->nstreams = r->per_rank;
+    int rc = htk_fill_segments(r, r->seg_seq, r->seg_pos, r->seg_cnt, r->seg_at, r->seg_dst, k,
+                               r->seg_cont, r->per_rank, mb, e);
     mb->global_samples = total;
     return rc;
 }

@@ -159,10 +159,12 @@ void htk_close(struct reader *r);
 /* (htk_fill.c) */
 int htk_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibatch *mb,
              struct pt_err *e);
-/* Truncated mode: segment k is frames [pos[k], pos[k] + cnt[k]) of utterance seqs[k] (cnt 0:
- * an idle stream), cont[k] whether it goes on from the previous minibatch's (mb->cont). */
+/* Truncated mode: nstreams sequences, piece k is frames [pos[k], pos[k] + cnt[k]) of
+ * utterance seqs[k] at steps [at[k], at[k] + cnt[k]) of sequence dst[k]; cont[q] whether
+ * sequence q goes on from the previous minibatch's (mb->cont), a piece at a step > 0
+ * starts an utterance there (mb->begins). */
 int htk_fill_segments(struct reader *r, const uint32_t *seqs, const uint32_t *pos,
-                      const uint32_t *cnt, const uint8_t *cont, size_t n, struct minibatch *mb,
-                      struct pt_err *e);
+                      const uint32_t *cnt, const uint32_t *at, const uint32_t *dst, size_t n,
+                      const uint8_t *cont, size_t nstreams, struct minibatch *mb, struct pt_err *e);
 
 #endif

@@ -91,6 +91,7 @@ struct htk_job {
     struct reader *r;
     const uint32_t *seqs;
     const uint32_t *pos, *cnt; /* segments (truncated mode): frames [pos, pos + cnt) */
+    const uint32_t *at, *dst;  /* and where: sequence dst from step at */
     struct minibatch *mb;
 };
 
@@ -142,19 +143,20 @@ static int htk_part(void *ctx, size_t lo, size_t hi, int worker, struct pt_err *
             u = j->cnt && !n ? NULL : &s->utt[j->seqs[k]];
             n = u && !j->cnt ? u->n : n;
         }
+        size_t col = j->dst ? (size_t)j->at[k] * nseq + j->dst[k] : k; /* its first column */
         if (u)
-            rc = put_frames(s, u, p, n, k, nseq, feat, &s->w[worker], e);
+            rc = put_frames(s, u, p, n, col, nseq, feat, &s->w[worker], e);
         if (u && lab)
-            put_labels(s->lab.ids + u->lab + p, n, k, nseq, lab);
+            put_labels(s->lab.ids + u->lab + p, n, col, nseq, lab);
         for (int x = 0; rc == 0 && u && x < hc->nextra; x++) {
             struct mb_input *in = &mb->in[hc->extra[x].input];
             struct htk_set *xs = s->xfeat[x];
             if (xs)
-                rc = put_frames(xs, &xs->utt[u->entry], p, n, k, nseq, in, &xs->w[worker], e);
+                rc = put_frames(xs, &xs->utt[u->entry], p, n, col, nseq, in, &xs->w[worker], e);
             else
-                put_labels(s->xlab[x].ids + u->xlab[x] + p, n, k, nseq, in);
+                put_labels(s->xlab[x].ids + u->xlab[x] + p, n, col, nseq, in);
         }
-        for (int i = 0; i < mb->ninputs; i++)
+        for (int i = 0; !j->dst && i < mb->ninputs; i++) /* segments: set by the caller */
             mb->in[i].len[k] = n;
     }
     return rc;
@@ -219,23 +221,35 @@ int htk_fill(struct reader *r, const uint32_t *seqs, size_t n, struct minibatch 
 }
 
 int htk_fill_segments(struct reader *r, const uint32_t *seqs, const uint32_t *pos,
-                      const uint32_t *cnt, const uint8_t *cont, size_t n, struct minibatch *mb,
-                      struct pt_err *e)
+                      const uint32_t *cnt, const uint32_t *at, const uint32_t *dst, size_t n,
+                      const uint8_t *cont, size_t nstreams, struct minibatch *mb, struct pt_err *e)
 {
     size_t steps = 1, samples = 0;
     for (size_t k = 0; k < n; k++) {
         samples += cnt[k];
-        steps = cnt[k] > steps ? cnt[k] : steps;
+        steps = at[k] + cnt[k] > steps ? at[k] + cnt[k] : steps;
     }
-    int rc = shape(r, mb, n, steps, samples, e);
-    if (rc == 0 && htk_grow(&mb->cont, &mb->cap_cont, n, 1))
+    int rc = shape(r, mb, nstreams, steps, samples, e);
+    if (rc == 0 && (htk_grow(&mb->cont, &mb->cap_cont, nstreams, 1) ||
+                    htk_grow(&mb->begins, &mb->cap_begins, steps * nstreams, 1)))
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    if (rc == 0)
-        memcpy(mb->cont, cont, n);
-    struct htk_job job = {.r = r, .seqs = seqs, .pos = pos, .cnt = cnt, .mb = mb};
+    if (rc == 0) {
+        memcpy(mb->cont, cont, nstreams);
+        memset(mb->begins, 0, steps * nstreams);
+        for (int i = 0; i < mb->ninputs; i++)
+            memset(mb->in[i].len, 0, nstreams * sizeof *mb->in[i].len);
+        for (size_t k = 0; k < n; k++) {
+            if (at[k] > 0 && cnt[k] > 0)
+                mb->begins[(size_t)at[k] * nstreams + dst[k]] = 1;
+            for (int i = 0; i < mb->ninputs; i++)
+                mb->in[i].len[dst[k]] += cnt[k];
+        }
+    }
+    struct htk_job job = {
+        .r = r, .seqs = seqs, .pos = pos, .cnt = cnt, .at = at, .dst = dst, .mb = mb};
     if (rc == 0)
         rc = fill_pool_run(reader_pool(r), n, 1, htk_part, &job, e);
     if (rc == 0)
-        pad(r, mb, n);
+        pad(r, mb, nstreams);
     return rc;
 }

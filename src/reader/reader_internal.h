@@ -104,8 +104,9 @@ struct reader {
         int busy, fresh;   /* has an utterance; it starts in this minibatch */
     } * streams;
     size_t nstreams, per_rank;
-    uint32_t *seg_seq, *seg_pos, *seg_cnt; /* this rank's pieces (minibatch.h's last) */
-    uint8_t *seg_cont;
+    uint32_t *seg_seq, *seg_pos, *seg_cnt; /* this rank's pieces of its streams' segments */
+    uint32_t *seg_at, *seg_dst;            /* each piece's first step, and its stream */
+    uint8_t *seg_cont;                     /* per stream: goes on from the last minibatch */
     size_t cap_seg;
     /* the second deserializer of a composite reader (rc.aux): its own reader over the same
      * sequence numbers, and a minibatch whose inputs lend theirs to it (reader_next) */
