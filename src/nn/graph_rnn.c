@@ -120,7 +120,8 @@ static void lstm_forward(struct nn_graph *g, struct g_node *n)
         /* an utterance that begins at step k starts from the initial state (its h_prev
          * zeroed in place: block k of hid is read only as step k's h_prev; the node's value
          * has step k - 1's h already) */
-        for (size_t q = 0; any_start(g, k) && q < ns; q++)
+        int starts = any_start(g, k);
+        for (size_t q = 0; starts && q < ns; q++)
             if (g->begins[k * ns + q])
                 b->ops->fill(b, s.hid + k * blk + q * (size_t)hd, (size_t)hd, 0.0f);
         b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, g4, (int)ns, hd, 1.0f, HM(n)->v, g4,

@@ -228,26 +228,21 @@ static int use_sweep(struct reader *r, uint64_t w, struct pt_err *e)
     return rc;
 }
 
-/* Room for n pieces of this rank's segments (and n streams' flags). */
+/* Room for n pieces of this rank's segments (and n streams' flags): every array grown alike
+ * from the shared capacity. */
 static int seg_room(struct reader *r, size_t n, struct pt_err *e)
 {
-    if (n <= r->cap_seg)
-        return 0;
-    size_t k = r->cap_seg ? 2 * r->cap_seg : 64;
-    while (k < n)
-        k *= 2;
-    uint32_t **arr[] = {&r->seg_seq, &r->seg_pos, &r->seg_cnt, &r->seg_at, &r->seg_dst};
+    void *arr[] = {&r->seg_seq, &r->seg_pos, &r->seg_cnt, &r->seg_at, &r->seg_dst};
+    size_t cap = r->cap_seg;
     for (size_t i = 0; i < sizeof arr / sizeof *arr; i++) {
-        uint32_t *a = realloc(*arr[i], k * sizeof *a);
-        if (!a)
+        cap = r->cap_seg;
+        if (htk_grow(arr[i], &cap, n, sizeof(uint32_t)))
             return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-        *arr[i] = a;
     }
-    uint8_t *d = realloc(r->seg_cont, k);
-    if (!d)
+    size_t c = r->cap_seg;
+    if (htk_grow(&r->seg_cont, &c, n, 1))
         return pt_err_set(e, PT_ENOMEM, "error: out of memory");
-    r->seg_cont = d;
-    r->cap_seg = k;
+    r->cap_seg = cap;
     return 0;
 }
 
