@@ -93,7 +93,7 @@ fails 'train.reader = { file = d.ctf ; deserializers = ({ type = "CNTKTextFormat
 fails 'train.reader = { deserializers = ({ type = "CNTKTextFormatDeserializer" } { file = d.ctf }) }' \
     "r.cfg:1:75: error: train.reader.deserializers: expected ':' or ')' after a block, got '{' (an array of blocks is ( [ ... ] : [ ... ] ))"
 fails 'train.reader = { randomize = false }' \
-    "r.cfg:1:1: error: train.reader: required key 'readerType' is not set (the reader, CNTKTextFormatReader, with file= and input= in this block (or CNTK's ImageReader, a map file= and its image and class blocks: README \"Images\"), or CNTK's HTKMLFReader (README \"Speech\"); required unless deserializers = ({ ... }) (CNTK's composite form) stands instead)"
+    "r.cfg:1:1: error: train.reader: required key 'readerType' is not set (the reader, CNTKTextFormatReader, with file= and input= in this block (or CNTK's ImageReader, a map file= and its image and class blocks: README \"Images\"), or CNTK's HTKMLFReader (README \"Speech\"), or CNTK's LMSequenceReader (README \"Language models\"); required unless deserializers = ({ ... }) (CNTK's composite form) stands instead)"
 # a value inside the deserializer, and a cvReader given on the command line
 fails 'train.reader = { deserializers = ({ type = "CNTKTextFormatDeserializer"; file = d.ctf
     input = [ features = [ dim = 2; format = dense ]

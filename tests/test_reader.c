@@ -579,6 +579,7 @@ static Suite *suite(void)
     tcase_add_test(t, epoch_size_spans_sweeps);
     tcase_add_test(t, keep_in_memory_frame_mode_sparse);
     reader_config_tests(t);
+    reader_lm_tests(t);
     tcase_add_test(t, dense_store_packs_losslessly);
     tcase_add_test(t, dense_values_exact_packed_or_not);
     tcase_add_test(t, line_longer_than_a_read_piece);

@@ -55,7 +55,8 @@ static inline struct reader *open_ok(const struct reader_config *rc)
     return r;
 }
 
-/* test_reader_config.c: its tests into t. */
+/* test_reader_config.c and test_reader_lm.c: their tests into t. */
 void reader_config_tests(TCase *t);
+void reader_lm_tests(TCase *t);
 
 #endif

@@ -146,7 +146,8 @@ START_TEST(config_deserializers)
         {"none", "d.cfg:29:1: error: none: required key 'readerType' is not set (the reader, "
                  "CNTKTextFormatReader, with file= and input= in this block (or CNTK's "
                  "ImageReader, a map file= and its image and class blocks: README \"Images\"), or "
-                 "CNTK's HTKMLFReader (README \"Speech\"); "
+                 "CNTK's HTKMLFReader (README \"Speech\"), or CNTK's LMSequenceReader (README "
+                 "\"Language models\"); "
                  "required unless deserializers = ({ ... }) (CNTK's composite form) stands "
                  "instead)"},
     };

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "reader/htk.h"
+#include "reader/lm.h"
 #include "reader/reader_internal.h"
 
 size_t reader_sweep_samples(const struct reader *r)
@@ -30,6 +31,8 @@ const char *reader_data_file(const struct reader *r, size_t i)
         return r->rc.htk.scp;
     if (r->rc.htk.on && r->rc.htk.mlf[0] && i-- == 0)
         return r->rc.htk.mlf;
+    if (r->rc.lm.on && i-- == 0)
+        return r->rc.lm.wordclass;
     size_t nf = r->htk ? r->htk->paths.n : 0;
     if (i < nf)
         return r->htk->paths.buf + r->htk->paths.off[i];
@@ -70,6 +73,7 @@ void reader_close(struct reader *r)
     fill_pool_free(r->pool); /* before image_close: its threads use the images' scratch */
     image_close(r);
     htk_close(r);
+    lm_close(r);
     free(r->streams);
     free(r->seg_seq);
     free(r->seg_pos);
@@ -172,8 +176,9 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
     struct ctf_kept kept = keep_limits(&r->rc);
     int rcode = rc->img.on   ? image_open(r, e)
                 : rc->htk.on ? htk_open(r, e)
+                : rc->lm.on  ? lm_open(r, e)
                              : ctf_index_build(&r->rc, log, &r->ix, &kept, e);
-    if (rcode == 0 && !rc->img.on && !rc->htk.on) {
+    if (rcode == 0 && !rc->img.on && !rc->htk.on && !rc->lm.on) {
         r->fd = open(rc->file, O_RDONLY);
         if (r->fd < 0)
             rcode = cfg_error(e, &rc->file_origin, "cannot read data file '%s': %s", rc->file,
@@ -191,7 +196,7 @@ int reader_open(const struct reader_config *rc, struct pt_log *log, struct reade
                                    .seed = r->rc.seed,
                                    .window = r->rc.window,
                                    .sample_window = r->rc.sample_window};
-        r->ncache = rc->img.on || rc->htk.on ? 0 : cache_slots(r);
+        r->ncache = rc->img.on || rc->htk.on || rc->lm.on ? 0 : cache_slots(r);
         r->cache = calloc(r->ncache ? r->ncache : 1, sizeof *r->cache);
         if (!r->cache)
             rcode = pt_err_set(e, PT_ENOMEM, "error: out of memory");
@@ -276,6 +281,8 @@ int reader_start_epoch(struct reader *r, size_t epoch, size_t epoch_size, int ra
     uint64_t start = (uint64_t)epoch * E;
     r->rank = rank;
     r->workers = workers > 0 ? workers : 1;
+    if (r->rc.lm.on) /* every epoch from the file's start (CNTK's) */
+        return lm_start_epoch(r, epoch, epoch_size, e);
     r->end = start + E;
     r->w = start / T;
     r->next = r->w * T;
@@ -366,6 +373,8 @@ int reader_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct p
 {
     if (r->rc.htk.truncated)
         return next_segments(r, mb_size ? mb_size : 1, mb, e);
+    if (r->rc.lm.on)
+        return lm_next(r, mb_size ? mb_size : 1, mb, e);
     size_t total = 0, n = 0, picked = 0; /* picked: sequences of this global minibatch */
     int rc = 0;
     /* the fill threads wake while the minibatch is picked (images: one a part; text: parts

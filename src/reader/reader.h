@@ -106,6 +106,22 @@ struct htk_config {
     } extra[HTK_MAX_EXTRA];
 };
 
+/* CNTK's LMSequenceReader (lm.h): sentences of words, one a line, each word's id and class
+ * from a word-class file; the network's features are each step's word (one-hot) and its
+ * labels the next word's id, class and class range (4 rows), for class-based language
+ * models (ClassBasedCrossEntropyWithSoftmax). */
+struct lm_config {
+    int on;
+    char wordclass[1024]; /* wordclass: lines INDEX COUNT WORD CLASS */
+    struct cfg_origin wordclass_origin;
+    char unk[64];             /* the word out-of-vocabulary words read as (unk, "<unk>") */
+    int nbrutts;              /* nbruttsineachrecurrentiter: 0 fills the minibatch, N > 0 up to N */
+    long long block_tokens;   /* cacheBlockSize: the words shuffled together (whole lines) */
+    int features, labels;     /* the inputs (rc->inputs): this step's word, the next's 4 rows */
+    int vocab;                /* the input section's labelDim: the words of the word-class file */
+    struct cfg_origin origin; /* the reader block, for messages */
+};
+
 struct reader_config {
     char file[4096];
     struct cfg_origin file_origin; /* where file= was set, for messages */
@@ -123,6 +139,7 @@ struct reader_config {
     int trace;
     struct image_config img;
     struct htk_config htk;
+    struct lm_config lm;
     /* CNTK's composite reader of two deserializers, deserializers = ({ ... } : { ... }): the
      * second, a CNTKTextFormatDeserializer, supplies inputs[aux.first .. ninputs - 1] from
      * its file, its k-th sequence with the first's k-th (CNTK's keys: the line, or the

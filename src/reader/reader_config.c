@@ -7,6 +7,7 @@
 
 #include "reader/htk.h"
 #include "reader/image.h"
+#include "reader/lm.h"
 #include "reader/reader.h"
 
 /* One stream: its name (the block's key), then its keys through the schema. */
@@ -256,6 +257,10 @@ int reader_config_read(struct cfg_node *block, struct reader_config *rc, struct 
     if (tv && (!strcasecmp(tv, "HTKMLFReader") || !strcasecmp(tv, "HTKDeserializers"))) {
         r = cfg_schema_read(block, &reader_schema, rc, e);
         return r ? r : htk_legacy_read(&ck, block, rc, e);
+    }
+    if (tv && !strcasecmp(tv, "LMSequenceReader")) {
+        r = cfg_schema_read(block, &reader_schema, rc, e);
+        return r ? r : lm_config_read(&ck, block, rc, e);
     }
     /* the reader block's keys; with a deserializer, then its own (file, input, and the
      * text-format keys it sets, which win over the reader block's) */

@@ -96,6 +96,7 @@ struct reader {
     int ahead;             /* read ahead of the caller (prefetch.c): filled on the pool's threads */
     struct image_set *img; /* rc.img.on: the images (image_reader.c) */
     struct htk_set *htk;   /* rc.htk.on: the utterances (htk_reader.c) */
+    struct lm_set *lm;     /* rc.lm.on: the sentences (lm_reader.c) */
     /* truncated mode (rc.htk.truncated): the streams of every rank (rank r's are
      * [r * per_rank, (r + 1) * per_rank)), walked alike on every rank, so that all agree on
      * each minibatch's size and the epoch's end; this rank's segments in seg_* */

@@ -7,6 +7,7 @@
 
 #include "reader/htk.h"
 #include "reader/image.h"
+#include "reader/lm.h"
 #include "reader/reader.h"
 
 #define MIN0  (CFG_HAS_MIN)
@@ -153,15 +154,17 @@ static const struct cfg_key unsupported_keys[] = {
 static const struct cfg_key reader_keys[] = {
     {.name = "readerType",
      .type = CFG_ENUM,
-     .choices = "CNTKTextFormatReader|ImageReader|HTKMLFReader|HTKDeserializers",
+     .choices = "CNTKTextFormatReader|ImageReader|HTKMLFReader|HTKDeserializers|"
+                "LMSequenceReader",
      .unsupported = "UCIFastReader|"
-                    "CNTKBinaryReader|LMSequenceReader|LUSequenceReader|DSSMReader|"
+                    "CNTKBinaryReader|LUSequenceReader|DSSMReader|"
                     "SparsePCReader|LibSVMBinaryReader|BinaryReader|CompositeDataReader|"
                     "Kaldi2Reader|ExperimentalHTKMLFReader",
      .group = READER_KIND,
      .help = "the reader, CNTKTextFormatReader, with file= and input= in this block (or "
              "CNTK's ImageReader, a map file= and its image and class blocks: README "
-             "\"Images\"), or CNTK's HTKMLFReader (README \"Speech\"); required unless "
+             "\"Images\"), or CNTK's HTKMLFReader (README \"Speech\"), or CNTK's "
+             "LMSequenceReader (README \"Language models\"); required unless "
              "deserializers = ({ ... }) (CNTK's composite form) "
              "stands instead"},
     {.name = "deserializers",
@@ -277,16 +280,52 @@ static const struct cfg_key htk_keys[] = {
      .help = "HTK readers with truncated = true (and frameMode = false): the utterances each "
              "rank reads in parallel, each a stream of minibatchSize frames a minibatch, the "
              "recurrent state carried from one to the next (N, or N:N:... one an epoch); "
-             "otherwise accepted without effect"},
+             "LMSequenceReader: 0 fills each minibatch with sentences of one length, N > 0 "
+             "takes up to N of them (default 1); otherwise accepted without effect"},
     {.name = NULL},
 };
 
-static const struct cfg_key *const reader_more[] = {ctf_keys, htk_keys, unsupported_keys, NULL};
+/* CNTK's LMSequenceReader's keys of the reader block (its sections': lm_config.c). */
+static const struct cfg_key lm_keys[] = {
+    {.name = "wordclass",
+     .type = CFG_PATH,
+     .help = "LMSequenceReader: the word-class file, INDEX COUNT WORD CLASS a line (as "
+             "writeWordAndClass writes it): the words' ids and classes",
+     RC(lm.wordclass)},
+    {.name = "cacheBlockSize",
+     .type = CFG_INT,
+     .def = "50000",
+     .flags = MIN0,
+     .min = 1,
+     .help = "LMSequenceReader: the words read (whole lines) and shuffled together",
+     RC(lm.block_tokens)},
+    {.name = "unk",
+     .type = CFG_STRING,
+     .def = "<unk>",
+     .help = "LMSequenceReader: the word that words missing from the word-class file read as",
+     RC(lm.unk)},
+    {.name = "wfile",
+     .type = CFG_STRING,
+     .help = "LMSequenceReader: CNTK's binary cache file; accepted, no effect (none is written)"},
+    {.name = "wsize",
+     .type = CFG_STRING,
+     .help = "LMSequenceReader: CNTK's binary cache's size; accepted, no effect"},
+    {.name = "wrecords",
+     .type = CFG_STRING,
+     .help = "LMSequenceReader: CNTK's binary cache's records; accepted, no effect"},
+    {.name = "windowSize",
+     .type = CFG_STRING,
+     .help = "LMSequenceReader: CNTK's binary cache's window; accepted, no effect"},
+    {.name = NULL},
+};
+
+static const struct cfg_key *const reader_more[] = {ctf_keys, htk_keys, lm_keys, unsupported_keys,
+                                                    NULL};
 
 /* The reader's streams named by the config: CNTK's ImageReader's, or its HTKMLFReader's. */
 static int legacy_stream(struct cfg_node *block, struct cfg_node *n)
 {
-    return image_legacy_stream(block, n) || htk_legacy_stream(block, n);
+    return image_legacy_stream(block, n) || htk_legacy_stream(block, n) || lm_stream(block, n);
 }
 
 const struct cfg_schema reader_schema = {
