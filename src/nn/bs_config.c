@@ -350,6 +350,26 @@ static int describe(struct nn_config *out, struct pt_err *e)
     return rc;
 }
 
+int nn_bs_config_text(const char *text, const char *where, struct nn_config *c, struct pt_err *e)
+{
+    size_t len = strlen(text);
+    if (len >= sizeof c->bs_text)
+        return pt_err_set(e, PT_EUSER, "%s: error: the network description has %zu bytes, more "
+                          "than the %d partrain keeps", where, len, NN_BS_MAX - 1);
+    char file[256];
+    snprintf(file, sizeof file, "%s", where);
+    int line = 1, col = 1;
+    char *p = strchr(file, ':'); /* FILE:LINE:COL */
+    if (p && sscanf(p, ":%d:%d", &line, &col) == 2)
+        *p = '\0';
+    c->rnn = NN_GRAPH;
+    memmove(c->bs_text, text, len + 1);
+    snprintf(c->bs_file, sizeof c->bs_file, "%s", file);
+    c->bs_line = line;
+    c->bs_col = col;
+    return describe(c, e);
+}
+
 int nn_norm_base(const struct nn_config *c, const char *name)
 {
     if (!c->norm_input[0])

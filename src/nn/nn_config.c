@@ -104,10 +104,26 @@ static int set_crit(const char *key, struct cfg_node *block, const struct cfg_va
                     enum bk_crit_kind *kind, char *name, size_t size, struct pt_err *e)
 {
     const struct name_crit *nc = v->s ? find_crit(v->s) : NULL;
+    if (v->s && strcasecmp(v->s, "ClassCrossEntropyWithSoftmax") == 0) { /* CLASSLSTM's */
+        snprintf(name, size, "ClassCrossEntropyWithSoftmax");
+        return 0;
+    }
     if (!nc)
         return cfg_error(e, origin_of(block, v), "%s: not a criterion this network knows", key);
     *kind = nc->kind;
     snprintf(name, size, "%s", nc->name);
+    return 0;
+}
+
+/* rnnType: SIMPLENET and LSTM as the layer stacks; CLASSLSTM reads the LSTM's keys
+ * (layerSizes of at least 3) and becomes a BrainScript network (nn_config_read). */
+static int set_rnn(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    (void)block;
+    (void)e;
+    struct nn_config *c = out;
+    c->class_lm = strcasecmp(v->s, "CLASSLSTM") == 0;
+    c->rnn = c->class_lm || strcasecmp(v->s, "LSTM") == 0 ? NN_LSTM : NN_SIMPLENET;
     return 0;
 }
 
@@ -131,12 +147,13 @@ static const struct cfg_key snb_keys[] = {
     {.name = "rnnType",
      .type = CFG_ENUM,
      .def = "SIMPLENET",
-     .choices = "SIMPLENET|LSTM",
-     .unsupported = "SIMPLERNN|CLASSLSTM|TENSORIOLSTM|CLSTM|LSTMENCODER|CLASSLM|NCELSTM|"
+     .choices = "SIMPLENET|LSTM|CLASSLSTM",
+     .unsupported = "SIMPLERNN|TENSORIOLSTM|CLSTM|LSTMENCODER|CLASSLM|NCELSTM|"
                     "UNIDIRECTIONALLSTMWITHPASTPREDICTION|BIDIRECTIONALLSTMWITHPASTPREDICTION|"
                     "ALIGNMENTSIMILARITYGENERATOR|LSTMENCODER|DNN",
-     .help = "SIMPLENET = feed-forward network, LSTM = stacked peephole LSTM",
-     NC(rnn)},
+     .help = "SIMPLENET = feed-forward network, LSTM = stacked peephole LSTM, CLASSLSTM = "
+             "CNTK's class-based LSTM language model (README \"Language models\")",
+     .set = set_rnn},
     {.name = "layerSizes",
      .type = CFG_INT_LIST,
      .flags = CFG_REQUIRED | CFG_HAS_MIN,
@@ -152,17 +169,16 @@ static const struct cfg_key snb_keys[] = {
     {.name = "trainingCriterion",
      .type = CFG_ENUM,
      .flags = CFG_REQUIRED,
-     .choices = "CrossEntropyWithSoftmax|SquareError",
-     .unsupported = "ClassCrossEntropyWithSoftmax|NoiseContrastiveEstimationNode|"
-                    "SequenceWithSoftmax|CRF",
-     .help = "the criterion that is minimized",
+     .choices = "CrossEntropyWithSoftmax|SquareError|ClassCrossEntropyWithSoftmax",
+     .unsupported = "NoiseContrastiveEstimationNode|SequenceWithSoftmax|CRF",
+     .help = "the criterion that is minimized (ClassCrossEntropyWithSoftmax: CLASSLSTM's)",
      .set = set_train_crit},
     {.name = "evalCriterion",
      .type = CFG_ENUM,
      .flags = CFG_REQUIRED,
-     .choices = "ClassificationError|ErrorPrediction|CrossEntropyWithSoftmax|SquareError",
-     .unsupported = "ClassCrossEntropyWithSoftmax|NoiseContrastiveEstimationNode|"
-                    "SequenceWithSoftmax|CRF",
+     .choices = "ClassificationError|ErrorPrediction|CrossEntropyWithSoftmax|SquareError|"
+                "ClassCrossEntropyWithSoftmax",
+     .unsupported = "NoiseContrastiveEstimationNode|SequenceWithSoftmax|CRF",
      .help = "the criterion that is reported (ErrorPrediction = ClassificationError)",
      .set = set_eval_crit},
     {.name = "uniformInit",
@@ -212,11 +228,27 @@ static const struct cfg_key snb_keys[] = {
      .help = "LSTM initial hidden activity",
      NC(hidden_activity)},
     {.name = "recurrentLayer",
-     .type = CFG_UNSUPPORTED,
-     .help = "recurrent layers inside SIMPLENET are not implemented; use rnnType=LSTM"},
+     .type = CFG_INT,
+     .help = "CLASSLSTM: accepted, as CNTK's builder reads and ignores it (its LSTMs are the "
+             "hidden sizes after the embedding); other networks: refused (recurrent layers "
+             "inside SIMPLENET are not implemented; use rnnType=LSTM)",
+     NC(recurrent_layer)},
     {.name = "lookupTableOrder",
-     .type = CFG_UNSUPPORTED,
-     .help = "lookup-table (embedding) inputs are not implemented"},
+     .type = CFG_INT,
+     .def = "0",
+     .help = "CLASSLSTM: 1 = the words through an embedding E0 of layerSizes[1] rows, 0 = "
+             "the one-hot words straight into the LSTM; other networks: only 0",
+     NC(lookup_order)},
+    {.name = "vocabSize",
+     .type = CFG_INT,
+     .def = "0",
+     .help = "CLASSLSTM: the vocabulary (layerSizes' first and last sizes)",
+     NC(vocab_size)},
+    {.name = "nbrClass",
+     .type = CFG_INT,
+     .def = "0",
+     .help = "CLASSLSTM: the word classes (required there)",
+     NC(classes)},
     {.name = "directConnect",
      .type = CFG_UNSUPPORTED,
      .help = "direct connections between layers are not implemented"},
@@ -236,7 +268,25 @@ const struct cfg_schema nn_simple_builder_schema = {
 int nn_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err *e)
 {
     memset(out, 0, sizeof *out);
-    return cfg_schema_read(block, &nn_simple_builder_schema, out, e);
+    int rc = cfg_schema_read(block, &nn_simple_builder_schema, out, e);
+    if (rc)
+        return rc;
+    int class_crit = !strcmp(out->train_name, "ClassCrossEntropyWithSoftmax") ||
+                     !strcmp(out->eval_name, "ClassCrossEntropyWithSoftmax");
+    if (out->class_lm != class_crit || (out->class_lm && strcmp(out->train_name, out->eval_name)))
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: rnnType = CLASSLSTM goes with trainingCriterion = "
+                          "evalCriterion = ClassCrossEntropyWithSoftmax, and that criterion "
+                          "with CLASSLSTM only (rnnType %s, criteria %s and %s)",
+                          out->origin, out->class_lm ? "CLASSLSTM" : nn_rnn_kind(out->rnn)->name,
+                          out->train_name, out->eval_name);
+    if (!out->class_lm && (out->lookup_order || out->recurrent_layer))
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: %s: lookup tables and recurrent layers inside %s are not "
+                          "implemented (CLASSLSTM has them; for an LSTM use rnnType=LSTM)",
+                          out->origin, out->lookup_order ? "lookupTableOrder" : "recurrentLayer",
+                          nn_rnn_kind(out->rnn)->name);
+    return out->class_lm ? nn_class_lstm(out, e) : 0;
 }
 
 /* Appending to a fixed buffer; len keeps counting past the end (snprintf semantics). */

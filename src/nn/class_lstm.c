@@ -1,0 +1,154 @@
+/* SimpleNetworkBuilder's rnnType = CLASSLSTM (CNTK's class-based LSTM language model, its
+ * PennTreebank example rnn.cntk), built as the BrainScript network it describes, with
+ * CNTK's node names (SimpleNetworkBuilder.cpp BuildClassLSTMNetworkFromDescription and
+ * BuildLSTMComponent):
+ *
+ *   features (the words, one-hot over layerSizes[0]) -> LookupTable = E0 features (with
+ *   lookupTableOrder = 1: layerSizes[1] rows) -> an LSTM per further hidden size (k = 0,
+ *   1, ...: WX?k, WH?k, peepholes WC?k, biases b?k; gates i, f, o sigmoid, the cell's input
+ *   tanh; i and f see the previous cell, o the new one; every step's previous hidden and
+ *   cell values start at defaultHiddenActivity) -> TrainNodeClassBasedCrossEntropy =
+ *   ClassBasedCrossEntropyWithSoftmax (labels, h, W, ClassPostProb), ClassPostProb =
+ *   WeightForClassPostProb h over nbrClass classes, W the words' output vectors
+ *   [h x vocabulary]; outputs = W^T h (the words' scores) as the output node.
+ *
+ * The weights start as SimpleNetworkBuilder's do (uniformInit: U(-0.05 s, 0.05 s), s =
+ * initValueScale; else N(0, 0.2 s / sqrt(fanIn))), the gates' biases at inputGateInitVal,
+ * forgetGateInitVal and outputGateInitVal (-1), the cell's at 0. The labels are the
+ * LMSequenceReader's 4 rows a step. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "nn/nn_internal.h"
+
+struct text {
+    char *buf;
+    size_t size, len;
+};
+
+static void __attribute__((format(printf, 2, 3))) add(struct text *t, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    size_t at = t->len < t->size ? t->len : t->size;
+    int n = vsnprintf(t->buf + at, t->size - at, fmt, ap);
+    va_end(ap);
+    if (n > 0)
+        t->len += (size_t)n;
+}
+
+/* A weight matrix rows x cols initialized as SimpleNetworkBuilder's. */
+static void weight(struct text *t, const struct nn_config *c, const char *name, int rows, int cols)
+{
+    add(t, "%s = Parameter (%d, %d, init = '%s', initValueScale = %.17g)\n", name, rows, cols,
+        c->uniform_init ? "uniform" : "gaussian", c->init_scale);
+}
+
+/* LSTM k over x (in rows) into h<k> (out rows). */
+static void lstm(struct text *t, const struct nn_config *c, int k, const char *x, int in, int out)
+{
+    char n[32];
+    static const char *const xs[] = {"WXO", "WXI", "WXF", "WXC"};
+    static const char *const hs[] = {"WHI", "WHF", "WHO", "WHC"};
+    static const char *const cs[] = {"WCI", "WCF", "WCO"};
+    for (int i = 0; i < 4; i++) {
+        snprintf(n, sizeof n, "%s%d", xs[i], k);
+        weight(t, c, n, out, in);
+    }
+    for (int i = 0; i < 4; i++) {
+        snprintf(n, sizeof n, "%s%d", hs[i], k);
+        weight(t, c, n, out, out);
+    }
+    for (int i = 0; i < 3; i++) {
+        snprintf(n, sizeof n, "%s%d", cs[i], k);
+        weight(t, c, n, out, 1);
+    }
+    static const char *const bs[] = {"bi", "bf", "bo"};
+    for (int i = 0; i < 3; i++)
+        add(t, "%s%d = Parameter (%d, 1, init = 'fixedValue', value = %.17g)\n", bs[i], k, out,
+            c->gate_init[i]);
+    add(t, "bc%d = Parameter (%d, 1, init = 'fixedValue', value = 0)\n", k, out);
+    add(t,
+        "dh%d = PastValue (%d, h%d, timeStep = 1, defaultHiddenActivation = %.17g)\n"
+        "dc%d = PastValue (%d, c%d, timeStep = 1, defaultHiddenActivation = %.17g)\n",
+        k, out, k, c->hidden_activity, k, out, k, c->hidden_activity);
+    /* k is argument 1, x argument 2 */
+    add(t,
+        "it%1$d = Sigmoid (WXI%1$d * %2$s + bi%1$d + WHI%1$d * dh%1$d + DiagTimes (WCI%1$d, "
+        "dc%1$d))\n"
+        "ft%1$d = Sigmoid (WXF%1$d * %2$s + bf%1$d + WHF%1$d * dh%1$d + DiagTimes (WCF%1$d, "
+        "dc%1$d))\n"
+        "ct%1$d = Tanh (WXC%1$d * %2$s + WHC%1$d * dh%1$d + bc%1$d)\n"
+        "c%1$d = ft%1$d .* dc%1$d + it%1$d .* ct%1$d\n"
+        "ot%1$d = Sigmoid (WXO%1$d * %2$s + bo%1$d + WHO%1$d * dh%1$d + DiagTimes (WCO%1$d, "
+        "c%1$d))\n"
+        "h%1$d = ot%1$d .* Tanh (c%1$d)\n",
+        k, x);
+}
+
+int nn_class_lstm(struct nn_config *c, struct pt_err *e)
+{
+    int vocab = c->sizes[c->nsizes - 1], order = c->lookup_order;
+    if (order < 0 || order > 1)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: lookupTableOrder = %d: CLASSLSTM reads one word a step "
+                          "(1: through the embedding E0; 0: the one-hot word itself)",
+                          c->origin, order);
+    if (c->nsizes < 3 + order)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: layerSizes: CLASSLSTM needs the vocabulary, %san LSTM's "
+                          "size and the vocabulary again (e.g. 10000:150:200:10000)",
+                          c->origin, order ? "the embedding's size, " : "");
+    if (c->sizes[0] != vocab || (c->vocab_size && c->vocab_size != vocab))
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: CLASSLSTM: layerSizes' first and last sizes (%d, %d) and "
+                          "vocabSize (%d) must all be the vocabulary's size",
+                          c->origin, c->sizes[0], vocab, c->vocab_size ? c->vocab_size : vocab);
+    if (c->classes < 1 || c->classes > vocab)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: CLASSLSTM: nbrClass = %d: expected the word classes of "
+                          "the word-class file, 1 .. %d",
+                          c->origin, c->classes, vocab);
+    if (c->mean_var_norm || c->need_prior || c->dropout)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: CLASSLSTM: applyMeanVarNorm, needPrior and addDropoutNodes "
+                          "are not built for it; set them false",
+                          c->origin);
+    static char buf[NN_BS_MAX];
+    struct text t = {.buf = buf, .size = sizeof buf};
+    add(&t, "features = SparseInput (%d, tag = 'feature')\nlabels = Input (4, tag = 'label')\n",
+        vocab);
+    const char *x = "features";
+    int in = vocab, first = 1;
+    if (order) {
+        weight(&t, c, "E0", c->sizes[1], vocab);
+        add(&t, "LookupTable = Times (E0, features)\n");
+        x = "LookupTable";
+        in = c->sizes[1];
+        first = 2;
+    }
+    char prev[32];
+    for (int i = first, k = 0; i < c->nsizes - 1; i++, k++) {
+        lstm(&t, c, k, x, in, c->sizes[i]);
+        snprintf(prev, sizeof prev, "h%d", k);
+        x = prev;
+        in = c->sizes[i];
+    }
+    char w[32];
+    snprintf(w, sizeof w, "W%d", c->nsizes - 2);
+    weight(&t, c, w, in, vocab);
+    weight(&t, c, "WeightForClassPostProb", c->classes, in);
+    add(&t,
+        "ClassPostProb = Times (WeightForClassPostProb, %s)\n"
+        "TrainNodeClassBasedCrossEntropy = ClassBasedCrossEntropyWithSoftmax (labels, %s, %s, "
+        "ClassPostProb, tag = 'criterion')\n"
+        "outputs = TransposeTimes (%s, %s, tag = 'output')\n",
+        x, x, w, w, x);
+    if (t.len >= t.size)
+        return pt_err_set(e, PT_EUSER, "%s: error: CLASSLSTM: %zu layers make too long a network",
+                          c->origin, (size_t)c->nsizes);
+    char origin[256];
+    memcpy(origin, c->origin, sizeof origin);
+    return nn_bs_config_text(buf, origin, c, e);
+}
