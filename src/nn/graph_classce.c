@@ -88,7 +88,7 @@ static int shape_classce(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     return rc;
 }
 
-/* One step's descriptor: 0 when its four values are a class range of W's columns. */
+/* One step's labels: the target word y, its class c, the class's words [a, b). */
 struct frame {
     long y, c, a, b;
 };
@@ -101,6 +101,8 @@ static int as_index(float x, long *out)
     return 0;
 }
 
+/* 0 when lab's four values are integers that name a class of ncls and a range of W's vocab
+ * columns with the word inside; -1 otherwise. */
 static int frame_of(const float *lab, long vocab, long ncls, struct frame *f)
 {
     if (as_index(lab[0], &f->y) || as_index(lab[1], &f->c) || as_index(lab[2], &f->a) ||
