@@ -24,7 +24,7 @@ static void randomize_params(struct nn *net, double amp, uint64_t seed)
 
 #include "test_graph_cases.h"
 
-enum in_kind { RAND, HOT, PROB, BIN };
+enum in_kind { RAND, HOT, PROB, BIN, CLS };
 
 struct case_spec {
     struct {
@@ -77,9 +77,12 @@ static void parse_spec(const struct grad_case *c, struct case_spec *sp)
         sp->in[sp->nin].kind = !strcmp(kind, "hot")    ? HOT
                                : !strcmp(kind, "prob") ? PROB
                                : !strcmp(kind, "bin")  ? BIN
+                               : !strcmp(kind, "cls")  ? CLS
                                                        : RAND;
         ck_assert_msg(got == 1 || sp->in[sp->nin].kind != RAND || !strcmp(kind, "rand"),
                       "%s: unknown input kind '%s'", c->name, kind);
+        ck_assert_msg(sp->in[sp->nin].kind != CLS || sp->in[sp->nin].dim == 4,
+                      "%s: class labels have 4 rows", c->name);
         sp->nin++;
     }
 }
@@ -107,6 +110,8 @@ static void case_minibatch(const struct case_spec *sp, struct minibatch *mb, uin
                     else if (kind == BIN)
                         col[r] = (float)(col[r] > 0.0f);
                 }
+                if (kind == CLS && t < m->len[s]) /* a random word of class_label's 9 */
+                    class_label((int)((col[0] + 1.0f) * 4.5f) % 9, col);
             }
     }
 }
@@ -357,6 +362,7 @@ int main(void)
     graph_value_tests(tc);
     graph_more_tests(tc);
     graph_reduce_tests(tc);
+    graph_classce_tests(tc);
     suite_add_tcase(s, tc);
     int rc = run_suite(s);
     if (grad_checks_total) /* counted only when the tests run in this process */

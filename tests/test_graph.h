@@ -123,9 +123,23 @@ static inline void set_input(struct minibatch *mb, const char *name, int dim, si
     memcpy(mb_find(mb, name)->data, data, (size_t)dim * ncols * sizeof(float));
 }
 
+/* The vocabulary of the ClassBasedCrossEntropyWithSoftmax tests: 9 words in 3 classes of
+ * 2, 3 and 4 words ([0, 2), [2, 5), [5, 9)). col: word's label rows (the word, its class,
+ * the class's first word and its end). */
+static inline void class_label(int word, float *col)
+{
+    static const int first[4] = {0, 2, 5, 9};
+    int c = word < 2 ? 0 : word < 5 ? 1 : 2;
+    col[0] = (float)word;
+    col[1] = (float)c;
+    col[2] = (float)first[c];
+    col[3] = (float)first[c + 1];
+}
+
 /* test_graph_values.c: its tests into tc. */
 void graph_value_tests(TCase *tc);
-void graph_more_tests(TCase *tc);   /* test_graph_shapes.c */
-void graph_reduce_tests(TCase *tc); /* test_graph_reduce.c */
+void graph_more_tests(TCase *tc);    /* test_graph_shapes.c */
+void graph_reduce_tests(TCase *tc);  /* test_graph_reduce.c */
+void graph_classce_tests(TCase *tc); /* test_graph_classce.c */
 
 #endif

@@ -6,7 +6,8 @@
 /* One row per case: its name, its inputs and options, the BrainScriptNetworkBuilder text.
  * inputs: space-separated "NAME:DIM[:KIND]" (KIND rand: uniform in [-1, 1], the default;
  * hot: one-hot of a random class; prob: uniform in [0.05, 0.95], for soft targets,
- * Logistic's labels and positive inputs; bin: each entry 0 or 1) and options: "seqs" (3
+ * Logistic's labels and positive inputs; bin: each entry 0 or 1; cls: 4 rows, a random
+ * word's class descriptor, test_graph.h's class_label) and options: "seqs" (3
  * sequences of 3, 1 and 2 steps in one minibatch, garbage in the padding, which must not
  * count), "zeropad" (the same, padded with zeros as the reader pads), "away=X" (every value
  * of outputNodes at least X from 0: a ReLU's pre-activation out of a finite-difference
@@ -406,6 +407,17 @@ static const struct grad_case cases[] = {
     {"Inferred", STD,
      IO "W = Parameter (4, Inferred)\nb = ParameterTensor (Inferred)\n"
         "z = W * features + b\n" CE("z")},
+    /* ClassBasedCrossEntropyWithSoftmax (graph_classce.c): h reached by the words' path and
+     * the classes' (z = Wc h), garbage labels in the padding; then the paths apart (A only
+     * through the words', Wz only through the classes') */
+    {"ClassBasedCrossEntropyWithSoftmax", "features:3 labels:4:cls seqs",
+     "features = Input (3)\nlabels = Input (4)\nA = Parameter (5, 3)\nb = Parameter (5)\n"
+     "h = Tanh (A * features + b)\nW = Parameter (5, 9)\nWc = Parameter (3, 5)\n"
+     "ce = ClassBasedCrossEntropyWithSoftmax (labels, h, W, Wc * h)\ncriterionNodes = (ce)\n"},
+    {"ClassBasedCrossEntropyWithSoftmax_apart", "features:3 labels:4:cls zeropad",
+     "features = Input (3)\nlabels = Input (4)\nA = Parameter (5, 3)\nW = Parameter (5, 9)\n"
+     "Wz = Parameter (3, 3)\nce = ClassBasedCrossEntropyWithSoftmax (labels, A * features, W, "
+     "Wz * features)\ncriterionNodes = (ce)\n"},
 };
 
 #endif

@@ -41,7 +41,6 @@ static const char *const not_yet_names[] = {
     "CastAs",
     "Ceil",
     "Chr",
-    "ClassBasedCrossEntropyWithSoftmax",
     "ClassificationError",
     "Clip",
     "ColumnElementTimes",

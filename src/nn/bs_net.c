@@ -76,7 +76,8 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
              (conv_t && (!o->conv_forward || !o->map_bias)) ||
              (n->kind == &g_kind_unpool && (!o->pool_forward || !o->unpool_backward)) ||
              (n->kind == &g_kind_bn && !o->bn_forward) ||
-             ((n->kind == &g_kind_lambda_rank || n->kind == &g_kind_ndcg1) &&
+             ((n->kind == &g_kind_lambda_rank || n->kind == &g_kind_ndcg1 ||
+               n->kind == &g_kind_class_ce) &&
               !net->bk->host_memory)))
             return pt_err_set(e, PT_EDEVICE,
                               "%s: error: %s runs on the CPU only in this version (deviceId=-1; "
@@ -507,6 +508,8 @@ int nn_graph_forward(struct nn *net, struct minibatch *mb, int train, float rate
     g->dropout_rate = train ? rate : 0.0f;
     g->dropout_seed = nn_mix64(net->seed ^ 0x64726F706F7574ull, net->dropout_steps);
     g_forward(g);
+    if (g->fault[0]) /* bad data: no gradient, no step */
+        return pt_err_set(e, PT_EUSER, "%s", g->fault);
     if (mb->cont)
         g_carry_save(g);
     net->out = g->nodes[g->out].v;

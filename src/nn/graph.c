@@ -491,6 +491,7 @@ static void run_unit(struct nn_graph *g, const struct g_unit *u, int dir)
 
 void g_forward(struct nn_graph *g)
 {
+    g->fault[0] = '\0';
     for (int u = 0; u < g->nunits; u++)
         run_unit(g, &g->units[u], 1);
     run_criterion(g, g->eval, 2, 0);

@@ -215,6 +215,10 @@ struct nn_graph {
                         * broadcasts a row (row_bcast); else NULL */
     float *ws;         /* per-pass workspace */
     size_t ws_size;    /* its floats */
+    /* the first complaint of a node about the data of this pass (labels that are not what
+     * it reads: graph_classce.c), "" if none: g_forward clears it, nn_graph_forward fails
+     * the pass with it */
+    char fault[512];
 };
 
 /* Columns of node n in the current window, and its value and gradient there. A pass runs
@@ -268,6 +272,8 @@ extern const struct g_kind g_kind_no_crit;       /* a network evaluated without 
                                                   * (action=write): its output twice */
 extern const struct g_kind g_kind_lambda_rank;   /* LambdaRank: gain, score, query id */
 extern const struct g_kind g_kind_ndcg1;         /* NDCG1Eval: the same (graph_rank.c) */
+extern const struct g_kind g_kind_class_ce;      /* ClassBasedCrossEntropyWithSoftmax: labels,
+                                                  * h, W, class scores (graph_classce.c) */
 /* a criterion's sum over the pass as a [1 x 1] node (g_node.crit_value), one kind for each
  * bk_crit_kind, named as the criterion (BK_CRIT_SUM: SumElements): labels, prediction */
 extern const struct g_kind g_kind_crit_values[BK_CRIT_COUNT];

@@ -55,6 +55,8 @@ static const struct {
     {"CrossEntropyWithSoftmax", "CrossEntropyWithSoftmax"},
     {"ErrorPrediction", "ClassificationError"},
     {"ClassificationError", "ClassificationError"},
+    {"CBCEWithSM", "ClassBasedCrossEntropyWithSoftmax"},
+    {"ClassBasedCrossEntropyWithSoftmax", "ClassBasedCrossEntropyWithSoftmax"},
     {"PerDimMVNorm", "BS.NDL.PerDimMeanVarNormalization"}, /* one node, as CNTK's NDL */
     {"PerDimMeanVarNormalization", "BS.NDL.PerDimMeanVarNormalization"},
     {"Delay", "PastValue"},

@@ -80,7 +80,7 @@ struct nn_config {
     int norm_rows[1 + NN_NORM_MORE];
     /* NN_GRAPH: the criteria's node kinds, as the summary names them ("Sqrt" for a node of
      * the network's own as the criterion, else the criterion's kind) */
-    char train_kind[32], eval_kind[32];
+    char train_kind[48], eval_kind[48];
     /* NN_GRAPH, a network only evaluated (the builder of an action=test or write block, or
      * a model that a test names nodes of; never saved): no criterion needed, BS.Network.Load
      * allowed where the description is the user's config's (load_ok), and the names the

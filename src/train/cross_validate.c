@@ -88,8 +88,7 @@ static int one_model(struct pt_ctx *ctx, struct cfg_node *command, const struct 
         train_report_list(mr.net, &ts->eval_nodes, sums, eval_name, c, &nc, r->path, NULL);
         for (int k = 0; k < nc; k++) {
             r->avg[k] = c[k].count ? c[k].sum / (double)c[k].count : 0.0;
-            ce = c[k].name == tname && nn_get_config(mr.net)->train_crit == BK_CRIT_CE_SOFTMAX ? k
-                                                                                               : ce;
+            ce = c[k].name == tname && train_has_perplexity(mr.net) ? k : ce;
         }
         char line[1024];
         logfmt_final(line, sizeof line, 1, (int)nmb, c, nc, ce);

@@ -226,6 +226,13 @@ void train_close_model(struct train_model_reader *mr)
     memset(mr, 0, sizeof *mr);
 }
 
+int train_has_perplexity(const struct nn *net)
+{
+    const struct nn_config *c = nn_get_config(net);
+    return c->train_crit == BK_CRIT_CE_SOFTMAX ||
+           (c->rnn == NN_GRAPH && !strcmp(c->train_kind, "ClassBasedCrossEntropyWithSoftmax"));
+}
+
 int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
 {
     struct train_settings ts = {0};
@@ -257,8 +264,7 @@ int test_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e)
         int nc = 0, ce = -1;
         train_report_list(net, &ts.eval_nodes, sums, eval_name, c, &nc, ts.model, NULL);
         for (int k = 0; k < nc; k++) /* the training criterion's perplexity */
-            ce =
-                c[k].name == tname && nn_get_config(net)->train_crit == BK_CRIT_CE_SOFTMAX ? k : ce;
+            ce = c[k].name == tname && train_has_perplexity(net) ? k : ce;
         logfmt_final(line, sizeof line, 1, (int)nmb, c, nc, ce);
         pt_log_printf(ctx->log, "%s\n", line);
     }

@@ -155,14 +155,17 @@ static int local_step(struct run *r, struct minibatch *mb, const struct learn_ep
 
 /* One minibatch (nmb, 1-based, of epoch): local step, the engine's aggregation, the learner
  * with the global sample count. stats: criterion, eval, samples. With sums (criteria read
- * later, see struct later), *later says that the criteria are on their way there. */
+ * later, see struct later), *later says that the criteria are on their way there. *alone:
+ * this rank's own passes failed (its data: labels a criterion refuses), before the
+ * engine's exchange that the other ranks wait in. */
 static int step(struct run *r, struct minibatch *mb, const struct learn_epoch *ep, int on,
                 size_t epoch, size_t nmb, double stats[PT_STATS], float *sums, int *later,
-                struct pt_err *e)
+                int *alone, struct pt_err *e)
 {
     struct nn_stats st = {0};
     int fused;
     int rc = local_step(r, mb, ep, on, epoch, nmb, &st, &fused, sums, later, e);
+    *alone = rc != 0;
     stats[0] = st.train_crit;
     stats[1] = st.eval_crit;
     stats[2] = (double)st.samples;
@@ -351,9 +354,10 @@ static int step_replay(const struct run *r, const struct later *q)
 }
 
 /* This rank's reader failed in the middle of a parallel epoch (an image that no longer
- * decodes): the others are in the step's collectives, where no agreement can reach them.
- * Its reason is printed, here, and the job ended. */
-static void reader_failed_alone(struct run *r, const struct pt_err *e)
+ * decodes), or its own passes did (labels that ClassBasedCrossEntropyWithSoftmax refuses):
+ * the others are in the step's collectives, where no agreement can reach them. Its reason
+ * is printed, here, and the job ended. */
+static void failed_alone(struct run *r, const struct pt_err *e)
 {
     pt_log_flush(r->ctx->log); /* the lines held so far, before the abort skips the close */
     fprintf(stderr, "rank %d: %s\n", r->rank, e->msg);
@@ -422,7 +426,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
                                    &ahead, e);
     double t = pt_trace_now(r->timeline);
     struct minibatch *m = &mb, *next;
-    int read_failed = 0, send_ahead = ahead && upload_ahead(), queued;
+    int read_failed = 0, step_failed = 0, send_ahead = ahead && upload_ahead(), queued;
     /* minibatches sent to the device during the step before theirs, and taken so */
     size_t sent = 0, taken = nn_upload_taken(r->net);
     struct later *q = rc == 0 ? later_new(r, send_ahead, on) : NULL;
@@ -445,7 +449,7 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
         run_span(r, PT_TRACE_COMPUTE, "read", t, epoch, nmb + 1, (double)m->samples);
         m->in_place = 1; /* read for this step only */
         float *sums = q ? q->sums + q->n * NN_CRIT_SUMS : NULL;
-        if ((rc = step(r, m, ep, on, epoch, nmb + 1, stats, sums, &queued, e)))
+        if ((rc = step(r, m, ep, on, epoch, nmb + 1, stats, sums, &queued, &step_failed, e)))
             break;
         /* the next minibatch, when read already, to the device beside this step */
         if (send_ahead && (next = reader_prefetch_peek(ahead)) != NULL) {
@@ -483,8 +487,8 @@ int run_epoch(struct run *r, size_t epoch, const struct learn_epoch *ep, int *st
     later_free(r, q);
     reader_prefetch_stop(ahead);
     mb_free(&mb);
-    if (read_failed && split)
-        reader_failed_alone(r, e);
+    if ((read_failed || step_failed) && split)
+        failed_alone(r, e);
     if (rc == 0 && on)
         rc = flush(r, ep, &all, e);
     if (rc == 0 && on)

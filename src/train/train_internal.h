@@ -158,6 +158,10 @@ int train_report_list(const struct nn *net, const struct cfg_val *names, const d
                       struct pt_err *e);
 int train_check_same_test(struct comm *comm, struct nn *net, const struct train_settings *ts,
                           struct pt_err *e);
+/* Whether Final Results follows the training criterion with its perplexity, exp (its
+ * average): a cross entropy of the next word, CrossEntropyWithSoftmax or
+ * ClassBasedCrossEntropyWithSoftmax, as CNTK shows it (evaluate.c). */
+int train_has_perplexity(const struct nn *net);
 /* cross_validate.c: action=cv */
 int cv_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 
