@@ -353,9 +353,13 @@ static int describe(struct nn_config *out, struct pt_err *e)
 int nn_bs_config_text(const char *text, const char *where, struct nn_config *c, struct pt_err *e)
 {
     size_t len = strlen(text);
+    while (len > 0 && strchr(" \t\r\n", text[len - 1])) /* as a model file's copy reads back */
+        len--;
     if (len >= sizeof c->bs_text)
-        return pt_err_set(e, PT_EUSER, "%s: error: the network description has %zu bytes, more "
-                          "than the %d partrain keeps", where, len, NN_BS_MAX - 1);
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: the network description has %zu bytes, more "
+                          "than the %d partrain keeps",
+                          where, len, NN_BS_MAX - 1);
     char file[256];
     snprintf(file, sizeof file, "%s", where);
     int line = 1, col = 1;
@@ -363,7 +367,8 @@ int nn_bs_config_text(const char *text, const char *where, struct nn_config *c, 
     if (p && sscanf(p, ":%d:%d", &line, &col) == 2)
         *p = '\0';
     c->rnn = NN_GRAPH;
-    memmove(c->bs_text, text, len + 1);
+    memmove(c->bs_text, text, len);
+    c->bs_text[len] = '\0';
     snprintf(c->bs_file, sizeof c->bs_file, "%s", file);
     c->bs_line = line;
     c->bs_col = col;

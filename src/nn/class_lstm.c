@@ -10,7 +10,8 @@
  *   cell values start at defaultHiddenActivity) -> TrainNodeClassBasedCrossEntropy =
  *   ClassBasedCrossEntropyWithSoftmax (labels, h, W, ClassPostProb), ClassPostProb =
  *   WeightForClassPostProb h over nbrClass classes, W the words' output vectors
- *   [h x vocabulary]; outputs = W^T h (the words' scores) as the output node.
+ *   [h x vocabulary]. (CNTK's builder also makes outputs = W^T h and PosteriorProb, the
+ *   softmax over the whole vocabulary, which its configs do not read; they are left out.)
  *
  * The weights start as SimpleNetworkBuilder's do (uniformInit: U(-0.05 s, 0.05 s), s =
  * initValueScale; else N(0, 0.2 s / sqrt(fanIn))), the gates' biases at inputGateInitVal,
@@ -142,9 +143,8 @@ int nn_class_lstm(struct nn_config *c, struct pt_err *e)
     add(&t,
         "ClassPostProb = Times (WeightForClassPostProb, %s)\n"
         "TrainNodeClassBasedCrossEntropy = ClassBasedCrossEntropyWithSoftmax (labels, %s, %s, "
-        "ClassPostProb, tag = 'criterion')\n"
-        "outputs = TransposeTimes (%s, %s, tag = 'output')\n",
-        x, x, w, w, x);
+        "ClassPostProb, tag = 'criterion')\n",
+        x, x, w);
     if (t.len >= t.size)
         return pt_err_set(e, PT_EUSER, "%s: error: CLASSLSTM: %zu layers make too long a network",
                           c->origin, (size_t)c->nsizes);

@@ -62,7 +62,7 @@ struct nn_config {
     /* rnnType = CLASSLSTM, read into the BrainScript network it describes (class_lstm.c):
      * set while SimpleNetworkBuilder's keys are read, with lookupTableOrder, vocabSize and
      * nbrClass; the network is then NN_GRAPH */
-    int class_lm, lookup_order, vocab_size, classes, recurrent_layer;
+    int class_lm, lookup_order, vocab_size, classes, recurrent_layer, add_prior;
     char origin[256]; /* where layerSizes was set ("x.cfg:4:14", or the model file) */
     /* NN_GRAPH: the BrainScript description with $variables$ replaced, where it starts, and
      * the input node the training criterion compares with (one-hot checks). sizes[0] and

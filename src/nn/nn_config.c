@@ -192,6 +192,11 @@ static const struct cfg_key snb_keys[] = {
      .flags = CFG_HAS_MIN | CFG_MIN_EXCL,
      .help = "the scale s of the initial weights",
      NC(init_scale)},
+    {.name = "addPrior",
+     .type = CFG_BOOL,
+     .def = "false",
+     .help = "CNTK's language-model builders' prior node: only false (no prior is built)",
+     NC(add_prior)},
     {.name = "applyMeanVarNorm",
      .type = CFG_BOOL,
      .def = "false",
@@ -280,6 +285,12 @@ int nn_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err 
                           "with CLASSLSTM only (rnnType %s, criteria %s and %s)",
                           out->origin, out->class_lm ? "CLASSLSTM" : nn_rnn_kind(out->rnn)->name,
                           out->train_name, out->eval_name);
+    if (out->add_prior)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: addPrior = true: the prior node of CNTK's "
+                          "language-model builders is not built (needPrior is the feed-forward "
+                          "network's)",
+                          out->origin);
     if (!out->class_lm && (out->lookup_order || out->recurrent_layer))
         return pt_err_set(e, PT_EUSER,
                           "%s: error: %s: lookup tables and recurrent layers inside %s are not "

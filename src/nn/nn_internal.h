@@ -33,8 +33,7 @@ struct nn_graph;
 int nn_class_lstm(struct nn_config *c, struct pt_err *e);
 /* A BrainScript network description into c (NN_GRAPH), checked as a
  * BrainScriptNetworkBuilder's; where names its start in messages ("FILE:LINE:COL"). */
-int nn_bs_config_text(const char *text, const char *where, struct nn_config *c,
-                      struct pt_err *e);
+int nn_bs_config_text(const char *text, const char *where, struct nn_config *c, struct pt_err *e);
 
 struct nn {
     struct nn_config cfg;
