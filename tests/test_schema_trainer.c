@@ -82,13 +82,15 @@ START_TEST(trainer_config_errors)
                                 "top-level block named 'qqqqq'"},
         {"eval.action=adapt", "<command line>:arg1: error: action=adapt is a CNTK action "
                               "that partrain does not support (supported: train, test, eval, "
-                              "write, dumpNode, dumpNodes, edit, cv, trainRNN, plot)"},
+                              "write, dumpNode, dumpNodes, edit, cv, trainRNN, plot, "
+                              "writeWordAndClass)"},
         {"eval.action=write", "t.cfg:13:1: error: eval: set outputPath (the outputs as text, "
                               "outputPath.NODE) or a writer block (writerType = HTKMLFWriter: "
                               "HTK feature files)"},
         {"eval.action=dance",
          "<command line>:arg1: error: unknown action \"dance\" (supported: "
-         "train, test, eval, write, dumpNode, dumpNodes, edit, cv, trainRNN, plot)"},
+         "train, test, eval, write, dumpNode, dumpNodes, edit, cv, trainRNN, plot, "
+         "writeWordAndClass)"},
         {"train.SGD.learningRatesPerSample=0.1",
          "t.cfg:5:39: error: SGD: 'learningRatesPerMB' and 'learningRatesPerSample' (set at "
          "<command line>:arg1) exclude each other; give only one"},

@@ -28,13 +28,15 @@ static const struct train_action actions[] = {
      "same as train (CNTK's older name, which its recurrent configs use)"},
     {"plot", &plot_command_schema, plot_run,
      "write a model's network as a Graphviz dot file (modelPath.dot), renderCmd draws it"},
+    {"writeWordAndClass", &wc_command_schema, wc_run,
+     "count a text's words, write its vocabulary and word classes (outputVocabFile, ...)"},
 };
 
 /* CNTK actions partrain does not have: named so the error says "not supported", not
  * "unknown". */
 static const char *const cntk_only_actions[] = {
-    "adapt",       "convertDBN", "createLabelMap", "writeWordAndClass", "SVD", "bnstat",
-    "exportModel", "testunroll", "printNodes",     "evalRNN",           NULL,
+    "adapt",       "convertDBN", "createLabelMap", "SVD",     "bnstat",
+    "exportModel", "testunroll", "printNodes",     "evalRNN", NULL,
 };
 
 const struct train_action *train_action_find(const char *name)
@@ -220,6 +222,8 @@ int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, 
             rc = write_check_config(block, e);
         if (rc == 0 && act->schema == &plot_command_schema)
             rc = plot_check_config(block, e);
+        if (rc == 0 && act->schema == &wc_command_schema)
+            rc = wc_check_config(block, e);
         if (rc == 0 && *n < max) {
             cmds[*n].block = block;
             cmds[*n].action = act;
@@ -285,8 +289,8 @@ int train_print_help(FILE *out, const char *topic)
     for (int i = 0; all[i]; i++)
         fprintf(out, "  %-30s %s\n", all[i]->name, all[i]->where);
     fprintf(out,
-            "\nActions: %s. Exit status: 0 success, 1 bad input (config, command line,\n"
-            "data, model), 2 usage, 3 system failure (I/O, MPI, memory).\n"
+            "\nActions: %s.\nExit status: 0 success, 1 bad input (config, command line, data,\n"
+            "model), 2 usage, 3 system failure (I/O, MPI, memory).\n"
             "See trainer(1) and trainer.cfg(5).\n",
             train_action_names());
     return 0;

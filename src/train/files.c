@@ -1,8 +1,9 @@
 /* What a run reads and what it writes, checked at start-up: no file it writes (the log,
- * modelPath and its per-epoch files, perfStatsFile, timelineFile) may be a file it reads (a config
- * file, a reader's data file, the model a test evaluates), and the log may not be one of the other
- * written files. Also the removal of temporaries that killed runs left next to the model files. See
- * core/fs.h for how the files themselves are written. */
+ * modelPath and its per-epoch files, perfStatsFile, timelineFile, writeWordAndClass's files) may
+ * be a file it reads (a config file, a reader's data file, the model a test evaluates,
+ * writeWordAndClass's inputFile), and the log may not be one of the other written files. Also the
+ * removal of temporaries that killed runs left next to the model files. See core/fs.h for how the
+ * files themselves are written. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -152,6 +153,31 @@ static int dump_output(struct cfg_node *cmd, const struct output *model, struct 
     return 0;
 }
 
+/* action=writeWordAndClass: inputFile is read, the vocabulary and mapping files written,
+ * the class files too when there are classes. */
+static int wc_files(struct cfg_node *cmd, struct pt_inputs *ins, struct output *outs, size_t *nouts,
+                    struct pt_err *e)
+{
+    static const char *const keys[] = {"outputVocabFile", "outputMappingFile", "outputWord2Cls",
+                                       "outputCls2Index"};
+    struct output in = {0};
+    struct cfg_val nc = {0};
+    struct pt_err ignored;
+    pt_err_clear(&ignored);
+    int classes =
+        cfg_schema_get(cmd, &wc_command_schema, "nbrClass", &nc, &ignored) == 0 && nc.i > 0;
+    cfg_val_free(&nc);
+    for (int i = 0; i < (classes ? 4 : 2); i++)
+        if (path_of(cmd, &wc_command_schema, keys[i], &outs[*nouts]))
+            ++*nouts;
+    if (!path_of(cmd, &wc_command_schema, "inputFile", &in))
+        return 0;
+    char what[1200], block[512];
+    snprintf(what, sizeof what, "the text that %s counts, inputFile at %s",
+             cfg_path(cmd, block, sizeof block), in.at);
+    return pt_inputs_add(ins, in.path, what, e);
+}
+
 /* A path key of ParallelTrain (perfStatsFile, timelineFile) of a train command, found as
  * parallel_config_read finds it: from the ParallelTrain block outwards; without the block
  * only when any_run (timelineFile), from SGD outwards. */
@@ -235,7 +261,7 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
         outs[*nouts].path = logname;
         set_origin(&outs[(*nouts)++], log);
     }
-    for (size_t i = 0; rc == 0 && i < n && *nouts + 3 <= MAX_OUTPUTS; i++) {
+    for (size_t i = 0; rc == 0 && i < n && *nouts + 4 <= MAX_OUTPUTS; i++) {
         int train = cmds[i].action->schema == &train_command_schema;
         rc = note_readers(cmds[i].block, ins, e);
         struct output model = {0};
@@ -260,6 +286,8 @@ static int collect(struct cfg *cfg, const struct train_command *cmds, size_t n, 
             ++*nouts;
         if (rc == 0 && cmds[i].action->schema == &dump_command_schema && model.path)
             rc = dump_output(cmds[i].block, &model, &outs[*nouts], nouts, e);
+        if (rc == 0 && cmds[i].action->schema == &wc_command_schema)
+            rc = wc_files(cmds[i].block, ins, outs, nouts, e);
     }
     for (size_t i = 0; i < *nouts; i++)
         outs[i].canon = pt_fs_canonical(outs[i].path);

@@ -193,6 +193,10 @@ int write_check_config(struct cfg_node *command, struct pt_err *e);
  * plot_check_config: at start-up, outputFile needs renderCmd. */
 int plot_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 int plot_check_config(struct cfg_node *command, struct pt_err *e);
+/* action=writeWordAndClass (word_class.c): a text's vocabulary and word classes, rank 0
+ * only; wc_check_config: at start-up, the class files, nbrClass, the outputs' paths. */
+int wc_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+int wc_check_config(struct cfg_node *command, struct pt_err *e);
 /* action=dumpNode (dump_node.c); the file it writes: outputFile, or
  * modelPath.<nodeName>.txt. */
 int dump_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
