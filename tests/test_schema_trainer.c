@@ -104,10 +104,11 @@ START_TEST(trainer_config_errors)
                              "partrain (supported: float)"},
         {"train.reader.readerType=Kaldi2Reader",
          "<command line>:arg1: error: readerType=Kaldi2Reader is not supported by partrain "
-         "(supported: CNTKTextFormatReader|ImageReader|HTKMLFReader|HTKDeserializers)"},
-        {"train.SimpleNetworkBuilder.rnnType=CLASSLSTM",
-         "<command line>:arg1: error: rnnType=CLASSLSTM is not supported by partrain (supported: "
-         "SIMPLENET|LSTM)"},
+         "(supported: CNTKTextFormatReader|ImageReader|HTKMLFReader|HTKDeserializers|"
+         "LMSequenceReader)"},
+        {"train.SimpleNetworkBuilder.rnnType=CLASSLM",
+         "<command line>:arg1: error: rnnType=CLASSLM is not supported by partrain (supported: "
+         "SIMPLENET|LSTM|CLASSLSTM)"},
         {"train.SGD.AutoAdjust=[autoAdjustMinibatch=true;minibatchSizeTuningMax=0]",
          "<command line>:arg1: error: minibatchSizeTuningMax: 0 is out of range: must be >= 1"},
         {"train.SGD.AutoAdjust=[autoAdjustLR=during]",

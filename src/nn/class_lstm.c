@@ -90,7 +90,7 @@ static void lstm(struct text *t, const struct nn_config *c, int k, const char *x
 
 int nn_class_lstm(struct nn_config *c, struct pt_err *e)
 {
-    int vocab = c->sizes[c->nsizes - 1], order = c->lookup_order;
+    int vocab = c->sizes[c->nsizes - 1], words = c->sizes[0], order = c->lookup_order;
     if (order < 0 || order > 1)
         return pt_err_set(e, PT_EUSER,
                           "%s: error: lookupTableOrder = %d: CLASSLSTM reads one word a step "
@@ -101,11 +101,9 @@ int nn_class_lstm(struct nn_config *c, struct pt_err *e)
                           "%s: error: layerSizes: CLASSLSTM needs the vocabulary, %san LSTM's "
                           "size and the vocabulary again (e.g. 10000:150:200:10000)",
                           c->origin, order ? "the embedding's size, " : "");
-    if (c->sizes[0] != vocab || (c->vocab_size && c->vocab_size != vocab))
-        return pt_err_set(e, PT_EUSER,
-                          "%s: error: CLASSLSTM: layerSizes' first and last sizes (%d, %d) and "
-                          "vocabSize (%d) must all be the vocabulary's size",
-                          c->origin, c->sizes[0], vocab, c->vocab_size ? c->vocab_size : vocab);
+    /* the words in (layerSizes' first) and out (its last) may differ, as in CNTK's own
+     * rnn.cntk ($confVocabSize$:150:200:10000): the labels' ids must then stay below the
+     * last, which the criterion checks on every step */
     if (c->classes < 1 || c->classes > vocab)
         return pt_err_set(e, PT_EUSER,
                           "%s: error: CLASSLSTM: nbrClass = %d: expected the word classes of "
@@ -119,21 +117,21 @@ int nn_class_lstm(struct nn_config *c, struct pt_err *e)
     static char buf[NN_BS_MAX];
     struct text t = {.buf = buf, .size = sizeof buf};
     add(&t, "features = SparseInput (%d, tag = 'feature')\nlabels = Input (4, tag = 'label')\n",
-        vocab);
+        words);
     const char *x = "features";
-    int in = vocab, first = 1;
+    int in = words, first = 1;
     if (order) {
-        weight(&t, c, "E0", c->sizes[1], vocab);
+        weight(&t, c, "E0", c->sizes[1], words);
         add(&t, "LookupTable = Times (E0, features)\n");
         x = "LookupTable";
         in = c->sizes[1];
         first = 2;
     }
-    char prev[32];
+    char hname[32];
     for (int i = first, k = 0; i < c->nsizes - 1; i++, k++) {
         lstm(&t, c, k, x, in, c->sizes[i]);
-        snprintf(prev, sizeof prev, "h%d", k);
-        x = prev;
+        snprintf(hname, sizeof hname, "h%d", k);
+        x = hname;
         in = c->sizes[i];
     }
     char w[32];
