@@ -301,6 +301,14 @@ struct backend_ops {
      * written, so products with it as their A may keep work on it (the CPU kernel's packed
      * copy) from one call to the next: a recurrent layer's weights over its time steps. */
     void (*gemm_hold)(struct backend *b, const float *a);
+    /* Optional (NULL: gemm): products with a sparse operand X (k x n, leading dimension ldx,
+     * stored dense, each column a few nonzeros: one-hot words) that skip its zeros:
+     *   tx == BK_NOTRANS: C (m x n) = A (m x k) X + beta C   (an embedding's forward: A's
+     *                     columns picked; one nonzero a column gives gemm's bits)
+     *   tx == BK_TRANS:   C (m x k) = A (m x n) X^T + beta C (the embedding's gradient: A's
+     *                     columns added where X's rows are nonzero) */
+    void (*gemm_sparse)(struct backend *b, enum bk_trans tx, int m, int n, int k, const float *a,
+                        int lda, const float *x, int ldx, float beta, float *c, int ldc);
     void (*fill)(struct backend *b, float *x, size_t n, float value);
     void (*scale)(struct backend *b, float *x, size_t n, float alpha);            /* x *= a */
     void (*axpy)(struct backend *b, float *y, const float *x, size_t n, float a); /* y += ax */

@@ -122,12 +122,41 @@ static int shape_times(struct nn_graph *g, struct g_node *n, struct pt_err *e)
     return 0;
 }
 
+/* x is a sparse Input (one-hot words) and the backend skips its zeros (gemm_sparse). */
+static int sparse_x(const struct nn_graph *g, const struct g_node *x)
+{
+    return x->is_input && x->sparse && g->bk->ops->gemm_sparse;
+}
+
+/* W x for the products below: without the zeros' work where x is a sparse Input. */
+static void times_x(struct nn_graph *g, const struct g_node *w, const struct g_node *x, size_t cols,
+                    float *out)
+{
+    if (sparse_x(g, x))
+        g->bk->ops->gemm_sparse(g->bk, BK_NOTRANS, w->rows, (int)cols, w->cols, g_val(g, w),
+                                w->rows, g_val(g, x), x->rows, 0.0f, out, w->rows);
+    else
+        g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, w->rows, (int)cols, w->cols, 1.0f,
+                         g_val(g, w), w->rows, g_val(g, x), x->rows, 0.0f, out, w->rows);
+}
+
+/* dW += dY x^T (over when W's g_over), likewise. */
+static void grad_w(struct nn_graph *g, struct g_node *w, const struct g_node *x, int cols,
+                   const float *dy)
+{
+    float beta = w->g_over ? 0.0f : 1.0f;
+    if (sparse_x(g, x))
+        g->bk->ops->gemm_sparse(g->bk, BK_TRANS, w->rows, cols, w->cols, dy, w->rows, g_val(g, x),
+                                x->rows, beta, g_grad(g, w), w->rows);
+    else
+        g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_TRANS, w->rows, w->cols, cols, 1.0f, dy, w->rows,
+                         g_val(g, x), x->rows, beta, g_grad(g, w), w->rows);
+}
+
 static void forward_times(struct nn_graph *g, struct g_node *n)
 {
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    size_t cols = g_cols(g, n);
-    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, a->rows, (int)cols, a->cols, 1.0f, g_val(g, a),
-                     a->rows, g_val(g, x), x->rows, 0.0f, g_val(g, n), n->rows);
+    times_x(g, a, x, g_cols(g, n), g_val(g, n));
 }
 
 static void backward_times(struct nn_graph *g, struct g_node *n)
@@ -136,8 +165,7 @@ static void backward_times(struct nn_graph *g, struct g_node *n)
     struct backend *b = g->bk;
     int cols = (int)g_cols(g, n);
     if (a->needs_grad) /* dA += dY X^T */
-        b->ops->gemm(b, BK_NOTRANS, BK_TRANS, a->rows, a->cols, cols, 1.0f, g_grad(g, n), n->rows,
-                     g_val(g, x), x->rows, a->g_over ? 0.0f : 1.0f, g_grad(g, a), a->rows);
+        grad_w(g, a, x, cols, g_grad(g, n));
     if (x->needs_grad) /* dX += A^T dY */
         b->ops->gemm(b, BK_TRANS, BK_NOTRANS, x->rows, cols, a->rows, 1.0f, g_val(g, a), a->rows,
                      g_grad(g, n), n->rows, x->g_over ? 0.0f : 1.0f, g_grad(g, x), x->rows);
@@ -308,8 +336,7 @@ static void forward_affine(struct nn_graph *g, struct g_node *n)
 {
     struct g_node *w = IN(g, n, 0), *x = IN(g, n, 1), *b = IN(g, n, 2);
     size_t cols = g_cols(g, n);
-    g->bk->ops->gemm(g->bk, BK_NOTRANS, BK_NOTRANS, w->rows, (int)cols, w->cols, 1.0f, g_val(g, w),
-                     w->rows, g_val(g, x), x->rows, 0.0f, g_val(g, n), n->rows);
+    times_x(g, w, x, cols, g_val(g, n));
     g->bk->ops->bias_act(g->bk, n->act, g_val(g, n), g_val(g, b), n->rows, cols);
 }
 
@@ -323,8 +350,7 @@ static void backward_affine(struct nn_graph *g, struct g_node *n)
         bk->ops->act_grad(bk, n->act, dz, g_val(g, n), numel(g, n));
     g_add_grad(g, b, dz, n, 1.0f);
     if (w->needs_grad)
-        bk->ops->gemm(bk, BK_NOTRANS, BK_TRANS, w->rows, w->cols, cols, 1.0f, dz, n->rows,
-                      g_val(g, x), x->rows, w->g_over ? 0.0f : 1.0f, g_grad(g, w), w->rows);
+        grad_w(g, w, x, cols, dz);
     if (x->needs_grad)
         bk->ops->gemm(bk, BK_TRANS, BK_NOTRANS, x->rows, cols, w->rows, 1.0f, g_val(g, w), w->rows,
                       dz, n->rows, x->g_over ? 0.0f : 1.0f, g_grad(g, x), x->rows);
