@@ -6,8 +6,9 @@
 # test's `* N` are the texts' words but each sentence's first; test's perplexity is
 # exp (its criterion); write's lines are the test sentences, and their sum over N is the
 # test's criterion (the same network, sentence by sentence); 2 ranks (DataParallelSGD)
-# train the numbers of one; the network's parameters carry CNTK's names; a missing
-# word-class entry for an unknown word names the file and line.
+# train the numbers of one; the network's parameters carry CNTK's names; CLASSLM learns
+# from sentences cut into pieces (the state carried); a missing word-class entry for an
+# unknown word names the file and line.
 set -u
 . "${top_srcdir:-.}/tests/testlib.sh"
 MPIEXEC=${MPIEXEC:-mpiexec}
@@ -160,6 +161,29 @@ grep '\[Training\]\|\[Validate\]' one.log | sed 's/;.*//; s/.*\]//' >a.txt
 grep '\[Training\]\|\[Validate\]' "$tmp/err" | sed 's/;.*//; s/.*\]//' >b.txt
 if paste a.txt b.txt | awk '{ d = $3 - $8; if (d < -1e-4 || d > 1e-4 || $5 != $10) bad = 1; n++ }
     END { exit bad || n < 5 }'; then ok; else no "2 ranks differ from 1"; paste a.txt b.txt; fi
+
+# CLASSLM (the simple recurrent model of CNTK's RNNLM setups) with sentences in pieces of 3
+# steps (nbruttsineachrecurrentiter = 4, minibatchSize = 3: the state carried from piece to
+# piece): it learns, and the test counts every word but a sentence's first
+rm -rf models
+expect 0 "$T" configFile=lm.cntk command=train:test 'train=[SimpleNetworkBuilder=[rnnType=CLASSLM;layerSizes=21:24:21;recurrentLayer=1;lookupTableOrder=0]]' \
+    'train=[SGD=[minibatchSize=3;maxEpochs=3]]' \
+    'train=[reader=[nbruttsineachrecurrentiter=4]]' 'test=[reader=[nbruttsineachrecurrentiter=4];minibatchSize=3]'
+has "$tmp/err" "Node 'U0' (LearnableParameter operation) : [24 x 21]"
+has "$tmp/err" "Node 'W0' (LearnableParameter operation) : [24 x 24]"
+has "$tmp/err" "Node 'W1' (LearnableParameter operation) : [24 x 21]"
+first=$(grep -m1 '\[Training\]' "$tmp/err" | sed 's/.*CrossEntropy = \([0-9.]*\).*/\1/')
+last=$(grep '\[Training\]' "$tmp/err" | tail -1 | sed 's/.*CrossEntropy = \([0-9.]*\).*/\1/')
+if awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.2) }'; then ok; else
+    no "CLASSLM: training criterion $first -> $last did not fall"; fi
+has "$tmp/err" "* $n; perplexity = "
+# the same model evaluated on whole sentences: the same criterion (the pieces carry the
+# state exactly)
+cut=$(grep "Final Results" "$tmp/err" | tail -1 | sed 's/.*CrossEntropy = \([0-9.]*\) .*/\1/')
+expect 0 "$T" configFile=lm.cntk command=test 'test=[reader=[nbruttsineachrecurrentiter=0]]'
+whole=$(grep "Final Results" "$tmp/err" | tail -1 | sed 's/.*CrossEntropy = \([0-9.]*\) .*/\1/')
+if awk -v a="$cut" -v b="$whole" 'BEGIN { d = a - b; exit !(a > 0 && d < 1e-5 && d > -1e-5) }'; then
+    ok; else no "CLASSLM: in pieces $cut, whole $whole"; fi
 
 # no <unk> in the vocabulary: the unknown word's file and line
 grep -v '<unk>' vocab.txt | awk -F'\t' '{ printf "%d\t%s\t%s\t%s\n", NR - 1, $2, $3, $4 }' >v2.txt

@@ -260,6 +260,51 @@ START_TEST(lm_epoch_size_and_ranks)
 }
 END_TEST
 
+/* nbruttsineachrecurrentiter > 0: sentences longer than minibatchSize in pieces of that
+ * many steps, mb->cont marking the pieces that go on (the network's state carried), whole
+ * ones without mb->cont; every word in its place. */
+START_TEST(lm_sentences_in_pieces)
+{
+    dir = enter_tmpdir();
+    write_lm_files(vocab_txt);
+    struct reader_config rc = lm_rc("nbruttsineachrecurrentiter=1; cacheBlockSize=1");
+    struct reader *r = open_ok(&rc);
+    struct minibatch mb = {0};
+    struct pt_err e;
+    pt_err_clear(&e);
+    ck_assert_int_eq(reader_start_epoch(r, 0, 0, 0, 1, &e), 0);
+    size_t total = 0, count = 0;
+    for (int i = 0; i < 6; i++) { /* the file's order: a line a block */
+        int n = 0;
+        while (n < 5 && sentences[i][n] >= 0)
+            n++;
+        for (int at = 0; at < n - 1; at += 2) {
+            ck_assert_int_eq(reader_next(r, 2, &mb, &e), 0);
+            size_t steps = n - 1 - at < 2 ? (size_t)(n - 1 - at) : 2;
+            ck_assert_uint_eq(mb.global_samples, steps);
+            ck_assert_uint_eq(mb.nseq, 1);
+            ck_assert_uint_eq(mb.in[0].len[0], steps);
+            if (n - 1 > 2)
+                ck_assert(mb.cont && mb.cont[0] == (at > 0));
+            else
+                ck_assert_ptr_null(mb.cont);
+            for (size_t t = 0; t < steps; t++) {
+                ck_assert(mb.in[0].data[t * 7 + (size_t)sentences[i][at + (int)t]] == 1.0f);
+                ck_assert_int_eq((int)mb.in[1].data[t * 4], sentences[i][at + (int)t + 1]);
+            }
+            total += steps;
+            count++;
+        }
+    }
+    ck_assert_int_eq(reader_next(r, 2, &mb, &e), 0);
+    ck_assert_uint_eq(mb.global_samples, 0);
+    ck_assert_uint_eq(total, 17);
+    ck_assert_uint_eq(count, 10);
+    mb_free(&mb);
+    reader_close(r);
+}
+END_TEST
+
 static void expect_lm_error(const char *more, const char *want)
 {
     struct reader_config rc = lm_rc(more);
@@ -290,9 +335,6 @@ START_TEST(lm_errors_name_file_and_line)
 {
     dir = enter_tmpdir();
     write_lm_files(vocab_txt);
-    /* a sentence longer than minibatchSize with N > 0 (CNTK cuts it) */
-    expect_lm_error("nbruttsineachrecurrentiter=1", "%s/t.txt:");
-    expect_lm_error("nbruttsineachrecurrentiter=1", "is longer than minibatchSize = 2");
     /* out of vocabulary, and no <unk> */
     write_file(dir, "v.txt", "0 10 </s> 0\n1 5 a 0\n2 4 b 1\n3 3 c 1\n4 2 u 2\n5 1 d 2\n6 1 e 2\n");
     expect_lm_error("", "%s/t.txt:4: error: the word 'zz' is not in the word-class file");
@@ -317,5 +359,6 @@ void reader_lm_tests(TCase *t)
     tcase_add_test(t, lm_config_as_cntk);
     tcase_add_test(t, lm_minibatches_of_one_length);
     tcase_add_test(t, lm_epoch_size_and_ranks);
+    tcase_add_test(t, lm_sentences_in_pieces);
     tcase_add_test(t, lm_errors_name_file_and_line);
 }

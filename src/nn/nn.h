@@ -59,10 +59,12 @@ struct nn_config {
     int mean_var_norm, need_prior, dropout; /* applyMeanVarNorm, needPrior, addDropoutNodes */
     double gate_init[3];                    /* input, forget, output gate biases (LSTM) */
     double hidden_activity;                 /* defaultHiddenActivity (LSTM) */
-    /* rnnType = CLASSLSTM, read into the BrainScript network it describes (class_lstm.c):
-     * set while SimpleNetworkBuilder's keys are read, with lookupTableOrder, vocabSize and
-     * nbrClass; the network is then NN_GRAPH */
-    int class_lm, lookup_order, vocab_size, classes, recurrent_layer, add_prior;
+    /* rnnType = CLASSLSTM (class_lm 1) or CLASSLM (2), read into the BrainScript network it
+     * describes (class_lm.c): set while SimpleNetworkBuilder's keys are read, with
+     * lookupTableOrder, vocabSize, nbrClass and recurrentLayer (bit i: hidden layer i + 1
+     * is recurrent); the network is then NN_GRAPH */
+    int class_lm, lookup_order, vocab_size, classes, add_prior;
+    uint64_t recurrent;
     char origin[256]; /* where layerSizes was set ("x.cfg:4:14", or the model file) */
     /* NN_GRAPH: the BrainScript description with $variables$ replaced, where it starts, and
      * the input node the training criterion compares with (one-hot checks). sizes[0] and

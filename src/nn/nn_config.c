@@ -122,8 +122,23 @@ static int set_rnn(void *out, struct cfg_val *v, struct cfg_node *block, struct 
     (void)block;
     (void)e;
     struct nn_config *c = out;
-    c->class_lm = strcasecmp(v->s, "CLASSLSTM") == 0;
-    c->rnn = c->class_lm || strcasecmp(v->s, "LSTM") == 0 ? NN_LSTM : NN_SIMPLENET;
+    c->class_lm = strcasecmp(v->s, "CLASSLSTM") == 0 ? 1 : strcasecmp(v->s, "CLASSLM") == 0 ? 2 : 0;
+    c->rnn = c->class_lm == 1 || strcasecmp(v->s, "LSTM") == 0 ? NN_LSTM : NN_SIMPLENET;
+    return 0;
+}
+
+/* recurrentLayer: hidden layers 1 .. 63, as bits. */
+static int set_recurrent(void *out, struct cfg_val *v, struct cfg_node *block, struct pt_err *e)
+{
+    struct nn_config *c = out;
+    c->recurrent = 0;
+    for (size_t i = 0; i < v->n; i++) {
+        if (v->ilist[i] < 1 || v->ilist[i] > 63)
+            return cfg_error(e, origin_of(block, v),
+                             "recurrentLayer: %lld: expected hidden layers numbered from 1",
+                             v->ilist[i]);
+        c->recurrent |= 1ull << (v->ilist[i] - 1);
+    }
     return 0;
 }
 
@@ -147,12 +162,13 @@ static const struct cfg_key snb_keys[] = {
     {.name = "rnnType",
      .type = CFG_ENUM,
      .def = "SIMPLENET",
-     .choices = "SIMPLENET|LSTM|CLASSLSTM",
-     .unsupported = "SIMPLERNN|TENSORIOLSTM|CLSTM|LSTMENCODER|CLASSLM|NCELSTM|"
+     .choices = "SIMPLENET|LSTM|CLASSLSTM|CLASSLM",
+     .unsupported = "SIMPLERNN|TENSORIOLSTM|CLSTM|LSTMENCODER|NCELSTM|"
                     "UNIDIRECTIONALLSTMWITHPASTPREDICTION|BIDIRECTIONALLSTMWITHPASTPREDICTION|"
                     "ALIGNMENTSIMILARITYGENERATOR|LSTMENCODER|DNN",
-     .help = "SIMPLENET = feed-forward network, LSTM = stacked peephole LSTM, CLASSLSTM = "
-             "CNTK's class-based LSTM language model (README \"Language models\")",
+     .help = "SIMPLENET = feed-forward network, LSTM = stacked peephole LSTM, CLASSLSTM and "
+             "CLASSLM = CNTK's class-based LSTM and simple recurrent language models (README "
+             "\"Language models\")",
      .set = set_rnn},
     {.name = "layerSizes",
      .type = CFG_INT_LIST,
@@ -233,11 +249,12 @@ static const struct cfg_key snb_keys[] = {
      .help = "LSTM initial hidden activity",
      NC(hidden_activity)},
     {.name = "recurrentLayer",
-     .type = CFG_INT,
-     .help = "CLASSLSTM: accepted, as CNTK's builder reads and ignores it (its LSTMs are the "
-             "hidden sizes after the embedding); other networks: refused (recurrent layers "
-             "inside SIMPLENET are not implemented; use rnnType=LSTM)",
-     NC(recurrent_layer)},
+     .type = CFG_INT_LIST,
+     .help = "CLASSLM: the hidden layers (from 1) that are recurrent, e.g. 1 or 1:2; CLASSLSTM: "
+             "accepted, as CNTK's builder reads and ignores it (its LSTMs are the hidden sizes "
+             "after the embedding); other networks: refused (recurrent layers inside SIMPLENET "
+             "are not implemented; use rnnType=LSTM)",
+     .set = set_recurrent},
     {.name = "lookupTableOrder",
      .type = CFG_INT,
      .def = "0",
@@ -278,26 +295,30 @@ int nn_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err 
         return rc;
     int class_crit = !strcmp(out->train_name, "ClassCrossEntropyWithSoftmax") ||
                      !strcmp(out->eval_name, "ClassCrossEntropyWithSoftmax");
-    if (out->class_lm != class_crit || (out->class_lm && strcmp(out->train_name, out->eval_name)))
+    const char *rnn = out->class_lm == 1   ? "CLASSLSTM"
+                      : out->class_lm == 2 ? "CLASSLM"
+                                           : nn_rnn_kind(out->rnn)->name;
+    if ((out->class_lm != 0) != class_crit ||
+        (out->class_lm && strcmp(out->train_name, out->eval_name)))
         return pt_err_set(e, PT_EUSER,
-                          "%s: error: rnnType = CLASSLSTM goes with trainingCriterion = "
-                          "evalCriterion = ClassCrossEntropyWithSoftmax, and that criterion "
-                          "with CLASSLSTM only (rnnType %s, criteria %s and %s)",
-                          out->origin, out->class_lm ? "CLASSLSTM" : nn_rnn_kind(out->rnn)->name,
-                          out->train_name, out->eval_name);
+                          "%s: error: rnnType = CLASSLSTM or CLASSLM goes with trainingCriterion "
+                          "= evalCriterion = ClassCrossEntropyWithSoftmax, and that criterion "
+                          "with them only (rnnType %s, criteria %s and %s)",
+                          out->origin, rnn, out->train_name, out->eval_name);
     if (out->add_prior)
         return pt_err_set(e, PT_EUSER,
                           "%s: error: addPrior = true: the prior node of CNTK's "
                           "language-model builders is not built (needPrior is the feed-forward "
                           "network's)",
                           out->origin);
-    if (!out->class_lm && (out->lookup_order || out->recurrent_layer))
+    if (!out->class_lm && (out->lookup_order || out->recurrent))
         return pt_err_set(e, PT_EUSER,
                           "%s: error: %s: lookup tables and recurrent layers inside %s are not "
-                          "implemented (CLASSLSTM has them; for an LSTM use rnnType=LSTM)",
+                          "implemented (CLASSLSTM and CLASSLM have them; for an LSTM use "
+                          "rnnType=LSTM)",
                           out->origin, out->lookup_order ? "lookupTableOrder" : "recurrentLayer",
-                          nn_rnn_kind(out->rnn)->name);
-    return out->class_lm ? nn_class_lstm(out, e) : 0;
+                          rnn);
+    return out->class_lm ? nn_class_lm(out, e) : 0;
 }
 
 /* Appending to a fixed buffer; len keeps counting past the end (snprintf semantics). */

@@ -28,9 +28,9 @@ const struct nn_rnn_kind *nn_rnn_kind(enum nn_rnn_type rnn);
 
 struct nn_graph;
 
-/* SimpleNetworkBuilder's CLASSLSTM (c->class_lm) as the BrainScript network it describes
- * (class_lstm.c): c becomes that NN_GRAPH network. */
-int nn_class_lstm(struct nn_config *c, struct pt_err *e);
+/* SimpleNetworkBuilder's CLASSLSTM or CLASSLM (c->class_lm) as the BrainScript network it
+ * describes (class_lm.c): c becomes that NN_GRAPH network. */
+int nn_class_lm(struct nn_config *c, struct pt_err *e);
 /* A BrainScript network description into c (NN_GRAPH), checked as a
  * BrainScriptNetworkBuilder's; where names its start in messages ("FILE:LINE:COL"). */
 int nn_bs_config_text(const char *text, const char *where, struct nn_config *c, struct pt_err *e);

@@ -24,8 +24,12 @@ struct lm_set {
     uint8_t *done;
     size_t b0, b1, left, scan;
     uint64_t seed, returned, limit;
+    /* the minibatch's sentences (every rank's), of len[pick[0]] words; with
+     * nbruttsineachrecurrentiter > 0 they may come in pieces of minibatchSize steps: steps
+     * [at, steps) are still to come */
     uint32_t *pick;
     size_t npick, cap_pick;
+    uint32_t at, steps;
 };
 
 /* std::mt19937, as the C++ library defines it (seeded with one integer). */
@@ -309,6 +313,7 @@ int lm_start_epoch(struct reader *r, size_t epoch, size_t epoch_size, struct pt_
     (void)e;
     struct lm_set *s = r->lm;
     s->b0 = s->b1 = s->left = s->scan = 0;
+    s->at = s->steps = 0;
     s->seed = epoch; /* the epoch's first block: epoch + 1 */
     s->returned = 0;
     s->limit = epoch_size;
@@ -333,12 +338,14 @@ static int next_block(struct reader *r, struct lm_set *s)
     return 1;
 }
 
-/* This rank's sentences of the minibatch (every rank's: s->pick) into mb. */
-static int fill(struct reader *r, struct lm_set *s, uint32_t L, struct minibatch *mb,
-                struct pt_err *e)
+/* Steps [at, at + steps) of this rank's sentences of the minibatch (every rank's: s->pick)
+ * into mb; cut: the sentences come in pieces (mb->cont says which piece goes on from the
+ * last minibatch's), else whole (mb->cont NULL). */
+static int fill(struct reader *r, struct lm_set *s, size_t at, size_t steps, int cut,
+                struct minibatch *mb, struct pt_err *e)
 {
     const struct lm_config *lc = &r->rc.lm;
-    size_t mine = 0, steps = L - 1;
+    size_t mine = 0;
     for (size_t p = (size_t)r->rank; p < s->npick; p += (size_t)r->workers)
         mine++;
     mb->ninputs = r->rc.ninputs;
@@ -351,12 +358,21 @@ static int fill(struct reader *r, struct lm_set *s, uint32_t L, struct minibatch
         in->dim = r->rc.inputs[i].dim;
         rc = mb_input_reset(in, mine, mine ? steps : 1, e);
     }
+    if (rc == 0 && cut && htk_grow(&mb->cont, &mb->cap_cont, mine ? mine : 1, 1))
+        rc = pt_err_set(e, PT_ENOMEM, "error: out of memory");
     if (rc)
         return rc;
+    if (cut) {
+        memset(mb->cont, at > 0, mine ? mine : 1);
+    } else {
+        free(mb->cont);
+        mb->cont = NULL;
+        mb->cap_cont = 0;
+    }
     struct mb_input *x = &mb->in[lc->features], *y = &mb->in[lc->labels];
     size_t vocab = (size_t)lc->vocab, q = 0;
     for (size_t p = (size_t)r->rank; p < s->npick; p += (size_t)r->workers, q++) {
-        const uint32_t *w = s->tok + s->first[s->pick[p]];
+        const uint32_t *w = s->tok + s->first[s->pick[p]] + at;
         x->len[q] = y->len[q] = (uint32_t)steps;
         for (size_t t = 0; t < steps; t++) {
             size_t col = t * mine + q;
@@ -372,12 +388,35 @@ static int fill(struct reader *r, struct lm_set *s, uint32_t L, struct minibatch
     return 0;
 }
 
+/* The next piece of the minibatch's sentences: whole with nbruttsineachrecurrentiter = 0,
+ * else at most minibatchSize steps (CNTK's: the sentences go on in the next minibatch, the
+ * network's state carried over). */
+static int piece(struct reader *r, struct lm_set *s, size_t mb_size, struct minibatch *mb,
+                 struct pt_err *e)
+{
+    size_t n = s->steps - s->at;
+    int cut = r->rc.lm.nbrutts > 0 && s->steps > mb_size;
+    if (cut && n > mb_size)
+        n = mb_size;
+    int rc = fill(r, s, s->at, n, cut, mb, e);
+    s->at += (uint32_t)n;
+    s->returned += s->npick * (uint64_t)n;
+    mb->global_samples = s->npick * n;
+    return rc;
+}
+
 int lm_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_err *e)
 {
     struct lm_set *s = r->lm;
     const struct lm_config *lc = &r->rc.lm;
     mb->global_samples = 0;
-    if ((s->limit && s->returned > s->limit) || (s->left == 0 && !next_block(r, s))) {
+    if (s->limit && s->returned > s->limit) { /* CNTK's: the epoch ends past epochSize */
+        mb->nseq = mb->samples = 0;
+        return 0;
+    }
+    if (s->at < s->steps) /* the next piece of the sentences being read */
+        return piece(r, s, mb_size, mb, e);
+    if (s->left == 0 && !next_block(r, s)) {
         mb->nseq = mb->samples = 0;
         return 0;
     }
@@ -386,13 +425,6 @@ int lm_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_er
         i0++;
     s->scan = i0;
     uint32_t L = s->len[s->order[i0]];
-    if (lc->nbrutts > 0 && L - 1 > mb_size)
-        return pt_err_set(e, PT_EUSER,
-                          "%s:%u: error: a sentence of %u words (%u samples) is longer than "
-                          "minibatchSize = %zu: with nbruttsineachrecurrentiter = %d CNTK cuts "
-                          "sentences into minibatchSize pieces, which partrain does not; raise "
-                          "minibatchSize",
-                          r->rc.file, s->line[s->order[i0]], L, L - 1, mb_size, lc->nbrutts);
     s->npick = 0;
     uint64_t words = 0;
     for (size_t j = i0; j < nb; j++) {
@@ -408,7 +440,7 @@ int lm_next(struct reader *r, size_t mb_size, struct minibatch *mb, struct pt_er
         s->left--;
         words += L;
     }
-    s->returned += s->npick * (uint64_t)(L - 1);
-    mb->global_samples = s->npick * (size_t)(L - 1);
-    return fill(r, s, L, mb, e);
+    s->at = 0;
+    s->steps = L - 1;
+    return piece(r, s, mb_size, mb, e);
 }

@@ -1,7 +1,8 @@
 /* SimpleNetworkBuilder's rnnType = CLASSLSTM (CNTK's class-based LSTM language model, its
- * PennTreebank example rnn.cntk), built as the BrainScript network it describes, with
- * CNTK's node names (SimpleNetworkBuilder.cpp BuildClassLSTMNetworkFromDescription and
- * BuildLSTMComponent):
+ * PennTreebank example rnn.cntk) and CLASSLM (the simple recurrent one of its RNNLM
+ * setups), built as the BrainScript networks they describe, with CNTK's node names
+ * (SimpleNetworkBuilder.cpp BuildClassLSTMNetworkFromDescription with BuildLSTMComponent,
+ * and BuildClassEntropyRNNFromDescription). CLASSLSTM:
  *
  *   features (the words, one-hot over layerSizes[0]) -> LookupTable = E0 features (with
  *   lookupTableOrder = 1: layerSizes[1] rows) -> an LSTM per further hidden size (k = 0,
@@ -12,6 +13,10 @@
  *   WeightForClassPostProb h over nbrClass classes, W the words' output vectors
  *   [h x vocabulary]. (CNTK's builder also makes outputs = W^T h and PosteriorProb, the
  *   softmax over the whole vocabulary, which its configs do not read; they are left out.)
+ *
+ * CLASSLM: features -> per hidden size i a layer o<i> = f (U<i> x + W<i> o<i>'s last step)
+ * where recurrentLayer names it (starting at defaultHiddenActivity), else f (U<i> x + B<i>),
+ * f its layerTypes activation -> the same criterion over the last layer.
  *
  * The weights start as SimpleNetworkBuilder's do (uniformInit: U(-0.05 s, 0.05 s), s =
  * initValueScale; else N(0, 0.2 s / sqrt(fanIn))), the gates' biases at inputGateInitVal,
@@ -88,32 +93,70 @@ static void lstm(struct text *t, const struct nn_config *c, int k, const char *x
         k, x);
 }
 
-int nn_class_lstm(struct nn_config *c, struct pt_err *e)
+/* CLASSLM's hidden layer i (from 0) over x (in rows) into o<i>: recurrent (U x + W o's
+ * last step, no bias) where recurrentLayer names it, else U x + B; then its layerTypes
+ * activation (CNTK's BuildClassEntropyRNNFromDescription; it reuses layer 0's bias for
+ * later plain layers, partrain gives each its own). */
+static void rnn_layer(struct text *t, const struct nn_config *c, int i, const char *x, int in,
+                      int out)
 {
-    int vocab = c->sizes[c->nsizes - 1], words = c->sizes[0], order = c->lookup_order;
-    if (order < 0 || order > 1)
+    static const char *const fn[] = {[BK_ACT_SIGMOID] = "Sigmoid",
+                                     [BK_ACT_RELU] = "ReLU",
+                                     [BK_ACT_TANH] = "Tanh",
+                                     [BK_ACT_NONE] = ""};
+    const char *f =
+        (unsigned)c->acts[i] < sizeof fn / sizeof *fn && fn[c->acts[i]] ? fn[c->acts[i]] : "";
+    char n[32];
+    snprintf(n, sizeof n, "U%d", i);
+    weight(t, c, n, out, in);
+    if (c->recurrent >> i & 1) {
+        snprintf(n, sizeof n, "W%d", i);
+        weight(t, c, n, out, out);
+        add(t,
+            "p%1$d = PastValue (%2$d, o%1$d, timeStep = 1, defaultHiddenActivation = %3$.17g)\n"
+            "o%1$d = %4$s (U%1$d * %5$s + W%1$d * p%1$d)\n",
+            i, out, c->hidden_activity, f, x);
+    } else {
+        snprintf(n, sizeof n, "B%d", i);
+        weight(t, c, n, out, 1);
+        add(t, "o%1$d = %2$s (U%1$d * %3$s + B%1$d)\n", i, f, x);
+    }
+}
+
+int nn_class_lm(struct nn_config *c, struct pt_err *e)
+{
+    int lstm_net = c->class_lm == 1, vocab = c->sizes[c->nsizes - 1], words = c->sizes[0];
+    int order = lstm_net ? c->lookup_order : 0;
+    const char *name = lstm_net ? "CLASSLSTM" : "CLASSLM";
+    if (order < 0 || order > 1 || (!lstm_net && c->lookup_order))
         return pt_err_set(e, PT_EUSER,
-                          "%s: error: lookupTableOrder = %d: CLASSLSTM reads one word a step "
-                          "(1: through the embedding E0; 0: the one-hot word itself)",
-                          c->origin, order);
-    if (c->nsizes < 3 + order)
+                          "%s: error: lookupTableOrder = %d: %s reads one word a step (CLASSLSTM "
+                          "1: through the embedding E0; 0: the one-hot word itself)",
+                          c->origin, c->lookup_order, name);
+    if (lstm_net && c->nsizes < 3 + order)
         return pt_err_set(e, PT_EUSER,
                           "%s: error: layerSizes: CLASSLSTM needs the vocabulary, %san LSTM's "
                           "size and the vocabulary again (e.g. 10000:150:200:10000)",
                           c->origin, order ? "the embedding's size, " : "");
-    /* the words in (layerSizes' first) and out (its last) may differ, as in CNTK's own
-     * rnn.cntk ($confVocabSize$:150:200:10000): the labels' ids must then stay below the
-     * last, which the criterion checks on every step */
+    /* CLASSLSTM: the words in (layerSizes' first) and out (its last) may differ, as in
+     * CNTK's own rnn.cntk ($confVocabSize$:150:200:10000): the labels' ids must then stay
+     * below the last, which the criterion checks on every step. CLASSLM: CNTK requires
+     * vocabSize to be the output's size. */
+    if (!lstm_net && c->vocab_size && c->vocab_size != vocab)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: CLASSLM: vocabSize = %d, where the output layer has %d: "
+                          "they must agree (CNTK's rule)",
+                          c->origin, c->vocab_size, vocab);
     if (c->classes < 1 || c->classes > vocab)
         return pt_err_set(e, PT_EUSER,
-                          "%s: error: CLASSLSTM: nbrClass = %d: expected the word classes of "
-                          "the word-class file, 1 .. %d",
-                          c->origin, c->classes, vocab);
+                          "%s: error: %s: nbrClass = %d: expected the word classes of the "
+                          "word-class file, 1 .. %d",
+                          c->origin, name, c->classes, vocab);
     if (c->mean_var_norm || c->need_prior || c->dropout)
         return pt_err_set(e, PT_EUSER,
-                          "%s: error: CLASSLSTM: applyMeanVarNorm, needPrior and addDropoutNodes "
-                          "are not built for it; set them false",
-                          c->origin);
+                          "%s: error: %s: applyMeanVarNorm, needPrior and addDropoutNodes are "
+                          "not built for it; set them false",
+                          c->origin, name);
     static char buf[NN_BS_MAX];
     struct text t = {.buf = buf, .size = sizeof buf};
     add(&t, "features = SparseInput (%d, tag = 'feature')\nlabels = Input (4, tag = 'label')\n",
@@ -129,8 +172,11 @@ int nn_class_lstm(struct nn_config *c, struct pt_err *e)
     }
     char hname[32];
     for (int i = first, k = 0; i < c->nsizes - 1; i++, k++) {
-        lstm(&t, c, k, x, in, c->sizes[i]);
-        snprintf(hname, sizeof hname, "h%d", k);
+        if (lstm_net)
+            lstm(&t, c, k, x, in, c->sizes[i]);
+        else
+            rnn_layer(&t, c, k, x, in, c->sizes[i]);
+        snprintf(hname, sizeof hname, "%s%d", lstm_net ? "h" : "o", k);
         x = hname;
         in = c->sizes[i];
     }
@@ -144,8 +190,8 @@ int nn_class_lstm(struct nn_config *c, struct pt_err *e)
         "ClassPostProb, tag = 'criterion')\n",
         x, x, w);
     if (t.len >= t.size)
-        return pt_err_set(e, PT_EUSER, "%s: error: CLASSLSTM: %zu layers make too long a network",
-                          c->origin, (size_t)c->nsizes);
+        return pt_err_set(e, PT_EUSER, "%s: error: %s: %zu layers make too long a network",
+                          c->origin, name, (size_t)c->nsizes);
     char origin[256];
     memcpy(origin, c->origin, sizeof origin);
     return nn_bs_config_text(buf, origin, c, e);
