@@ -24,8 +24,9 @@
  *   C++ library CNTK's Linux builds used), whatever randomize says (as CNTK's).
  * - A minibatch holds sentences of one length: the first unread one in the shuffled order
  *   and, with nbruttsineachrecurrentiter = 0, the unread ones of its length after it while
- *   their words stay under minibatchSize; with N > 0, up to N of them (each sentence whole:
- *   partrain refuses one longer than minibatchSize there, where CNTK cuts it).
+ *   their words stay under minibatchSize; with N > 0, up to N of them, in pieces of
+ *   minibatchSize steps when they are longer, minibatch after minibatch (mb->cont: the
+ *   network's recurrent state carried from one piece to the next).
  * - An epoch ends at the first minibatch that would start after more than epochSize samples
  *   (CNTK's rule: its last minibatch goes past epochSize), or where the file ends.
  * With several ranks, every rank makes the same minibatches and takes the k-th sentence of
