@@ -444,6 +444,25 @@ static int visited(struct cfg_check *ck, struct cfg_node *block)
     return 0;
 }
 
+/* Whether key n of block, unknown to s, is read from there by a sub-block that block has:
+ * a key of that sub-block's schema that is not CFG_LOCAL, whose lookup climbs into block
+ * (as CNTK's do: SGD's loadBestModel read by its AutoAdjust block, CNTK's rnn.cntk). */
+static int read_by_sub_block(struct cfg_node *block, struct cfg_node *n, const struct cfg_schema *s)
+{
+    struct cfg_key_iter it;
+    for (const struct cfg_key *k = cfg_key_first(s, &it); k; k = cfg_key_next(&it)) {
+        const struct cfg_key *sk =
+            k->type == CFG_BLOCK && k->sub ? find_key(k->sub, cfg_key(n)) : NULL;
+        struct cfg_node *b = NULL;
+        struct pt_err quiet;
+        pt_err_clear(&quiet);
+        if (sk && !(sk->flags & CFG_LOCAL) && cfg_find_local(block, k->name, &b, &quiet) == 0 &&
+            b && cfg_is_block(b))
+            return 1;
+    }
+    return 0;
+}
+
 int cfg_schema_check(struct cfg_check *ck, struct cfg_node *block, const struct cfg_schema *s,
                      struct pt_err *e)
 {
@@ -457,7 +476,7 @@ int cfg_schema_check(struct cfg_check *ck, struct cfg_node *block, const struct 
         const struct cfg_key *k = find_key(s, cfg_key(n));
         if (k)
             rc = check_node(ck, n, s, k, e);
-        else if (!s->open && !(s->owns && s->owns(block, n)))
+        else if (!s->open && !(s->owns && s->owns(block, n)) && !read_by_sub_block(block, n, s))
             report_unknown(ck, n, s, e, &rc);
     }
     if (rc)

@@ -102,8 +102,9 @@ train = [
         maxEpochs = 4
         numMBsToShowResult = 100
         gradUpdateType = "none"
+        loadBestModel = true    # as rnn.cntk: read by AutoAdjust (CNTK's lookups climb)
         AutoAdjust = [ autoAdjustLR = "adjustAfterEpoch" ; reduceLearnRateIfImproveLessThan = 0.001
-            learnRateDecreaseFactor = 0.5 ; loadBestModel = true ]
+            learnRateDecreaseFactor = 0.5 ]
     ]
     reader = $(reader train.txt)
     cvReader = $(reader valid.txt)
@@ -127,6 +128,7 @@ CFG
 
 expect 0 "$T" configFile=lm.cntk
 cp "$tmp/err" one.log
+hasnt one.log "unknown key"
 has one.log "Node 'E0' (LearnableParameter operation) : [8 x 21]"
 has one.log "Node 'WeightForClassPostProb' (LearnableParameter operation) : [4 x 16]"
 has one.log "Node 'W2' (LearnableParameter operation) : [16 x 21]"
