@@ -362,36 +362,47 @@ START_TEST(own_gemm_held_a_same_bits)
     }
     enum { M = 300, K = 600, N = 3080 };
     uint64_t s = 11;
-    float *a = malloc(sizeof(float) * M * K), *b1 = malloc(sizeof(float) * K * N);
-    float *b2 = malloc(sizeof(float) * K * N), *want = malloc(sizeof(float) * M * N);
-    float *got = malloc(sizeof(float) * M * N);
-    for (int i = 0; i < M * K; i++)
+    float *a = malloc(sizeof(float) * M * K), *a2 = malloc(sizeof(float) * M * K);
+    float *b1 = malloc(sizeof(float) * K * N), *b2 = malloc(sizeof(float) * K * N);
+    float *want = malloc(sizeof(float) * M * N), *got = malloc(sizeof(float) * M * N);
+    for (int i = 0; i < M * K; i++) {
         a[i] = (float)uni(&s);
+        a2[i] = (float)uni(&s);
+    }
     for (int i = 0; i < K * N; i++) {
         b1[i] = (float)uni(&s);
         b2[i] = (float)uni(&s);
     }
     struct cpu_gemm *g = cpu_gemm_new(), *ref = cpu_gemm_new();
     ck_assert(g && ref);
-    /* (ta, B): ta 1 reads a as a K x M matrix, transposed (another shape: packed anew) */
-    const int order[][2] = {{0, 1}, {0, 2}, {1, 1}, {0, 2}, {0, 1}};
+    /* (ta, B, A): ta 1 reads A as a K x M matrix, transposed (another shape: packed anew);
+     * two matrices held together (a recurrent loop's weights), their products interleaved */
+    const int order[][3] = {{0, 1, 1}, {0, 2, 2}, {0, 2, 1}, {1, 1, 1}, {0, 1, 2},
+                            {0, 2, 1}, {1, 2, 2}, {0, 1, 1}, {0, 1, 2}};
     cpu_gemm_hold(g, a);
-    for (int r = 0; r < 5; r++) {
+    cpu_gemm_hold(g, a2);
+    cpu_gemm_hold(g, a); /* held already: nothing changes */
+    for (int r = 0; r < 9; r++) {
         int ta = order[r][0];
-        const float *b = order[r][1] == 1 ? b1 : b2;
-        cpu_gemm_run(ref, ta, 0, M, N, K, 0.5f, a, ta ? K : M, b, K, 0.0f, want, M);
-        cpu_gemm_run(g, ta, 0, M, N, K, 0.5f, a, ta ? K : M, b, K, 0.0f, got, M);
+        const float *b = order[r][1] == 1 ? b1 : b2, *m = order[r][2] == 1 ? a : a2;
+        cpu_gemm_run(ref, ta, 0, M, N, K, 0.5f, m, ta ? K : M, b, K, 0.0f, want, M);
+        cpu_gemm_run(g, ta, 0, M, N, K, 0.5f, m, ta ? K : M, b, K, 0.0f, got, M);
         ck_assert_msg(memcmp(want, got, sizeof(float) * M * N) == 0, "product %d differs", r);
     }
-    cpu_gemm_hold(g, NULL);
-    for (int i = 0; i < M * K; i++)
+    cpu_gemm_hold(g, NULL); /* both let go: new values are packed anew */
+    for (int i = 0; i < M * K; i++) {
         a[i] = -a[i];
-    cpu_gemm_run(ref, 0, 0, M, N, K, 0.5f, a, M, b1, K, 0.0f, want, M);
-    cpu_gemm_run(g, 0, 0, M, N, K, 0.5f, a, M, b1, K, 0.0f, got, M);
-    ck_assert(memcmp(want, got, sizeof(float) * M * N) == 0);
+        a2[i] = -a2[i];
+    }
+    for (int k = 0; k < 2; k++) {
+        const float *m = k ? a2 : a;
+        cpu_gemm_run(ref, 0, 0, M, N, K, 0.5f, m, M, b1, K, 0.0f, want, M);
+        cpu_gemm_run(g, 0, 0, M, N, K, 0.5f, m, M, b1, K, 0.0f, got, M);
+        ck_assert(memcmp(want, got, sizeof(float) * M * N) == 0);
+    }
     cpu_gemm_free(g);
     cpu_gemm_free(ref);
-    free(a), free(b1), free(b2), free(want), free(got);
+    free(a), free(a2), free(b1), free(b2), free(want), free(got);
 }
 END_TEST
 

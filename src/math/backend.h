@@ -299,7 +299,8 @@ struct backend_ops {
                           float beta, float *c, int ldc, enum bk_act act, const float *y);
     /* Optional (NULL: nothing to gain): until gemm_hold(b, NULL), the matrix at a is not
      * written, so products with it as their A may keep work on it (the CPU kernel's packed
-     * copy) from one call to the next: a recurrent layer's weights over its time steps. */
+     * copy) from one call to the next: a recurrent layer's weights over its time steps.
+     * Several may be held at once (the CPU kernel: 16); NULL lets every one go. */
     void (*gemm_hold)(struct backend *b, const float *a);
     /* Optional (NULL: gemm): products with a sparse operand X (k x n, leading dimension ldx,
      * stored dense, each column a few nonzeros: one-hot words) that skip its zeros:

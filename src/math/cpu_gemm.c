@@ -64,16 +64,20 @@ struct cpu_gemm {
     float *bp; /* KC x NC, rounded up to whole panels */
     float *t;  /* C transposed, for products with fewer than MR rows */
     size_t t_cap;
-    /* cpu_gemm_hold's A: its whole packed form (k block pc's row block ic at
-     * pc * (m rounded up to MR) + ic * kc) once `packed` says which product packed it */
-    const float *held;
-    float *hp;
-    size_t hp_cap;
-    struct {
-        int ta;
-        size_t lda, m, k;
-    } packed;
-    int hp_valid;
+    /* cpu_gemm_hold's matrices (nheld of them): each one's whole packed form (k block pc's
+     * row block ic at pc * (m rounded up to MR) + ic * kc) once `packed` says which
+     * product packed it; slots beyond nheld keep their buffers for the next holds */
+    struct held {
+        const float *a;
+        float *hp;
+        size_t hp_cap;
+        struct {
+            int ta;
+            size_t lda, m, k;
+        } packed;
+        int hp_valid;
+    } held[CPU_GEMM_HOLDS];
+    int nheld;
 };
 
 int cpu_gemm_supported(void)
@@ -107,15 +111,25 @@ struct cpu_gemm *cpu_gemm_new(void)
 
 void cpu_gemm_hold(struct cpu_gemm *g, const float *a)
 {
-    g->held = a;
-    g->hp_valid = 0;
+    if (!a) {
+        g->nheld = 0;
+        return;
+    }
+    for (int i = 0; i < g->nheld; i++)
+        if (g->held[i].a == a)
+            return;
+    if (g->nheld == CPU_GEMM_HOLDS) /* more than the slots: packed at every product */
+        return;
+    g->held[g->nheld].a = a;
+    g->held[g->nheld++].hp_valid = 0;
 }
 
 void cpu_gemm_free(struct cpu_gemm *g)
 {
     if (!g)
         return;
-    free(g->hp);
+    for (int i = 0; i < CPU_GEMM_HOLDS; i++)
+        free(g->held[i].hp);
     free(g->ap);
     free(g->bp);
     free(g->t);
@@ -413,9 +427,18 @@ static void epi_after(enum epi_kind kind, const struct epi *ep, float *c, size_t
     }
 }
 
-/* The buffer for the held A's packs, for a product with this A (NULL: out of memory, or
- * the held A was packed for another product's shape and cannot be reused: packed anew). */
-static float *held_packs(struct cpu_gemm *g, int ta, size_t lda, size_t m, size_t k, size_t mpad)
+/* The held matrix a's slot, or NULL. */
+static struct held *held_of(struct cpu_gemm *g, const float *a)
+{
+    for (int i = 0; i < g->nheld; i++)
+        if (g->held[i].a == a)
+            return &g->held[i];
+    return NULL;
+}
+
+/* The buffer for a held A's packs, for a product with this A (NULL: out of memory, or the
+ * held A was packed for another product's shape and cannot be reused: packed anew). */
+static float *held_packs(struct held *g, int ta, size_t lda, size_t m, size_t k, size_t mpad)
 {
     if (g->hp_valid &&
         (g->packed.ta != ta || g->packed.lda != lda || g->packed.m != m || g->packed.k != k))
@@ -466,8 +489,9 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
     }
     /* the held A: packed once (the first product with it), then read from there */
     size_t mpad = (M + MR - 1) / MR * MR;
-    float *hp = !a_in && a == g->held ? held_packs(g, ta, (size_t)lda, M, K, mpad) : NULL;
-    int have = hp && g->hp_valid;
+    struct held *h = a_in ? NULL : held_of(g, a);
+    float *hp = h ? held_packs(h, ta, (size_t)lda, M, K, mpad) : NULL;
+    int have = hp && h->hp_valid;
     /* k in equal blocks of at most KC (784 = 4 x 196, not 3 x 256 + 16: a short last block
      * pays a whole pass over C for little work) */
     size_t kblock = (K + (K + KC - 1) / KC - 1) / ((K + KC - 1) / KC);
@@ -537,7 +561,7 @@ static void run(struct cpu_gemm *g, int ta, int tb, int m, int n, int k, float a
         have = hp != NULL; /* the next column block reads the packs this one made */
     }
     if (hp)
-        g->hp_valid = 1;
+        h->hp_valid = 1;
 }
 #endif
 

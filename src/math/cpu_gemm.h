@@ -32,9 +32,11 @@ int cpu_gemm_auto_own(int has_avx512, int threads);
 struct cpu_gemm *cpu_gemm_new(void);
 void cpu_gemm_free(struct cpu_gemm *g);
 
-/* Until cpu_gemm_hold(g, NULL) (or another a), the matrix at a is not written: products
- * whose A is a keep its packed form and later ones with the same op(A) shape read it from
- * there (a recurrent layer's weights, packed once for all the time steps of a pass). */
+/* Until cpu_gemm_hold(g, NULL), the matrix at a is not written: products whose A is a keep
+ * its packed form and later ones with the same op(A) shape read it from there (a recurrent
+ * layer's weights, packed once for all the time steps of a pass). Up to CPU_GEMM_HOLDS
+ * matrices are held together (the weights of a recurrent loop of a network's nodes); NULL
+ * lets them all go. */
 void cpu_gemm_hold(struct cpu_gemm *g, const float *a);
 
 /* C = alpha op(A) op(B) + beta C, column-major (BLAS's sgemm), m, n, k > 0; beta == 0

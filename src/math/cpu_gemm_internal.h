@@ -6,11 +6,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define MR 32   /* a tile's rows: two vectors */
-#define NR 12   /* a tile's columns */
-#define KC 256  /* the longest k block */
-#define MC 256  /* rows of A packed at a time (MC x KC in L2) */
-#define NC 3072 /* columns of B packed at a time */
+#define MR             32   /* a tile's rows: two vectors */
+#define NR             12   /* a tile's columns */
+#define KC             256  /* the longest k block */
+#define MC             256  /* rows of A packed at a time (MC x KC in L2) */
+#define NC             3072 /* columns of B packed at a time */
+#define CPU_GEMM_HOLDS 16   /* matrices held (cpu_gemm_hold) at once */
 
 #if defined(__GNUC__) && !defined(__clang__) && (defined(__x86_64__) || defined(__i386__))
 #define HAVE_KERNEL 1
