@@ -154,6 +154,27 @@ START_TEST(clipping_and_l1)
     for (int i = 0; i < N; i++)
         r[i] = r[i] > 0.05f ? r[i] - 0.05f : r[i] < -0.05f ? r[i] + 0.05f : 0.0f;
     assert_same(x, r, N, "soft_threshold");
+    /* sgd_update_clip: clip_value, then sgd_update, bit for bit (g untouched), with and
+     * without momentum and Nesterov */
+    float g[N], gc[N], w1[N], w2[N], s1[N], s2[N];
+    ck_assert_ptr_nonnull(bk->ops->sgd_update_clip);
+    for (int k = 0; k < 4; k++) {
+        fill_random(g, N, 7 + (uint64_t)k, 4.0f);
+        fill_random(w1, N, 9, 1.0f);
+        fill_random(s1, N, 10, 0.5f);
+        memcpy(gc, g, sizeof g);
+        memcpy(w2, w1, sizeof w1);
+        memcpy(s2, s1, sizeof s1);
+        float m = k & 1 ? 0.9f : 0.0f;
+        int nag = k >> 1;
+        bk->ops->clip_value(bk, gc, N, 1.5f);
+        bk->ops->sgd_update(bk, w1, gc, s1, N, m, 0.01f, nag);
+        memcpy(gc, g, sizeof g);
+        bk->ops->sgd_update_clip(bk, w2, g, s2, N, m, 0.01f, nag, 1.5f);
+        assert_same(w2, w1, N, "sgd_update_clip's parameters");
+        assert_same(s2, s1, N, "sgd_update_clip's momentum");
+        assert_same(g, gc, N, "sgd_update_clip's gradient");
+    }
 }
 END_TEST
 

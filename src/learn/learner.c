@@ -215,6 +215,14 @@ void learner_update(struct learner *l, const struct learn_config *lc, const stru
 {
     struct backend *b = l->bk;
     double N = (double)samples;
+    if (l->kind->update == sgd_update && !isinf(lc->clip) && lc->clip_truncation &&
+        b->ops->sgd_update_clip && lc->l2 <= 0 && lc->l1 <= 0) { /* one pass: the same bits */
+        float m, a;
+        sgd_factors(ep, samples, &m, &a);
+        b->ops->sgd_update_clip(b, w, g, l->s1, l->n, m, a, lc->nag,
+                                (float)(lc->clip * (double)samples));
+        return;
+    }
     clip(l, lc, g, samples, spans, nspans); /* CNTK clips first, then adds the L2 term */
     if (lc->l2 > 0)
         b->ops->axpy(b, g, w, l->n, (float)(lc->l2 * N));

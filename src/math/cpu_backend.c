@@ -331,6 +331,7 @@ static const struct backend_ops cpu_ops = {
     .pool_forward = cpu_pool_forward,
     .pool_backward = cpu_pool_backward,
     .sgd_update = cpu_sgd_update,
+    .sgd_update_clip = cpu_sgd_update_clip,
     .adam_update = cpu_adam_update,
     .adagrad_update = cpu_adagrad_update,
     .fsadagrad_update = cpu_fsadagrad_update,

@@ -153,6 +153,8 @@ void cpu_unquantize(struct backend *b, const struct bk_columns *c, const unsigne
 /* cpu_update.c: the optimizer and the engines' model updates (see backend_ops) */
 void cpu_sgd_update(struct backend *b, float *w, const float *g, float *s1, size_t n, float m,
                     float a, int nag);
+void cpu_sgd_update_clip(struct backend *b, float *w, const float *g, float *s1, size_t n, float m,
+                         float a, int nag, float max);
 void cpu_adam_update(struct backend *b, float *w, const float *g, float *s1, float *s2, size_t n,
                      float b1, float b2, float scale, float rc2, float eps);
 void cpu_adagrad_update(struct backend *b, float *w, const float *g, float *s1, size_t n,

@@ -54,6 +54,35 @@ void cpu_sgd_update(struct backend *b, float *w, const float *g, float *s1, size
     sgd_loop(nag, m, a, s1, w, g, n);
 }
 
+/* cpu_clip_value's value, as a step of the loop below */
+#define CLIPPED(x, max) ((x) > (max) ? (max) : (x) < -(max) ? -(max) : (x))
+
+/* sgd_loop on the gradient clipped to [-max, max], in one pass. */
+UPDATE_CLONES static void sgd_clip_loop(int nag, float m, float a, float max, float *restrict sg,
+                                        float *restrict w, const float *restrict g, size_t n)
+{
+    if (!nag) {
+        for (size_t i = 0; i < n; i++) {
+            float c = CLIPPED(g[i], max);
+            sg[i] = m * sg[i] + a * c;
+            w[i] -= sg[i];
+        }
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        float c = CLIPPED(g[i], max);
+        sg[i] = m * sg[i] + a * c;
+        w[i] -= m * sg[i] + a * c;
+    }
+}
+
+void cpu_sgd_update_clip(struct backend *b, float *w, const float *g, float *s1, size_t n, float m,
+                         float a, int nag, float max)
+{
+    (void)b;
+    sgd_clip_loop(nag, m, a, max, s1, w, g, n);
+}
+
 void cpu_adam_update(struct backend *b, float *w, const float *g, float *s1, float *s2, size_t n,
                      float b1, float b2, float scale, float rc2, float eps)
 {
@@ -130,7 +159,7 @@ void cpu_clip_value(struct backend *b, float *x, size_t n, float max)
 {
     (void)b;
     for (size_t i = 0; i < n; i++)
-        x[i] = x[i] > max ? max : x[i] < -max ? -max : x[i];
+        x[i] = CLIPPED(x[i], max);
 }
 
 void cpu_clip_norm(struct backend *b, float *x, size_t n, float max)
