@@ -106,9 +106,9 @@ START_TEST(trainer_config_errors)
          "<command line>:arg1: error: readerType=Kaldi2Reader is not supported by partrain "
          "(supported: CNTKTextFormatReader|ImageReader|HTKMLFReader|HTKDeserializers|"
          "LMSequenceReader)"},
-        {"train.SimpleNetworkBuilder.rnnType=CLASSLM",
-         "<command line>:arg1: error: rnnType=CLASSLM is not supported by partrain (supported: "
-         "SIMPLENET|LSTM|CLASSLSTM)"},
+        {"train.SimpleNetworkBuilder.rnnType=NCELSTM",
+         "<command line>:arg1: error: rnnType=NCELSTM is not supported by partrain (supported: "
+         "SIMPLENET|LSTM|CLASSLSTM|CLASSLM)"},
         {"train.SGD.AutoAdjust=[autoAdjustMinibatch=true;minibatchSizeTuningMax=0]",
          "<command line>:arg1: error: minibatchSizeTuningMax: 0 is out of range: must be >= 1"},
         {"train.SGD.AutoAdjust=[autoAdjustLR=during]",

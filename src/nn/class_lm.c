@@ -22,37 +22,22 @@
  * initValueScale; else N(0, 0.2 s / sqrt(fanIn))), the gates' biases at inputGateInitVal,
  * forgetGateInitVal and outputGateInitVal (-1), the cell's at 0. The labels are the
  * LMSequenceReader's 4 rows a step. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "nn/nn_internal.h"
 
-struct text {
-    char *buf;
-    size_t size, len;
-};
-
-static void __attribute__((format(printf, 2, 3))) add(struct text *t, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    size_t at = t->len < t->size ? t->len : t->size;
-    int n = vsnprintf(t->buf + at, t->size - at, fmt, ap);
-    va_end(ap);
-    if (n > 0)
-        t->len += (size_t)n;
-}
-
 /* A weight matrix rows x cols initialized as SimpleNetworkBuilder's. */
-static void weight(struct text *t, const struct nn_config *c, const char *name, int rows, int cols)
+static void weight(struct nn_text *t, const struct nn_config *c, const char *name, int rows,
+                   int cols)
 {
-    add(t, "%s = Parameter (%d, %d, init = '%s', initValueScale = %.17g)\n", name, rows, cols,
-        c->uniform_init ? "uniform" : "gaussian", c->init_scale);
+    nn_text_add(t, "%s = Parameter (%d, %d, init = '%s', initValueScale = %.17g)\n", name, rows,
+                cols, c->uniform_init ? "uniform" : "gaussian", c->init_scale);
 }
 
 /* LSTM k over x (in rows) into h<k> (out rows). */
-static void lstm(struct text *t, const struct nn_config *c, int k, const char *x, int in, int out)
+static void lstm(struct nn_text *t, const struct nn_config *c, int k, const char *x, int in,
+                 int out)
 {
     char n[32];
     static const char *const xs[] = {"WXO", "WXI", "WXF", "WXC"};
@@ -72,15 +57,16 @@ static void lstm(struct text *t, const struct nn_config *c, int k, const char *x
     }
     static const char *const bs[] = {"bi", "bf", "bo"};
     for (int i = 0; i < 3; i++)
-        add(t, "%s%d = Parameter (%d, 1, init = 'fixedValue', value = %.17g)\n", bs[i], k, out,
-            c->gate_init[i]);
-    add(t, "bc%d = Parameter (%d, 1, init = 'fixedValue', value = 0)\n", k, out);
-    add(t,
-        "dh%d = PastValue (%d, h%d, timeStep = 1, defaultHiddenActivation = %.17g)\n"
-        "dc%d = PastValue (%d, c%d, timeStep = 1, defaultHiddenActivation = %.17g)\n",
-        k, out, k, c->hidden_activity, k, out, k, c->hidden_activity);
+        nn_text_add(t, "%s%d = Parameter (%d, 1, init = 'fixedValue', value = %.17g)\n", bs[i], k,
+                    out, c->gate_init[i]);
+    nn_text_add(t, "bc%d = Parameter (%d, 1, init = 'fixedValue', value = 0)\n", k, out);
+    nn_text_add(t,
+                "dh%d = PastValue (%d, h%d, timeStep = 1, defaultHiddenActivation = %.17g)\n"
+                "dc%d = PastValue (%d, c%d, timeStep = 1, defaultHiddenActivation = %.17g)\n",
+                k, out, k, c->hidden_activity, k, out, k, c->hidden_activity);
     /* k is argument 1, x argument 2 */
-    add(t,
+    nn_text_add(
+        t,
         "it%1$d = Sigmoid (WXI%1$d * %2$s + bi%1$d + WHI%1$d * dh%1$d + DiagTimes (WCI%1$d, "
         "dc%1$d))\n"
         "ft%1$d = Sigmoid (WXF%1$d * %2$s + bf%1$d + WHF%1$d * dh%1$d + DiagTimes (WCF%1$d, "
@@ -97,7 +83,7 @@ static void lstm(struct text *t, const struct nn_config *c, int k, const char *x
  * last step, no bias) where recurrentLayer names it, else U x + B; then its layerTypes
  * activation (CNTK's BuildClassEntropyRNNFromDescription; it reuses layer 0's bias for
  * later plain layers, partrain gives each its own). */
-static void rnn_layer(struct text *t, const struct nn_config *c, int i, const char *x, int in,
+static void rnn_layer(struct nn_text *t, const struct nn_config *c, int i, const char *x, int in,
                       int out)
 {
     static const char *const fn[] = {[BK_ACT_SIGMOID] = "Sigmoid",
@@ -112,14 +98,15 @@ static void rnn_layer(struct text *t, const struct nn_config *c, int i, const ch
     if (c->recurrent >> i & 1) {
         snprintf(n, sizeof n, "W%d", i);
         weight(t, c, n, out, out);
-        add(t,
+        nn_text_add(
+            t,
             "p%1$d = PastValue (%2$d, o%1$d, timeStep = 1, defaultHiddenActivation = %3$.17g)\n"
             "o%1$d = %4$s (U%1$d * %5$s + W%1$d * p%1$d)\n",
             i, out, c->hidden_activity, f, x);
     } else {
         snprintf(n, sizeof n, "B%d", i);
         weight(t, c, n, out, 1);
-        add(t, "o%1$d = %2$s (U%1$d * %3$s + B%1$d)\n", i, f, x);
+        nn_text_add(t, "o%1$d = %2$s (U%1$d * %3$s + B%1$d)\n", i, f, x);
     }
 }
 
@@ -158,14 +145,15 @@ int nn_class_lm(struct nn_config *c, struct pt_err *e)
                           "not built for it; set them false",
                           c->origin, name);
     static char buf[NN_BS_MAX];
-    struct text t = {.buf = buf, .size = sizeof buf};
-    add(&t, "features = SparseInput (%d, tag = 'feature')\nlabels = Input (4, tag = 'label')\n",
-        words);
+    struct nn_text t = {.buf = buf, .size = sizeof buf};
+    nn_text_add(&t,
+                "features = SparseInput (%d, tag = 'feature')\nlabels = Input (4, tag = 'label')\n",
+                words);
     const char *x = "features";
     int in = words, first = 1;
     if (order) {
         weight(&t, c, "E0", c->sizes[1], words);
-        add(&t, "LookupTable = Times (E0, features)\n");
+        nn_text_add(&t, "LookupTable = Times (E0, features)\n");
         x = "LookupTable";
         in = c->sizes[1];
         first = 2;
@@ -184,7 +172,8 @@ int nn_class_lm(struct nn_config *c, struct pt_err *e)
     snprintf(w, sizeof w, "W%d", c->nsizes - 2);
     weight(&t, c, w, in, vocab);
     weight(&t, c, "WeightForClassPostProb", c->classes, in);
-    add(&t,
+    nn_text_add(
+        &t,
         "ClassPostProb = Times (WeightForClassPostProb, %s)\n"
         "TrainNodeClassBasedCrossEntropy = ClassBasedCrossEntropyWithSoftmax (labels, %s, %s, "
         "ClassPostProb, tag = 'criterion')\n",

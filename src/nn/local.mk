@@ -16,7 +16,7 @@ if HAVE_CHECK
 check_PROGRAMS += tests/test_math tests/test_nn tests/test_nn_lstm tests/test_nn_model \
 	tests/test_graph tests/test_nn_team
 tests_test_math_SOURCES = tests/test_math.c tests/test_math_update.c tests/test_math_conv.c tests/test_math_bn.c \
-	tests/test_math_lstm.c tests/test_math_probe.c tests/test_math.h tests/testutil.h
+	tests/test_math_lstm.c tests/test_math_sparse.c tests/test_math_probe.c tests/test_math.h tests/testutil.h
 tests_test_math_CFLAGS = $(TEST_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_test_math_LDADD = $(TEST_LIBS)
 tests_test_nn_SOURCES = tests/test_nn.c tests/test_nn_util.h tests/testutil.h

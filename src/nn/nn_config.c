@@ -321,13 +321,7 @@ int nn_config_read(struct cfg_node *block, struct nn_config *out, struct pt_err 
     return out->class_lm ? nn_class_lm(out, e) : 0;
 }
 
-/* Appending to a fixed buffer; len keeps counting past the end (snprintf semantics). */
-struct text_out {
-    char *buf;
-    size_t size, len;
-};
-
-static void __attribute__((format(printf, 2, 3))) text_add(struct text_out *t, const char *fmt, ...)
+void nn_text_add(struct nn_text *t, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -340,34 +334,34 @@ static void __attribute__((format(printf, 2, 3))) text_add(struct text_out *t, c
 
 int nn_config_write(const struct nn_config *c, char *buf, size_t size)
 {
-    struct text_out t = {buf, size, 0};
+    struct nn_text t = {buf, size, 0};
     if (size)
         buf[0] = '\0';
     if (c->rnn == NN_GRAPH) {
         if (c->bs_root[0]) /* CNTK's form, which says which member is the network */
-            text_add(&t, "BrainScriptNetworkBuilder = (new ComputationNetwork ([\n%s\n].%s))\n",
-                     c->bs_text, c->bs_root);
+            nn_text_add(&t, "BrainScriptNetworkBuilder = (new ComputationNetwork ([\n%s\n].%s))\n",
+                        c->bs_text, c->bs_root);
         else
-            text_add(&t, "BrainScriptNetworkBuilder = [\n%s\n]\n", c->bs_text);
+            nn_text_add(&t, "BrainScriptNetworkBuilder = [\n%s\n]\n", c->bs_text);
         return t.len > (size_t)0x7fffffff ? 0x7fffffff : (int)t.len;
     }
-    text_add(&t, "rnnType=%s\nlayerSizes=", nn_rnn_kind(c->rnn)->name);
+    nn_text_add(&t, "rnnType=%s\nlayerSizes=", nn_rnn_kind(c->rnn)->name);
     for (int i = 0; i < c->nsizes; i++)
-        text_add(&t, "%s%d", i ? ":" : "", c->sizes[i]);
-    text_add(&t, "\nlayerTypes=");
+        nn_text_add(&t, "%s%d", i ? ":" : "", c->sizes[i]);
+    nn_text_add(&t, "\nlayerTypes=");
     if (c->nsizes <= 2)
-        text_add(&t, "Sigmoid");
+        nn_text_add(&t, "Sigmoid");
     for (int i = 0; i < c->nsizes - 2; i++)
-        text_add(&t, "%s%s", i ? ":" : "", act_name(c->acts[i]));
-    text_add(&t, "\ntrainingCriterion=%s\nevalCriterion=%s\n", c->train_name, c->eval_name);
-    text_add(&t, "uniformInit=%s\ninitValueScale=%.17g\n", c->uniform_init ? "true" : "false",
-             c->init_scale);
-    text_add(&t, "applyMeanVarNorm=%s\nneedPrior=%s\naddDropoutNodes=%s\n",
-             c->mean_var_norm ? "true" : "false", c->need_prior ? "true" : "false",
-             c->dropout ? "true" : "false");
-    text_add(&t, "inputGateInitVal=%.17g\nforgetGateInitVal=%.17g\noutputGateInitVal=%.17g\n",
-             c->gate_init[0], c->gate_init[1], c->gate_init[2]);
-    text_add(&t, "defaultHiddenActivity=%.17g\n", c->hidden_activity);
+        nn_text_add(&t, "%s%s", i ? ":" : "", act_name(c->acts[i]));
+    nn_text_add(&t, "\ntrainingCriterion=%s\nevalCriterion=%s\n", c->train_name, c->eval_name);
+    nn_text_add(&t, "uniformInit=%s\ninitValueScale=%.17g\n", c->uniform_init ? "true" : "false",
+                c->init_scale);
+    nn_text_add(&t, "applyMeanVarNorm=%s\nneedPrior=%s\naddDropoutNodes=%s\n",
+                c->mean_var_norm ? "true" : "false", c->need_prior ? "true" : "false",
+                c->dropout ? "true" : "false");
+    nn_text_add(&t, "inputGateInitVal=%.17g\nforgetGateInitVal=%.17g\noutputGateInitVal=%.17g\n",
+                c->gate_init[0], c->gate_init[1], c->gate_init[2]);
+    nn_text_add(&t, "defaultHiddenActivity=%.17g\n", c->hidden_activity);
     return t.len > (size_t)0x7fffffff ? 0x7fffffff : (int)t.len;
 }
 

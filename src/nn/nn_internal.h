@@ -28,6 +28,14 @@ const struct nn_rnn_kind *nn_rnn_kind(enum nn_rnn_type rnn);
 
 struct nn_graph;
 
+/* Appending to a fixed buffer; len keeps counting past the end (snprintf semantics), so
+ * len >= size says the text did not fit (nn_config.c). */
+struct nn_text {
+    char *buf;
+    size_t size, len;
+};
+void nn_text_add(struct nn_text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 /* SimpleNetworkBuilder's CLASSLSTM or CLASSLM (c->class_lm) as the BrainScript network it
  * describes (class_lm.c): c becomes that NN_GRAPH network. */
 int nn_class_lm(struct nn_config *c, struct pt_err *e);
