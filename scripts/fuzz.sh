@@ -1,26 +1,27 @@
 #!/bin/sh
 # Build a fuzz target with libFuzzer + ASan + UBSan and run it:
 #
-#   scripts/fuzz.sh [cfg|ctf|bs|ndl|model|mlf] [SECONDS] [extra libFuzzer args...]    (default: cfg, 600 s)
+#   scripts/fuzz.sh [cfg|ctf|bs|ndl|model|mlf|lm] [SECONDS] [extra libFuzzer args...]    (default: cfg, 600 s)
 #
 # cfg: the config language (tests/fuzz/fuzz_cfg.c); ctf: the CTF line parser
 # (tests/fuzz/fuzz_ctf.c); bs: BrainScript networks, parsed and evaluated into a node graph
 # with its shapes (tests/fuzz/fuzz_bs.c); ndl: CNTK's NDL written out as BrainScript, which
 # must parse, then evaluated the same way (tests/fuzz/fuzz_ndl.c); model: model files loaded
-# (tests/fuzz/fuzz_model.c); mlf: HTK master label files, text and binary (fuzz_mlf.c).
+# (tests/fuzz/fuzz_model.c); mlf: HTK master label files, text and binary (fuzz_mlf.c);
+# lm: CNTK's LMSequenceReader, a word-class file and a text read epoch by epoch (fuzz_lm.c).
 # Needs clang and libclang-rt-14-dev (installed on demand) and a configured tree (config.h;
 # the libraries are built there): the current directory where it has config.h (a build
 # directory beside the sources, their configure run there), else the source tree. New
 # crashers land in its tests/fuzz/ as crash-*; minimize them and keep them in the sources'
 # tests/fuzz/regress/ (or regress-ctf/, regress-bs/, regress-ndl/, regress-model/,
-# regress-mlf/): `make check` replays them.
+# regress-mlf/, regress-lm/): `make check` replays them.
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 build=$here
 [ -f config.h ] && build=$(pwd)
 cd "$here"
 target=cfg
-case ${1:-} in cfg | ctf | bs | ndl | model | mlf) target=$1; shift ;; esac
+case ${1:-} in cfg | ctf | bs | ndl | model | mlf | lm) target=$1; shift ;; esac
 secs=${1:-600}
 [ $# -gt 0 ] && shift
 if ! command -v clang >/dev/null || ! dpkg-query -W libclang-rt-14-dev >/dev/null 2>&1; then
@@ -51,6 +52,10 @@ model)
 mlf)
     dirs="regress-mlf seeds-mlf"
     lib="$lib src/reader/htk_mlf.c"
+    ;;
+lm)
+    dirs="regress-lm seeds-lm"
+    lib="$lib src/reader/htk_mlf.c src/reader/lm_config.c src/reader/lm_reader.c"
     ;;
 esac
 mkdir -p "$build/tests/fuzz"
