@@ -2,8 +2,9 @@
 # Install what is missing, build, and run every test:
 #   1. `make check` (Check unit tests, CLI tests, real mpiexec -n 1..4 tests, man-page
 #      sync, fuzz regressions, the layer and format checks) with -Werror;
-#   2. a smoke run of the fuzzers (scripts/fuzz.sh cfg, ctf, bs, ndl; FUZZ_SECONDS each, default
-#      15): a crash, leak or timeout fails the run and leaves the input in tests/fuzz/;
+#   2. a smoke run of the fuzzers (scripts/fuzz.sh cfg, ctf, bs, ndl, model, mlf, lm;
+#      FUZZ_SECONDS each, default 15): a crash, leak or timeout fails the run and leaves the
+#      input in tests/fuzz/;
 #   3. `make check-long`: the accuracy gates on Fashion-MNIST;
 #   4. `make check-cluster`: every method across a simulated cluster of 2 hosts (network
 #      namespaces, scripts/cluster.sh), and the example Slurm batch script on a local Slurm
@@ -49,9 +50,9 @@ summary "" $(fast_logs)
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
     # A short run on every CI pass keeps the fuzzers building and catches what a change
     # makes easy to find; long runs stay manual (scripts/fuzz.sh cfg 600).
-    echo "== fuzz smoke (scripts/fuzz.sh cfg, ctf, bs, ndl, model and mlf, ${FUZZ_SECONDS:-15} s each) $(date +%T)"
+    echo "== fuzz smoke (scripts/fuzz.sh cfg, ctf, bs, ndl, model, mlf and lm, ${FUZZ_SECONDS:-15} s each) $(date +%T)"
     flog=$(mktemp)
-    for target in cfg ctf bs ndl model mlf; do
+    for target in cfg ctf bs ndl model mlf lm; do
         if ! scripts/fuzz.sh "$target" "${FUZZ_SECONDS:-15}" >"$flog" 2>&1; then
             tail -40 "$flog"
             echo "fuzz $target failed: the input is tests/fuzz/crash-* (or leak-*, timeout-*);"

@@ -5,7 +5,7 @@ TEST_LIBS = $(PT_LIBS) $(CHECK_LIBS)
 
 check_PROGRAMS += tests/test_bs_parse tests/test_cfg tests/test_cfg_files tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/test_fuzz_regress \
 	tests/test_fuzz_regress_ctf tests/test_fuzz_regress_bs tests/test_fuzz_regress_ndl \
-	tests/test_fuzz_regress_model tests/test_fuzz_regress_mlf
+	tests/test_fuzz_regress_model tests/test_fuzz_regress_mlf tests/test_fuzz_regress_lm
 tests_test_bs_parse_SOURCES = tests/test_bs_parse.c tests/test_bs_parse_errors.c tests/test_bs_parse.h tests/testutil.h
 tests_test_bs_parse_CFLAGS = $(TEST_CFLAGS)
 tests_test_bs_parse_LDADD = $(TEST_LIBS)
@@ -54,6 +54,9 @@ tests_test_fuzz_regress_model_LDADD = $(PT_LIBS)
 tests_test_fuzz_regress_mlf_SOURCES = tests/fuzz/fuzz_mlf.c tests/fuzz/replay.c
 tests_test_fuzz_regress_mlf_CFLAGS = $(AM_CFLAGS)
 tests_test_fuzz_regress_mlf_LDADD = $(PT_LIBS)
+tests_test_fuzz_regress_lm_SOURCES = tests/fuzz/fuzz_lm.c tests/fuzz/replay.c
+tests_test_fuzz_regress_lm_CFLAGS = $(AM_CFLAGS)
+tests_test_fuzz_regress_lm_LDADD = $(PT_LIBS)
 
 TESTS += tests/test_bs_parse tests/test_cfg tests/test_cfg_files tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/fuzz_regress.sh \
 	tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh \
@@ -121,7 +124,7 @@ TESTS_ENVIRONMENT = \
 EXTRA_DIST += tests/test_cntk_compat.sh tests/test_bs_net.sh tests/test_bs_eval.sh tests/test_bs_rnn.sh tests/test_bs_classce.sh tests/test_lm.sh tests/test_bs_load.sh tests/test_bs_criteria.sh tests/test_bs_edit.sh tests/test_image_reader.sh tests/test_bs_conv.sh tests/test_bs_bn.sh tests/test_deserializers.sh tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh tests/test_dpsgd.sh tests/test_team_shm.sh tests/test_onebit_fashion.sh tests/test_masgd.sh \
 	tests/test_asgd.sh tests/test_rescale.sh tests/test_elastic.sh tests/test_asgd_fashion.sh tests/testlib.sh tests/lsan.supp tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_files.sh tests/test_startup.sh tests/test_cntk_actions.sh tests/test_timeline.sh tests/timeline_check.py tests/test_plot.sh \
 	tests/test_word_class.sh tests/fuzz/seeds tests/fuzz/regress tests/fuzz/seeds-ctf tests/fuzz/regress-ctf \
-	tests/fuzz/seeds-bs tests/fuzz/regress-bs tests/fuzz/seeds-ndl tests/fuzz/regress-ndl tests/fuzz/seeds-model tests/fuzz/seeds-mlf tests/fuzz/regress-mlf scripts/fuzz.sh tests/data/cntk-legacy.cfg \
+	tests/fuzz/seeds-bs tests/fuzz/regress-bs tests/fuzz/seeds-ndl tests/fuzz/regress-ndl tests/fuzz/seeds-model tests/fuzz/seeds-mlf tests/fuzz/regress-mlf tests/fuzz/seeds-lm scripts/fuzz.sh tests/data/cntk-legacy.cfg \
 	tests/test_layers.sh tests/test_format.sh tests/test_backend_boundary.sh .clang-format README.md
 EXTRA_DIST += tests/test_accept.sh
 
