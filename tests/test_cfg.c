@@ -302,7 +302,7 @@ START_TEST(array_errors)
         "a.cfg:2:3: error: b: empty element in \"*3:2\"",
         "a.cfg:3:3: error: c: repeat count must be a positive integer, got \"x\"",
         "a.cfg:4:3: error: d: expected a repeat count after '*' in \"1*\"",
-        "a.cfg:5:3: error: e: array longer than 1000000 elements",
+        "a.cfg:5:3: error: e: array longer than 65536 elements",
         "a.cfg:6:3: error: f: expected at least one element, got \":\"",
         "a.cfg:7:4: error: g: expected at least one element, got \":\"",
     };
