@@ -28,7 +28,7 @@ libpartrain_a_SOURCES = \
 	src/parallel/asgd.c src/parallel/asgd_config.h src/parallel/asgd_config.c \
 	src/train/train.h src/train/command_schema.c src/train/actions.c src/train/cmdline.c \
 	src/train/logfmt.h src/train/logfmt.c src/train/banner.c src/train/summary.c src/train/train_internal.h src/train/train_loop.c \
-	src/train/evaluate.c src/train/cross_validate.c src/train/write_output.c src/train/write_htk.c src/train/write_internal.h src/train/write_schema.c src/train/dump_node.c src/train/plot.c src/train/word_class.c src/train/edit_model.c src/train/edit_mel.c src/train/checkpoint.c src/train/stats.c src/train/files.c src/train/train_run.h src/train/train_setup.c src/train/train_ident.c src/train/train_epoch.c src/train/train_save.c src/train/train_adjust.c src/train/train_search.c src/train/train_stage.c src/train/train_team.c src/train/device.c \
+	src/train/evaluate.c src/train/cross_validate.c src/train/write_output.c src/train/write_htk.c src/train/write_internal.h src/train/write_schema.c src/train/dump_node.c src/train/plot.c src/train/word_class.c src/train/svd.c src/train/edit_model.c src/train/edit_mel.c src/train/checkpoint.c src/train/stats.c src/train/files.c src/train/train_run.h src/train/train_setup.c src/train/train_ident.c src/train/train_epoch.c src/train/train_save.c src/train/train_adjust.c src/train/train_search.c src/train/train_stage.c src/train/train_team.c src/train/device.c \
 	src/math/backend.h src/math/backend.c
 libpartrain_a_CFLAGS = $(AM_CFLAGS) $(MPI_CFLAGS) $(OPENBLAS_CFLAGS) $(STB_CFLAGS)
 libpartrain_a_CPPFLAGS = $(AM_CPPFLAGS) -DPT_PKGLIBDIR='"$(pkglibdir)"'

@@ -572,11 +572,13 @@ uint64_t nn_fixed_values_hash(const struct nn *net, uint64_t h)
 int nn_graph_copy_named(struct nn *dst, struct nn *src, int *copied, int *fresh, struct pt_err *e)
 {
     *copied = *fresh = 0;
-    if (!dst->graph || !src->graph)
+    if (!dst->graph || (!src->graph && src->cfg.rnn != NN_SIMPLENET))
         return pt_err_set(e, PT_EUSER,
-                          "error: a SimpleNetworkBuilder network's parameters cannot be copied "
-                          "by name (a MEL script edits an NDL or BrainScript network)");
+                          "error: a SimpleNetworkBuilder LSTM network's parameters cannot be "
+                          "copied by name (a MEL script edits an NDL or BrainScript network)");
     const struct nn_graph *dg = dst->graph, *sg = src->graph;
+    size_t nst = 0;
+    const struct nn_tensor *st = sg ? NULL : nn_tensors(src, &nst); /* W0, B0, ... */
     float *dh = pt_malloc((dst->nparams + 1) * sizeof *dh, e);
     float *sh = dh ? pt_malloc((src->nparams + 1) * sizeof *sh, e) : NULL;
     int rc = dh && sh ? nn_get_params(dst, dh, e) : (e ? e->code : PT_ENOMEM);
@@ -586,22 +588,37 @@ int nn_graph_copy_named(struct nn *dst, struct nn *src, int *copied, int *fresh,
         const struct g_node *d = &dg->nodes[i];
         if (d->dead || !d->learnable)
             continue;
-        int j = 0;
-        while (j < sg->n &&
-               (sg->nodes[j].dead || !sg->nodes[j].learnable || strcmp(sg->nodes[j].name, d->name)))
-            j++;
-        if (j == sg->n) {
+        int j = 0, rows = 0, cols = 0;
+        size_t offset = 0;
+        if (sg) {
+            while (j < sg->n && (sg->nodes[j].dead || !sg->nodes[j].learnable ||
+                                 strcmp(sg->nodes[j].name, d->name)))
+                j++;
+            if (j < sg->n) {
+                rows = sg->nodes[j].rows;
+                cols = sg->nodes[j].cols;
+                offset = sg->nodes[j].offset;
+            }
+        } else {
+            while ((size_t)j < nst && strcmp(st[j].name, d->name))
+                j++;
+            if ((size_t)j < nst) {
+                rows = st[j].rows;
+                cols = st[j].cols;
+                offset = st[j].offset;
+            }
+        }
+        if (sg ? j == sg->n : (size_t)j == nst) {
             (*fresh)++;
             continue;
         }
-        const struct g_node *s = &sg->nodes[j];
-        if (s->rows != d->rows || s->cols != d->cols)
+        if (rows != d->rows || cols != d->cols)
             rc = pt_err_set(e, PT_EUSER,
                             "error: parameter '%s' is [%d x %d] in the edited network and [%d x "
                             "%d] in the model it was loaded from",
-                            d->name, d->rows, d->cols, s->rows, s->cols);
+                            d->name, d->rows, d->cols, rows, cols);
         else {
-            memcpy(dh + d->offset, sh + s->offset, (size_t)d->rows * (size_t)d->cols * sizeof *dh);
+            memcpy(dh + d->offset, sh + offset, (size_t)d->rows * (size_t)d->cols * sizeof *dh);
             (*copied)++;
         }
     }

@@ -5,7 +5,7 @@ libpartrain_a_SOURCES += \
 	src/math/cpu_gemm.h src/math/cpu_gemm.c src/math/cpu_gemm_internal.h src/math/cpu_gemm_pack.c \
 	src/math/cpu_criteria.c src/math/cpu_conv.c src/math/cpu_bn.c src/math/cpu_lstm.c src/math/cpu_update.c src/math/quantize.h \
 	src/math/cpu_quantize.c src/math/backend_stage.c \
-	src/nn/nn.h src/nn/nn_internal.h src/nn/nn_init.c src/nn/nn_config.c src/nn/class_lm.c src/nn/dense.c \
+	src/nn/nn.h src/nn/nn_internal.h src/nn/nn_init.c src/nn/nn_config.c src/nn/class_lm.c src/nn/simple_bs.c src/nn/dense.c \
 	src/nn/lstm.c src/nn/net.c src/nn/step.c src/nn/step_replay.c src/nn/model_io.c \
 	src/nn/layer.h src/nn/layer.c src/nn/dropout.c src/nn/last_step.c \
 	src/math/cpu_graph.c src/nn/graph.h src/nn/graph.c src/nn/graph_nodes.c src/nn/graph_ewise.c src/nn/graph_crit.c src/nn/graph_rank.c src/nn/graph_classce.c src/nn/graph_rows.c src/nn/graph_rnn.c src/nn/graph_delay.c src/nn/graph_sched.c src/nn/graph_conv.c src/nn/graph_bn.c \

@@ -412,10 +412,16 @@ int nn_load_eval(const char *path, const char *const *want, size_t nwant, int wa
  * FILE" line, the macros it calls first. The fuzz target, and MEL's new nodes. */
 int nn_ndl_translate(const char *text, size_t len, const char *file, char **out, struct pt_err *e);
 
-/* MEL's SaveModel (src/train/edit_mel.c): each parameter tensor of dst's graph that src's
- * has by the same name takes src's values (the same shape, else an error), and dst takes
- * src's feature statistics and label prior where it uses them with the same dims; the rest
- * keep dst's. *copied and *fresh count dst's tensors of each kind. */
+/* A feed-forward SimpleNetworkBuilder network (rnnType SIMPLENET) as the BrainScript
+ * network it describes, with CNTK's node names (simple_bs.c): c becomes that NN_GRAPH
+ * network, whose parameters nn_graph_copy_named fills from the SimpleNetworkBuilder one. */
+int nn_simple_as_graph(struct nn_config *c, struct pt_err *e);
+
+/* MEL's SaveModel (src/train/edit_mel.c), the SVD action (src/train/svd.c): each parameter
+ * tensor of dst's graph that src's (a graph, or a feed-forward SimpleNetworkBuilder
+ * network's tensors) has by the same name takes src's values (the same shape, else an error), and
+ * dst takes src's feature statistics and label prior where it uses them with the same dims; the
+ * rest keep dst's. *copied and *fresh count dst's tensors of each kind. */
 int nn_graph_copy_named(struct nn *dst, struct nn *src, int *copied, int *fresh, struct pt_err *e);
 
 /* *cfg as a model file at path would give it back: its description written out and read

@@ -30,13 +30,15 @@ static const struct train_action actions[] = {
      "write a model's network as a Graphviz dot file (modelPath.dot), renderCmd draws it"},
     {"writeWordAndClass", &wc_command_schema, wc_run,
      "count a text's words, write its vocabulary and word classes (outputVocabFile, ...)"},
+    {"SVD", &svd_command_schema, svd_run,
+     "decompose a model's weight matrices into low-rank products (outputModelPath)"},
 };
 
 /* CNTK actions partrain does not have: named so the error says "not supported", not
  * "unknown". */
 static const char *const cntk_only_actions[] = {
-    "adapt",       "convertDBN", "createLabelMap", "SVD",     "bnstat",
-    "exportModel", "testunroll", "printNodes",     "evalRNN", NULL,
+    "adapt",      "convertDBN", "createLabelMap", "bnstat", "exportModel",
+    "testunroll", "printNodes", "evalRNN",        NULL,
 };
 
 const struct train_action *train_action_find(const char *name)
@@ -224,6 +226,8 @@ int train_check_config(struct cfg *cfg, struct train_command *cmds, size_t max, 
             rc = plot_check_config(block, e);
         if (rc == 0 && act->schema == &wc_command_schema)
             rc = wc_check_config(block, e);
+        if (rc == 0 && act->schema == &svd_command_schema)
+            rc = svd_check_config(block, e);
         if (rc == 0 && *n < max) {
             cmds[*n].block = block;
             cmds[*n].action = act;

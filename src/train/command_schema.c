@@ -334,9 +334,9 @@ const struct cfg_schema *const *train_all_schemas(void)
 {
     static const struct cfg_schema *all[64];
     static const struct cfg_schema *const roots[] = {
-        &train_top_schema,     &train_command_schema, &test_command_schema,
-        &write_command_schema, &dump_command_schema,  &edit_command_schema,
-        &cv_command_schema,    &plot_command_schema,  &wc_command_schema};
+        &train_top_schema,    &train_command_schema, &test_command_schema, &write_command_schema,
+        &dump_command_schema, &edit_command_schema,  &cv_command_schema,   &plot_command_schema,
+        &wc_command_schema,   &svd_command_schema};
     size_t n = 0, nroots = sizeof roots / sizeof roots[0];
     if (all[0])
         return all;

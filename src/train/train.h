@@ -19,6 +19,7 @@ extern const struct cfg_schema dump_command_schema;  /* action=dumpNode */
 extern const struct cfg_schema plot_command_schema;  /* action=plot */
 extern const struct cfg_schema edit_command_schema;  /* action=edit */
 extern const struct cfg_schema wc_command_schema;    /* action=writeWordAndClass */
+extern const struct cfg_schema svd_command_schema;   /* action=SVD */
 extern const struct cfg_schema train_sgd_schema;     /* SGD: learn's keys + ParallelTrain */
 /* Every schema, NULL-terminated: the top level and the command blocks, then every block
  * they contain (depth first, each once), for --help, the man page and "belongs in" hints. */

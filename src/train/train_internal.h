@@ -197,6 +197,10 @@ int plot_check_config(struct cfg_node *command, struct pt_err *e);
  * only; wc_check_config: at start-up, the class files, nbrClass, the outputs' paths. */
 int wc_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
 int wc_check_config(struct cfg_node *command, struct pt_err *e);
+/* action=SVD (svd.c): a model's weight matrices as low-rank products, rank 0 only;
+ * svd_check_config: at start-up, the regular expressions and the output's path. */
+int svd_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);
+int svd_check_config(struct cfg_node *command, struct pt_err *e);
 /* action=dumpNode (dump_node.c); the file it writes: outputFile, or
  * modelPath.<nodeName>.txt. */
 int dump_run(struct pt_ctx *ctx, struct cfg_node *command, struct pt_err *e);

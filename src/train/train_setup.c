@@ -62,19 +62,28 @@ static int read_setup(struct run *r, struct cfg_node *cmd, struct pt_err *e)
         r->lc.n_mb_streams = r->rcfg.htk.nstreams;
         memcpy(r->lc.mb_streams, r->rcfg.htk.streams, sizeof r->lc.mb_streams);
     }
+    struct train_settings ts = {0};
+    if (rc == 0 && (rc = cfg_schema_read(cmd, &train_command_schema, &ts, e)) == 0)
+        rc = cfg_schema_read(cmd, &train_top_schema, &ts, e);
+    /* makeMode with modelPath.0 on disk: that model's network is trained (from_zero), and
+     * CNTK reads no network builder (its SVD test names an NDL file that does not exist) */
+    char zero[sizeof ts.model + 8];
+    int from_file = rc == 0 && ts.make_mode &&
+                    snprintf(zero, sizeof zero, "%s.0", ts.model) < (int)sizeof zero &&
+                    access(zero, F_OK) == 0;
     struct cfg_node *bs = NULL; /* actions.c checked the builders' precedence */
     if (rc == 0 && !snb)
         rc = nn_find_builder(cmd, 0, &bs, e); /* a block, or CNTK's (new ComputationNetwork
                                                * [ ... ]) */
-    if (rc == 0)
+    if (rc == 0 && !from_file)
         rc = snb || !bs ? nn_config_read(snb, &r->ncfg, e) : nn_bs_config_read(bs, &r->ncfg, e);
     if (bs)
         cfg_mark_used(bs);
-    if (rc == 0) /* classification: the reader refuses label rows that are not one-hot */
+    if (snb && from_file)
+        cfg_mark_used(snb);
+    if (rc == 0 && !from_file) /* classification: the reader refuses label rows that are not
+                                * one-hot (from_zero marks them for modelPath.0's network) */
         train_mark_labels(&r->ncfg, &r->rcfg, &r->cv_cfg);
-    struct train_settings ts = {0};
-    if (rc == 0 && (rc = cfg_schema_read(cmd, &train_command_schema, &ts, e)) == 0)
-        rc = cfg_schema_read(cmd, &train_top_schema, &ts, e);
     memcpy(r->model, ts.model, sizeof r->model);
     r->make_mode = ts.make_mode;
     r->trace = (int)ts.trace;
