@@ -60,7 +60,7 @@ tests_test_fuzz_regress_lm_LDADD = $(PT_LIBS)
 
 TESTS += tests/test_bs_parse tests/test_cfg tests/test_cfg_files tests/test_schema tests/test_cmdline tests/test_ctf tests/test_reader tests/test_learn tests/test_logfmt tests/test_blob tests/fuzz_regress.sh \
 	tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh \
-	tests/test_cntk_compat.sh tests/test_bs_net.sh tests/test_bs_eval.sh tests/test_bs_rnn.sh tests/test_bs_classce.sh tests/test_lm.sh tests/test_bs_load.sh tests/test_bs_criteria.sh tests/test_bs_edit.sh tests/test_image_reader.sh tests/test_bs_conv.sh tests/test_bs_bn.sh tests/test_deserializers.sh \
+	tests/test_cntk_compat.sh tests/test_bs_net.sh tests/test_bs_eval.sh tests/test_bs_rnn.sh tests/test_bs_rnnstack.sh tests/test_bs_classce.sh tests/test_lm.sh tests/test_bs_load.sh tests/test_bs_criteria.sh tests/test_bs_edit.sh tests/test_image_reader.sh tests/test_bs_conv.sh tests/test_bs_bn.sh tests/test_deserializers.sh \
 	tests/test_dpsgd.sh tests/test_team_shm.sh tests/test_masgd.sh tests/test_asgd.sh tests/test_rescale.sh tests/test_elastic.sh tests/test_layers.sh tests/test_format.sh tests/test_files.sh tests/test_startup.sh tests/test_timeline.sh tests/test_plot.sh \
 	tests/test_backend_boundary.sh tests/test_cntk_actions.sh tests/test_word_class.sh tests/test_svd.sh
 TESTS += tests/test_read_ahead.sh tests/test_composite_reader.sh
@@ -121,7 +121,7 @@ TESTS_ENVIRONMENT = \
 	top_srcdir='$(top_srcdir)' top_builddir='$(top_builddir)' MPIEXEC='$(MPIEXEC)' \
 	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1 \
 	PT_CUDA_PLUGIN='$(abs_top_builddir)/partrain-cuda.so'
-EXTRA_DIST += tests/test_cntk_compat.sh tests/test_bs_net.sh tests/test_bs_eval.sh tests/test_bs_rnn.sh tests/test_bs_classce.sh tests/test_lm.sh tests/test_bs_load.sh tests/test_bs_criteria.sh tests/test_bs_edit.sh tests/test_image_reader.sh tests/test_bs_conv.sh tests/test_bs_bn.sh tests/test_deserializers.sh tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh tests/test_dpsgd.sh tests/test_team_shm.sh tests/test_onebit_fashion.sh tests/test_masgd.sh \
+EXTRA_DIST += tests/test_cntk_compat.sh tests/test_bs_net.sh tests/test_bs_eval.sh tests/test_bs_rnn.sh tests/test_bs_rnnstack.sh tests/test_bs_classce.sh tests/test_lm.sh tests/test_bs_load.sh tests/test_bs_criteria.sh tests/test_bs_edit.sh tests/test_image_reader.sh tests/test_bs_conv.sh tests/test_bs_bn.sh tests/test_deserializers.sh tests/test_idx2ctf.sh tests/test_train.sh tests/test_parallel.sh tests/test_dpsgd.sh tests/test_team_shm.sh tests/test_onebit_fashion.sh tests/test_masgd.sh \
 	tests/test_asgd.sh tests/test_rescale.sh tests/test_elastic.sh tests/test_asgd_fashion.sh tests/testlib.sh tests/lsan.supp tests/fuzz_regress.sh tests/test_cli.sh tests/test_mpi.sh tests/test_man.sh tests/test_files.sh tests/test_startup.sh tests/test_cntk_actions.sh tests/test_timeline.sh tests/timeline_check.py tests/test_plot.sh \
 	tests/test_word_class.sh tests/test_svd.sh tests/fuzz/seeds tests/fuzz/regress tests/fuzz/seeds-ctf tests/fuzz/regress-ctf \
 	tests/fuzz/seeds-bs tests/fuzz/regress-bs tests/fuzz/seeds-ndl tests/fuzz/regress-ndl tests/fuzz/seeds-model tests/fuzz/seeds-mlf tests/fuzz/regress-mlf tests/fuzz/seeds-lm scripts/fuzz.sh tests/data/cntk-legacy.cfg \

@@ -353,3 +353,108 @@ int bse_sequential(struct ev *v, const struct bs_node *at, const char *name, str
     *out = (struct bv){.k = BV_FN, .fn = f};
     return 0;
 }
+
+/* OptimizedRNNStack (weights, input, hiddenDims, numLayers, bidirectional, recurrentOp,
+ * axis): CNTK's cuDNN RNN stack (cuDNN only in CNTK), built as numLayers LSTMs of hiddenDims
+ * cells (no peepholes, as cuDNN's), each layer reading the one before, bidirectional: a
+ * forward and a backward LSTM per layer, their states spliced (2 hiddenDims rows). cuDNN
+ * keeps every weight in the one tensor `weights` (its layout, and two biases per gate);
+ * here each layer and direction has its W, H and b (one bias per gate), drawn as `weights`
+ * says (its init and initValueScale), and `weights` itself is no parameter of the network.
+ * recurrentOp 'lstm' only (cuDNN's 'gru', 'rnnTanh' and 'rnnReLU' are refused). */
+int bse_rnn_stack(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                  struct bv *out)
+{
+    if (a[0].k != BV_NODE || !v->g->nodes[a[0].node].learnable)
+        return bs_error(v->e, at, "%s: weights must be a parameter (ParameterTensor {0:0, ...})",
+                        name);
+    int h = 0, layers = 0;
+    int rc = out_dim(v, at, name, "hiddenDims", &a[2], &h);
+    if (rc == 0)
+        rc = bse_get_int(v, at, "numLayers", &a[3], &layers);
+    if (rc)
+        return rc;
+    if (layers < 1 || layers > 64)
+        return bs_error(v->e, at, "%s: numLayers = %d: expected 1 to 64", name, layers);
+    if (a[4].k != BV_BOOL)
+        return bse_type_error(v, at, "bidirectional", "a boolean", &a[4]);
+    const char *op = bse_get_str(&a[5]);
+    if (!op || strcmp(op, "lstm"))
+        return bs_error(v->e, at,
+                        "%s: recurrentOp = '%s' is not supported yet: only 'lstm' (cuDNN's gru, "
+                        "rnnTanh and rnnReLU are not built)",
+                        name, op ? op : "?");
+    if (a[6].k != BV_NUM || a[6].num != -1)
+        return bs_error(v->e, at, "%s: axis: only the sequence axis (-1) is supported", name);
+    int wnode = a[0].node, dirs = a[4].num != 0 ? 2 : 1;
+    struct bv x = a[1];
+    if ((rc = bse_as_node(v, at, "input", &x)) != 0)
+        return rc;
+    for (int l = 0; l < layers; l++) {
+        struct bv y[2];
+        for (int d = 0; d < dirs; d++) {
+            struct bv args[8] = {{.k = BV_NUM, .num = h},         {.k = BV_NONE},
+                                 {.k = BV_BOOL, .num = d},        {.k = BV_BOOL, .num = 0},
+                                 {.k = BV_STR, .str = "uniform"}, {.k = BV_NUM, .num = 1},
+                                 {.k = BV_BOOL, .num = 0},        {.k = BV_BOOL, .num = 1}},
+                      fn;
+            if ((rc = bse_lstm(v, at, name, args, &fn)) != 0 ||
+                (rc = bse_apply1(v, at, &fn, x, &y[d])) != 0)
+                return rc;
+            const int made[4] = {fn.fn->w, fn.fn->hm, fn.fn->b, fn.fn->peep};
+            static const char *const part[4] = {"W", "H", "b", "peep"};
+            for (int k = 0; k < 4; k++) { /* weights.l0.W, weights.l0.back.W, ... */
+                struct g_node *n = &v->g->nodes[made[k]];
+                char m[32];
+                snprintf(m, sizeof m, "rnn.l%d%s.%s", l % 100, d ? ".back" : "", part[k]);
+                n->name[0] = '\0';
+                if (v->g->nodes[wnode].name[0])
+                    snprintf(n->name, sizeof n->name, "%.38s%.24s", v->g->nodes[wnode].name, m + 3);
+                else
+                    bse_name_new(v, made[k], m + 4);
+                if (k < 2) { /* as weights says */
+                    n->init = v->g->nodes[wnode].init;
+                    n->init_scale = v->g->nodes[wnode].init_scale;
+                }
+            }
+        }
+        if (dirs == 1) {
+            x = y[0];
+            continue;
+        }
+        struct barr *arr = bse_alloc(v, sizeof *arr);
+        if (!arr || !(arr->v = bse_alloc(v, 2 * sizeof *arr->v)))
+            return v->e->code;
+        arr->n = 2;
+        arr->v[0] = y[0];
+        arr->v[1] = y[1];
+        struct bv splice = bse_builtin_value(v, "Splice");
+        if (splice.k != BV_FN)
+            return v->e->code;
+        if ((rc = bse_apply1(v, at, &splice, (struct bv){.k = BV_ARR, .arr = arr}, &x)) != 0)
+            return rc;
+    }
+    /* cuDNN's one tensor is not made: nothing reads it here */
+    struct g_node *w = &v->g->nodes[wnode];
+    w->dead = w->unreached = 1;
+    w->learnable = 0;
+    *out = x;
+    return 0;
+}
+
+/* RNNStack (x, W, hiddenSize, numLayers, bidirectional, rnnMode): CNTK's legacy name, which
+ * CNTK.core.bs defines as OptimizedRNNStack (W, x, hiddenSize, numLayers = 1, bidirectional
+ * = false, recurrentOp = rnnMode), numLayers and bidirectional not passed on. */
+int bse_rnn_stack_legacy(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                         struct bv *out)
+{
+    struct bv args[8] = {a[1],
+                         a[0],
+                         a[2],
+                         {.k = BV_NUM, .num = 1},
+                         {.k = BV_BOOL, .num = 0},
+                         a[5],
+                         {.k = BV_NUM, .num = -1},
+                         a[6]};
+    return bse_rnn_stack(v, at, name, args, out);
+}

@@ -236,12 +236,28 @@ int bse_parameter(struct ev *v, const struct bs_node *at, const char *name, stru
 int bse_parameter_tensor(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                          struct bv *out)
 {
-    (void)name;
     int rows = 0, cols = 1;
-    if (a[0].k == BV_ARR && a[0].arr->n > 2)
+    /* initFilterRank, initOutputRank (a[9], a[10]): the fans of the random initializations;
+     * CNTK's default (0, 1: the first dimension is the output), or initOutputRank = -1 (the
+     * last is: a matrix's fans swapped, as the Layers library's recurrent weights ask) */
+    if (a[9].k != BV_NUM || a[9].num != 0)
+        return bs_error(v->e, at, "%s: initFilterRank: only 0 is supported yet", name);
+    if (a[10].k != BV_NUM || (a[10].num != 1 && a[10].num != -1))
+        return bs_error(v->e, at, "%s: initOutputRank: only 1 or -1 is supported yet", name);
+    if (a[0].k == BV_ARR && a[0].arr->n > 2) {
+        if (a[10].num != 1)
+            return bs_error(v->e, at,
+                            "%s: initOutputRank = -1 of a tensor of rank 3 or more is "
+                            "not supported yet",
+                            name);
         return bse_param_tensor_nd(v, at, a, out);
+    }
     int rc = bse_get_dims(v, at, "ParameterTensor dims", &a[0], &rows, &cols);
-    return rc ? rc : bse_param_node(v, at, a + 1, rows, cols, out);
+    if (rc == 0)
+        rc = bse_param_node(v, at, a + 1, rows, cols, out);
+    if (rc == 0)
+        v->g->nodes[out->node].fan_swap = a[10].num == -1;
+    return rc;
 }
 
 /* Input (dims, dynamicAxis, sparse, tag) as CNTK's CNTK.core.bs declares it, and

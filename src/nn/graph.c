@@ -263,7 +263,8 @@ int g_finish(struct nn_graph *g, struct pt_err *e)
 static void init_one(const struct g_node *n, float *w, struct pt_rng *rng)
 {
     size_t count = (size_t)n->rows * (size_t)n->cols;
-    double fan_in = n->cols, fan_out = n->rows, s = n->init_scale, r = 0.0, sd = 0.0;
+    double fan_in = n->fan_swap ? n->rows : n->cols, fan_out = n->fan_swap ? n->cols : n->rows,
+           s = n->init_scale, r = 0.0, sd = 0.0;
     if (n->fan_filter > 0) { /* a convolution kernel (window cells x channels) x maps */
         fan_in = n->rows;
         fan_out = (double)n->cols * n->fan_filter;

@@ -102,6 +102,8 @@ struct g_node {
      * (BatchNormalization's running statistics, which its forward pass updates). */
     int learnable, is_const, state;
     enum g_init init;
+    int fan_swap;   /* initOutputRank = -1: the matrix's last dimension is its output (the
+                     * fans of a random initialization swapped) */
     int fan_filter; /* a convolution kernel: its window's cells (rows are the fan-in, cols
                      * times this the fan-out, as CNTK's initFilterRank) */
     double init_scale, init_value;
