@@ -69,8 +69,8 @@ EXTRA_DIST += tests/test_read_ahead.sh tests/test_composite_reader.sh
 check_PROGRAMS += tests/htk_gen
 tests_htk_gen_SOURCES = tests/htk_gen.c tests/htk_gen.h
 tests_htk_gen_CFLAGS = $(AM_CFLAGS)
-TESTS += tests/test_htk.sh tests/test_htk_writer.sh tests/test_mel.sh tests/test_dot.sh tests/test_auto_mb.sh tests/test_ndl.sh
-EXTRA_DIST += tests/test_htk.sh tests/test_htk_writer.sh tests/test_mel.sh tests/test_dot.sh tests/test_auto_mb.sh tests/test_ndl.sh
+TESTS += tests/test_ctc.sh tests/test_htk.sh tests/test_htk_writer.sh tests/test_mel.sh tests/test_dot.sh tests/test_auto_mb.sh tests/test_ndl.sh
+EXTRA_DIST += tests/test_ctc.sh tests/test_htk.sh tests/test_htk_writer.sh tests/test_mel.sh tests/test_dot.sh tests/test_auto_mb.sh tests/test_ndl.sh
 TESTS += tests/test_accept.sh
 else
 check-local:

@@ -363,6 +363,7 @@ int main(void)
     graph_more_tests(tc);
     graph_reduce_tests(tc);
     graph_classce_tests(tc);
+    graph_ctc_tests(tc);
     suite_add_tcase(s, tc);
     int rc = run_suite(s);
     if (grad_checks_total) /* counted only when the tests run in this process */

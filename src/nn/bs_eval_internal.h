@@ -286,6 +286,9 @@ int bse_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv
              struct bv *out);
 int bse_bilstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                struct bv *out);
+int bse_ctc(struct ev *v, const struct bs_node *at, const char *name, struct bv *a, struct bv *out);
+int bse_edit_distance(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                      struct bv *out);
 int bse_rnn_stack(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                   struct bv *out);
 int bse_rnn_stack_legacy(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,

@@ -77,7 +77,8 @@ int nn_graph_setup(struct nn *net, struct pt_err *e)
              (n->kind == &g_kind_unpool && (!o->pool_forward || !o->unpool_backward)) ||
              (n->kind == &g_kind_bn && !o->bn_forward) ||
              ((n->kind == &g_kind_lambda_rank || n->kind == &g_kind_ndcg1 ||
-               n->kind == &g_kind_class_ce) &&
+               n->kind == &g_kind_class_ce || n->kind == &g_kind_labels_graph ||
+               n->kind == &g_kind_ctc || n->kind == &g_kind_edit_distance) &&
               !net->bk->host_memory)))
             return pt_err_set(e, PT_EDEVICE,
                               "%s: error: %s runs on the CPU only in this version (deviceId=-1; "

@@ -339,3 +339,70 @@ int bse_class_error(struct ev *v, const struct bs_node *at, const char *name, st
     v->g->nodes[out->node].top_n = top;
     return 0;
 }
+
+/* A whole number in [lo, hi] (what names it in errors), into *out. */
+static int whole_in(struct ev *v, const struct bs_node *at, const char *name, const char *what,
+                    const struct bv *x, double lo, double hi, int *out)
+{
+    if (x->k != BV_NUM || x->num != floor(x->num) || x->num < lo || x->num > hi)
+        return x->k != BV_NUM ? bse_type_error(v, at, name, what, x)
+                              : bs_error(v->e, at,
+                                         "%s: %s must be a whole number from %g to %g, "
+                                         "got %g",
+                                         name, what, lo, hi, x->num);
+    *out = (int)x->num;
+    return 0;
+}
+
+/* ForwardBackward (graph, features, blankTokenId, delayConstraint): CTC (graph_ctc.c). */
+int bse_ctc(struct ev *v, const struct bs_node *at, const char *name, struct bv *a, struct bv *out)
+{
+    int blank = 0, delay = 0;
+    int rc = whole_in(v, at, name, "blankTokenId", &a[2], 0, 1 << 24, &blank);
+    if (rc == 0)
+        rc = whole_in(v, at, name, "delayConstraint", &a[3], -1, 1 << 24, &delay);
+    if (rc == 0)
+        rc = bse_node_op(v, at, name, a, out);
+    if (rc == 0) {
+        v->g->nodes[out->node].ctc_blank = blank;
+        v->g->nodes[out->node].ctc_delay = delay;
+    }
+    return rc;
+}
+
+/* EditDistanceError (leftInput, rightInput, subPen, delPen, insPen, squashInputs,
+ * tokensToIgnore): a token or an array of them (graph_ctc.c). */
+int bse_edit_distance(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                      struct bv *out)
+{
+    for (int i = 2; i < 5; i++)
+        if (a[i].k != BV_NUM || !(a[i].num >= 0) || a[i].num > 1e6)
+            return a[i].k != BV_NUM
+                       ? bse_type_error(v, at, name, "a penalty (a number)", &a[i])
+                       : bs_error(v->e, at, "%s: a penalty must be from 0 to 1e6, got %g", name,
+                                  a[i].num);
+    if (a[5].k != BV_BOOL)
+        return bse_type_error(v, at, "squashInputs", "a boolean", &a[5]);
+    int ign[G_MAX_IGNORE], nign = 0, rc = 0;
+    if (a[6].k == BV_ARR) {
+        if (a[6].arr->n > G_MAX_IGNORE)
+            return bs_error(v->e, at, "%s: tokensToIgnore: at most %d tokens, got %zu", name,
+                            G_MAX_IGNORE, a[6].arr->n);
+        for (size_t i = 0; rc == 0 && i < a[6].arr->n; i++)
+            rc = whole_in(v, at, name, "a token to ignore", &a[6].arr->v[i], 0, 1 << 24,
+                          &ign[nign++]);
+    } else if (a[6].k != BV_NONE) {
+        rc = whole_in(v, at, name, "tokensToIgnore", &a[6], 0, 1 << 24, &ign[nign++]);
+    }
+    if (rc == 0)
+        rc = bse_node_op(v, at, name, a, out);
+    if (rc)
+        return rc;
+    struct g_node *n = &v->g->nodes[out->node];
+    for (int i = 0; i < 3; i++)
+        n->ed_pen[i] = (float)a[2 + i].num;
+    n->ed_squash = a[5].num != 0;
+    n->ed_nignore = nign;
+    memcpy(n->ed_ignore, ign, (size_t)nign * sizeof *ign);
+    return 0;
+}

@@ -26,6 +26,7 @@
 #include "nn/nn.h"
 
 #define G_MAX_IN     6
+#define G_MAX_IGNORE 16 /* EditDistanceError's tokensToIgnore */
 #define G_MAX_NODES  4096
 #define G_MAX_LOADED 4 /* models that BS.Network.Load reads into one network */
 
@@ -149,6 +150,13 @@ struct g_node {
     /* RowSlice / Slice: rows [slice_begin, slice_end) of the input; with slice_rel (Slice)
      * a negative begin and an end <= 0 count from the input's end */
     int slice_begin, slice_end, slice_rel;
+    /* ForwardBackward (CTC, graph_ctc.c): the blank token's row, the delay constraint (-1:
+     * none); it and EditDistanceError: the operands' rows (ctc_rows); EditDistanceError: the
+     * substitution, deletion and insertion penalties, squashInputs and tokensToIgnore */
+    int ctc_rows, ctc_blank, ctc_delay;
+    float ed_pen[3];
+    int ed_squash, ed_nignore;
+    int ed_ignore[G_MAX_IGNORE];
     /* ChannelWindow: the window's half width h (2 h + 1 maps) and its one weight (the
      * fixed kernel's init_value) */
     int chan_half;
@@ -274,6 +282,9 @@ extern const struct g_kind g_kind_no_crit;       /* a network evaluated without 
                                                   * (action=write): its output twice */
 extern const struct g_kind g_kind_lambda_rank;   /* LambdaRank: gain, score, query id */
 extern const struct g_kind g_kind_ndcg1;         /* NDCG1Eval: the same (graph_rank.c) */
+extern const struct g_kind g_kind_labels_graph;  /* LabelsToGraph: labels (graph_ctc.c) */
+extern const struct g_kind g_kind_ctc;           /* ForwardBackward (CTC): graph, z */
+extern const struct g_kind g_kind_edit_distance; /* EditDistanceError: labels, z */
 extern const struct g_kind g_kind_class_ce;      /* ClassBasedCrossEntropyWithSoftmax: labels,
                                                   * h, W, class scores (graph_classce.c) */
 /* a criterion's sum over the pass as a [1 x 1] node (g_node.crit_value), one kind for each

@@ -65,11 +65,14 @@ void htk_names_free(struct htk_names *t);
  * '/'): an utterance's key, in the script file and in the MLF alike. */
 size_t htk_key_len(const char *name, size_t n);
 
+#define HTK_BOUNDARY 0x80000000u
+
 /* The labels of every utterance the MLFs hold (htk_mlf.c). */
 struct htk_labels {
     struct htk_names keys; /* entry i's name without quotes or extension */
     uint64_t *first;       /* entry i's frames: ids[first[i] .. first[i + 1]) */
-    uint32_t *ids;         /* class of each frame */
+    uint32_t *ids;         /* class of each frame; HTK_BOUNDARY set: a segment's first
+                            * (phoneBoundaries only) */
     size_t n;              /* entries */
     size_t nclasses;       /* the state list's lines (or labelDim without one) */
 };

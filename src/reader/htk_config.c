@@ -19,6 +19,7 @@ struct hstream {
     char scp[1024], prefix[1024], context[64];
     int expand, defines;
     char mlf[1024], mlf_list[1024], states[1024];
+    int boundaries;
 };
 
 #define HS(m) CFG_OUT(struct hstream, m)
@@ -142,8 +143,12 @@ static const struct cfg_key label_keys[] = {
      .type = CFG_UNSUPPORTED,
      .help = "mapping labels to target vectors is not supported"},
     {.name = "phoneBoundaries",
-     .type = CFG_UNSUPPORTED,
-     .help = "phone boundaries (for CTC) are not supported"},
+     .type = CFG_BOOL,
+     .flags = LOCAL,
+     .def = "false",
+     .help = "a segment's first frame has the value 2 in its class's row, the others 1 "
+             "(CNTK's CTC labels: ForwardBackward; text MLFs, utterances, not frameMode)",
+     HS(boundaries)},
     {.name = NULL},
 };
 
@@ -360,6 +365,7 @@ static int read_stream(struct cfg_check *ck, struct cfg_node *n, const char *nam
         if (h.states[0] && (r = cfg_find_local(n, "labelMappingFile", &k, e)) == 0)
             hc->states_origin = *cfg_value_origin(k);
         hc->label_dim = in->dim = dim;
+        hc->boundaries = h.boundaries;
     }
     rc->ninputs++;
     return r;
@@ -371,7 +377,8 @@ static int read_stream(struct cfg_check *ck, struct cfg_node *n, const char *nam
     X(scp)                                                                                         \
     X(prefix)                                                                                      \
     X(scp_origin)                                                                                  \
-    X(left) X(right) X(mlf) X(mlf_list) X(states) X(mlf_origin) X(states_origin) X(label_dim)
+    X(left)                                                                                        \
+    X(right) X(mlf) X(mlf_list) X(states) X(mlf_origin) X(states_origin) X(label_dim) X(boundaries)
 #define COPY_FIELD(f) memcpy(&dst->f, &src->f, sizeof dst->f);
 
 static void copy_to_extra(struct htk_extra *dst, const struct htk_config *src)
@@ -465,6 +472,13 @@ static int finish(struct cfg_node *b, struct reader_config *rc, int nf, int nl, 
         return cfg_error(e, cfg_value_origin(t),
                          "truncated = true needs frameMode = false (utterances in segments; "
                          "frames have no state to carry), as in CNTK");
+    int bounds = rc->htk.boundaries;
+    for (int i = 0; i < rc->htk.nextra; i++)
+        bounds |= rc->htk.extra[i].boundaries;
+    if (r == 0 && bounds && rc->htk.frame_mode)
+        return cfg_error(e, cfg_origin_of(b),
+                         "phoneBoundaries = true needs frameMode = false (whole utterances), "
+                         "as in CNTK");
     rc->htk.truncated = trunc;
     rc->htk.streams[0] = 1;
     rc->htk.nstreams = 1;

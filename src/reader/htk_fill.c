@@ -109,12 +109,14 @@ static int put_frames(struct htk_set *s, const struct htk_utt *u, uint32_t p, ui
     return rc;
 }
 
-/* The classes of frames [p, p + n) (ids from first on) one-hot into input in. */
+/* The classes of frames [p, p + n) (ids from first on) one-hot into input in: 1, or 2 at
+ * a segment's first frame (phoneBoundaries). */
 static void put_labels(const uint32_t *ids, uint32_t n, size_t col, size_t stride,
                        struct mb_input *in)
 {
     for (uint32_t i = 0; i < n; i++)
-        in->data[(col + i * stride) * (size_t)in->dim + ids[i]] = 1.0f;
+        in->data[(col + i * stride) * (size_t)in->dim + (ids[i] & ~HTK_BOUNDARY)] =
+            ids[i] & HTK_BOUNDARY ? 2.0f : 1.0f;
 }
 
 static int htk_part(void *ctx, size_t lo, size_t hi, int worker, struct pt_err *e)

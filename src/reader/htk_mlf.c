@@ -272,7 +272,8 @@ static int entry_line(struct mlf_state *m, char *line, struct pt_err *e)
     int r = grow_ids(m, b - a, e);
     struct htk_labels *l = m->out;
     for (uint64_t f = a; r == 0 && f < b; f++)
-        l->ids[l->first[l->n + 1]++] = (uint32_t)cls;
+        l->ids[l->first[l->n + 1]++] =
+            (uint32_t)cls | (m->hc->boundaries && f == a ? HTK_BOUNDARY : 0u);
     m->next_frame = b;
     return r;
 }
@@ -374,6 +375,13 @@ static int read_mlf(struct mlf_state *m, const char *path, struct pt_err *e)
     m->file = path;
     m->lineno = 0;
     if (nm >= 3 && !memcmp(magic, "MLF", 3)) { /* CNTK's binary form */
+        if (m->hc->boundaries) {
+            fclose(f);
+            return cfg_error(e, &m->hc->mlf_origin,
+                             "MLF '%s' is binary: phoneBoundaries needs a text MLF (CNTK's "
+                             "binary MLF deserializer has none either)",
+                             path);
+        }
         fseek(f, 3, SEEK_SET);
         int r = read_mlf_bin(m, f, path, e);
         fclose(f);

@@ -86,6 +86,7 @@ struct htk_config {
     char states[1024];          /* labelMappingFile ("": the MLFs give class numbers) */
     struct cfg_origin states_origin;
     int label_dim;
+    int boundaries; /* phoneBoundaries: a segment's first frame 2, the others 1 (CTC) */
     /* The legacy form's further streams, in the config's order after the first feature
      * stream and the first label stream above (TIMIT's featIn and featOut, features1 and
      * features2, labels and regions): each with the fields above that its kind has. A
@@ -102,7 +103,7 @@ struct htk_config {
         int left, right;
         char mlf[1024], mlf_list[1024], states[1024];
         struct cfg_origin mlf_origin, states_origin;
-        int label_dim;
+        int label_dim, boundaries;
     } extra[HTK_MAX_EXTRA];
 };
 
