@@ -83,14 +83,14 @@ START_TEST(trainer_config_errors)
         {"eval.action=adapt", "<command line>:arg1: error: action=adapt is a CNTK action "
                               "that partrain does not support (supported: train, test, eval, "
                               "write, dumpNode, dumpNodes, edit, cv, trainRNN, plot, "
-                              "writeWordAndClass)"},
+                              "writeWordAndClass, SVD)"},
         {"eval.action=write", "t.cfg:13:1: error: eval: set outputPath (the outputs as text, "
                               "outputPath.NODE) or a writer block (writerType = HTKMLFWriter: "
                               "HTK feature files)"},
         {"eval.action=dance",
          "<command line>:arg1: error: unknown action \"dance\" (supported: "
          "train, test, eval, write, dumpNode, dumpNodes, edit, cv, trainRNN, plot, "
-         "writeWordAndClass)"},
+         "writeWordAndClass, SVD)"},
         {"train.SGD.learningRatesPerSample=0.1",
          "t.cfg:5:39: error: SGD: 'learningRatesPerMB' and 'learningRatesPerSample' (set at "
          "<command line>:arg1) exclude each other; give only one"},
