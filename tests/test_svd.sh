@@ -97,7 +97,7 @@ t0 = [ action = test ; modelPath = run/models/cntkSpeech.dnn ; minibatchSize = 1
 t1 = [ action = test ; modelPath = full.dnn ; minibatchSize = 100 ]
 CFG
 printf 'reader = [ readerType = CNTKTextFormatReader ; file = img.ctf ; randomize = false\n    input = [ features = [ dim = 36 ; format = dense ] ; labels = [ dim = 2 ; format = dense ] ] ]\n' >>keep.cfg
-expect 0 "$T" configFile=keep.cfg
+expect 0 "$T" configFile=keep.cfg svd.outputModelPath=new/dir/full.dnn t1.modelPath=new/dir/full.dnn
 has "$tmp/err" "keep    16 svd values (reduce to 166.7% parameters)"
 grep "^Final Results" "$tmp/err" | sed 's/.*Minibatch\[[^]]*\]: //; s/[^0-9. ]//g' >fr.txt
 sed -n 1p fr.txt >f0.txt

@@ -326,6 +326,8 @@ static int write_model(struct backend *be, struct nn *src, struct nn_config *cfg
     if (rc == 0)
         rc = nn_set_params(net, host, e);
     if (rc == 0)
+        rc = pt_make_parent_dirs(ss->output, e);
+    if (rc == 0)
         rc = nn_save(net, ss->output, e);
     if (rc)
         pt_err_context(e, "in action=SVD (the decomposed model '%s')", ss->output);
