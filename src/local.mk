@@ -21,7 +21,7 @@ libpartrain_a_SOURCES = \
 	src/reader/reader_internal.h src/reader/reader_config.c src/reader/ctf_index.c \
 	src/reader/ctf_reader.c src/reader/ctf_batch.c src/reader/prefetch.c src/reader/fill_pool.h src/reader/fill_pool.c src/reader/dense_store.h src/reader/dense_store.c src/reader/timeline.h src/reader/timeline.c \
 	src/reader/image.h src/reader/image_config.c src/reader/image_legacy.c src/reader/image_reader.c src/reader/image_tf.c \
-	src/reader/htk.h src/reader/htk_config.c src/reader/htk_mlf.c src/reader/htk_reader.c src/reader/htk_fill.c \
+	src/reader/htk.h src/reader/htk_config.c src/reader/htk_mlf.c src/reader/htk_ctf.c src/reader/htk_reader.c src/reader/htk_fill.c \
 	src/reader/lm.h src/reader/lm_config.c src/reader/lm_reader.c \
 	src/parallel/parallel.h src/parallel/parallel_schema.c src/parallel/engine.c \
 	src/parallel/dpsgd.c src/parallel/dpsgd_quant.h src/parallel/dpsgd_quant.c src/parallel/masgd.c \

@@ -5,6 +5,9 @@
 # last class:
 # - on 1 and 2 ranks the criterion falls and the token error rate with it; action=test of
 #   the model reports both;
+# - the labels from a text-format file beside the features (CNTK's Speech/LSTM_CTC) train
+#   exactly as the MLF's; a row of two tokens, a line without a sequence id, a sequence
+#   split in two are errors naming file:line;
 # - refused, naming where: phoneBoundaries with frameMode, with a binary MLF; truncated
 #   minibatches (a sequence that goes on) end the run with the reason, on 2 ranks both.
 set -u
@@ -53,6 +56,39 @@ for n in 1 2; do
         ok || { no "$n ranks: CTC did not learn"; cat r$n.txt; }
     grep -q "^Final Results: .*Err = .*cr = " r$n.err && ok || no "$n ranks: no Final Results"
 done
+# the labels from a text-format file beside the features (CNTK's Speech/LSTM_CTC): the
+# utterances renamed 0, 1, ... in a script file, each frame's state a line, 2 where a
+# segment starts; the same training as from the MLF, to the digit
+awk -F= '{ print NR - 1 "=" $2 }' c/train.scp >c/ctc.scp
+awk 'NR == FNR { id[$1] = NR - 1; next }
+     /^"/ { u++; next } /^\./ || /^#/ { next }
+     { a = int($1 / 100000); b = int($2 / 100000)
+       for (t = a; t < b; t++) printf "%d |l %d:%d\n", u - 1, id[$3], t == a ? 2 : 1 }' \
+    c/state.list c/train.mlf >c/ctc.ctf
+cat >ctf.cfg <<'CFG'
+include = "ctc.cfg"
+reader = [ randomize = false
+    deserializers = (
+        [ type = "HTKFeatureDeserializer" ; module = "HTKDeserializers"
+          input = [ features = [ dim = 12 ; scpFile = "c/ctc.scp" ] ] ] :
+        [ type = "CNTKTextFormatDeserializer" ; module = "CNTKTextFormatReader"
+          file = "$Ctf$" ; input = [ labels = [ alias = "l" ; dim = 7 ; format = "sparse" ] ] ] ) ]
+Ctf = c/ctc.ctf
+CFG
+expect 0 "$T" configFile=ctf.cfg Dir=t1 train.SGD.maxEpochs=3
+has "$tmp/err" "Text-format labels: 80 utterances with"
+vals "$tmp/err" >t1.txt
+head -n 3 r1.txt >r1_3.txt
+cmp -s t1.txt r1_3.txt && ok || { no "text-format labels train otherwise than the MLF's"; paste t1.txt r1_3.txt; }
+sed '1s/$/ 5:1/' c/ctc.ctf >c/two.ctf
+expect 1 "$T" configFile=ctf.cfg Dir=x Ctf=c/two.ctf
+has "$tmp/err" "c/two.ctf:1: error: expected one token a frame in |l"
+sed '5s/^[0-9]* //' c/ctc.ctf >c/noid.ctf
+expect 1 "$T" configFile=ctf.cfg Dir=x Ctf=c/noid.ctf
+has "$tmp/err" "c/noid.ctf:5:1: error: expected a sequence id"
+{ cat c/ctc.ctf; head -n 1 c/ctc.ctf; } >c/split.ctf
+expect 1 "$T" configFile=ctf.cfg Dir=x Ctf=c/split.ctf
+has "$tmp/err" "sequence 0 again, after other sequences"
 expect 1 "$T" configFile=ctc.cfg Dir=x frameMode=true
 has "$tmp/err" "phoneBoundaries = true needs frameMode = false"
 expect 1 "$T" configFile=ctc.cfg Dir=x Mlf=b/train.mlf

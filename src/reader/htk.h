@@ -83,6 +83,9 @@ struct htk_labels {
 int htk_labels_read(const struct htk_config *hc, struct pt_log *log, struct htk_labels *out,
                     struct pt_err *e);
 void htk_labels_free(struct htk_labels *l);
+/* The same from a text-format file beside the features (hc->ctf; htk_ctf.c). */
+int htk_ctf_labels_read(const struct htk_config *hc, struct pt_log *log, struct htk_labels *out,
+                        struct pt_err *e);
 
 /* The utterances' data (htk_reader.c opens it, htk_fill.c reads minibatches from it).
  * Frames of a chunk (whole utterances): the unit of distributed reading. */

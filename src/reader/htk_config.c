@@ -522,6 +522,46 @@ int htk_legacy_read(struct cfg_check *ck, struct cfg_node *b, struct reader_conf
     return r ? r : finish(b, rc, nf, nl, e);
 }
 
+static int ctf_deserializer(struct cfg_node *d)
+{
+    const char *t = local_text(d, "type"), *m = local_text(d, "module");
+    return (t && !strcasecmp(t, "CNTKTextFormatDeserializer")) ||
+           (!t && m && !strcasecmp(m, "CNTKTextFormatReader"));
+}
+
+/* The labels from a text-format deserializer d beside the features (CNTK's
+ * Speech/LSTM_CTC): its one stream, read by htk_ctf.c. */
+static int read_ctf_labels(struct cfg_node *d, struct reader_config *rc, struct pt_err *e)
+{
+    char path[512];
+    struct reader_config *t = malloc(sizeof *t);
+    if (!t)
+        return pt_err_set(e, PT_ENOMEM, "error: out of memory");
+    int r = reader_ctf_deserializer_read(d, t, e);
+    if (r == 0 && t->ninputs != 1)
+        r = cfg_error(e, cfg_origin_of(d),
+                      "%s: beside HTK features a text-format deserializer gives one stream, "
+                      "the labels; found %d",
+                      cfg_path(d, path, sizeof path), t->ninputs);
+    if (r == 0 && rc->ninputs == CTF_MAX_INPUTS)
+        r = cfg_error(e, cfg_origin_of(d), "reader: more than %d inputs", CTF_MAX_INPUTS);
+    if (r == 0 && strlen(t->file) >= sizeof rc->htk.ctf)
+        r = cfg_error(e, &t->file_origin, "file: the path is too long");
+    if (r == 0) {
+        struct htk_config *hc = &rc->htk;
+        hc->labels = rc->ninputs;
+        rc->inputs[rc->ninputs++] = t->inputs[0];
+        hc->label_dim = t->inputs[0].dim;
+        snprintf(hc->ctf, sizeof hc->ctf, "%s", t->file);
+        hc->ctf_origin = t->file_origin;
+        snprintf(hc->ctf_alias, sizeof hc->ctf_alias, "%s", t->inputs[0].alias);
+        hc->ctf_sparse = t->inputs[0].sparse;
+        cfg_mark_used(d);
+    }
+    free(t);
+    return r;
+}
+
 int htk_deserializers_read(struct cfg_check *ck, struct cfg_node *b, struct cfg_node *d1,
                            struct cfg_node *d2, struct reader_config *rc, struct pt_err *e)
 {
@@ -529,16 +569,20 @@ int htk_deserializers_read(struct cfg_check *ck, struct cfg_node *b, struct cfg_
     rc->ninputs = 0;
     char path[512];
     int nf = 0, nl = 0, r = 0;
-    struct cfg_node *ds[2] = {d1, d2};
+    struct cfg_node *ds[2] = {d1, d2}, *ctf = NULL;
     for (int i = 0; r == 0 && i < 2; i++) {
         struct cfg_node *d = ds[i], *input = NULL;
         if (!d)
             break;
+        if (!htk_deserializer(d) && ctf_deserializer(d) && !ctf) {
+            ctf = d; /* after the features */
+            continue;
+        }
         if (!htk_deserializer(d))
             return cfg_error(e, cfg_origin_of(d),
-                             "%s: an HTK deserializer composes only with the other HTK "
-                             "deserializer (HTKFeatureDeserializer : HTKMLFDeserializer), not "
-                             "with this one",
+                             "%s: an HTK deserializer composes with the other HTK deserializer "
+                             "(HTKFeatureDeserializer : HTKMLFDeserializer) or with a "
+                             "CNTKTextFormatDeserializer of the labels, not with this one",
                              cfg_path(d, path, sizeof path));
         if ((r = cfg_schema_check(ck, d, &deserializer_schema, e)) ||
             (r = cfg_find_local(d, "input", &input, e)) || (r = cfg_parse_block(input, e)))
@@ -562,6 +606,15 @@ int htk_deserializers_read(struct cfg_check *ck, struct cfg_node *b, struct cfg_
         r = read_stream(ck, n, cfg_key(n), feat, rc, &rc->htk, e);
         nf += feat;
         nl += !feat;
+    }
+    if (r == 0 && ctf && (nf != 1 || nl != 0))
+        return cfg_error(e, cfg_origin_of(ctf),
+                         "%s: a text-format deserializer composes with an "
+                         "HTKFeatureDeserializer (its labels), not with an MLF's labels",
+                         cfg_path(ctf, path, sizeof path));
+    if (r == 0 && ctf) {
+        r = read_ctf_labels(ctf, rc, e);
+        nl++;
     }
     return r ? r : finish(b, rc, nf, nl, e);
 }

@@ -473,6 +473,8 @@ static int read_list(struct mlf_state *m, struct pt_err *e)
 int htk_labels_read(const struct htk_config *hc, struct pt_log *log, struct htk_labels *out,
                     struct pt_err *e)
 {
+    if (hc->ctf[0])
+        return htk_ctf_labels_read(hc, log, out, e);
     memset(out, 0, sizeof *out);
     struct htk_names states;
     memset(&states, 0, sizeof states);

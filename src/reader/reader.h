@@ -20,6 +20,10 @@ extern const struct cfg_schema reader_schema;       /* reader = [ ... ] */
 extern const struct cfg_schema reader_input_schema; /* reader.input.<stream> = [ ... ] */
 /* the one deserializer of reader.deserializers = ({ ... }) */
 extern const struct cfg_schema reader_deserializer_schema;
+/* A CNTKTextFormatDeserializer block d (its file and inputs) alone into rc: how the HTK
+ * reader reads one composed with its features (htk_config.c). */
+struct reader_config;
+int reader_ctf_deserializer_read(struct cfg_node *d, struct reader_config *rc, struct pt_err *e);
 
 struct reader_input {
     char name[64];  /* the stream's name in the config ("features") */
@@ -87,6 +91,12 @@ struct htk_config {
     struct cfg_origin states_origin;
     int label_dim;
     int boundaries; /* phoneBoundaries: a segment's first frame 2, the others 1 (CTC) */
+    /* the labels from a CNTKTextFormatDeserializer beside the features instead of an MLF
+     * (CNTK's Speech/LSTM_CTC): its file ("" none), the stream's alias and form */
+    char ctf[1024];
+    struct cfg_origin ctf_origin;
+    char ctf_alias[64];
+    int ctf_sparse;
     /* The legacy form's further streams, in the config's order after the first feature
      * stream and the first label stream above (TIMIT's featIn and featOut, features1 and
      * features2, labels and regions): each with the fields above that its kind has. A

@@ -57,6 +57,16 @@ static int read_inputs(struct cfg_node *block, struct reader_config *rc, struct 
     return 0;
 }
 
+int reader_ctf_deserializer_read(struct cfg_node *d, struct reader_config *rc, struct pt_err *e)
+{
+    memset(rc, 0, sizeof *rc);
+    int r = cfg_schema_read(d, &reader_deserializer_schema, rc, e);
+    if (r == 0 && rc->file[0] == '\0')
+        r = cfg_error(e, cfg_origin_of(d), "%s: file is not set (the text-format file)",
+                      reader_deserializer_schema.name);
+    return r ? r : read_inputs(d, rc, e);
+}
+
 /* "PATH: required key 'KEY' is not set (HELP)", as the schema check words it. */
 static int missing(struct cfg_node *block, const struct cfg_schema *s, const char *key,
                    struct pt_err *e)
