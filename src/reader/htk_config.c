@@ -552,7 +552,7 @@ static int read_ctf_labels(struct cfg_node *d, struct reader_config *rc, struct 
         hc->labels = rc->ninputs;
         rc->inputs[rc->ninputs++] = t->inputs[0];
         hc->label_dim = t->inputs[0].dim;
-        snprintf(hc->ctf, sizeof hc->ctf, "%s", t->file);
+        memcpy(hc->ctf, t->file, strlen(t->file) + 1); /* shorter: checked above */
         hc->ctf_origin = t->file_origin;
         snprintf(hc->ctf_alias, sizeof hc->ctf_alias, "%s", t->inputs[0].alias);
         hc->ctf_sparse = t->inputs[0].sparse;
