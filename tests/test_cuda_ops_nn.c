@@ -12,7 +12,10 @@ static const int shapes[][2] = {{1, 1}, {13, 40}, {256, 7}, {10, 300}, {1, 1000}
 
 /* ---- ewise ---- */
 
-static const char *const ew_names[BK_EW_COUNT] = {"add", "sub", "mul", "div", "exp", "log"};
+static const char *const ew_names[BK_EW_COUNT] = {
+    "add",           "sub",       "mul",        "div",   "less", "equal", "greater",
+    "greater_equal", "not_equal", "less_equal", "max",   "min",  "exp",   "log",
+    "sqrt",          "abs",       "sign",       "recip", "sin",  "cos",   "floor"};
 
 /* Inputs in each op's domain: log of positive values, exp without overflow, division by
  * values away from 0. */

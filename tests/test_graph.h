@@ -142,5 +142,6 @@ void graph_more_tests(TCase *tc);    /* test_graph_shapes.c */
 void graph_reduce_tests(TCase *tc);  /* test_graph_reduce.c */
 void graph_classce_tests(TCase *tc); /* test_graph_classce.c */
 void graph_ctc_tests(TCase *tc);     /* test_graph_ctc.c */
+void graph_math_tests(TCase *tc);    /* test_graph_math.c */
 
 #endif

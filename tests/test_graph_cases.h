@@ -56,6 +56,20 @@ static const struct grad_case cases[] = {
      IO WB HID "a = W * features + b\nz = V * Abs (a) + c\noutputNodes = (a)\n" CE("z")},
     {"Reciprocal", STD,
      IO WB HID "z = V * Reciprocal (Sigmoid (W * features + b) + 1) + c\n" CE("z")},
+    {"Sin", STD, IO WB HID "z = V * Sin (W * features + b) + c\n" CE("z")},
+    {"Cosine", STD, IO WB HID "z = V * Cosine (W * features + b) + c\n" CE("z")},
+    {"Sinh_Cosh", STD,
+     IO WB HID "a = W * features + b\nz = V * Sinh (a) + Cosh (a) .* c\n" CE("z")},
+    {"Atanh_Asinh", STD,
+     IO WB HID "a = Tanh (W * features + b) .* 0.8\nz = V * Atanh (a) + Asinh (a) .* c\n" CE("z")},
+    /* Clip: the values near a bound kept out of a step's reach (away) */
+    {"Clip", STD " away=2e-3",
+     IO WB HID "a = W * features + b\nz = V * Clip (-0.3, 0.3, a) + c\nk = Abs (a) - 0.3\n"
+               "outputNodes = (k)\n" CE("z")},
+    {"LogSoftmax", STD, IO WB HID "z = V * LogSoftmax (W * features + b) + c\n" CE("z")},
+    {"CosDistance", STD,
+     IO WB HID "U = Parameter (4, 3)\nd = CosDistance (W * features + b, U * features)\n"
+               "z = (V * Tanh (W * features)) .* d\n" CE("z")},
     /* ElementDivide (CNTK.core.bs: times the Reciprocal) and '/' between nodes */
     {"ElementDivide", STD,
      IO WB HID "z = ElementDivide (W * features, Exp (V * Tanh (W * features)))\n" CE("z")},

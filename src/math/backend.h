@@ -101,12 +101,23 @@ enum bk_ew {
     BK_EW_SUB,
     BK_EW_MUL,
     BK_EW_DIV,
+    BK_EW_LESS, /* comparisons: 1 where a OP b holds, else 0 */
+    BK_EW_EQUAL,
+    BK_EW_GREATER,
+    BK_EW_GREATER_EQUAL,
+    BK_EW_NOT_EQUAL,
+    BK_EW_LESS_EQUAL,
+    BK_EW_MAX, /* the larger of a and b */
+    BK_EW_MIN,
     BK_EW_EXP,   /* unary */
     BK_EW_LOG,   /* unary */
     BK_EW_SQRT,  /* unary */
     BK_EW_ABS,   /* unary */
     BK_EW_SIGN,  /* unary: -1, 0 or 1 */
     BK_EW_RECIP, /* unary: 1 / a */
+    BK_EW_SIN,   /* unary */
+    BK_EW_COS,   /* unary */
+    BK_EW_FLOOR, /* unary */
     BK_EW_COUNT
 };
 

@@ -14,7 +14,26 @@ static float rare_unary(enum bk_ew op, float u)
     case BK_EW_SQRT: return sqrtf(u);
     case BK_EW_ABS: return fabsf(u);
     case BK_EW_SIGN: return (float)((u > 0.0f) - (u < 0.0f));
+    case BK_EW_SIN: return sinf(u);
+    case BK_EW_COS: return cosf(u);
+    case BK_EW_FLOOR: return floorf(u);
     default: return 1.0f / u; /* BK_EW_RECIP */
+    }
+}
+
+/* The comparisons: 1 where u OP v holds, else 0 (CNTK's Less, Equal, ...); the larger and
+ * the smaller of u and v. */
+static float compare(enum bk_ew op, float u, float v)
+{
+    switch (op) {
+    case BK_EW_LESS: return (float)(u < v);
+    case BK_EW_EQUAL: return (float)(u == v);
+    case BK_EW_GREATER: return (float)(u > v);
+    case BK_EW_GREATER_EQUAL: return (float)(u >= v);
+    case BK_EW_NOT_EQUAL: return (float)(u != v);
+    case BK_EW_MAX: return u > v ? u : v;
+    case BK_EW_MIN: return u < v ? u : v;
+    default: return (float)(u <= v); /* BK_EW_LESS_EQUAL */
     }
 }
 
@@ -48,9 +67,23 @@ static void ew_column(enum bk_ew op, float *y, const float *a, const float *b, s
     case BK_EW_SQRT:
     case BK_EW_ABS:
     case BK_EW_SIGN:
-    case BK_EW_RECIP: /* BrainScript's rarer nodes: one loop */
+    case BK_EW_RECIP:
+    case BK_EW_SIN:
+    case BK_EW_COS:
+    case BK_EW_FLOOR: /* BrainScript's rarer nodes: one loop */
         for (size_t i = 0; i < r; i++)
             y[i] = rare_unary(op, a[i]);
+        break;
+    case BK_EW_LESS:
+    case BK_EW_EQUAL:
+    case BK_EW_GREATER:
+    case BK_EW_GREATER_EQUAL:
+    case BK_EW_NOT_EQUAL:
+    case BK_EW_LESS_EQUAL:
+    case BK_EW_MAX:
+    case BK_EW_MIN:
+        for (size_t i = 0; i < r; i++)
+            y[i] = compare(op, a[i], b[i]);
         break;
     default: break;
     }

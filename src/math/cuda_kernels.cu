@@ -377,6 +377,17 @@ __global__ static void ewise_k(int op, float *y, const float *a, const float *x,
         case BK_EW_SQRT: r = sqrtf(u); break;
         case BK_EW_ABS: r = fabsf(u); break;
         case BK_EW_SIGN: r = (float)((u > 0.0f) - (u < 0.0f)); break;
+        case BK_EW_LESS: r = (float)(u < v); break;
+        case BK_EW_EQUAL: r = (float)(u == v); break;
+        case BK_EW_GREATER: r = (float)(u > v); break;
+        case BK_EW_GREATER_EQUAL: r = (float)(u >= v); break;
+        case BK_EW_NOT_EQUAL: r = (float)(u != v); break;
+        case BK_EW_LESS_EQUAL: r = (float)(u <= v); break;
+        case BK_EW_MAX: r = u > v ? u : v; break;
+        case BK_EW_MIN: r = u < v ? u : v; break;
+        case BK_EW_SIN: r = sinf(u); break;
+        case BK_EW_COS: r = cosf(u); break;
+        case BK_EW_FLOOR: r = floorf(u); break;
         default: r = 1.0f / u; break; /* BK_EW_RECIP */
         }
         y[i] = r;

@@ -208,4 +208,16 @@ const char bs_prelude[] =
     "        prevState = if goBackwards then NextHC (lstmState) else PreviousHC (lstmState)\n"
     "        lstmState = step (x, prevState)\n"
     "    ].lstmState.h\n"
-    "].apply\n";
+    "].apply\n"
+    "# CNTK.core.bs's functions written over others: Ceil and Round over Floor, the log of a\n"
+    "# softmax as z minus its log-sum, the cosine of two vectors per sample, hyperbolic ones\n"
+    "Ceil (x) = Negate (Floor (Negate (x)))\n"
+    "Round (x) = Floor (x + 0.5)\n"
+    "LogSoftmax (z) = z - ReduceLogSum (z)\n"
+    "CosDistance (a, b) =\n"
+    "    ElementDivide (ReduceSum (a .* b), Sqrt (ReduceSum (a .* a) .* ReduceSum (b .* b)))\n"
+    "Sinh (x) = ElementTimes (Constant (0.5), Exp (x) - Exp (Negate (x)))\n"
+    "Cosh (x) = ElementTimes (Constant (0.5), Exp (x) + Exp (Negate (x)))\n"
+    "Atanh (x) = ElementTimes (Constant (0.5), Log (ElementDivide (1 + x, 1 - x)))\n"
+    "Asinh (x) = Log (x + Sqrt (x .* x + 1))\n"
+    "SumColumnElements (z) = ReduceSum (z)\n";

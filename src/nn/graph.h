@@ -306,6 +306,12 @@ int g_shape_crit(struct nn_graph *g, struct g_node *n, struct pt_err *e);
 /* Plus, Minus and ElementTimes (graph_ewise.c): the shape rule with CNTK's broadcasts, and
  * the passes. */
 int g_shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e);
+/* Less, Equal, ... and Clip (graph_ewise.c) */
+int g_shape_compare(struct nn_graph *g, struct g_node *n, struct pt_err *e);
+void g_forward_compare(struct nn_graph *g, struct g_node *n);
+int g_shape_clip(struct nn_graph *g, struct g_node *n, struct pt_err *e);
+void g_forward_clip(struct nn_graph *g, struct g_node *n);
+void g_backward_clip(struct nn_graph *g, struct g_node *n);
 void g_forward_binary(struct nn_graph *g, struct g_node *n);
 void g_backward_binary(struct nn_graph *g, struct g_node *n);
 

@@ -242,3 +242,112 @@ void g_backward_binary(struct nn_graph *g, struct g_node *n)
         g_add_grad(g, to, g->tmp, n, 1.0f);
     }
 }
+
+/* ------------------------------------------------------------------ comparisons, Clip */
+
+/* Less, Equal, Greater, GreaterEqual, NotEqual, LessEqual (CNTK's): 1 where the relation
+ * holds, else 0, the operands broadcast as Plus's but for a value per sample; no gradient
+ * flows back (CNTK's are 0). */
+static enum bk_ew compare_op(const struct g_node *n)
+{
+    static const struct {
+        const char *name;
+        enum bk_ew op;
+    } ops[] = {{"Less", BK_EW_LESS},          {"Equal", BK_EW_EQUAL},
+               {"Greater", BK_EW_GREATER},    {"GreaterEqual", BK_EW_GREATER_EQUAL},
+               {"NotEqual", BK_EW_NOT_EQUAL}, {"LessEqual", BK_EW_LESS_EQUAL}};
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        if (!strcmp(n->kind->name, ops[i].name))
+            return ops[i].op;
+    return BK_EW_EQUAL;
+}
+
+/* a OP b as b OP' a */
+static enum bk_ew swapped(enum bk_ew op)
+{
+    return op == BK_EW_LESS            ? BK_EW_GREATER
+           : op == BK_EW_GREATER       ? BK_EW_LESS
+           : op == BK_EW_LESS_EQUAL    ? BK_EW_GREATER_EQUAL
+           : op == BK_EW_GREATER_EQUAL ? BK_EW_LESS_EQUAL
+                                       : op;
+}
+
+int g_shape_compare(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    int rc = g_shape_binary(g, n, e);
+    if (rc == 0 && n->row_bcast)
+        rc = g_shape_error(n, IN(g, n, 0), IN(g, n, 1),
+                           "a value per sample beside more rows is not supported here yet", e);
+    return rc;
+}
+
+void g_forward_compare(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
+    struct backend *b = g->bk;
+    enum bk_ew op = compare_op(n);
+    size_t cols = g_cols(g, n);
+    if (scalar_of(a, x) || scalar_of(x, a)) {
+        int left = scalar_of(a, x);
+        b->ops->ewise(b, left ? swapped(op) : op, g_val(g, n), g_val(g, left ? x : a),
+                      g_val(g, left ? a : x), 1, numel(g, n), 1);
+    } else if (g_cols(g, a) == cols) {
+        b->ops->ewise(b, op, g_val(g, n), g_val(g, a), g_val(g, x), n->rows, cols, g_cols(g, x));
+    } else {
+        b->ops->ewise(b, swapped(op), g_val(g, n), g_val(g, x), g_val(g, a), n->rows, cols, 1);
+    }
+}
+
+/* Clip (minValue, maxValue, x): x limited to [minValue, maxValue], each a [1 x 1] or a
+ * column (CNTK's); dx = dy where minValue <= x <= maxValue, else 0; the bounds get no
+ * gradient. */
+int g_shape_clip(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *x = IN(g, n, 2);
+    if (x->rows <= 0)
+        return pt_err_set(e, PT_EUSER, "%s: error: Clip: the input's dimension is not known",
+                          n->where);
+    for (int k = 0; k < 2; k++) {
+        struct g_node *m = IN(g, n, k);
+        if (m->rows == 0 && g_open(m))
+            m->rows = x->rows;
+        if (!(m->cols == 1 && (m->rows == 1 || m->rows == x->rows)))
+            return g_shape_error(n, m, x,
+                                 "minValue and maxValue must be one value or one column of "
+                                 "the input's rows",
+                                 e);
+    }
+    n->rows = x->rows;
+    n->cols = x->cols;
+    n->seq1 = x->seq1;
+    return 0;
+}
+
+/* y = op (v, m) with m a [1 x 1] or a column of n's rows */
+static void bound(struct nn_graph *g, struct g_node *n, enum bk_ew op, float *y, const float *v,
+                  const struct g_node *m)
+{
+    if (m->rows == 1 && n->rows > 1)
+        g->bk->ops->ewise(g->bk, op, y, v, g_val(g, m), 1, numel(g, n), 1);
+    else
+        g->bk->ops->ewise(g->bk, op, y, v, g_val(g, m), n->rows, g_cols(g, n), 1);
+}
+
+void g_forward_clip(struct nn_graph *g, struct g_node *n)
+{
+    bound(g, n, BK_EW_MAX, g_val(g, n), g_val(g, IN(g, n, 2)), IN(g, n, 0));
+    bound(g, n, BK_EW_MIN, g_val(g, n), g_val(g, n), IN(g, n, 1));
+}
+
+void g_backward_clip(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *x = IN(g, n, 2);
+    if (!x->needs_grad)
+        return;
+    size_t cols = g_cols(g, n);
+    bound(g, n, BK_EW_GREATER_EQUAL, g->tmp, g_val(g, x), IN(g, n, 0));
+    bound(g, n, BK_EW_LESS_EQUAL, g->tmp2, g_val(g, x), IN(g, n, 1));
+    g->bk->ops->ewise(g->bk, BK_EW_MUL, g->tmp, g->tmp, g->tmp2, n->rows, cols, cols);
+    g->bk->ops->ewise(g->bk, BK_EW_MUL, g->tmp, g->tmp, g_grad(g, n), n->rows, cols, cols);
+    g_add_grad(g, x, g->tmp, n, 1.0f);
+}

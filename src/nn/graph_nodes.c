@@ -270,16 +270,22 @@ static void backward_log(struct nn_graph *g, struct g_node *n) /* dx = dy ./ x *
     g_add_grad(g, x, g->tmp, n, 1.0f);
 }
 
-/* Sqrt, Abs, Reciprocal: y = op (x) */
+/* Sqrt, Abs, Reciprocal, Sin, Cosine, Floor: y = op (x) */
 static void forward_pointwise(struct nn_graph *g, struct g_node *n)
 {
     const char *k = n->kind->name;
-    enum bk_ew op = !strcmp(k, "Sqrt") ? BK_EW_SQRT : !strcmp(k, "Abs") ? BK_EW_ABS : BK_EW_RECIP;
+    enum bk_ew op = !strcmp(k, "Sqrt")     ? BK_EW_SQRT
+                    : !strcmp(k, "Abs")    ? BK_EW_ABS
+                    : !strcmp(k, "Sin")    ? BK_EW_SIN
+                    : !strcmp(k, "Cosine") ? BK_EW_COS
+                    : !strcmp(k, "Floor")  ? BK_EW_FLOOR
+                                           : BK_EW_RECIP;
     g->bk->ops->ewise(g->bk, op, g_val(g, n), g_val(g, IN(g, n, 0)), NULL, n->rows, g_cols(g, n),
                       0);
 }
 
-/* dx = dy .* f'(x): Sqrt 0.5 dy ./ y, Abs dy .* sign (x), Reciprocal -dy .* y .* y */
+/* dx = dy .* f'(x): Sqrt 0.5 dy ./ y, Abs dy .* sign (x), Sin dy .* cos (x), Cosine -dy .*
+ * sin (x), Reciprocal -dy .* y .* y */
 static void backward_pointwise(struct nn_graph *g, struct g_node *n)
 {
     struct g_node *x = IN(g, n, 0);
@@ -290,9 +296,12 @@ static void backward_pointwise(struct nn_graph *g, struct g_node *n)
     if (!strcmp(k, "Sqrt")) {
         b->ops->ewise(b, BK_EW_DIV, g->tmp, g_grad(g, n), g_val(g, n), n->rows, cols, cols);
         factor = 0.5f;
-    } else if (!strcmp(k, "Abs")) {
-        b->ops->ewise(b, BK_EW_SIGN, g->tmp, g_val(g, x), NULL, n->rows, cols, 0);
+    } else if (!strcmp(k, "Abs") || !strcmp(k, "Sin") || !strcmp(k, "Cosine")) {
+        /* sign (x), cos (x), -sin (x) */
+        enum bk_ew d = !strcmp(k, "Abs") ? BK_EW_SIGN : !strcmp(k, "Sin") ? BK_EW_COS : BK_EW_SIN;
+        b->ops->ewise(b, d, g->tmp, g_val(g, x), NULL, n->rows, cols, 0);
         b->ops->ewise(b, BK_EW_MUL, g->tmp, g->tmp, g_grad(g, n), n->rows, cols, cols);
+        factor = !strcmp(k, "Cosine") ? -1.0f : 1.0f;
     } else {
         b->ops->ewise(b, BK_EW_MUL, g->tmp, g_grad(g, n), g_val(g, n), n->rows, cols, cols);
         b->ops->ewise(b, BK_EW_MUL, g->tmp, g->tmp, g_val(g, n), n->rows, cols, cols);
@@ -431,6 +440,18 @@ static const struct g_kind kinds[] = {
     KINDW("Exp", 1, 0, shape_unary, forward_exp, backward_exp, 1),
     KINDW("Log", 1, 0, shape_unary, forward_log, backward_log, 1),
     KINDW("Sqrt", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
+    KINDW("Sin", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
+    KINDW("Cosine", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
+    /* Floor, StopGradient and the comparisons pass no gradient back (CNTK's are 0) */
+    KIND("Floor", 1, 0, shape_unary, forward_pointwise, backward_none),
+    KIND("StopGradient", 1, 0, shape_unary, forward_pass, backward_none),
+    KIND("Less", 2, 0, g_shape_compare, g_forward_compare, backward_none),
+    KIND("Equal", 2, 0, g_shape_compare, g_forward_compare, backward_none),
+    KIND("Greater", 2, 0, g_shape_compare, g_forward_compare, backward_none),
+    KIND("GreaterEqual", 2, 0, g_shape_compare, g_forward_compare, backward_none),
+    KIND("NotEqual", 2, 0, g_shape_compare, g_forward_compare, backward_none),
+    KIND("LessEqual", 2, 0, g_shape_compare, g_forward_compare, backward_none),
+    KIND("Clip", 3, 0, g_shape_clip, g_forward_clip, g_backward_clip),
     KINDW("Abs", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     KINDW("Reciprocal", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     KINDW("Softmax", 1, 0, shape_unary, forward_softmax, backward_softmax, 1),
