@@ -65,8 +65,9 @@ fails() {
 }
 fails 'train.reader = { deserializers = ({ type = "CNTKTextFormatDeserializer"; file = d.ctf
     input = [ features = [ dim = 2; format = dense ]; labels = [ dim = 2; format = dense ] ]
-  }:{ type = "HTKMLFDeserializer"; module = "HTKDeserializers" }) }' \
-    "r.cfg:1:35: error: train.reader.deserializers: an HTK deserializer composes only with the other HTK deserializer (HTKFeatureDeserializer : HTKMLFDeserializer), not with this one"
+  }:{ type = "HTKMLFDeserializer"; module = "HTKDeserializers"
+      input = [ labels = [ dim = 2; mlfFile = x.mlf ] ] }) }' \
+    "r.cfg:1:35: error: train.reader.deserializers: a text-format deserializer composes with an HTKFeatureDeserializer (its labels), not with an MLF's labels"
 fails 'train.reader = { deserializers = ({ type = "HTKFeatureDeserializer"; module = "HTKDeserializers" }) }' \
     "r.cfg:1:35: error: train.reader.deserializers: required key 'input' is not set (input = [ NAME = [ ... ] ]: the one stream of this deserializer)"
 fails 'train.reader = { deserializers = ({ type = "Base64ImageDeserializer"; module = "ImageReader" }) }' \

@@ -57,7 +57,7 @@ START_TEST(config_deserializers)
         "                    labels = { dim = 2 ; format = sparse ; alias = L } ] } ) }\n"
         "bare = [ deserializers = [ type = CNTKTextFormatDeserializer ; file = b.ctf\n"
         "    input = [ x = [ dim = 1 ; format = dense ] ] ] ]\n"
-        "two = [ deserializers = ([ module = CNTKTextFormatReader ; file = a\n"
+        "two = [ deserializers = ([ module = ImageReader ; file = a\n"
         "        input = [ x = [ dim = 1 ; format = dense ] ] ] :\n"
         "      [ type = HTKFeatureDeserializer ]) ]\n"
         "htk = [ deserializers = ({ type = HTKFeatureDeserializer ; file = a ; input = [ ] }) ]\n"
@@ -117,9 +117,9 @@ START_TEST(config_deserializers)
     static const struct {
         const char *block, *msg;
     } bad[] = {
-        {"two", "d.cfg:11:26: error: two.deserializers: an HTK deserializer composes only with "
-                "the other HTK deserializer (HTKFeatureDeserializer : HTKMLFDeserializer), not "
-                "with this one"},
+        {"two", "d.cfg:11:26: error: two.deserializers: an HTK deserializer composes with the "
+                "other HTK deserializer (HTKFeatureDeserializer : HTKMLFDeserializer) or with a "
+                "CNTKTextFormatDeserializer of the labels, not with this one"},
         {"htk", "d.cfg:14:71: error: htk.deserializers.input: expected one stream, input = [ "
                 "NAME = [ ... ] ]"},
         {"img", "d.cfg:15:62: error: an ImageDeserializer's input has one stream with "
