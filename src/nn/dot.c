@@ -75,17 +75,6 @@ static const char *act_op(enum bk_act a)
     return a == BK_ACT_TANH ? "Tanh" : a == BK_ACT_RELU ? "RectifiedLinear" : "Sigmoid";
 }
 
-static const char *crit_op(enum bk_crit_kind k)
-{
-    switch (k) {
-    case BK_CRIT_CE_SOFTMAX: return "CrossEntropyWithSoftmax";
-    case BK_CRIT_SQUARE_ERR: return "SquareError";
-    case BK_CRIT_CLASS_ERR: return "ClassificationError";
-    case BK_CRIT_LOGISTIC: return "Logistic";
-    default: return NULL;
-    }
-}
-
 /* CNTK's feed-forward SimpleNetworkBuilder network (BuildFFDNNFromDescription). */
 static int from_simple(const struct nn_config *c, struct dot *d)
 {
@@ -144,7 +133,7 @@ static int from_simple(const struct nn_config *c, struct dot *d)
     int lab = add(d, "labels", s, "InputValue", CAT_LABEL, NULL, 0);
     group(d->lab, &d->nlab, lab);
     int in[2] = {lab, hlast};
-    const char *top = crit_op(c->train_crit), *eop = crit_op(c->eval_crit);
+    const char *top = nn_crit_op(c->train_crit), *eop = nn_crit_op(c->eval_crit);
     if (!top || !eop)
         return -2;
     int crit = add(d, top, "1", top, CAT_NORMAL, in, 2);

@@ -142,6 +142,14 @@ static int best(const float *c, int rows, float *value)
     return k;
 }
 
+/* The pass fails: its scratch could not be had. */
+static void out_of_memory(struct nn_graph *g, const struct g_node *n)
+{
+    if (!g->fault[0])
+        snprintf(g->fault, sizeof g->fault, "%s: error: %s: out of memory", n->where,
+                 n->kind->name);
+}
+
 /* Whether the pass holds whole utterances (else a fault): no sequence goes on from the
  * previous pass, none begins inside another. */
 static int whole(struct nn_graph *g, const struct g_node *n)
@@ -322,9 +330,8 @@ static void forward_ctc(struct nn_graph *g, struct g_node *n)
         free(u.seq);
         free(u.bound);
     }
-    if ((!lp || !gm || !al || !be) && !g->fault[0])
-        snprintf(g->fault, sizeof g->fault, "%s: error: %s: out of memory", n->where,
-                 n->kind->name);
+    if (!lp || !gm || !al || !be)
+        out_of_memory(g, n);
     free(lp);
     free(gm);
     free(al);
@@ -430,9 +437,8 @@ static void forward_edit(struct nn_graph *g, struct g_node *n)
         ref += na;
         wrong += distance(n, a, na, b, nb, grid, cnt);
     }
-    if ((!a || !b || !grid || !cnt) && !g->fault[0])
-        snprintf(g->fault, sizeof g->fault, "%s: error: %s: out of memory", n->where,
-                 n->kind->name);
+    if (!a || !b || !grid || !cnt)
+        out_of_memory(g, n);
     free(a);
     free(b);
     free(grid);

@@ -39,6 +39,9 @@ void nn_text_add(struct nn_text *t, const char *fmt, ...) __attribute__((format(
 /* SimpleNetworkBuilder's CLASSLSTM or CLASSLM (c->class_lm) as the BrainScript network it
  * describes (class_lm.c): c becomes that NN_GRAPH network. */
 int nn_class_lm(struct nn_config *c, struct pt_err *e);
+/* A SimpleNetworkBuilder criterion's operation, CNTK's node name for it (simple_bs.c), or
+ * NULL for one that has none (a network's own node). */
+const char *nn_crit_op(enum bk_crit_kind k);
 /* A BrainScript network description into c (NN_GRAPH), checked as a
  * BrainScriptNetworkBuilder's; where names its start in messages ("FILE:LINE:COL"). */
 int nn_bs_config_text(const char *text, const char *where, struct nn_config *c, struct pt_err *e);

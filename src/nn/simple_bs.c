@@ -26,7 +26,7 @@ static const char *act_fn(enum bk_act a)
     }
 }
 
-static const char *crit_fn(enum bk_crit_kind k)
+const char *nn_crit_op(enum bk_crit_kind k)
 {
     switch (k) {
     case BK_CRIT_CE_SOFTMAX: return "CrossEntropyWithSoftmax";
@@ -44,7 +44,7 @@ int nn_simple_as_graph(struct nn_config *c, struct pt_err *e)
                           "%s: error: only a feed-forward SimpleNetworkBuilder network (rnnType "
                           "SIMPLENET) has a BrainScript form here",
                           c->origin);
-    const char *tf = crit_fn(c->train_crit), *ef = crit_fn(c->eval_crit);
+    const char *tf = nn_crit_op(c->train_crit), *ef = nn_crit_op(c->eval_crit);
     if (!tf || !ef)
         return pt_err_set(e, PT_EUSER, "%s: error: a criterion without a BrainScript form",
                           c->origin);
