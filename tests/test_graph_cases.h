@@ -67,6 +67,9 @@ static const struct grad_case cases[] = {
      IO WB HID "a = W * features + b\nz = V * Clip (-0.3, 0.3, a) + c\nk = Abs (a) - 0.3\n"
                "outputNodes = (k)\n" CE("z")},
     {"LogSoftmax", STD, IO WB HID "z = V * LogSoftmax (W * features + b) + c\n" CE("z")},
+    {"ReduceMax_Min", STD,
+     IO WB HID
+     "a = W * features + b\nz = (V * Tanh (a)) .* (ReduceMax (a) - ReduceMin (a))\n" CE("z")},
     {"CosDistance", STD,
      IO WB HID "U = Parameter (4, 3)\nd = CosDistance (W * features + b, U * features)\n"
                "z = (V * Tanh (W * features)) .* d\n" CE("z")},

@@ -1,9 +1,9 @@
 /* CNTK.core.bs's element-wise functions built since 2026-11-29 (graph_nodes.c, graph_ewise.c,
  * bs_prelude.c): their values against C's math on fixed inputs (Sin, Cosine, Floor, Ceil,
  * Round, the comparisons with a value on either side and with a column, Clip by values and
- * by columns, LogSoftmax, CosDistance, Sinh, Cosh, Atanh, Asinh, StopGradient), and that
- * StopGradient and the comparisons pass no gradient back. Their gradients where they have
- * one are rows of test_graph_cases.h. */
+ * by columns, LogSoftmax, CosDistance, Sinh, Cosh, Atanh, Asinh, StopGradient, ReduceMax,
+ * ReduceMin), and that StopGradient and the comparisons pass no gradient back. Their gradients
+ * where they have one are rows of test_graph_cases.h. */
 #include "test_graph.h"
 
 #define R 4
@@ -123,6 +123,20 @@ static double m_stop(const float *x, const float *x2, int r, int j)
 {
     return (void)x2, X;
 }
+static double m_rmax(const float *x, const float *x2, int r, int j)
+{
+    double m = x[j * R];
+    for (int i = 1; i < R; i++)
+        m = x[j * R + i] > m ? x[j * R + i] : m;
+    return (void)x2, (void)r, m;
+}
+static double m_rmin(const float *x, const float *x2, int r, int j)
+{
+    double m = x[j * R];
+    for (int i = 1; i < R; i++)
+        m = x[j * R + i] < m ? x[j * R + i] : m;
+    return (void)x2, (void)r, m;
+}
 #undef X
 #undef X2
 #undef P
@@ -149,6 +163,8 @@ static const struct math_case cases[] = {
     {"Atanh (ElementTimes (Constant (0.25), x))", R, m_atanh},
     {"Asinh (x)", R, m_asinh},
     {"StopGradient (x)", R, m_stop},
+    {"ReduceMax (x)", 1, m_rmax},
+    {"ReduceMin (x, axis = 1)", 1, m_rmin},
 };
 
 START_TEST(math_values)

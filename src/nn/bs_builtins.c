@@ -468,6 +468,8 @@ static const struct builtin builtins[] = {
      "ClassBasedCrossEntropyWithSoftmax",
      0},
     {"ReduceLogSum", {"z", "axis=None", "tag=''"}, bse_reduce_log_sum, NULL, 0},
+    {"ReduceMax", {"z", "axis=None", "tag=''"}, bse_reduce_max, NULL, 0},
+    {"ReduceMin", {"z", "axis=None", "tag=''"}, bse_reduce_max, NULL, 0},
     {"TransposeTimes", {"leftMatrix", "rightMatrix", "tag=''"}, bse_transpose_times, NULL, 0},
     {"Transpose", {"x", "tag=''"}, bse_transpose, NULL, 0},
     {"TransposeDimensions", {"input", "axis1", "axis2", "tag=''"}, bse_transpose, NULL, 0},

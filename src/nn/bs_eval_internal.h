@@ -286,6 +286,8 @@ int bse_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv
              struct bv *out);
 int bse_bilstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                struct bv *out);
+int bse_reduce_max(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out);
 int bse_ctc(struct ev *v, const struct bs_node *at, const char *name, struct bv *a, struct bv *out);
 int bse_edit_distance(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                       struct bv *out);

@@ -235,6 +235,27 @@ int bse_reduce_log_sum(struct ev *v, const struct bs_node *at, const char *name,
     return bse_make_node(v, at, "Minus", in, 2, out);
 }
 
+/* ReduceMax, ReduceMin (z, axis): the largest (smallest) of a sample's values (CNTK's
+ * ReduceElements with "Max" / "Min"): 1^T (h .* z), h the hardmax of z (of -z: one-hot at
+ * the first of the smallest), which passes no gradient back, so the gradient goes to that
+ * one value, as CNTK's. */
+int bse_reduce_max(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                   struct bv *out)
+{
+    struct bv x;
+    int min = !strcmp(name, "ReduceMin");
+    int rc = whole_sample(v, at, name, min ? "minimum" : "maximum", a, &x);
+    if (rc)
+        return rc;
+    int neg = x.node, h, hz, ones;
+    if ((min && (rc = helper(v, at, "Negate", x.node, 0, &neg))) ||
+        (rc = helper(v, at, "Hardmax", neg, 0, &h)) ||
+        (rc = helper(v, at, "ElementTimes", h, x.node, &hz)) || (rc = ones_row(v, at, 0, &ones)))
+        return rc;
+    int in[2] = {ones, hz};
+    return bse_make_node(v, at, "Times", in, 2, out);
+}
+
 /* TransposeTimes (a, b): a^T b. Of two samples' vectors, their dot product, one value per
  * sample (CNTK's `TransposeTimes (labels, z)` in the speech configs' hand-written
  * criteria); a matrix of parameters as a is not built. */
