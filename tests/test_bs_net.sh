@@ -676,8 +676,8 @@ bad() { # NAME LINE EXPECTED-TEXT: the network block's line replaced, the error 
 }
 bad syntax '        z = model (features +)' "syntax.cfg:15:30: error: expected an expression after '+'"
 bad unknown '        z = modle (features)' "unknown.cfg:15:13: error: unknown name 'modle'"
-bad notyet '        z = TimeReverse (features)' \
-    "notyet.cfg:15:13: error: TimeReverse is not supported yet by partrain's BrainScript"
+bad notyet '        z = ReduceProd (features)' \
+    "notyet.cfg:15:13: error: ReduceProd is not supported yet by partrain's BrainScript"
 bad shape '        z = model (features) + Parameter (3, 1)' "shape.cfg:15:13: error: Plus: operands of shapes"
 bad args '        z = model (features, labels)' "args.cfg:15:13: error: Sequential's function takes one argument, got 2"
 sed '/criterionNodes/d' layers.cfg >nocrit.cfg

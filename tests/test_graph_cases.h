@@ -67,6 +67,8 @@ static const struct grad_case cases[] = {
      IO WB HID "a = W * features + b\nz = V * Clip (-0.3, 0.3, a) + c\nk = Abs (a) - 0.3\n"
                "outputNodes = (k)\n" CE("z")},
     {"LogSoftmax", STD, IO WB HID "z = V * LogSoftmax (W * features + b) + c\n" CE("z")},
+    {"TimeReverse", STD " seqs",
+     IO WB HID "h = Tanh (W * features + b)\nz = V * TimeReverse (h) + h .* c\n" CE("z")},
     {"ReduceMax_Min", STD,
      IO WB HID
      "a = W * features + b\nz = (V * Tanh (a)) .* (ReduceMax (a) - ReduceMin (a))\n" CE("z")},

@@ -267,8 +267,56 @@ START_TEST(math_shapes)
 }
 END_TEST
 
+/* TimeReverse on two sequences of 3 and 2 steps: step t of a sequence of T is its step T - 1
+ * - t; the padding stays 0. */
+START_TEST(math_time_reverse)
+{
+    struct backend *b = make_backend();
+    struct nn *net =
+        try_bs_net(b, "time_reverse",
+                   "x = Input (2)\nlabels = Input (2)\ny = TimeReverse (x)\n"
+                   "W = Parameter (2, 2)\nce = CrossEntropyWithSoftmax (labels, W * x)\n"
+                   "criterionNodes = (ce)\noutputNodes = (y)\n",
+                   5);
+    if (!net) {
+        backend_free(b);
+        return;
+    }
+    static const uint32_t len[2] = {3, 2};
+    struct minibatch mb = {0};
+    uint64_t rng = 9;
+    fill_input(&mb, "x", 2, 2, 3, len, 0, &rng);
+    fill_input(&mb, "labels", 2, 2, 3, len, 1, &rng);
+    float *x = mb_find(&mb, "x")->data;
+    for (int t = 0; t < 3; t++) /* step t of sequence s: (10 s + t, -(10 s + t)) */
+        for (int s = 0; s < 2; s++) {
+            float v = t < (int)len[s] ? (float)(10 * s + t) : 0.0f;
+            x[(t * 2 + s) * 2] = v;
+            x[(t * 2 + s) * 2 + 1] = -v;
+        }
+    struct nn_stats st;
+    struct pt_err e = {0};
+    ck_assert_msg(nn_evaluate(net, &mb, &st, &e) == 0, "%s", e.msg);
+    float out[12];
+    size_t rows = 0, cols = 0;
+    ck_assert_int_eq(nn_get_output(net, out, COUNT(out), &rows, &cols, &e), 0);
+    ck_assert(rows == 2 && cols == 6);
+    for (int t = 0; t < 3; t++)
+        for (int s = 0; s < 2; s++) {
+            int T = (int)len[s];
+            float want = t < T ? (float)(10 * s + (T - 1 - t)) : 0.0f;
+            ck_assert_msg(out[(t * 2 + s) * 2] == want && out[(t * 2 + s) * 2 + 1] == -want,
+                          "step %d of sequence %d: %g want %g", t, s, out[(t * 2 + s) * 2], want);
+        }
+    mb_free(&mb);
+    nn_free(net);
+    backend_free(b);
+}
+END_TEST
+
 void graph_math_tests(TCase *tc)
 {
+    tcase_add_test(tc, math_time_reverse);
     tcase_add_test(tc, math_values);
     tcase_add_test(tc, math_no_gradient);
     tcase_add_test(tc, math_shapes);

@@ -161,7 +161,6 @@ static const char *const not_yet_names[] = {
     "StraightThrough",
     "Substr",
     "Tanh",
-    "TimeReverse",
     "Times",
     "Trace",
     "WeightedLogistic",

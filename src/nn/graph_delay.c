@@ -1,6 +1,6 @@
 /* Sequence operations. PastValue and FutureValue: a sequence delayed by k steps (CNTK's
  * delay nodes), the joints of recurrent loops; BS.Sequences.Last and First: one column per
- * sequence, its last (first) step.
+ * sequence, its last (first) step; TimeReverse: each sequence's steps in reverse order.
  *
  * y[t] = x[t - k] for PastValue (x[t + k] for FutureValue) where that step is inside the
  * sequence, else the default value (defaultHiddenActivation). A sequence starts at step 0
@@ -12,6 +12,8 @@
  * from the previous pass reads the steps before its first from the carry, the input's last
  * `delay` steps of that pass (g_carry_save); no gradient goes back to them. Where another
  * utterance begins inside the sequence (g->begins), the steps before it are outside. */
+#include <stdio.h>
+
 #include "nn/graph.h"
 
 static int delay_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
@@ -245,3 +247,79 @@ void g_carry_save(struct nn_graph *g)
         }
     }
 }
+
+/* ------------------------------------------------------------------ TimeReverse */
+
+/* TimeReverse (x): each sequence's steps in reverse order (CNTK's TimeReverseNode); its
+ * gradient goes back the same way. Whole sequences only: a pass whose sequences go on from
+ * the previous one's (truncated back-propagation), or a step-by-step loop around it, is a
+ * fault of the pass. */
+static int reverse_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *x = &g->nodes[n->in[0]];
+    if (x->cols != 0 || x->seq1 || x->rows <= 0)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: TimeReverse: its input must be a sequence of known "
+                          "dimension",
+                          n->where);
+    n->rows = x->rows;
+    n->cols = 0;
+    return 0;
+}
+
+/* Whether the pass holds whole sequences that this node sees at once. */
+static int reverse_whole(struct nn_graph *g, struct g_node *n)
+{
+    int ok = !g->begins && g->cw == g->ncols && g->c0 == 0;
+    for (size_t s = 0; ok && g->cont && s < g->nseq; s++)
+        ok = !g->cont[s];
+    if (!ok && !g->fault[0])
+        snprintf(g->fault, sizeof g->fault,
+                 "%s: error: TimeReverse needs whole sequences (not truncated = true, not "
+                 "inside a recurrent loop)",
+                 n->where);
+    return ok;
+}
+
+/* The column step t of sequence s takes from (its mirror image; a padding step itself). */
+static size_t mirror(const struct nn_graph *g, size_t t, size_t s)
+{
+    size_t nseq = g->nseq ? g->nseq : 1, len = g->len ? g->len[s] : g->ncols / nseq;
+    return (t < len ? len - 1 - t : t) * nseq + s;
+}
+
+static void reverse_forward(struct nn_graph *g, struct g_node *n)
+{
+    struct backend *b = g->bk;
+    struct g_node *x = &g->nodes[n->in[0]];
+    size_t rows = (size_t)n->rows, nseq = g->nseq ? g->nseq : 1, steps = g->ncols / nseq;
+    if (!reverse_whole(g, n)) {
+        b->ops->fill(b, n->v, rows * g->ncols, 0.0f);
+        return;
+    }
+    for (size_t s = 0; s < nseq; s++)
+        for (size_t t = 0; t < steps; t++)
+            b->ops->copy(b, n->v + (t * nseq + s) * rows, x->v + mirror(g, t, s) * rows, rows);
+}
+
+static void reverse_backward(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *x = &g->nodes[n->in[0]];
+    size_t rows = (size_t)n->rows, nseq = g->nseq ? g->nseq : 1, steps = g->ncols / nseq;
+    if (!x->needs_grad || !reverse_whole(g, n))
+        return;
+    for (size_t s = 0; s < nseq; s++)
+        for (size_t t = 0; t < steps; t++)
+            g->bk->ops->axpy(g->bk, x->g + mirror(g, t, s) * rows, n->g + (t * nseq + s) * rows,
+                             rows, 1.0f);
+}
+
+const struct g_kind g_kind_time_reverse = {
+    .name = "TimeReverse",
+    .nin = 1,
+    .crit = 0,
+    .shape = reverse_shape,
+    .forward = reverse_forward,
+    .backward = reverse_backward,
+    .workspace = NULL,
+};
