@@ -158,7 +158,6 @@ static const char *const not_yet_names[] = {
     "SquareError",
     "Stabilizer",
     "StabilizerLayer",
-    "StraightThrough",
     "Substr",
     "Tanh",
     "Times",

@@ -220,4 +220,9 @@ const char bs_prelude[] =
     "Cosh (x) = ElementTimes (Constant (0.5), Exp (x) + Exp (Negate (x)))\n"
     "Atanh (x) = ElementTimes (Constant (0.5), Log (ElementDivide (1 + x, 1 - x)))\n"
     "Asinh (x) = Log (x + Sqrt (x .* x + 1))\n"
-    "SumColumnElements (z) = ReduceSum (z)\n";
+    "SumColumnElements (z) = ReduceSum (z)\n"
+    "# CNTK's StraightThrough: 1 where x > 0, else -1; the gradient passes where |x| <= 1\n"
+    "StraightThrough (x) = [\n"
+    "    c = Clip (-1, 1, x)\n"
+    "    y = ElementTimes (Constant (2), Greater (x, 0)) - 1 + (c - StopGradient (c))\n"
+    "].y\n";
