@@ -37,7 +37,7 @@ enum bs_tk {
     TK_COLON,
     TK_ASSIGN,
     TK_ARROW,
-    TK_EQ, /* operators: == != < <= > >= && || + - * / .* . ! */
+    TK_EQ, /* operators: == != < <= > >= && || + - * / .* ** % . ! */
     TK_NE,
     TK_LT,
     TK_LE,
@@ -50,6 +50,8 @@ enum bs_tk {
     TK_STAR,
     TK_SLASH,
     TK_DOTSTAR,
+    TK_POW, /* ** (a power of numbers) */
+    TK_MOD, /* % (fmod of numbers) */
     TK_DOT,
     TK_DOTDOT, /* .. (an array definition's index range) */
     TK_NOT

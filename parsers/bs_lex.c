@@ -358,14 +358,14 @@ static int scan_punct(struct lexer *lx)
     static const struct {
         const char *text;
         enum bs_tk kind;
-    } puncts[] = {{"[|", TK_LARRAY}, {"|]", TK_RARRAY},  {"==", TK_EQ},     {"!=", TK_NE},
-                  {"<=", TK_LE},     {">=", TK_GE},      {"&&", TK_AND},    {"||", TK_OR},
-                  {"=>", TK_ARROW},  {".*", TK_DOTSTAR}, {"..", TK_DOTDOT}, {"(", TK_LPAREN},
-                  {")", TK_RPAREN},  {"[", TK_LBRACK},   {"]", TK_RBRACK},  {"{", TK_LBRACE},
-                  {"}", TK_RBRACE},  {",", TK_COMMA},    {";", TK_SEMI},    {":", TK_COLON},
-                  {"=", TK_ASSIGN},  {"<", TK_LT},       {">", TK_GT},      {"+", TK_PLUS},
-                  {"-", TK_MINUS},   {"*", TK_STAR},     {"/", TK_SLASH},   {".", TK_DOT},
-                  {"!", TK_NOT}};
+    } puncts[] = {{"[|", TK_LARRAY}, {"|]", TK_RARRAY},  {"==", TK_EQ},    {"!=", TK_NE},
+                  {"<=", TK_LE},     {">=", TK_GE},      {"&&", TK_AND},   {"||", TK_OR},
+                  {"=>", TK_ARROW},  {".*", TK_DOTSTAR}, {"**", TK_POW},   {"%", TK_MOD},
+                  {"..", TK_DOTDOT}, {"(", TK_LPAREN},   {")", TK_RPAREN}, {"[", TK_LBRACK},
+                  {"]", TK_RBRACK},  {"{", TK_LBRACE},   {"}", TK_RBRACE}, {",", TK_COMMA},
+                  {";", TK_SEMI},    {":", TK_COLON},    {"=", TK_ASSIGN}, {"<", TK_LT},
+                  {">", TK_GT},      {"+", TK_PLUS},     {"-", TK_MINUS},  {"*", TK_STAR},
+                  {"/", TK_SLASH},   {".", TK_DOT},      {"!", TK_NOT}};
     size_t start = lx->i;
     int line = lx->line, col = lx->col;
     for (size_t k = 0; k < sizeof puncts / sizeof puncts[0]; k++) {

@@ -288,11 +288,11 @@ static const char *binop(int level, enum bs_tk kind)
         int level;
         enum bs_tk kind;
         const char *op;
-    } ops[] = {{OR, TK_OR, "||"},       {AND, TK_AND, "&&"},  {CMP, TK_EQ, "=="},
-               {CMP, TK_NE, "!="},      {CMP, TK_LT, "<"},    {CMP, TK_LE, "<="},
-               {CMP, TK_GT, ">"},       {CMP, TK_GE, ">="},   {SUM, TK_PLUS, "+"},
-               {SUM, TK_MINUS, "-"},    {PROD, TK_STAR, "*"}, {PROD, TK_SLASH, "/"},
-               {PROD, TK_DOTSTAR, ".*"}};
+    } ops[] = {{OR, TK_OR, "||"},        {AND, TK_AND, "&&"},  {CMP, TK_EQ, "=="},
+               {CMP, TK_NE, "!="},       {CMP, TK_LT, "<"},    {CMP, TK_LE, "<="},
+               {CMP, TK_GT, ">"},        {CMP, TK_GE, ">="},   {SUM, TK_PLUS, "+"},
+               {SUM, TK_MINUS, "-"},     {PROD, TK_STAR, "*"}, {PROD, TK_SLASH, "/"},
+               {PROD, TK_DOTSTAR, ".*"}, {PROD, TK_POW, "**"}, {PROD, TK_MOD, "%"}};
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++)
         if (ops[k].level == level && ops[k].kind == kind)
             return ops[k].op;

@@ -365,6 +365,7 @@ int main(void)
     graph_classce_tests(tc);
     graph_ctc_tests(tc);
     graph_math_tests(tc);
+    graph_lib_tests(tc);
     suite_add_tcase(s, tc);
     int rc = run_suite(s);
     if (grad_checks_total) /* counted only when the tests run in this process */

@@ -43,14 +43,14 @@ static inline struct nn *try_bs_net(struct backend *b, const char *name, const c
     static struct nn_config cfg;
     struct pt_err e = {0};
     pt_err_clear(&e);
-    ck_assert_msg(parse_bs(body, &cfg, &e) == 0, "%s", e.msg);
+    ck_assert_msg(parse_bs(body, &cfg, &e) == 0, "%s: %s", name, e.msg);
     struct nn *net = NULL;
     int rc = nn_new(&cfg, b, seed, &net, &e);
     if (rc == PT_EDEVICE && !b->host_memory) {
         printf("# %s: not run on the %s backend: %s\n", name, b->ops->name, e.msg);
         return NULL;
     }
-    ck_assert_msg(rc == 0, "%s", e.msg);
+    ck_assert_msg(rc == 0, "%s: %s", name, e.msg);
     return net;
 }
 
@@ -143,5 +143,6 @@ void graph_reduce_tests(TCase *tc);  /* test_graph_reduce.c */
 void graph_classce_tests(TCase *tc); /* test_graph_classce.c */
 void graph_ctc_tests(TCase *tc);     /* test_graph_ctc.c */
 void graph_math_tests(TCase *tc);    /* test_graph_math.c */
+void graph_lib_tests(TCase *tc);     /* test_graph_lib.c */
 
 #endif

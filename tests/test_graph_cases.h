@@ -437,6 +437,40 @@ static const struct grad_case cases[] = {
      "features = Input (3)\nlabels = Input (4)\nA = Parameter (5, 3)\nW = Parameter (5, 9)\n"
      "Wz = Parameter (3, 3)\nce = ClassBasedCrossEntropyWithSoftmax (labels, A * features, W, "
      "Wz * features)\ncriterionNodes = (ce)\n"},
+    /* CNTK.core.bs's functions written over other nodes (bs_prelude.c, session o) */
+    {"LogPlus", STD, IO WB HID "a = W * features + b\nz = LogPlus (a, V * a) + c\n" CE("z")},
+    {"If", STD " away=5e-3",
+     IO WB HID "a = W * features + b\nd = a - 0.3\n"
+               "z = BS.Boolean.If (d > 0, V * a, a .* c)\noutputNodes = (d)\n" CE("z")},
+    {"CrossEntropy", "features:3 labels:4:prob",
+     IO WB "xe = CrossEntropy (labels, Softmax (W * features + b))\ncriterionNodes = (xe)\n"},
+    {"WeightedLogistic", "features:3 labels:4:bin w:1:prob",
+     IO WB "w = Input (1)\nwl = WeightedLogistic (labels, Sigmoid (W * features + b), w)\n"
+           "criterionNodes = (wl)\n"},
+    {"MatrixL1Reg_L2Reg", STD,
+     IO WB "z = W * features + b\n"
+           "r = SumElements (ReduceLogSum (z) - TransposeTimes (labels, z)) + MatrixL2Reg (W) + "
+           "0.1 .* MatrixL1Reg (b)\ncriterionNodes = (r)\n"},
+    {"RecurrentGRUStack", STD " seqs",
+     IO
+     "s = BS.RNNs.RecurrentGRUStack ((3 : 4), features)\nz = LinearLayer {4} (s[1].h)\n" CE("z")},
+    {"RecurrentBidirectionalGRUStack", STD " seqs",
+     IO "s = BS.RNNs.RecurrentBidirectionalGRUStack ((4 : 2), features, "
+        "enableSelfStabilization = false)\nz = LinearLayer {4} (s[0].h)\n" CE("z")},
+    {"RecurrentLSTMLayer_stabilized", STD " seqs",
+     IO "h = RecurrentLSTMLayer {3, usePeepholes = true, enableSelfStabilization = true} "
+        "(features)\nz = LinearLayer {4} (h)\n" CE("z")},
+    {"RecurrentLSTMLayerStack", STD " seqs",
+     IO "h = RecurrentLSTMLayerStack {(3 : 2), cellShapes = (4 : 2)} (features)\n"
+        "z = LinearLayer {4} (h)\n" CE("z")},
+    {"FoldL", "features:3 labels:4:hot:seq seqs",
+     IO WB "f = BS.Sequences.FoldL (Plus, Constant (0.2), Tanh (W * features + b))\n"
+           "z = LinearLayer {4} (f)\n" CE("z")},
+    {"PreviousOrDefault", STD " seqs",
+     IO WB
+     "h = Tanh (W * features + b)\n"
+     "z = LinearLayer {4} (BS.Loop.PreviousOrDefault (h, defaultValue = Constant (0.5)) + h)\n" CE(
+         "z")},
 };
 
 #endif

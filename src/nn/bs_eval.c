@@ -227,6 +227,14 @@ static int num_binop(struct ev *v, const struct bs_node *x, double a, double b, 
             if (b == 0)
                 return bs_error(v->e, x, "division by zero");
             r = a / b;
+        } else if (!strcmp(op, "%")) { /* CNTK's: fmod, the sign of a */
+            if (b == 0)
+                return bs_error(v->e, x, "'%%' by zero");
+            r = fmod(a, b);
+        } else if (!strcmp(op, "**")) {
+            r = pow(a, b);
+            if (!isfinite(r))
+                return bs_error(v->e, x, "'**': %g ** %g is not a finite number", a, b);
         } else
             return bs_error(v->e, x, "'%s' needs booleans, got numbers", op);
     }
@@ -295,14 +303,22 @@ static int eval_binop(struct ev *v, const struct bs_node *x, struct benv *env, s
                 return rc;
             scale = 1;
         }
+        /* the comparisons make CNTK's comparison nodes (x > 0: Greater (x, 0)) */
         const char *kind = scale               ? "ElementTimes"
                            : !strcmp(op, "*")  ? "Times"
                            : !strcmp(op, "+")  ? "Plus"
                            : !strcmp(op, "-")  ? "Minus"
                            : !strcmp(op, ".*") ? "ElementTimes"
+                           : !strcmp(op, "<")  ? "Less"
+                           : !strcmp(op, "<=") ? "LessEqual"
+                           : !strcmp(op, ">")  ? "Greater"
+                           : !strcmp(op, ">=") ? "GreaterEqual"
+                           : !strcmp(op, "==") ? "Equal"
+                           : !strcmp(op, "!=") ? "NotEqual"
                                                : NULL;
         if (!kind)
-            return bs_error(v->e, x, "'%s' on nodes is not supported (use +, -, *, / or .*)", op);
+            return bs_error(
+                v->e, x, "'%s' on nodes is not supported (use +, -, *, /, .* or a comparison)", op);
         struct bv args[2] = {a, b};
         return bse_node_op(v, x, kind, args, out);
     }

@@ -239,6 +239,21 @@ int bse_get_dims(struct ev *v, const struct bs_node *at, const char *what, const
 const char *bse_get_str(const struct bv *x);
 int bse_param_node(struct ev *v, const struct bs_node *at, struct bv *a, int rows, int cols,
                    struct bv *out);
+/* bs_lang.c: functions of plain values (Mod and IntDiv, IsArray, IsBool, IsDouble,
+ * IsSameObject, Chr, Substr, Replace, Format) */
+int bse_int_op(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+               struct bv *out);
+int bse_is_type(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                struct bv *out);
+int bse_is_same(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                struct bv *out);
+int bse_chr(struct ev *v, const struct bs_node *at, const char *name, struct bv *a, struct bv *out);
+int bse_substr(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+               struct bv *out);
+int bse_replace(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+                struct bv *out);
+int bse_format(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
+               struct bv *out);
 /* the Layers library (bs_layers.c), built-ins as builtin_fn */
 /* A layer's W (rows x cols, init[0] and init[1] its init and initValueScale) and, with
  * bias, its b (one per row, or per column where rows is 0: a kernel's maps) starting at

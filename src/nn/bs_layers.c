@@ -209,7 +209,8 @@ int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, stru
 /* RecurrentLSTMLayer {outputDim, cellShape, goBackwards, usePeepholes, init, initValueScale,
  * enableSelfStabilization, allowOptimizedEngine}: W (4H x Inferred), H (4H x H) with init,
  * b (4H) zero, peepholes (H x 3) learned with init when usePeepholes, else zero. A cellShape
- * other than outputDim (a projection) is CNTK's LSTMBlock in BrainScript, node by node. */
+ * other than outputDim (a projection) or enableSelfStabilization is CNTK's LSTMBlock in
+ * BrainScript, node by node. */
 int bse_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a, struct bv *out)
 {
     int h = 0;
@@ -223,18 +224,21 @@ int bse_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv
     if (ccols != 1)
         return bs_error(v->e, at, "%s: cellShape must be one dimension, got %d x %d", name, cell,
                         ccols);
-    if (a[6].k == BV_BOOL && a[6].num != 0)
-        return bs_error(v->e, at, "%s: enableSelfStabilization is not supported yet", name);
-    if (a[2].k != BV_BOOL || a[3].k != BV_BOOL)
-        return bs_error(v->e, at, "%s: goBackwards and usePeepholes must be booleans", name);
-    if (cell != h) { /* a projection: CNTK's LSTMBlock, written in BrainScript (bs_prelude.c) */
+    if (a[2].k != BV_BOOL || a[3].k != BV_BOOL || a[6].k != BV_BOOL)
+        return bs_error(
+            v->e, at, "%s: goBackwards, usePeepholes and enableSelfStabilization must be booleans",
+            name);
+    if (cell != h || a[6].num != 0) {
+        /* a projection or self-stabilizers: CNTK's LSTMBlock, written in BrainScript
+         * (bs_prelude.c) */
         struct bslot *s = bse_find_local(v->prelude, "_LSTMProjLayer");
         struct bv fn,
-            args[6] = {{.k = BV_NUM, .num = h}, {.k = BV_NUM, .num = cell}, a[2], a[3], a[4], a[5]};
+            args[7] = {
+                {.k = BV_NUM, .num = h}, {.k = BV_NUM, .num = cell}, a[2], a[3], a[4], a[5], a[6]};
         if (!s)
             return pt_err_set(v->e, PT_EINTERNAL, "%s: internal: no _LSTMProjLayer", name);
         rc = bse_force(v, at, v->prelude, s, &fn);
-        return rc ? rc : bse_call(v, at, &fn, args, 6, NULL, NULL, 0, out);
+        return rc ? rc : bse_call(v, at, &fn, args, 7, NULL, NULL, 0, out);
     }
     struct bv pw[5] = {a[4], a[5], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
     struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},

@@ -106,11 +106,33 @@ static int fuse(struct nn_graph *g, struct pt_err *e)
     return 0;
 }
 
-/* Every node's shape, in schedule order, twice: a loop's delays learn their dimension from
- * the nodes after them (g_open), which the second pass then checks. */
+/* How many nodes know their rows: the shape passes go on while it grows. */
+static int rows_known(const struct nn_graph *g)
+{
+    int k = 0;
+    for (int i = 0; i < g->n; i++)
+        k += g->nodes[i].rows != 0;
+    return k;
+}
+
+/* Every node's shape, in schedule order, at least twice: a loop's delays learn their
+ * dimension from the nodes after them (g_open), through a chain of such nodes one pass
+ * per link (a delay beside a value that may be broadcast over its rows: BS.Boolean.If in
+ * a fold); the passes go on while nodes learn their rows (at most 8), then again, settling
+ * (g->settle), for delays beside one value per sample that no reader gave rows (a count
+ * of steps: BS.Loop.Iteration), and the last pass checks them all. */
 static int shapes(struct nn_graph *g, struct pt_err *e)
 {
-    for (int pass = 0; pass < 2; pass++)
+    g->settle = 0;
+    for (int pass = 0, known = -1; pass < 16; pass++) {
+        int before = rows_known(g);
+        if (pass >= 2 && before == known) {
+            if (g->settle)
+                break;
+            g->settle = 1; /* stable: settle what is open, then check */
+            pass = 0;
+        }
+        known = before;
         for (int u = 0; u < g->nunits; u++)
             for (int k = 0; k < g->units[u].count; k++) {
                 struct g_node *n = &g->nodes[g->order[g->units[u].first + k]];
@@ -127,6 +149,7 @@ static int shapes(struct nn_graph *g, struct pt_err *e)
                     n->mb_scalar |= g->nodes[n->in[i]].mb_scalar;
                 n->mb_scalar |= n->crit_value != 0;
             }
+    }
     return 0;
 }
 

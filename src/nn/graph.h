@@ -199,6 +199,9 @@ struct nn_graph {
     int n_eval_more;
     size_t nparams;
     size_t nstate; /* the last nstate of the nparams: states (g_node.state) */
+    /* shape inference's last passes: a delay beside one value per sample that no reader
+     * gave its rows takes that operand's one row (graph.c shapes) */
+    int settle;
     struct backend *bk;
     /* the current pass */
     size_t ncols;          /* columns of a data node */

@@ -38,14 +38,16 @@ static int row_of(const struct g_node *r, const struct g_node *o)
 int g_shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 {
     struct g_node *a = IN(g, n, 0), *x = IN(g, n, 1);
-    /* a [1 x 1] beside a loop's delay of no rows yet (or such a node) says nothing of its
-     * rows: this node takes them from its reader (open_rows), and hands them to the delay
-     * next pass (a Constant or Parameter of no rows takes the other operand's, below) */
-    struct g_node *one = a->rows == 1 && a->cols == 1   ? a
-                         : x->rows == 1 && x->cols == 1 ? x
-                                                        : NULL,
+    /* a [1 x 1], or one value per sample, beside a loop's delay of no rows yet (or such a
+     * node) says nothing of its rows (it may be broadcast over them): this node takes them
+     * from its reader (open_rows), and hands them to the delay a pass later (a Constant or
+     * Parameter of no rows takes the other operand's, below) */
+    struct g_node *one = a->rows == 1 && (a->cols == 1 || a->cols == 0)   ? a
+                         : x->rows == 1 && (x->cols == 1 || x->cols == 0) ? x
+                                                                          : NULL,
                   *other = one == a ? x : a;
-    if (one && other->rows == 0 && (other->delay != 0 || other->open_rows)) {
+    if (one && other->rows == 0 && (other->delay != 0 || other->open_rows) &&
+        !(g->settle && one->cols == 0)) {
         other->rows = n->rows;
         if (n->rows == 0) {
             n->open_rows = 1;
@@ -58,6 +60,15 @@ int g_shape_binary(struct nn_graph *g, struct g_node *n, struct pt_err *e)
         a->rows = x->rows;
     if (x->rows == 0 && g_open(x))
         x->rows = a->rows;
+    if (a->rows == 0 && x->rows == 0 && (a->open_rows || x->open_rows) && !g->settle) {
+        /* two operands that wait for their rows (a chain of them after a delay): so does
+         * this node, until its reader or the settling passes give them */
+        const struct g_node *o = a->cols == 0 ? a : x;
+        n->open_rows = 1;
+        n->cols = o->cols;
+        n->seq1 = o->seq1;
+        return 0;
+    }
     if (a->cols == 0 && a->learnable && x->cols > 0)
         a->cols = x->cols;
     if (x->cols == 0 && x->learnable && a->cols > 0)

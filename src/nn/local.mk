@@ -10,7 +10,7 @@ libpartrain_a_SOURCES += \
 	src/nn/layer.h src/nn/layer.c src/nn/dropout.c src/nn/last_step.c \
 	src/math/cpu_graph.c src/nn/graph.h src/nn/graph.c src/nn/graph_nodes.c src/nn/graph_ewise.c src/nn/graph_crit.c src/nn/graph_rank.c src/nn/graph_classce.c src/nn/graph_ctc.c src/nn/graph_rows.c src/nn/graph_rnn.c src/nn/graph_delay.c src/nn/graph_sched.c src/nn/graph_conv.c src/nn/graph_bn.c \
 	src/nn/bs_eval.h src/nn/bs_eval_internal.h src/nn/bs_eval.c src/nn/bs_call.c \
-	src/nn/bs_builtins.c src/nn/bs_rows.c src/nn/bs_layers.c src/nn/bs_lookup.c src/nn/bs_net.c src/nn/bs_prelude.c src/nn/bs_array.c src/nn/bs_conv.c src/nn/bs_tensor.c src/nn/bs_params.c src/nn/bs_bn.c src/nn/bs_roots.c src/nn/bs_edit.c src/nn/bs_load.c src/nn/bs_config.c src/nn/ndl.c src/nn/ndl_write.c src/nn/ndl_internal.h src/nn/dot.c
+	src/nn/bs_builtins.c src/nn/bs_rows.c src/nn/bs_layers.c src/nn/bs_lookup.c src/nn/bs_lang.c src/nn/bs_net.c src/nn/bs_prelude.c src/nn/bs_array.c src/nn/bs_conv.c src/nn/bs_tensor.c src/nn/bs_params.c src/nn/bs_bn.c src/nn/bs_roots.c src/nn/bs_edit.c src/nn/bs_load.c src/nn/bs_config.c src/nn/ndl.c src/nn/ndl_write.c src/nn/ndl_internal.h src/nn/dot.c
 
 if HAVE_CHECK
 check_PROGRAMS += tests/test_math tests/test_nn tests/test_nn_lstm tests/test_nn_model \
@@ -28,7 +28,7 @@ tests_test_nn_lstm_LDADD = $(TEST_LIBS)
 tests_test_nn_model_SOURCES = tests/test_nn_model.c tests/test_nn_util.h tests/testutil.h
 tests_test_nn_model_CFLAGS = $(TEST_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_test_nn_model_LDADD = $(TEST_LIBS)
-tests_test_graph_SOURCES = tests/test_graph.c tests/test_graph_values.c tests/test_graph_reduce.c tests/test_graph_classce.c tests/test_graph_ctc.c tests/test_graph_math.c tests/test_graph_shapes.c tests/test_graph.h tests/test_graph_cases.h tests/test_nn_util.h tests/testutil.h
+tests_test_graph_SOURCES = tests/test_graph.c tests/test_graph_values.c tests/test_graph_reduce.c tests/test_graph_classce.c tests/test_graph_ctc.c tests/test_graph_math.c tests/test_graph_lib.c tests/test_graph_shapes.c tests/test_graph.h tests/test_graph_cases.h tests/test_nn_util.h tests/testutil.h
 tests_test_graph_CFLAGS = $(TEST_CFLAGS) $(OPENBLAS_CFLAGS)
 tests_test_graph_LDADD = $(TEST_LIBS)
 tests_test_nn_team_SOURCES = tests/test_nn_team.c tests/test_nn_util.h tests/testutil.h
