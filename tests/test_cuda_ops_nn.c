@@ -13,9 +13,9 @@ static const int shapes[][2] = {{1, 1}, {13, 40}, {256, 7}, {10, 300}, {1, 1000}
 /* ---- ewise ---- */
 
 static const char *const ew_names[BK_EW_COUNT] = {
-    "add",           "sub",       "mul",        "div",   "less", "equal", "greater",
-    "greater_equal", "not_equal", "less_equal", "max",   "min",  "exp",   "log",
-    "sqrt",          "abs",       "sign",       "recip", "sin",  "cos",   "floor"};
+    "add",       "sub",        "mul", "div", "less",  "equal", "greater", "greater_equal",
+    "not_equal", "less_equal", "max", "min", "exp",   "log",   "sqrt",    "abs",
+    "sign",      "recip",      "sin", "cos", "floor", "asin",  "acos",    "dasin"};
 
 /* Inputs in each op's domain: log of positive values, exp without overflow, division by
  * values away from 0. */
@@ -25,6 +25,8 @@ static void ew_inputs(enum bk_ew op, struct twin *a, struct twin *b, size_t n, s
         twin_rand(a, n, 0.001f, 100.0f);
     else if (op == BK_EW_EXP)
         twin_rand(a, n, -20.0f, 20.0f);
+    else if (op == BK_EW_ASIN || op == BK_EW_ACOS || op == BK_EW_DASIN)
+        twin_rand(a, n, -0.95f, 0.95f);
     else
         twin_rand(a, n, -5.0f, 5.0f);
     twin_rand(b, nb, 0.5f, 2.0f);

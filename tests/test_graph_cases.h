@@ -438,6 +438,8 @@ static const struct grad_case cases[] = {
      "Wz = Parameter (3, 3)\nce = ClassBasedCrossEntropyWithSoftmax (labels, A * features, W, "
      "Wz * features)\ncriterionNodes = (ce)\n"},
     /* CNTK.core.bs's functions written over other nodes (bs_prelude.c, session o) */
+    {"Asin_Acos", STD,
+     IO WB HID "a = Tanh (W * features + b) .* 0.8\nz = V * Asin (a) + Acos (a) .* c\n" CE("z")},
     {"LogPlus", STD, IO WB HID "a = W * features + b\nz = LogPlus (a, V * a) + c\n" CE("z")},
     {"If", STD " away=5e-3",
      IO WB HID "a = W * features + b\nd = a - 0.3\n"

@@ -135,6 +135,7 @@ static const struct lib_case cases[] = {
     {"BS.Boolean.Or (Greater (x, 0), Greater (x2, 0))", R, C, f_or},
     {"BS.Boolean.Xor (x > 0, x2 > 0)", R, C, f_xor},
     {"BS.Boolean.Not (x > 0)", R, C, f_not},
+    {"x > 0 && x2 > 0", R, C, f_and},
     {"BS.Boolean.If (x > 0, x, x2)", R, C, f_if},
     {"BS.Boolean.If (x < x2, Constant (-3), x)", R, C, f_if_scalar},
     {"BS.Constants.ZeroesLike (x)", 1, C, f_zero},

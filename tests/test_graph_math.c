@@ -1,9 +1,9 @@
 /* CNTK.core.bs's element-wise functions built since 2026-11-29 (graph_nodes.c, graph_ewise.c,
  * bs_prelude.c): their values against C's math on fixed inputs (Sin, Cosine, Floor, Ceil,
  * Round, the comparisons with a value on either side and with a column, Clip by values and
- * by columns, LogSoftmax, CosDistance, Sinh, Cosh, Atanh, Asinh, StopGradient, ReduceMax,
- * ReduceMin), and that StopGradient and the comparisons pass no gradient back. Their gradients
- * where they have one are rows of test_graph_cases.h. */
+ * by columns, LogSoftmax, CosDistance, Sinh, Cosh, Atanh, Asinh, Asin, Acos, StopGradient,
+ * ReduceMax, ReduceMin), and that StopGradient and the comparisons pass no gradient back. Their
+ * gradients where they have one are rows of test_graph_cases.h. */
 #include "test_graph.h"
 
 #define R 4
@@ -119,6 +119,14 @@ static double m_asinh(const float *x, const float *x2, int r, int j)
 {
     return (void)x2, asinh(X);
 }
+static double m_asin(const float *x, const float *x2, int r, int j)
+{
+    return (void)x2, asin(0.3 * X);
+}
+static double m_acos(const float *x, const float *x2, int r, int j)
+{
+    return (void)x2, acos(0.3 * X);
+}
 static double m_stop(const float *x, const float *x2, int r, int j)
 {
     return (void)x2, X;
@@ -166,6 +174,8 @@ static const struct math_case cases[] = {
     {"Cosh (x)", R, m_cosh},
     {"Atanh (ElementTimes (Constant (0.25), x))", R, m_atanh},
     {"Asinh (x)", R, m_asinh},
+    {"Asin (ElementTimes (Constant (0.3), x))", R, m_asin},
+    {"Acos (x .* 0.3)", R, m_acos},
     {"StopGradient (x)", R, m_stop},
     {"StraightThrough (x)", R, m_st},
     {"ReduceMax (x)", 1, m_rmax},

@@ -118,6 +118,9 @@ enum bk_ew {
     BK_EW_SIN,   /* unary */
     BK_EW_COS,   /* unary */
     BK_EW_FLOOR, /* unary */
+    BK_EW_ASIN,  /* unary */
+    BK_EW_ACOS,  /* unary */
+    BK_EW_DASIN, /* unary: 1 / sqrt (1 - a^2), the derivative of asin (a) */
     BK_EW_COUNT
 };
 

@@ -17,6 +17,9 @@ static float rare_unary(enum bk_ew op, float u)
     case BK_EW_SIN: return sinf(u);
     case BK_EW_COS: return cosf(u);
     case BK_EW_FLOOR: return floorf(u);
+    case BK_EW_ASIN: return asinf(u);
+    case BK_EW_ACOS: return acosf(u);
+    case BK_EW_DASIN: return 1.0f / sqrtf(1.0f - u * u);
     default: return 1.0f / u; /* BK_EW_RECIP */
     }
 }
@@ -70,7 +73,10 @@ static void ew_column(enum bk_ew op, float *y, const float *a, const float *b, s
     case BK_EW_RECIP:
     case BK_EW_SIN:
     case BK_EW_COS:
-    case BK_EW_FLOOR: /* BrainScript's rarer nodes: one loop */
+    case BK_EW_FLOOR:
+    case BK_EW_ASIN:
+    case BK_EW_ACOS:
+    case BK_EW_DASIN: /* BrainScript's rarer nodes: one loop */
         for (size_t i = 0; i < r; i++)
             y[i] = rare_unary(op, a[i]);
         break;

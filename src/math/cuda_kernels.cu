@@ -388,6 +388,9 @@ __global__ static void ewise_k(int op, float *y, const float *a, const float *x,
         case BK_EW_SIN: r = sinf(u); break;
         case BK_EW_COS: r = cosf(u); break;
         case BK_EW_FLOOR: r = floorf(u); break;
+        case BK_EW_ASIN: r = asinf(u); break;
+        case BK_EW_ACOS: r = acosf(u); break;
+        case BK_EW_DASIN: r = 1.0f / sqrtf(1.0f - u * u); break;
         default: r = 1.0f / u; break; /* BK_EW_RECIP */
         }
         y[i] = r;

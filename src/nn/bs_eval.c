@@ -249,6 +249,14 @@ static int eval_binop(struct ev *v, const struct bs_node *x, struct benv *env, s
     int rc = bse_eval(v, x->a, env, &a);
     if (rc)
         return rc;
+    if (!strcmp(op, "&&") && a.k == BV_NODE) { /* of two nodes: their product, as CNTK's */
+        if ((rc = bse_eval(v, x->b, env, &b)) != 0)
+            return rc;
+        if (b.k != BV_NODE)
+            return bse_type_error(v, x->b, op, "a node (beside a node)", &b);
+        struct bv args[2] = {a, b};
+        return bse_node_op(v, x, "ElementTimes", args, out);
+    }
     if (!strcmp(op, "&&") || !strcmp(op, "||")) { /* short-circuit, as in CNTK */
         if (a.k != BV_BOOL)
             return bse_type_error(v, x->a, op, "a boolean", &a);

@@ -27,8 +27,6 @@ struct bv bse_builtin_value(struct ev *v, const char *name)
  * as an unknown name (those partrain has are found before this list is looked at). */
 static const char *const not_yet_names[] = {
     "Abs",
-    "Acos",
-    "Asin",
     "AveragePooling",
     "AveragePoolingLayer",
     "BFF",

@@ -270,7 +270,7 @@ static void backward_log(struct nn_graph *g, struct g_node *n) /* dx = dy ./ x *
     g_add_grad(g, x, g->tmp, n, 1.0f);
 }
 
-/* Sqrt, Abs, Reciprocal, Sin, Cosine, Floor: y = op (x) */
+/* Sqrt, Abs, Reciprocal, Sin, Cosine, Floor, Asin, Acos: y = op (x) */
 static void forward_pointwise(struct nn_graph *g, struct g_node *n)
 {
     const char *k = n->kind->name;
@@ -279,13 +279,15 @@ static void forward_pointwise(struct nn_graph *g, struct g_node *n)
                     : !strcmp(k, "Sin")    ? BK_EW_SIN
                     : !strcmp(k, "Cosine") ? BK_EW_COS
                     : !strcmp(k, "Floor")  ? BK_EW_FLOOR
+                    : !strcmp(k, "Asin")   ? BK_EW_ASIN
+                    : !strcmp(k, "Acos")   ? BK_EW_ACOS
                                            : BK_EW_RECIP;
     g->bk->ops->ewise(g->bk, op, g_val(g, n), g_val(g, IN(g, n, 0)), NULL, n->rows, g_cols(g, n),
                       0);
 }
 
 /* dx = dy .* f'(x): Sqrt 0.5 dy ./ y, Abs dy .* sign (x), Sin dy .* cos (x), Cosine -dy .*
- * sin (x), Reciprocal -dy .* y .* y */
+ * sin (x), Asin dy ./ sqrt (1 - x^2) (Acos the same negated), Reciprocal -dy .* y .* y */
 static void backward_pointwise(struct nn_graph *g, struct g_node *n)
 {
     struct g_node *x = IN(g, n, 0);
@@ -296,12 +298,16 @@ static void backward_pointwise(struct nn_graph *g, struct g_node *n)
     if (!strcmp(k, "Sqrt")) {
         b->ops->ewise(b, BK_EW_DIV, g->tmp, g_grad(g, n), g_val(g, n), n->rows, cols, cols);
         factor = 0.5f;
-    } else if (!strcmp(k, "Abs") || !strcmp(k, "Sin") || !strcmp(k, "Cosine")) {
-        /* sign (x), cos (x), -sin (x) */
-        enum bk_ew d = !strcmp(k, "Abs") ? BK_EW_SIGN : !strcmp(k, "Sin") ? BK_EW_COS : BK_EW_SIN;
+    } else if (!strcmp(k, "Abs") || !strcmp(k, "Sin") || !strcmp(k, "Cosine") ||
+               !strcmp(k, "Asin") || !strcmp(k, "Acos")) {
+        /* sign (x), cos (x), -sin (x), 1 / sqrt (1 - x^2), -1 / sqrt (1 - x^2) */
+        enum bk_ew d = !strcmp(k, "Abs")                          ? BK_EW_SIGN
+                       : !strcmp(k, "Sin")                        ? BK_EW_COS
+                       : !strcmp(k, "Asin") || !strcmp(k, "Acos") ? BK_EW_DASIN
+                                                                  : BK_EW_SIN;
         b->ops->ewise(b, d, g->tmp, g_val(g, x), NULL, n->rows, cols, 0);
         b->ops->ewise(b, BK_EW_MUL, g->tmp, g->tmp, g_grad(g, n), n->rows, cols, cols);
-        factor = !strcmp(k, "Cosine") ? -1.0f : 1.0f;
+        factor = !strcmp(k, "Cosine") || !strcmp(k, "Acos") ? -1.0f : 1.0f;
     } else {
         b->ops->ewise(b, BK_EW_MUL, g->tmp, g_grad(g, n), g_val(g, n), n->rows, cols, cols);
         b->ops->ewise(b, BK_EW_MUL, g->tmp, g->tmp, g_val(g, n), n->rows, cols, cols);
@@ -442,6 +448,8 @@ static const struct g_kind kinds[] = {
     KINDW("Sqrt", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     KINDW("Sin", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     KINDW("Cosine", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
+    KINDW("Asin", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
+    KINDW("Acos", 1, 0, shape_unary, forward_pointwise, backward_pointwise, 1),
     /* Floor, StopGradient and the comparisons pass no gradient back (CNTK's are 0) */
     KIND("Floor", 1, 0, shape_unary, forward_pointwise, backward_none),
     KIND("StopGradient", 1, 0, shape_unary, forward_pass, backward_none),
