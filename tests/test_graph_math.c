@@ -66,6 +66,20 @@ static double m_eq(const float *x, const float *x2, int r, int j)
 {
     return (void)x2, X == -0.5;
 }
+static double m_gt_mean(const float *x, const float *x2, int r, int j)
+{
+    double m = 0.0;
+    for (int i = 0; i < R; i++)
+        m += x[j * R + i];
+    return (void)x2, X > m / R;
+}
+static double m_le_mean(const float *x, const float *x2, int r, int j)
+{
+    double m = 0.0;
+    for (int i = 0; i < R; i++)
+        m += x[j * R + i];
+    return (void)x2, m / R <= X;
+}
 static double m_ne(const float *x, const float *x2, int r, int j)
 {
     return X != X2;
@@ -164,6 +178,8 @@ static const struct math_case cases[] = {
     {"GreaterEqual (x, P)", R, m_ge},
     {"Equal (x, -0.5)", R, m_eq},
     {"NotEqual (x, x2)", R, m_ne},
+    {"x > ReduceMean (x)", R, m_gt_mean},
+    {"LessEqual (ReduceMean (x), x)", R, m_le_mean},
     {"LessEqual (x, x2)", R, m_le},
     {"Greater (P, x)", R, m_gt},
     {"Clip (-0.5, 1, x)", R, m_clip},
@@ -271,17 +287,18 @@ START_TEST(math_no_gradient)
 }
 END_TEST
 
-/* Clip's bounds one value or a column of the input's rows; a per-sample comparison beside
- * more rows is refused. */
+/* Clip's bounds one value or a column of the input's rows; a comparison of operands of
+ * different rows (neither one value, one column nor one value per sample) is refused. */
 START_TEST(math_shapes)
 {
     const char *msg =
         bs_error_of(IO "P = Parameter (3, 1)\nh = Clip (P, 1, W * features)\nW = Parameter (4, 3)\n"
                        "z = LinearLayer {4} (h)\n" CE("z"));
     ck_assert_msg(strstr(msg, "minValue and maxValue must be one value or one column"), "%s", msg);
-    msg = bs_error_of(
-        IO "h = Less (features, ReduceSum (features))\nz = LinearLayer {4} (h)\n" CE("z"));
-    ck_assert_msg(strstr(msg, "a value per sample beside more rows is not supported here yet"),
+    msg = bs_error_of(IO "h = Less (features, Parameter (2, 3) * features)\nz = LinearLayer {4} "
+                         "(h)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "Less: operands of shapes [3 x samples] and [2 x samples]: the rows "
+                              "must be equal"),
                   "%s", msg);
 }
 END_TEST

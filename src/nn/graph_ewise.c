@@ -285,11 +285,7 @@ static enum bk_ew swapped(enum bk_ew op)
 
 int g_shape_compare(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 {
-    int rc = g_shape_binary(g, n, e);
-    if (rc == 0 && n->row_bcast)
-        rc = g_shape_error(n, IN(g, n, 0), IN(g, n, 1),
-                           "a value per sample beside more rows is not supported here yet", e);
-    return rc;
+    return g_shape_binary(g, n, e);
 }
 
 void g_forward_compare(struct nn_graph *g, struct g_node *n)
@@ -302,6 +298,12 @@ void g_forward_compare(struct nn_graph *g, struct g_node *n)
         int left = scalar_of(a, x);
         b->ops->ewise(b, left ? swapped(op) : op, g_val(g, n), g_val(g, left ? x : a),
                       g_val(g, left ? a : x), 1, numel(g, n), 1);
+    } else if (n->row_bcast) { /* a value per sample (row_of): spread over the rows first */
+        int left = row_of(a, x);
+        b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, n->rows, (int)cols, 1, 1.0f, g->ones, n->rows,
+                     g_val(g, left ? a : x), 1, 0.0f, g->tmp, n->rows);
+        b->ops->ewise(b, op, g_val(g, n), left ? g->tmp : g_val(g, a), left ? g_val(g, x) : g->tmp,
+                      n->rows, cols, cols);
     } else if (g_cols(g, a) == cols) {
         b->ops->ewise(b, op, g_val(g, n), g_val(g, a), g_val(g, x), n->rows, cols, g_cols(g, x));
     } else {
