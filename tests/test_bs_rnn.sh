@@ -135,16 +135,20 @@ p=$((12 * 120 + 2 * (4 * 16 + 4 * 16 * 12 + 4 * 16 * 16 + 3 * 16) + 6 * 32 + 6))
 has "$tmp/err" "Training $p parameters in 33 parameter tensors."
 
 # ---- a parameter's default is evaluated where the function is defined (CNTK's
-# precision=precision: m = m is the record's m), and only when used; a hook with an
-# initial state is refused by name
+# precision=precision: m = m is the record's m), and only when used; a hook with a trained
+# initial state (h and c of 16: 32 more parameters in 2 more tensors); BS.Loop.Previous
+# with an initialState of one step per sequence, and one of a step per step refused
 sed 's/hiddenDim = 16/m = 2\n        Twice (n, m = m, unused = nosuchname) = n * m\n        hiddenDim = Twice (8)/' lu.cfg >dflt.cfg
 expect 0 "$T" configFile=dflt.cfg Dir=F Train.SGD.maxEpochs=1
 has "$tmp/err" "Training $(($(sed -n 's/^Training \([0-9]*\) parameters.*/\1/p' a.err))) parameters in 18 parameter tensors."
 sed 's/previousHook=BS.RNNs.PreviousHC,/previousHook=BS.RNNs.PreviousHCWithTrainedInitialState{},/' lu.cfg >init.cfg
-expect 1 "$T" configFile=init.cfg Dir=I
-has "$tmp/err" "init.cfg:27:26: error: BS.RNNs.PreviousHCWithTrainedInitialState is not supported yet by partrain's BrainScript"
-sed 's/featuresPW = Input(inputDim)/featuresPW = BS.Loop.Previous (featuresCW, initialState = featuresNW)/' lu.cfg >prev.cfg
-expect 1 "$T" configFile=prev.cfg Dir=V
-has "$tmp/err" "error: Fail: BS.Loop.Previous: initialState is not supported yet by partrain; called at prev.cfg:14:22"
+expect 0 "$T" configFile=init.cfg Dir=I Train.SGD.maxEpochs=2 traceLevel=2
+has "$tmp/err" "Training $(($(sed -n 's/^Training \([0-9]*\) parameters.*/\1/p' a.err) + 32)) parameters in 20 out of 20 parameter tensors"
+has "$tmp/err" "Node 'lstmStack.previousHook.initialH' (LearnableParameter operation) : [16 x 1]"
+sed 's/featuresPW = Input(inputDim)/featuresPW = BS.Loop.Previous (featuresCW, initialState = BS.Sequences.First (featuresNW))/' lu.cfg >prev.cfg
+expect 0 "$T" configFile=prev.cfg Dir=V Train.SGD.maxEpochs=1
+sed 's/featuresPW = Input(inputDim)/featuresPW = BS.Loop.Previous (featuresCW, initialState = featuresNW)/' lu.cfg >prev2.cfg
+expect 1 "$T" configFile=prev2.cfg Dir=V2
+has "$tmp/err" "prev2.cfg:14:22: error: PastValue: initialState must be one value, one column of the input's 40 rows, or such a value for each sequence; got 40 x samples"
 
 finish test_bs_rnn

@@ -468,6 +468,23 @@ static const struct grad_case cases[] = {
     {"FoldL", "features:3 labels:4:hot:seq seqs",
      IO WB "f = BS.Sequences.FoldL (Plus, Constant (0.2), Tanh (W * features + b))\n"
            "z = LinearLayer {4} (f)\n" CE("z")},
+    /* a delay's initialState: a learned column, one learned value over the rows, a value per
+     * sequence; the Layers' trainInitialState (its h and c learned), both ways */
+    {"PastValue_initialState", STD " seqs",
+     IO WB HID "s0 = ParameterTensor {(4)}\n"
+               "h = Tanh (W * features + b + V * PastValue (0, h, initialState = s0))\n"
+               "z = h .* c\n" CE("z")},
+    {"FutureValue_initialState_one", STD " zeropad",
+     IO WB HID "s0 = Parameter (1, 1)\n"
+               "h = Tanh (W * features + b + V * FutureValue (0, h, initialState = s0))\n"
+               "z = h .* c\n" CE("z")},
+    {"Previous_initialState_per_sequence", STD " seqs",
+     IO WB HID "U = Parameter (4, 3)\ns0 = BS.Sequences.First (Tanh (U * features))\n"
+               "h = Tanh (W * features + b + V * BS.Loop.Previous (h, initialState = s0))\n"
+               "z = h .* c\n" CE("z")},
+    {"RecurrentLSTMLayer_trainInitialState", STD " seqs",
+     IO "m = Sequential (BiRecurrentLSTMLayer {3, trainInitialState = true} : LinearLayer {4})\n"
+        "z = m (features)\n" CE("z")},
     {"PreviousOrDefault", STD " seqs",
      IO WB
      "h = Tanh (W * features + b)\n"

@@ -192,6 +192,14 @@ static double g_delay(const float *x, int r, int t, int s)
 {
     return t < 2 ? 0.5 : xs(x, r, t - 2, s);
 }
+static double g_init_q(const float *x, int r, int t, int s)
+{
+    return t == 0 ? qin[r] : xs(x, r, t - 1, s);
+}
+static double g_init_9(const float *x, int r, int t, int s)
+{
+    return t + 2 >= T ? 9.0 : xs(x, r, t + 2, s);
+}
 static double g_sum(const float *x, int r, int t, int s)
 {
     double a = 1.5; /* x0 */
@@ -225,6 +233,10 @@ static const struct seq_case seq_cases[] = {
     {"BS.Loop.NextOrDefault (x)", R, 0, g_next},
     {"BS.Boolean.Toggle (BS.Constants.OnesLike (x))", 1, 0, g_toggle},
     {"Delay (0, x, timeStep = 2, defaultHiddenActivation = 0.5)", R, 0, g_delay},
+    {"PastValue (0, x, initialState = Q)", R, 0, g_init_q},
+    {"FutureValue (0, x, timeStep = 2, initialState = Constant (9))", R, 0, g_init_9},
+    {"Shift (x, 2, Constant (9))", R, 0, g_init_9},
+    {"Shift (x, -1, Q)", R, 0, g_init_q},
     {"BS.Sequences.FoldL (Plus, Constant (1.5), x)", R, 1, g_sum},
     {"BS.Sequences.FoldR ((a, b) => BS.Boolean.If (a > b, a, b), Constant (-1e30), x)", R, 1,
      g_fold_max},

@@ -171,7 +171,8 @@ cmp -s a.ep p2.ep && ok || { no "2 ranks: other epochs than one"; diff a.ep p2.e
 # nbruttsineachrecurrentiter streams gives minibatchSize frames a minibatch, the recurrent
 # state carried over, the next utterance starting where one ends. A recurrent network's outputs written in segments of 1, 3
 # or 7 frames are those of whole utterances, bit for bit (a recurrent LSTM, and PastValue
-# two steps back); per-minibatch learning rates count every stream's frames (CNTK's)
+# two steps back, with the default and with a learned initialState taken at each utterance's
+# start only); per-minibatch learning rates count every stream's frames (CNTK's)
 cat >tr.cntk <<'CFG'
 command = tr
 deviceId = -1
@@ -184,6 +185,13 @@ lstm = [ features = Input {143} ; labels = Input {8}
 past = [ features = Input {143} ; labels = Input {8}
     W = Parameter (16, 143) ; H = Parameter (16, 16) ; b = Parameter (16, 1)
     h = Tanh (W * features + H * PastValue (0, h, timeStep = 2) + b)
+    z = DenseLayer {8} (h)
+    ce = CrossEntropyWithSoftmax (labels, z) ; err = ClassificationError (labels, z)
+    criterionNodes = (ce) ; evaluationNodes = (err) ; outputNodes = (z) ]
+pinit = [ features = Input {143} ; labels = Input {8}
+    W = Parameter (16, 143) ; H = Parameter (16, 16) ; b = Parameter (16, 1)
+    s0 = ParameterTensor {(16), initValue = 0.3}
+    h = Tanh (W * features + H * PastValue (0, h, timeStep = 2, initialState = s0) + b)
     z = DenseLayer {8} (h)
     ce = CrossEntropyWithSoftmax (labels, z) ; err = ClassificationError (labels, z)
     criterionNodes = (ce) ; evaluationNodes = (err) ; outputNodes = (z) ]
@@ -202,7 +210,7 @@ wr = [ action = write ; modelPath = "$M$/m.dnn" ; outputPath = "$M$/$O$" ; outpu
 wf = [ action = write ; modelPath = "$M$/m.dnn" ; outputPath = "$M$/f" ; outputNodeNames = z
     minibatchSize = 7 ; reader = [ readerType = HTKMLFReader ; randomize = false ; features = $feat$ ] ]
 CFG
-for net in lstm past; do
+for net in lstm past pinit; do
     "$T" configFile=tr.cntk M=$net "tr.BrainScriptNetworkBuilder=\$$net\$" >$net.out 2>$net.err && ok ||
         { no "truncated $net: exit $?"; tail -3 $net.err; }
     has $net.err "learning rate per sample = 0.010000" # 1.6 / (20 frames x 8 streams)

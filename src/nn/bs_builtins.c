@@ -125,12 +125,26 @@ int bse_get_int(struct ev *v, const struct bs_node *at, const char *what, const 
 /* A delay node over x (a node value, or an argument evaluated after the definitions that
  * need this node: a fixup). */
 int bse_delay_node(struct ev *v, const struct bs_node *at, int steps, double dflt, int rows,
-                   struct bv *x, struct bv *out)
+                   struct bv *x, const struct bv *init, struct bv *out)
 {
-    int rc = bse_make_node(v, at, steps > 0 ? "PastValue" : "FutureValue", NULL, 0, out);
+    struct bv s0 = init ? *init : (struct bv){.k = BV_NONE};
+    int rc = 0;
+    if (s0.k == BV_NUM) { /* one number: the default value */
+        dflt = s0.num;
+        s0.k = BV_NONE;
+    } else if (s0.k != BV_NONE &&
+               (rc = bse_as_node(v, at, steps > 0 ? "PastValue" : "FutureValue", &s0)) != 0)
+        return rc;
+    if (s0.k == BV_NONE)
+        rc = bse_make_node(v, at, steps > 0 ? "PastValue" : "FutureValue", NULL, 0, out);
+    else
+        rc =
+            bse_make_kind(v, at, steps > 0 ? &g_kind_past_init : &g_kind_future_init, NULL, 0, out);
     if (rc)
         return rc;
     struct g_node *n = &v->g->nodes[out->node];
+    if (s0.k != BV_NONE)
+        n->in[1] = s0.node;
     n->delay = steps;
     n->delay_default = dflt;
     n->rows = rows;
@@ -152,7 +166,8 @@ int bse_delay_node(struct ev *v, const struct bs_node *at, int steps, double dfl
     return 0;
 }
 
-/* PastValue / FutureValue (shape, input, timeStep, defaultHiddenActivation) */
+/* PastValue / FutureValue (shape, input, timeStep, initialState, defaultHiddenActivation): an
+ * initialState node takes the default's place (a number is the default) */
 static int bi_delay(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                     struct bv *out)
 {
@@ -162,13 +177,13 @@ static int bi_delay(struct ev *v, const struct bs_node *at, const char *name, st
         rc = bse_get_int(v, at, "timeStep", &a[2], &steps);
     if (rc)
         return rc;
-    if (steps < 1 || cols != 1 || a[3].k != BV_NUM)
+    if (steps < 1 || cols != 1 || a[4].k != BV_NUM)
         return bs_error(v->e, at,
                         "%s: timeStep must be at least 1, the shape a vector's dimension (or 0: "
                         "inferred) and defaultHiddenActivation a number",
                         name);
-    return bse_delay_node(v, at, strcmp(name, "PastValue") ? -steps : steps, a[3].num, rows, &a[1],
-                          out);
+    return bse_delay_node(v, at, strcmp(name, "PastValue") ? -steps : steps, a[4].num, rows, &a[1],
+                          &a[3], out);
 }
 
 /* DynamicAxis (): a named sequence axis for Input's dynamicAxis. partrain derives each
@@ -359,7 +374,7 @@ static const struct builtin builtins[] = {
     {"RecurrentLSTMLayer",
      {"outputDim", "cellShape=None", "goBackwards=false", "usePeepholes=false",
       "init='glorotUniform'", "initValueScale=1", "enableSelfStabilization=false",
-      "allowOptimizedEngine=false"},
+      "allowOptimizedEngine=false", "trainInitialState=false"},
      bse_lstm,
      NULL,
      0},
@@ -492,17 +507,17 @@ static const struct builtin builtins[] = {
     {"BiRecurrentLSTMLayer",
      {"outputDim", "cellShape=None", "goBackwards=false", "usePeepholes=false",
       "init='glorotUniform'", "initValueScale=1", "enableSelfStabilization=false",
-      "allowOptimizedEngine=false"},
+      "allowOptimizedEngine=false", "trainInitialState=false"},
      bse_bilstm,
      NULL,
      0},
     {"PastValue",
-     {"shape", "input", "timeStep=1", "defaultHiddenActivation=0.1", "tag=''"},
+     {"shape", "input", "timeStep=1", "initialState=None", "defaultHiddenActivation=0.1", "tag=''"},
      bi_delay,
      NULL,
      1},
     {"FutureValue",
-     {"shape", "input", "timeStep=1", "defaultHiddenActivation=0.1", "tag=''"},
+     {"shape", "input", "timeStep=1", "initialState=None", "defaultHiddenActivation=0.1", "tag=''"},
      bi_delay,
      NULL,
      1},

@@ -270,7 +270,7 @@ int bse_call(struct ev *v, const struct bs_node *at, struct bv *fn, struct bv *p
         else if (f->delay == 0)
             *out = pos[0];
         else
-            rc = bse_delay_node(v, at, f->delay, f->dflt, 0, &pos[0], out);
+            rc = bse_delay_node(v, at, f->delay, f->dflt, 0, &pos[0], NULL, out);
     } else { /* FN_SEQ */
         if (npos != 1)
             rc = bs_error(v->e, at, "Sequential's function takes one argument, got %zu", npos);

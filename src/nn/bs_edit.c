@@ -57,7 +57,7 @@ static int reads(struct ev *v, int from, int target)
         int i = stack[--top];
         if (i == target)
             found = 1;
-        else if (g->nodes[i].kind != &g_kind_past)
+        else if (g->nodes[i].kind != &g_kind_past && g->nodes[i].kind != &g_kind_past_init)
             for (int k = 0; k < g->nodes[i].kind->nin; k++) {
                 int j = g->nodes[i].in[k];
                 if (!seen[j]) {

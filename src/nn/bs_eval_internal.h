@@ -229,7 +229,7 @@ int bse_as_node(struct ev *v, const struct bs_node *at, const char *what, struct
 int bse_node_op(struct ev *v, const struct bs_node *at, const char *name, struct bv *args,
                 struct bv *out);
 int bse_delay_node(struct ev *v, const struct bs_node *at, int steps, double dflt, int rows,
-                   struct bv *x, struct bv *out);
+                   struct bv *x, const struct bv *init, struct bv *out);
 /* argument helpers: a dimension, dims (rows, the product of the rest as cols), a string
  * (NULL when not one), a Parameter from (init, initValueScale, value, initValue, lrm) */
 int bse_get_int(struct ev *v, const struct bs_node *at, const char *what, const struct bv *x,

@@ -207,10 +207,10 @@ int bse_embedding(struct ev *v, const struct bs_node *at, const char *name, stru
 }
 
 /* RecurrentLSTMLayer {outputDim, cellShape, goBackwards, usePeepholes, init, initValueScale,
- * enableSelfStabilization, allowOptimizedEngine}: W (4H x Inferred), H (4H x H) with init,
- * b (4H) zero, peepholes (H x 3) learned with init when usePeepholes, else zero. A cellShape
- * other than outputDim (a projection) or enableSelfStabilization is CNTK's LSTMBlock in
- * BrainScript, node by node. */
+ * enableSelfStabilization, allowOptimizedEngine, trainInitialState}: W (4H x Inferred), H
+ * (4H x H) with init, b (4H) zero, peepholes (H x 3) learned with init when usePeepholes,
+ * else zero. A cellShape other than outputDim (a projection), enableSelfStabilization or
+ * trainInitialState is CNTK's LSTMBlock in BrainScript, node by node. */
 int bse_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a, struct bv *out)
 {
     int h = 0;
@@ -224,21 +224,27 @@ int bse_lstm(struct ev *v, const struct bs_node *at, const char *name, struct bv
     if (ccols != 1)
         return bs_error(v->e, at, "%s: cellShape must be one dimension, got %d x %d", name, cell,
                         ccols);
-    if (a[2].k != BV_BOOL || a[3].k != BV_BOOL || a[6].k != BV_BOOL)
-        return bs_error(
-            v->e, at, "%s: goBackwards, usePeepholes and enableSelfStabilization must be booleans",
-            name);
-    if (cell != h || a[6].num != 0) {
-        /* a projection or self-stabilizers: CNTK's LSTMBlock, written in BrainScript
-         * (bs_prelude.c) */
+    if (a[2].k != BV_BOOL || a[3].k != BV_BOOL || a[6].k != BV_BOOL || a[8].k != BV_BOOL)
+        return bs_error(v->e, at,
+                        "%s: goBackwards, usePeepholes, enableSelfStabilization and "
+                        "trainInitialState must be booleans",
+                        name);
+    if (cell != h || a[6].num != 0 || a[8].num != 0) {
+        /* a projection, self-stabilizers or a trained initial state: CNTK's LSTMBlock,
+         * written in BrainScript (bs_prelude.c) */
         struct bslot *s = bse_find_local(v->prelude, "_LSTMProjLayer");
-        struct bv fn,
-            args[7] = {
-                {.k = BV_NUM, .num = h}, {.k = BV_NUM, .num = cell}, a[2], a[3], a[4], a[5], a[6]};
+        struct bv fn, args[8] = {{.k = BV_NUM, .num = h},
+                                 {.k = BV_NUM, .num = cell},
+                                 a[2],
+                                 a[3],
+                                 a[4],
+                                 a[5],
+                                 a[6],
+                                 a[8]};
         if (!s)
             return pt_err_set(v->e, PT_EINTERNAL, "%s: internal: no _LSTMProjLayer", name);
         rc = bse_force(v, at, v->prelude, s, &fn);
-        return rc ? rc : bse_call(v, at, &fn, args, 7, NULL, NULL, 0, out);
+        return rc ? rc : bse_call(v, at, &fn, args, 8, NULL, NULL, 0, out);
     }
     struct bv pw[5] = {a[4], a[5], {.k = BV_NONE}, {.k = BV_NONE}, {.k = BV_NUM, .num = 1}};
     struct bv pb[5] = {{.k = BV_STR, .str = "fixedValue"},
@@ -299,7 +305,7 @@ int bse_delay_layer(struct ev *v, const struct bs_node *at, const char *name, st
 int bse_bilstm(struct ev *v, const struct bs_node *at, const char *name, struct bv *a,
                struct bv *out)
 {
-    struct bv args[8], dirs[2];
+    struct bv args[9], dirs[2];
     memcpy(args, a, sizeof args);
     int rc = 0;
     for (int d = 0; rc == 0 && d < 2; d++) {
@@ -397,10 +403,14 @@ int bse_rnn_stack(struct ev *v, const struct bs_node *at, const char *name, stru
     for (int l = 0; l < layers; l++) {
         struct bv y[2];
         for (int d = 0; d < dirs; d++) {
-            struct bv args[8] = {{.k = BV_NUM, .num = h},         {.k = BV_NONE},
+            /* RecurrentLSTMLayer's arguments: outputDim, cellShape, goBackwards,
+             * usePeepholes, init, initValueScale, enableSelfStabilization,
+             * allowOptimizedEngine, trainInitialState */
+            struct bv args[9] = {{.k = BV_NUM, .num = h},         {.k = BV_NONE},
                                  {.k = BV_BOOL, .num = d},        {.k = BV_BOOL, .num = 0},
                                  {.k = BV_STR, .str = "uniform"}, {.k = BV_NUM, .num = 1},
-                                 {.k = BV_BOOL, .num = 0},        {.k = BV_BOOL, .num = 1}},
+                                 {.k = BV_BOOL, .num = 0},        {.k = BV_BOOL, .num = 1},
+                                 {.k = BV_BOOL, .num = 0}},
                       fn;
             if ((rc = bse_lstm(v, at, name, args, &fn)) != 0 ||
                 (rc = bse_apply1(v, at, &fn, x, &y[d])) != 0)

@@ -120,7 +120,6 @@ static const char *const not_yet_names[] = {
     "Scale",
     "ScatterPacked",
     "Sequential",
-    "Shift",
     "Sigmoid",
     "Sign",
     "Slice",

@@ -211,13 +211,13 @@ static int from_graph(const struct nn_graph *g, struct dot *d)
         else
             snprintf(s, sizeof s, "%d x %d", n->rows, n->cols);
         const char *k = n->src_kind->name;
-        enum dot_cat cat = (n->learnable || n->is_const)                   ? CAT_PARAM
-                           : n->is_input && n->tag == G_TAG_LABEL          ? CAT_LABEL
-                           : n->is_input                                   ? CAT_FEATURE
-                           : !strcmp(k, "Mean") || !strcmp(k, "InvStdDev") ? CAT_PRE
-                           : n->src_kind == &g_kind_past                   ? CAT_PAST
-                           : n->src_kind == &g_kind_future                 ? CAT_FUTURE
-                                                                           : CAT_NORMAL;
+        enum dot_cat cat = (n->learnable || n->is_const)                             ? CAT_PARAM
+                           : n->is_input && n->tag == G_TAG_LABEL                    ? CAT_LABEL
+                           : n->is_input                                             ? CAT_FEATURE
+                           : !strcmp(k, "Mean") || !strcmp(k, "InvStdDev")           ? CAT_PRE
+                           : n->src_kind->shape == g_kind_past.shape && n->delay > 0 ? CAT_PAST
+                           : n->src_kind->shape == g_kind_past.shape                 ? CAT_FUTURE
+                                                                                     : CAT_NORMAL;
         if ((map[i] = add(d, name, s, graph_op(n), cat, NULL, 0)) < 0) {
             free(map);
             return -1;

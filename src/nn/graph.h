@@ -264,6 +264,8 @@ extern const struct g_kind g_kind_dropout;       /* Dropout: input x */
 extern const struct g_kind g_kind_affine;        /* act (W x + b): inputs W, x, b (graph_nodes.c) */
 extern const struct g_kind g_kind_past;          /* PastValue: input x (graph_delay.c) */
 extern const struct g_kind g_kind_future;        /* FutureValue: input x */
+extern const struct g_kind g_kind_past_init;     /* PastValue: x, initial state */
+extern const struct g_kind g_kind_future_init;   /* FutureValue: x, initial state */
 extern const struct g_kind g_kind_last;          /* BS.Sequences.Last: input x */
 extern const struct g_kind g_kind_first;         /* BS.Sequences.First: input x */
 extern const struct g_kind g_kind_time_reverse;  /* TimeReverse: input x (graph_delay.c) */

@@ -8,6 +8,11 @@
  * runs over its window: all steps, or one step inside a loop, reading the input at steps
  * the loop has already run. Gradients go back to those steps.
  *
+ * With an initialState (CNTK's second input of a delay node: g_kind_past_init and
+ * g_kind_future_init), the steps outside take its value instead of the default: one column
+ * for every sequence (a parameter or constant), or each sequence its own (a value per
+ * sequence); its gradient is the sum of the gradients of the steps that took it.
+ *
  * Truncated back-propagation through time (g->cont): a PastValue of a sequence that goes on
  * from the previous pass reads the steps before its first from the carry, the input's last
  * `delay` steps of that pass (g_carry_save); no gradient goes back to them. Where another
@@ -30,7 +35,47 @@ static int delay_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
         return pt_err_set(e, PT_EUSER, "%s: error: %s: dimension %d, its input's %d", n->where,
                           n->kind->name, n->rows, x->rows);
     n->cols = 0;
+    if (n->kind->nin < 2)
+        return 0;
+    struct g_node *s0 = &g->nodes[n->in[1]]; /* the initial state */
+    if (s0->rows == 0 && g_open(s0))
+        s0->rows = n->rows;
+    if (s0->cols == 0 && s0->learnable)
+        s0->cols = 1;
+    if (n->rows == 0 && s0->rows > 0 && !(s0->rows == 1 && n->rows != 1)) {
+        n->rows = s0->rows; /* a loop's delay can learn its rows from its initial state */
+        x->rows = x->rows ? x->rows : n->rows;
+    }
+    if (n->rows != 0 && s0->rows != 0 &&
+        !((s0->rows == n->rows || s0->rows == 1) && (s0->cols == 1 || (s0->cols == 0 && s0->seq1))))
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: %s: initialState must be one value, one column of the "
+                          "input's %d rows, or such a value for each sequence; got %d x %s",
+                          n->where, n->kind->name, n->rows, s0->rows,
+                          s0->cols   ? "1"
+                          : s0->seq1 ? "sequences"
+                                     : "samples");
+    n->row_bcast = s0->rows == 1 && n->rows > 1; /* spread by a product with ones */
     return 0;
+}
+
+/* Where a step has no input to take (outside its sequence): the initial state's value for
+ * sequence s (broadcast from one value where it has one row), or the default. */
+static void fill_initial(struct nn_graph *g, const struct g_node *n, float *y, size_t s)
+{
+    struct backend *b = g->bk;
+    size_t rows = (size_t)n->rows;
+    if (n->kind->nin < 2) {
+        b->ops->fill(b, y, rows, (float)n->delay_default);
+        return;
+    }
+    const struct g_node *s0 = &g->nodes[n->in[1]];
+    const float *v = s0->v + (s0->seq1 ? s * (size_t)s0->rows : 0);
+    if (s0->rows == 1 && rows > 1)
+        b->ops->gemm(b, BK_NOTRANS, BK_NOTRANS, (int)rows, 1, 1, 1.0f, g->ones, (int)rows, v, 1,
+                     0.0f, y, (int)rows);
+    else
+        b->ops->copy(b, y, v, rows);
 }
 
 long g_begin(const struct nn_graph *g, size_t t, size_t s)
@@ -66,7 +111,7 @@ static void delay_forward(struct nn_graph *g, struct g_node *n)
                 g_begin(g, t, s) < 0) /* step t - delay of the previous pass: carry slot t */
                 b->ops->copy(b, y, n->carry + (t * g->nseq + s) * rows, rows);
             else if (src < 0)
-                b->ops->fill(b, y, rows, (float)n->delay_default);
+                fill_initial(g, n, y, s);
             else
                 b->ops->copy(b, y, x->v + ((size_t)src * g->nseq + s) * rows, rows);
         }
@@ -76,15 +121,25 @@ static void delay_backward(struct nn_graph *g, struct g_node *n)
 {
     struct backend *b = g->bk;
     struct g_node *x = &g->nodes[n->in[0]];
-    if (!x->needs_grad)
-        return;
+    struct g_node *s0 = n->kind->nin > 1 ? &g->nodes[n->in[1]] : NULL;
+    int to_x = x->needs_grad, to_s0 = s0 && s0->needs_grad;
     size_t rows = (size_t)n->rows, t0 = g->c0 / g->nseq, steps = g->cw / g->nseq;
-    for (size_t t = t0; t < t0 + steps; t++)
+    for (size_t t = t0; (to_x || to_s0) && t < t0 + steps; t++)
         for (size_t s = 0; s < g->nseq; s++) {
             long src = source(g, n, t, s);
-            if (src >= 0)
-                b->ops->axpy(b, x->g + ((size_t)src * g->nseq + s) * rows,
-                             n->g + (t * g->nseq + s) * rows, rows, 1.0f);
+            const float *dy = n->g + (t * g->nseq + s) * rows;
+            if (src >= 0 && to_x)
+                b->ops->axpy(b, x->g + ((size_t)src * g->nseq + s) * rows, dy, rows, 1.0f);
+            else if (src < 0 && to_s0 &&
+                     !(n->delay > 0 && (size_t)n->delay > t && n->carry && g->cont &&
+                       g_begin(g, t, s) < 0)) {
+                float *ds = s0->g + (s0->seq1 ? s * (size_t)s0->rows : 0);
+                if (s0->rows == 1 && rows > 1) /* one value: the sum of the step's gradient */
+                    b->ops->gemm(b, BK_TRANS, BK_NOTRANS, 1, 1, (int)rows, 1.0f, g->ones, (int)rows,
+                                 dy, (int)rows, 1.0f, ds, 1);
+                else
+                    b->ops->axpy(b, ds, dy, rows, 1.0f);
+            }
         }
 }
 
@@ -101,6 +156,28 @@ const struct g_kind g_kind_past = {
 const struct g_kind g_kind_future = {
     .name = "FutureValue",
     .nin = 1,
+    .crit = 0,
+    .shape = delay_shape,
+    .forward = delay_forward,
+    .backward = delay_backward,
+    .workspace = NULL,
+};
+
+/* The same with an initial state, their second input (made only by the BrainScript
+ * builtins: not in the table of kinds, which names them once) */
+const struct g_kind g_kind_past_init = {
+    .name = "PastValue",
+    .nin = 2,
+    .crit = 0,
+    .shape = delay_shape,
+    .forward = delay_forward,
+    .backward = delay_backward,
+    .workspace = NULL,
+};
+
+const struct g_kind g_kind_future_init = {
+    .name = "FutureValue",
+    .nin = 2,
     .crit = 0,
     .shape = delay_shape,
     .forward = delay_forward,
@@ -189,7 +266,7 @@ int g_carry_reserve(struct nn_graph *g, size_t nseq, struct pt_err *e)
         const char *why = NULL;
         if (n->dead)
             continue;
-        if (n->kind == &g_kind_future)
+        if (n->kind == &g_kind_future || n->kind == &g_kind_future_init)
             why = "FutureValue looks ahead";
         else if (n->kind == &g_kind_lstm && n->reverse)
             why = "a recurrent LSTM that goes backwards looks ahead";
@@ -200,9 +277,10 @@ int g_carry_reserve(struct nn_graph *g, size_t nseq, struct pt_err *e)
                               "%s: error: truncated = true cuts utterances into segments, but "
                               "%s",
                               n->where, why);
-        size_t need = n->kind == &g_kind_past && n->delay > 0 ? (size_t)n->rows * (size_t)n->delay
-                      : n->kind == &g_kind_lstm               ? 2 * (size_t)n->rows
-                                                              : 0;
+        int past = n->kind == &g_kind_past || n->kind == &g_kind_past_init;
+        size_t need = past && n->delay > 0      ? (size_t)n->rows * (size_t)n->delay
+                      : n->kind == &g_kind_lstm ? 2 * (size_t)n->rows
+                                                : 0;
         need *= nseq;
         if (need == n->carry_n)
             continue;
@@ -224,7 +302,7 @@ void g_carry_save(struct nn_graph *g)
     size_t steps = g->ncols / g->nseq, ns = g->nseq;
     for (int i = 0; i < g->n; i++) {
         struct g_node *n = &g->nodes[i];
-        if (n->dead || !n->carry || n->kind != &g_kind_past)
+        if (n->dead || !n->carry || (n->kind != &g_kind_past && n->kind != &g_kind_past_init))
             continue; /* the LSTM keeps its state itself (graph_rnn.c) */
         struct g_node *x = &g->nodes[n->in[0]];
         size_t rows = (size_t)n->rows, d = (size_t)n->delay;
@@ -240,7 +318,7 @@ void g_carry_save(struct nn_graph *g)
                 if (src >= 0 && src >= begin)
                     b->ops->copy(b, slot, x->v + ((size_t)src * ns + q) * rows, rows);
                 else if (begin >= 0)
-                    b->ops->fill(b, slot, rows, (float)n->delay_default);
+                    fill_initial(g, n, slot, q);
                 else
                     b->ops->copy(b, slot, n->carry + ((j + len) * ns + q) * rows, rows);
             }
