@@ -261,9 +261,7 @@ static int low_rank(struct ev *v, const char *where, const char *name, const cha
                 n->in[k] = pair;
     }
     redirect(g, w, pair >= 0 ? pair : w, -1); /* a group that was the parameter itself */
-    struct g_node *old = &g->nodes[w];
-    old->dead = old->unreached = 1;
-    old->learnable = 0;
+    g_retire(&g->nodes[w]);
     return 0;
 }
 

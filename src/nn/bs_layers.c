@@ -449,9 +449,7 @@ int bse_rnn_stack(struct ev *v, const struct bs_node *at, const char *name, stru
             return rc;
     }
     /* cuDNN's one tensor is not made: nothing reads it here */
-    struct g_node *w = &v->g->nodes[wnode];
-    w->dead = w->unreached = 1;
-    w->learnable = 0;
+    g_retire(&v->g->nodes[wnode]);
     *out = x;
     return 0;
 }

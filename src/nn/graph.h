@@ -321,6 +321,20 @@ void g_backward_clip(struct nn_graph *g, struct g_node *n);
 void g_forward_binary(struct nn_graph *g, struct g_node *n);
 void g_backward_binary(struct nn_graph *g, struct g_node *n);
 
+/* A parameter whose place others took (a matrix decomposed by the SVD action, cuDNN's
+ * weights tensor that OptimizedRNNStack does not make): no root reaches it, nothing learns it. */
+static inline void g_retire(struct g_node *n)
+{
+    n->dead = n->unreached = 1;
+    n->learnable = 0;
+}
+
+/* Whether the pass holds whole sequences, none going on from the previous pass (truncated
+ * back-propagation) or sharing its stream with another (packed utterances), and node n runs
+ * over all of them at once (not step by step inside a recurrent loop); else the pass's fault
+ * names n and `needs` (graph_delay.c). */
+int g_whole_sequences(struct nn_graph *g, const struct g_node *n, const char *needs);
+
 /* Whether a node's open dimensions may be fixed by the operations that use it
  * (parameters, constants, delays: CNTK's Inferred). */
 static inline int g_open(const struct g_node *n)

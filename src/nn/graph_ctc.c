@@ -154,15 +154,15 @@ static void out_of_memory(struct nn_graph *g, const struct g_node *n)
  * previous pass, none begins inside another. */
 static int whole(struct nn_graph *g, const struct g_node *n)
 {
-    int ok = g->len != NULL && !g->begins;
-    for (size_t s = 0; ok && g->cont && s < g->nseq; s++)
-        ok = !g->cont[s];
-    if (!ok && !g->fault[0])
-        snprintf(g->fault, sizeof g->fault,
-                 "%s: error: %s needs whole utterances, a sequence per stream (set truncated = "
-                 "false and frameMode = false)",
-                 n->where, n->kind->name);
-    return ok;
+    static const char needs[] =
+        "whole utterances, a sequence per stream (set truncated = false and frameMode = false)";
+    if (g->len == NULL) { /* frames, not sequences */
+        if (!g->fault[0])
+            snprintf(g->fault, sizeof g->fault, "%s: error: %s needs %s", n->where, n->kind->name,
+                     needs);
+        return 0;
+    }
+    return g_whole_sequences(g, n, needs);
 }
 
 /* ------------------------------------------------------------------ ForwardBackward */

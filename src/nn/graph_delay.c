@@ -346,17 +346,22 @@ static int reverse_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
 }
 
 /* Whether the pass holds whole sequences that this node sees at once. */
-static int reverse_whole(struct nn_graph *g, struct g_node *n)
+int g_whole_sequences(struct nn_graph *g, const struct g_node *n, const char *needs)
 {
     int ok = !g->begins && g->cw == g->ncols && g->c0 == 0;
     for (size_t s = 0; ok && g->cont && s < g->nseq; s++)
         ok = !g->cont[s];
     if (!ok && !g->fault[0])
-        snprintf(g->fault, sizeof g->fault,
-                 "%s: error: TimeReverse needs whole sequences (not truncated = true, not "
-                 "inside a recurrent loop)",
-                 n->where);
+        snprintf(g->fault, sizeof g->fault, "%s: error: %s needs %s", n->where, n->kind->name,
+                 needs);
     return ok;
+}
+
+static int reverse_whole(struct nn_graph *g, struct g_node *n)
+{
+    return g_whole_sequences(g, n,
+                             "whole sequences (not truncated = true, not inside a recurrent "
+                             "loop)");
 }
 
 /* The column step t of sequence s takes from (its mirror image; a padding step itself). */
