@@ -371,6 +371,16 @@ static size_t mirror(const struct nn_graph *g, size_t t, size_t s)
     return (t < len ? len - 1 - t : t) * nseq + s;
 }
 
+/* How many sequences from s on take step t from columns that follow each other (sequences
+ * of one length: a whole step's block in one copy, not a copy per column). */
+static size_t run_of(const struct nn_graph *g, size_t t, size_t s, size_t nseq)
+{
+    size_t n = 1;
+    while (s + n < nseq && mirror(g, t, s + n) == mirror(g, t, s) + n)
+        n++;
+    return n;
+}
+
 static void reverse_forward(struct nn_graph *g, struct g_node *n)
 {
     struct backend *b = g->bk;
@@ -380,9 +390,11 @@ static void reverse_forward(struct nn_graph *g, struct g_node *n)
         b->ops->fill(b, n->v, rows * g->ncols, 0.0f);
         return;
     }
-    for (size_t s = 0; s < nseq; s++)
-        for (size_t t = 0; t < steps; t++)
-            b->ops->copy(b, n->v + (t * nseq + s) * rows, x->v + mirror(g, t, s) * rows, rows);
+    for (size_t t = 0; t < steps; t++)
+        for (size_t s = 0, k; s < nseq; s += k) {
+            k = run_of(g, t, s, nseq);
+            b->ops->copy(b, n->v + (t * nseq + s) * rows, x->v + mirror(g, t, s) * rows, k * rows);
+        }
 }
 
 static void reverse_backward(struct nn_graph *g, struct g_node *n)
@@ -391,10 +403,12 @@ static void reverse_backward(struct nn_graph *g, struct g_node *n)
     size_t rows = (size_t)n->rows, nseq = g->nseq ? g->nseq : 1, steps = g->ncols / nseq;
     if (!x->needs_grad || !reverse_whole(g, n))
         return;
-    for (size_t s = 0; s < nseq; s++)
-        for (size_t t = 0; t < steps; t++)
+    for (size_t t = 0; t < steps; t++)
+        for (size_t s = 0, k; s < nseq; s += k) {
+            k = run_of(g, t, s, nseq);
             g->bk->ops->axpy(g->bk, x->g + mirror(g, t, s) * rows, n->g + (t * nseq + s) * rows,
-                             rows, 1.0f);
+                             k * rows, 1.0f);
+        }
 }
 
 const struct g_kind g_kind_time_reverse = {
