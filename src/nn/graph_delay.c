@@ -42,7 +42,7 @@ static int delay_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
         s0->rows = n->rows;
     if (s0->cols == 0 && s0->learnable)
         s0->cols = 1;
-    if (n->rows == 0 && s0->rows > 0 && !(s0->rows == 1 && n->rows != 1)) {
+    if (n->rows == 0 && s0->rows > 1) {
         n->rows = s0->rows; /* a loop's delay can learn its rows from its initial state */
         x->rows = x->rows ? x->rows : n->rows;
     }
