@@ -485,6 +485,9 @@ static const struct grad_case cases[] = {
     {"RecurrentLSTMLayer_trainInitialState", STD " seqs",
      IO "m = Sequential (BiRecurrentLSTMLayer {3, trainInitialState = true} : LinearLayer {4})\n"
         "z = m (features)\n" CE("z")},
+    {"BroadcastSequenceAs", STD " seqs",
+     IO WB HID "h = Tanh (W * features + b)\nl = BS.Sequences.Last (h)\n"
+               "z = V * (h + BS.Sequences.BroadcastSequenceAs (h, l)) + c\n" CE("z")},
     {"PreviousOrDefault", STD " seqs",
      IO WB
      "h = Tanh (W * features + b)\n"

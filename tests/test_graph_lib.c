@@ -5,8 +5,8 @@
  * MatrixL1Reg, MatrixL2Reg and WeightedLogistic; on two sequences of three steps: BS.Loop's
  * Iteration, IsFirst, IsLast, IsFirstN, Count, PreviousOrDefault, NextOrDefault,
  * BS.Boolean.Toggle, Delay, PastValue's and FutureValue's initialState, Shift, TimeReverse
- * (copied a step's block at once), and BS.Sequences' FoldL and FoldR. Their gradients are rows of
- * test_graph_cases.h. */
+ * (copied a step's block at once), and BS.Sequences' FoldL, FoldR and BroadcastSequenceAs. Their
+ * gradients are rows of test_graph_cases.h. */
 #include "test_graph.h"
 
 #define R 4
@@ -205,6 +205,11 @@ static double g_reverse(const float *x, int r, int t, int s)
 {
     return xs(x, r, T - 1 - t, s);
 }
+static double g_bcast(const float *x, int r, int t, int s)
+{
+    (void)x, (void)t;
+    return x2in[((T - 1) * S + s) * R + r]; /* x2's last step */
+}
 static double g_sum(const float *x, int r, int t, int s)
 {
     double a = 1.5; /* x0 */
@@ -242,7 +247,9 @@ static const struct seq_case seq_cases[] = {
     {"FutureValue (0, x, timeStep = 2, initialState = Constant (9))", R, 0, g_init_9},
     {"Shift (x, 2, Constant (9))", R, 0, g_init_9},
     {"Shift (x, -1, Q)", R, 0, g_init_q},
-    {"TimeReverse (x)", R, 0, g_reverse}, /* sequences of one length: a step's block at once */
+    {"TimeReverse (x)", R, 0, g_reverse},
+    {"BS.Sequences.BroadcastSequenceAs (x, BS.Sequences.Last (x2))", R, 0,
+     g_bcast}, /* sequences of one length: a step's block at once */
     {"BS.Sequences.FoldL (Plus, Constant (1.5), x)", R, 1, g_sum},
     {"BS.Sequences.FoldR ((a, b) => BS.Boolean.If (a > b, a, b), Constant (-1e30), x)", R, 1,
      g_fold_max},

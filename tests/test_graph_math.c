@@ -300,6 +300,11 @@ START_TEST(math_shapes)
     ck_assert_msg(strstr(msg, "Less: operands of shapes [3 x samples] and [2 x samples]: the rows "
                               "must be equal"),
                   "%s", msg);
+    msg = bs_error_of(IO "b = BS.Sequences.BroadcastSequenceAs (features, Tanh (features))\n"
+                         "z = LinearLayer {4} (b)\n" CE("z"));
+    ck_assert_msg(strstr(msg, "BS.Sequences.BroadcastSequenceAs: its second input must be one "
+                              "value per sequence"),
+                  "%s", msg);
 }
 END_TEST
 

@@ -269,6 +269,7 @@ extern const struct g_kind g_kind_future_init;   /* FutureValue: x, initial stat
 extern const struct g_kind g_kind_last;          /* BS.Sequences.Last: input x */
 extern const struct g_kind g_kind_first;         /* BS.Sequences.First: input x */
 extern const struct g_kind g_kind_time_reverse;  /* TimeReverse: input x (graph_delay.c) */
+extern const struct g_kind g_kind_broadcast_seq; /* BroadcastSequenceAs: type, data1 */
 extern const struct g_kind g_kind_conv;          /* Convolution: inputs W, x (graph_conv.c) */
 extern const struct g_kind g_kind_conv_b;        /* Convolution with a bias per map: W, x, b */
 extern const struct g_kind g_kind_pool;          /* Pooling: input x */

@@ -326,6 +326,72 @@ void g_carry_save(struct nn_graph *g)
     }
 }
 
+/* ------------------------------------------------------------------ BroadcastSequenceAs */
+
+/* BS.Sequences.BroadcastSequenceAs (type, data1): the value data1 holds for each sequence
+ * (one column per sequence: BS.Sequences.Last or First of something) at every step of that
+ * sequence, whose steps are type's; the gradient of data1 is the sum over the sequence's
+ * steps (not its padding). */
+static int bcast_shape(struct nn_graph *g, struct g_node *n, struct pt_err *e)
+{
+    struct g_node *t = &g->nodes[n->in[0]], *x = &g->nodes[n->in[1]];
+    if (x->is_input && x->cols == 0 && x != t)
+        x->seq1 = 1; /* an Input read here holds one value per sequence */
+    if (t->cols != 0 || t->seq1)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: BS.Sequences.BroadcastSequenceAs: its first input (type) "
+                          "must be a sequence of steps",
+                          n->where);
+    if (x->cols != 0 || !x->seq1 || x->rows <= 0)
+        return pt_err_set(e, PT_EUSER,
+                          "%s: error: BS.Sequences.BroadcastSequenceAs: its second input must be "
+                          "one value per sequence (as BS.Sequences.Last or First gives) of known "
+                          "dimension",
+                          n->where);
+    n->rows = x->rows;
+    n->cols = 0;
+    n->seq1 = 0;
+    return 0;
+}
+
+static void bcast_forward(struct nn_graph *g, struct g_node *n)
+{
+    const struct g_node *x = &g->nodes[n->in[1]];
+    size_t block = g->nseq * (size_t)n->rows, t0 = g->c0 / g->nseq, steps = g->cw / g->nseq;
+    for (size_t t = t0; t < t0 + steps; t++) /* a step's columns: the sequences' values */
+        g->bk->ops->copy(g->bk, n->v + t * block, x->v, block);
+}
+
+static void bcast_backward(struct nn_graph *g, struct g_node *n)
+{
+    struct g_node *x = &g->nodes[n->in[1]];
+    if (!x->needs_grad)
+        return;
+    size_t rows = (size_t)n->rows, nseq = g->nseq, t0 = g->c0 / nseq, steps = g->cw / nseq;
+    for (size_t t = t0; t < t0 + steps; t++) {
+        int all = 1; /* every sequence has step t: the step's block at once */
+        for (size_t s = 0; all && g->len && s < nseq; s++)
+            all = t < g->len[s];
+        if (all) {
+            g->bk->ops->axpy(g->bk, x->g, n->g + t * nseq * rows, nseq * rows, 1.0f);
+            continue;
+        }
+        for (size_t s = 0; s < nseq; s++)
+            if (t < g->len[s])
+                g->bk->ops->axpy(g->bk, x->g + s * rows, n->g + (t * nseq + s) * rows, rows, 1.0f);
+    }
+}
+
+const struct g_kind g_kind_broadcast_seq = {
+    .name = "BroadcastSequenceAs",
+    .nin = 2,
+    .crit = 0,
+    .shape = bcast_shape,
+    .forward = bcast_forward,
+    .backward = bcast_backward,
+    .workspace = NULL,
+};
+
 /* ------------------------------------------------------------------ TimeReverse */
 
 /* TimeReverse (x): each sequence's steps in reverse order (CNTK's TimeReverseNode); its

@@ -473,10 +473,10 @@ static const struct g_kind kinds[] = {
 /* Kinds with their own file (graph_rnn.c, graph_delay.c) that BrainScript names by kind
  * (graph_conv.c's are made by their built-ins only: bs_conv.c). */
 static const struct g_kind *const more[] = {
-    &g_kind_splice,      &g_kind_row_slice,     &g_kind_lstm,        &g_kind_dropout,
-    &g_kind_past,        &g_kind_future,        &g_kind_last,        &g_kind_first,
-    &g_kind_lambda_rank, &g_kind_ndcg1,         &g_kind_class_ce,    &g_kind_labels_graph,
-    &g_kind_ctc,         &g_kind_edit_distance, &g_kind_time_reverse};
+    &g_kind_splice,      &g_kind_row_slice,     &g_kind_lstm,         &g_kind_dropout,
+    &g_kind_past,        &g_kind_future,        &g_kind_last,         &g_kind_first,
+    &g_kind_lambda_rank, &g_kind_ndcg1,         &g_kind_class_ce,     &g_kind_labels_graph,
+    &g_kind_ctc,         &g_kind_edit_distance, &g_kind_time_reverse, &g_kind_broadcast_seq};
 
 const struct g_kind *g_kind_find(const char *name)
 {
