@@ -25,6 +25,10 @@ static const float qin[R] = {2.0f, 0.5f, 4.0f, 1.25f};  /* Q, a column of non-ze
 #define X2(i) (double)x2[j * R + (i)]
 
 /* the value of row r, column j of each case (x, x2: the inputs; P, Q: the columns) */
+static double f_tanh_sum(const float *x, const float *x2, int r, int j)
+{
+    return tanh((double)x[j * R + r] + (double)x2[j * R + r]);
+}
 static double f_logplus(const float *x, const float *x2, int r, int j)
 {
     return log(exp(X(r)) + exp(X2(r)));
@@ -130,6 +134,9 @@ struct lib_case {
 
 static const struct lib_case cases[] = {
     {"LogPlus (x, x2)", R, C, f_logplus},
+    {"new ComputationNode [ operation = 'Tanh' ; inputs = new ComputationNode [ operation = "
+     "'Plus' ; inputs = (x : x2) ] ]",
+     R, C, f_tanh_sum},
     {"ColumnElementTimes (x, P)", R, C, f_colt},
     {"PerDimMeanVarDeNormalization (x, P, Q)", R, C, f_denorm},
     {"BS.Boolean.And (x > 0, x2 > 0)", R, C, f_and},
@@ -420,6 +427,17 @@ START_TEST(lib_plain_values)
     ck_assert_msg(strstr(bs_error_of(IO "z = Parameter (4, 3) * features ** 2\n" CE("z")),
                          "error: '**' on nodes is not supported"),
                   "** on nodes");
+    /* CNTK's new ComputationNode [...]: an operation partrain lacks, a member it does not
+     * take */
+    ck_assert_msg(strstr(bs_error_of(IO "z = new ComputationNode [ operation = 'Crop' ; inputs = "
+                                        "(features : features) ]\n" CE("z")),
+                         "g.cfg:4:5: error: new ComputationNode: operation 'Crop' is not "
+                         "supported by partrain"),
+                  "Crop");
+    ck_assert_msg(strstr(bs_error_of(IO "z = new ComputationNode [ operation = 'Tanh' ; inputs = "
+                                        "features ; axis = 2 ]\n" CE("z")),
+                         "error: Tanh: no parameter called 'axis'"),
+                  "axis");
 }
 END_TEST
 

@@ -359,6 +359,59 @@ static int eval_unop(struct ev *v, const struct bs_node *x, struct benv *env, st
     return bse_node_op(v, x, "Negate", &a, out);
 }
 
+/* new ComputationNode [ operation = 'NAME' ; inputs = ... ; ... ] (CNTK.core.bs's own form):
+ * the function NAME as BrainScript names it (partrain's built-in or CNTK.core.bs definition),
+ * called with the inputs (a value or an array of them) as its positional arguments and the
+ * record's other members as named ones, tag included; an operation partrain lacks is
+ * refused by name, and a member the function does not take by its own error. */
+static int new_node(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out)
+{
+    struct benv *r = bse_record_env(v, x, env, v->path);
+    if (!r)
+        return v->e->code;
+    struct bslot *op = bse_find_local(r, "operation"), *in = bse_find_local(r, "inputs");
+    struct bv name, ins = {.k = BV_NONE}, fn;
+    int rc =
+        op ? bse_force(v, x, r, op, &name) : bs_error(v->e, x, "new ComputationNode: no operation");
+    if (rc == 0 && name.k != BV_STR)
+        rc = bse_type_error(v, x, "new ComputationNode's operation", "a string", &name);
+    if (rc == 0 && in)
+        rc = bse_force(v, x, r, in, &ins);
+    if (rc == 0 && ins.k == BV_ARR)
+        rc = bse_arr_force(v, x, &ins);
+    if (rc)
+        return rc;
+    struct bs_node id = *x;
+    id.kind = BS_ID;
+    id.str = name.str;
+    if ((rc = lookup(v, &id, v->prelude, &fn)) != 0) {
+        if (rc != PT_EUSER || !strstr(v->e->msg, "unknown name"))
+            return rc;
+        pt_err_clear(v->e);
+        return bs_error(v->e, x, "new ComputationNode: operation '%s' is not supported by partrain",
+                        name.str);
+    }
+    size_t npos = ins.k == BV_ARR ? ins.arr->n : ins.k == BV_NONE ? 0 : 1, nnamed = 0;
+    struct bv *pos = ins.k == BV_ARR ? ins.arr->v : &ins;
+    const struct bs_node **names = bse_alloc(v, (r->n + 1) * sizeof *names);
+    struct bs_node *ids = bse_alloc(v, (r->n + 1) * sizeof *ids);
+    struct bv *vals = bse_alloc(v, (r->n + 1) * sizeof *vals);
+    if (!names || !ids || !vals)
+        return v->e->code;
+    for (size_t i = 0; i < r->n; i++) {
+        struct bslot *s = &r->slots[i];
+        if (s == op || s == in)
+            continue;
+        ids[nnamed] = s->expr ? *s->expr : *x;
+        ids[nnamed].kind = BS_ID;
+        ids[nnamed].str = s->name;
+        names[nnamed] = &ids[nnamed];
+        if ((rc = bse_force(v, x, r, s, &vals[nnamed++])) != 0)
+            return rc;
+    }
+    return bse_call(v, x, &fn, pos, npos, names, vals, nnamed, out);
+}
+
 static int eval_inner(struct ev *v, const struct bs_node *x, struct benv *env, struct bv *out)
 {
     switch (x->kind) {
@@ -369,6 +422,8 @@ static int eval_inner(struct ev *v, const struct bs_node *x, struct benv *env, s
     case BS_VAR:
         return bs_error(v->e, x, "$%s$ was not replaced (variables are not allowed here)", x->str);
     case BS_RECORD: {
+        if (x->str && !strcmp(x->str, "ComputationNode"))
+            return new_node(v, x, env, out);
         if (x->str)
             return bs_error(v->e, x, "'new %s [...]' is CNTK's internal form; not supported",
                             x->str);
