@@ -143,47 +143,17 @@ static void delay_backward(struct nn_graph *g, struct g_node *n)
         }
 }
 
-const struct g_kind g_kind_past = {
-    .name = "PastValue",
-    .nin = 1,
-    .crit = 0,
-    .shape = delay_shape,
-    .forward = delay_forward,
-    .backward = delay_backward,
-    .workspace = NULL,
-};
-
-const struct g_kind g_kind_future = {
-    .name = "FutureValue",
-    .nin = 1,
-    .crit = 0,
-    .shape = delay_shape,
-    .forward = delay_forward,
-    .backward = delay_backward,
-    .workspace = NULL,
-};
-
-/* The same with an initial state, their second input (made only by the BrainScript
- * builtins: not in the table of kinds, which names them once) */
-const struct g_kind g_kind_past_init = {
-    .name = "PastValue",
-    .nin = 2,
-    .crit = 0,
-    .shape = delay_shape,
-    .forward = delay_forward,
-    .backward = delay_backward,
-    .workspace = NULL,
-};
-
-const struct g_kind g_kind_future_init = {
-    .name = "FutureValue",
-    .nin = 2,
-    .crit = 0,
-    .shape = delay_shape,
-    .forward = delay_forward,
-    .backward = delay_backward,
-    .workspace = NULL,
-};
+/* The delays, and the same with an initial state, their second input (those made only by
+ * the BrainScript built-ins: not in the table of kinds, which names each once) */
+#define DELAY_KIND(nm, n)                                                                          \
+    {                                                                                              \
+        .name = nm, .nin = n, .crit = 0, .shape = delay_shape, .forward = delay_forward,           \
+        .backward = delay_backward, .workspace = NULL                                              \
+    }
+const struct g_kind g_kind_past = DELAY_KIND("PastValue", 1);
+const struct g_kind g_kind_future = DELAY_KIND("FutureValue", 1);
+const struct g_kind g_kind_past_init = DELAY_KIND("PastValue", 2);
+const struct g_kind g_kind_future_init = DELAY_KIND("FutureValue", 2);
 
 /* ------------------------------------------------------------------ Last, First */
 
