@@ -271,12 +271,15 @@ int bse_apply_edits(struct ev *v, struct benv *root, const char *text)
         return 0;
     /* every member made, as the roots' walk makes them: a new layer nothing reads yet */
     int rc = 0;
+    size_t fix0 = v->nfix;
     for (size_t i = 0; rc == 0 && i < root->n; i++) {
         struct bslot *s = &root->slots[i];
         struct bv val;
         if (bse_find_local(root, s->name) == s)
             rc = bse_force(v, s->expr, root, s, &val);
     }
+    if (rc == 0) /* the delays those members made read their inputs */
+        rc = bse_fixups(v, fix0);
     for (const char *p = text; rc == 0 && (p = strstr(p, EDIT_TAG)) != NULL;) {
         if (p != text && p[-1] != '\n') {
             p += strlen(EDIT_TAG);

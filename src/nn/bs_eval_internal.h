@@ -228,6 +228,8 @@ int bse_make_kind(struct ev *v, const struct bs_node *at, const struct g_kind *k
 int bse_as_node(struct ev *v, const struct bs_node *at, const char *what, struct bv *x);
 int bse_node_op(struct ev *v, const struct bs_node *at, const char *name, struct bv *args,
                 struct bv *out);
+/* The delays' inputs from fixup fix0 on (bs_roots.c). */
+int bse_fixups(struct ev *v, size_t fix0);
 int bse_delay_node(struct ev *v, const struct bs_node *at, int steps, double dflt, int rows,
                    struct bv *x, const struct bv *init, struct bv *out);
 /* argument helpers: a dimension, dims (rows, the product of the rest as cols), a string

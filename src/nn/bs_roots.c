@@ -282,19 +282,8 @@ int bse_network(struct ev *v, struct benv *root, int first, size_t fix0, int nee
         for (int k = 0; rc == 0 && k < n; k++)
             g->nodes[named[k]].keep = 1;
     }
-    /* the delays' inputs, now that the definitions they close a loop over exist (an input
-     * may make more delays: the list grows while it is walked) */
-    for (size_t i = fix0; rc == 0 && i < v->nfix; i++) {
-        struct fixup f = v->fix[i];
-        struct bv x;
-        rc = bse_eval(v, f.expr, f.env, &x);
-        if (rc == 0)
-            rc = bse_as_node(v, f.expr, g->nodes[f.node].kind->name, &x);
-        if (rc == 0)
-            g->nodes[f.node].in[0] = x.node;
-    }
     if (rc == 0)
-        v->nfix = fix0;
+        rc = bse_fixups(v, fix0);
     if (rc == 0 && roots[2] < 0 && need_crit)
         return bs_error(v->e, v->root,
                         "the network has no criterionNodes and no node tagged 'criterion' (say "
@@ -392,6 +381,25 @@ int bse_member_record(struct ev *v, struct benv **root, const char *name)
     return rc;
 }
 
+/* The delays' inputs from fixup fix0 on, now that the definitions they close a loop over
+ * exist (an input may make more delays: the list grows while it is walked). */
+int bse_fixups(struct ev *v, size_t fix0)
+{
+    int rc = 0;
+    for (size_t i = fix0; rc == 0 && i < v->nfix; i++) {
+        struct fixup f = v->fix[i];
+        struct bv x;
+        rc = bse_eval(v, f.expr, f.env, &x);
+        if (rc == 0)
+            rc = bse_as_node(v, f.expr, v->g->nodes[f.node].kind->name, &x);
+        if (rc == 0)
+            v->g->nodes[f.node].in[0] = x.node;
+    }
+    if (rc == 0)
+        v->nfix = fix0;
+    return rc;
+}
+
 static int build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, struct nn_graph *g,
                        int max_depth, struct pt_err *e)
 {
@@ -409,7 +417,6 @@ static int build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, s
     int eval_only = opts && opts->eval_only;
     if (rc == 0)
         rc = bse_network(&v, root, 0, 0, !eval_only, &r);
-    free(v.fix);
     if (rc == 0 && r.out < 0 && eval_only && !opts->want_eval) {
         int n = 0;
         rc = wanted_nodes(&v, root, &r.out, 1, &n);
@@ -444,6 +451,7 @@ static int build_graph(struct bs_tree *tree, const struct bs_build_opts *opts, s
         unique_names(g);
     if (rc == 0)
         rc = g_finish(g, e);
+    free(v.fix);
     while (v.mem) {
         struct chunk *next = v.mem->next;
         free(v.mem);
